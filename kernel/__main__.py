@@ -1,0 +1,5 @@
+"""``python -m piko``: the same as the ``pi`` command."""
+
+from piko.cli import main
+
+main()

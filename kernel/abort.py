@@ -1,0 +1,86 @@
+"""Abort signals: how a user's Esc or an RPC ``abort`` reaches a provider stream, a tool or a process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+
+class AbortError(Exception):
+    """Raised by work that stops because its signal was aborted."""
+
+
+class AbortSignal:
+    """Read side: ``aborted``, ``reason``, listeners, and ``await signal.wait()``."""
+
+    __slots__ = ("_event", "_listeners", "aborted", "reason")
+
+    def __init__(self) -> None:
+        self.aborted = False
+        self.reason: Any = None
+        self._listeners: list[Callable[[], Any]] = []
+        self._event: Any = None
+
+    def add_listener(self, callback: Callable[[], Any]) -> Callable[[], None]:
+        """Call ``callback`` on abort (at once if already aborted); returns a remover."""
+        if self.aborted:
+            callback()
+            return lambda: None
+        self._listeners.append(callback)
+
+        def remove() -> None:
+            try:
+                self._listeners.remove(callback)
+            except ValueError:
+                pass
+
+        return remove
+
+    async def wait(self) -> None:
+        """Return once the signal is aborted."""
+        if self.aborted:
+            return
+        import asyncio
+
+        if self._event is None:
+            self._event = asyncio.Event()
+        await self._event.wait()
+
+    def throw_if_aborted(self) -> None:
+        if self.aborted:
+            raise AbortError(str(self.reason or "aborted"))
+
+    def _fire(self, reason: Any) -> None:
+        if self.aborted:
+            return
+        self.aborted = True
+        self.reason = reason
+        if self._event is not None:
+            self._event.set()
+        listeners, self._listeners = self._listeners, []
+        for callback in listeners:
+            try:
+                callback()
+            except Exception:  # one failing listener must not keep others from stopping
+                pass
+
+
+class AbortController:
+    """Write side: ``abort()`` fires the ``signal``."""
+
+    __slots__ = ("signal",)
+
+    def __init__(self) -> None:
+        self.signal = AbortSignal()
+
+    def abort(self, reason: Any = "aborted") -> None:
+        self.signal._fire(reason)
+
+
+def any_signal(*signals: AbortSignal | None) -> AbortSignal:
+    """A signal that aborts when any of ``signals`` does."""
+    controller = AbortController()
+    for signal in signals:
+        if signal is not None:
+            signal.add_listener(lambda s=signal: controller.abort(s.reason))
+    return controller.signal

@@ -1,0 +1,464 @@
+"""Event objects handed to ``piko_<event>`` hooks, their dispatch semantics, and their wire form.
+
+Each event class has a ``TYPE`` (pi's event name) and snake_case attributes. ``event_to_wire``
+gives the camelCase JSON line that print ``--mode json`` and RPC mode stream. ``SEMANTICS``
+maps every event name to how the dispatcher combines handler results; the docs table and a
+meta-test are generated from it.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+import attrs
+from attrs import define, field
+
+from piko.messages import ImageContent, Model
+from piko.wire import camel, to_wire
+
+
+class Semantics(enum.Enum):
+    """How the dispatcher combines what handlers return."""
+
+    NOTIFY = "notify"  # return values ignored
+    CHAIN = "modify"  # each handler sees the previous one's change
+    CANCEL = "cancel"  # a handler may cancel; the first cancel stops the walk
+    BLOCK = "block"  # a handler may block; fails closed on errors and overruns
+    FIRST = "first result"  # the first non-empty result wins
+    COLLECT = "collect"  # every handler's contribution is gathered
+
+
+def _hidden() -> Any:
+    """A field that is passed to handlers but not written on the wire."""
+    return field(default=None, metadata={"wire": False})
+
+
+# ---------------------------------------------------------------------------
+# Session lifecycle
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class SessionStartEvent:
+    TYPE: ClassVar[str] = "session_start"
+    reason: str = "startup"
+    previous_session_file: str | None = None
+
+
+@define(kw_only=True)
+class SessionBeforeSwitchEvent:
+    TYPE: ClassVar[str] = "session_before_switch"
+    reason: str = "new"
+    target_session_file: str | None = None
+
+
+@define(kw_only=True)
+class SessionSwitchEvent:
+    TYPE: ClassVar[str] = "session_switch"
+    reason: str = "new"
+    previous_session_file: str | None = None
+
+
+@define(kw_only=True)
+class SessionBeforeForkEvent:
+    TYPE: ClassVar[str] = "session_before_fork"
+    entry_id: str = ""
+    position: str = "before"
+
+
+@define(kw_only=True)
+class SessionForkEvent:
+    TYPE: ClassVar[str] = "session_fork"
+    previous_session_file: str | None = None
+
+
+@define(kw_only=True)
+class SessionBeforeCompactEvent:
+    TYPE: ClassVar[str] = "session_before_compact"
+    preparation: Any = None
+    branch_entries: list[Any] = field(factory=list)
+    custom_instructions: str | None = None
+    signal: Any = _hidden()
+
+
+@define(kw_only=True)
+class SessionCompactEvent:
+    TYPE: ClassVar[str] = "session_compact"
+    compaction_entry: Any = None
+    from_extension: bool = False
+
+
+@define(kw_only=True)
+class SessionBeforeTreeEvent:
+    TYPE: ClassVar[str] = "session_before_tree"
+    preparation: Any = None
+    signal: Any = _hidden()
+
+
+@define(kw_only=True)
+class SessionTreeEvent:
+    TYPE: ClassVar[str] = "session_tree"
+    new_leaf_id: str | None = None
+    old_leaf_id: str | None = None
+    summary_entry: Any = None
+    from_extension: bool | None = None
+
+
+@define(kw_only=True)
+class SessionShutdownEvent:
+    TYPE: ClassVar[str] = "session_shutdown"
+    reason: str = "quit"
+    target_session_file: str | None = None
+
+
+# ---------------------------------------------------------------------------
+# Prompt and turn lifecycle
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class InputEvent:
+    TYPE: ClassVar[str] = "input"
+    text: str = ""
+    images: list[ImageContent] | None = None
+    source: str = "interactive"
+
+
+@define(kw_only=True)
+class BeforeAgentStartEvent:
+    TYPE: ClassVar[str] = "before_agent_start"
+    prompt: str = ""
+    images: list[ImageContent] | None = None
+    system_prompt: str = ""
+    system_prompt_options: Any = _hidden()
+
+
+@define(kw_only=True)
+class ContextEvent:
+    TYPE: ClassVar[str] = "context"
+    messages: list[Any] = field(factory=list)
+
+
+@define(kw_only=True)
+class BeforeProviderRequestEvent:
+    TYPE: ClassVar[str] = "before_provider_request"
+    payload: Any = None
+
+
+@define(kw_only=True)
+class AfterProviderResponseEvent:
+    TYPE: ClassVar[str] = "after_provider_response"
+    status: int = 0
+    headers: dict[str, str] = field(factory=dict)
+
+
+@define(kw_only=True)
+class AgentStartEvent:
+    TYPE: ClassVar[str] = "agent_start"
+
+
+@define(kw_only=True)
+class AgentEndEvent:
+    TYPE: ClassVar[str] = "agent_end"
+    messages: list[Any] = field(factory=list)
+    error: str | None = None
+
+
+@define(kw_only=True)
+class TurnStartEvent:
+    TYPE: ClassVar[str] = "turn_start"
+    turn_index: int = field(default=0, metadata={"wire": False})
+    timestamp: int = field(default=0, metadata={"wire": False})
+
+
+@define(kw_only=True)
+class TurnEndEvent:
+    TYPE: ClassVar[str] = "turn_end"
+    turn_index: int = field(default=0, metadata={"wire": False})
+    message: Any = None
+    tool_results: list[Any] = field(factory=list)
+
+
+@define(kw_only=True)
+class MessageStartEvent:
+    TYPE: ClassVar[str] = "message_start"
+    message: Any = None
+
+
+@define(kw_only=True)
+class MessageUpdateEvent:
+    TYPE: ClassVar[str] = "message_update"
+    assistant_message_event: Any = None
+    message: Any = None
+
+
+@define(kw_only=True)
+class MessageEndEvent:
+    TYPE: ClassVar[str] = "message_end"
+    message: Any = None
+
+
+@define(kw_only=True)
+class AssistantMessageEvent:
+    TYPE: ClassVar[str] = "assistant_message"
+    message: Any = None
+
+
+# ---------------------------------------------------------------------------
+# Tools
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class ToolCallEvent:
+    TYPE: ClassVar[str] = "tool_call"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    input: dict[str, Any] = field(factory=dict)
+
+
+@define(kw_only=True)
+class ToolResultEvent:
+    TYPE: ClassVar[str] = "tool_result"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    input: dict[str, Any] = field(factory=dict)
+    content: list[Any] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+
+
+@define(kw_only=True)
+class ToolExecutionStartEvent:
+    TYPE: ClassVar[str] = "tool_execution_start"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    args: Any = None
+
+
+@define(kw_only=True)
+class ToolExecutionUpdateEvent:
+    TYPE: ClassVar[str] = "tool_execution_update"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    args: Any = None
+    partial_result: Any = None
+
+
+@define(kw_only=True)
+class ToolExecutionEndEvent:
+    TYPE: ClassVar[str] = "tool_execution_end"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    result: Any = None
+    is_error: bool = False
+
+
+# ---------------------------------------------------------------------------
+# Model, user commands, resources
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class ModelSelectEvent:
+    TYPE: ClassVar[str] = "model_select"
+    model: Model | None = None
+    previous_model: Model | None = None
+    source: str = "set"
+
+
+@define(kw_only=True)
+class ThinkingLevelSelectEvent:
+    TYPE: ClassVar[str] = "thinking_level_select"
+    level: str = "off"
+    previous_level: str = "off"
+
+
+@define(kw_only=True)
+class UserBashEvent:
+    TYPE: ClassVar[str] = "user_bash"
+    command: str = ""
+    exclude_from_context: bool = False
+    cwd: str = ""
+
+
+@define(kw_only=True)
+class ResourcesDiscoverEvent:
+    TYPE: ClassVar[str] = "resources_discover"
+    cwd: str = ""
+    reason: str = "startup"
+
+
+# ---------------------------------------------------------------------------
+# Reliability signals
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class AutoCompactionStartEvent:
+    TYPE: ClassVar[str] = "auto_compaction_start"
+    reason: str = "threshold"
+
+
+@define(kw_only=True)
+class AutoCompactionEndEvent:
+    TYPE: ClassVar[str] = "auto_compaction_end"
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+@define(kw_only=True)
+class AutoRetryStartEvent:
+    TYPE: ClassVar[str] = "auto_retry_start"
+    attempt: int = 1
+    max_attempts: int = 3
+    delay_ms: int = 0
+    error_message: str = ""
+
+
+@define(kw_only=True)
+class AutoRetryEndEvent:
+    TYPE: ClassVar[str] = "auto_retry_end"
+    success: bool = False
+    attempt: int = 0
+    final_error: str | None = None
+
+
+@define(kw_only=True)
+class ExtensionErrorEvent:
+    TYPE: ClassVar[str] = "extension_error"
+    extension_path: str = ""
+    event: str = ""
+    error: str = ""
+    stack: str | None = field(default=None, metadata={"wire": False})
+
+
+# ---------------------------------------------------------------------------
+# Requests for service hooks
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True)
+class CompactionRequest:
+    """What ``piko_compact`` is asked to summarize."""
+
+    TYPE: ClassVar[str] = "compact"
+    preparation: Any = None
+    branch_entries: list[Any] = field(factory=list)
+    custom_instructions: str | None = None
+    model: Model | None = None
+    api_key: str | None = None
+    signal: Any = None
+
+
+@define(kw_only=True)
+class ExportRequest:
+    """What ``piko_export_html`` is asked to export."""
+
+    TYPE: ClassVar[str] = "export_html"
+    session_file: str | None = None
+    entries: list[Any] | None = None
+    header: Any = None
+    output_path: str | None = None
+
+
+@define(kw_only=True)
+class FileWriteRequest:
+    """A denied write offered to ``piko_file_write_fallback``."""
+
+    TYPE: ClassVar[str] = "file_write_fallback"
+    dst: str = ""
+    content: str | bytes = ""
+    cause: BaseException | None = None
+    session_id: str | None = None
+
+
+@define(kw_only=True)
+class FileDeleteRequest:
+    """A denied delete offered to ``piko_file_delete_fallback``."""
+
+    TYPE: ClassVar[str] = "file_delete_fallback"
+    dst: str = ""
+    cause: BaseException | None = None
+    confirmed_file: bool = False
+    session_id: str | None = None
+
+
+# ---------------------------------------------------------------------------
+# Semantics of every dispatched event
+# ---------------------------------------------------------------------------
+
+SEMANTICS: dict[str, Semantics] = {
+    # session lifecycle
+    "session_start": Semantics.NOTIFY,
+    "session_before_switch": Semantics.CANCEL,
+    "session_switch": Semantics.NOTIFY,
+    "session_before_fork": Semantics.CANCEL,
+    "session_fork": Semantics.NOTIFY,
+    "session_before_compact": Semantics.CANCEL,
+    "session_compact": Semantics.NOTIFY,
+    "session_before_tree": Semantics.CANCEL,
+    "session_tree": Semantics.NOTIFY,
+    "session_shutdown": Semantics.NOTIFY,
+    # prompt and turn lifecycle
+    "input": Semantics.CHAIN,
+    "before_agent_start": Semantics.CHAIN,
+    "context": Semantics.CHAIN,
+    "before_provider_request": Semantics.CHAIN,
+    "after_provider_response": Semantics.NOTIFY,
+    "agent_start": Semantics.NOTIFY,
+    "agent_end": Semantics.NOTIFY,
+    "turn_start": Semantics.NOTIFY,
+    "turn_end": Semantics.NOTIFY,
+    "message_start": Semantics.NOTIFY,
+    "message_update": Semantics.NOTIFY,
+    "message_end": Semantics.CHAIN,
+    "assistant_message": Semantics.CHAIN,
+    # tools
+    "tool_call": Semantics.BLOCK,
+    "tool_result": Semantics.CHAIN,
+    "tool_execution_start": Semantics.NOTIFY,
+    "tool_execution_update": Semantics.NOTIFY,
+    "tool_execution_end": Semantics.NOTIFY,
+    # model, commands, resources
+    "model_select": Semantics.NOTIFY,
+    "thinking_level_select": Semantics.NOTIFY,
+    "user_bash": Semantics.FIRST,
+    "resources_discover": Semantics.COLLECT,
+    # reliability
+    "auto_compaction_start": Semantics.NOTIFY,
+    "auto_compaction_end": Semantics.NOTIFY,
+    "auto_retry_start": Semantics.NOTIFY,
+    "auto_retry_end": Semantics.NOTIFY,
+    "extension_error": Semantics.NOTIFY,
+    # services
+    "compact": Semantics.FIRST,
+    "export_html": Semantics.FIRST,
+    "file_write_fallback": Semantics.FIRST,
+    "file_delete_fallback": Semantics.FIRST,
+}
+
+EVENT_CLASSES: dict[str, type] = {
+    cls.TYPE: cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and attrs.has(cls) and hasattr(cls, "TYPE")
+}
+
+# Fields of wire events that are written even when None (none so far; kept for clarity).
+_WIRE_NULLABLE: set[tuple[str, str]] = set()
+
+
+def event_to_wire(event: Any) -> dict[str, Any]:
+    """The JSON line form of an event: ``{"type": ..., camelCase fields}`` as pi streams it."""
+    out: dict[str, Any] = {"type": event.TYPE}
+    for f in attrs.fields(type(event)):
+        if not f.metadata.get("wire", True):
+            continue
+        value = getattr(event, f.name)
+        if value is None and (event.TYPE, f.name) not in _WIRE_NULLABLE:
+            continue
+        out[camel(f.name)] = to_wire(value)
+    return out

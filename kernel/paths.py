@@ -1,0 +1,48 @@
+"""Where piko keeps things: pi's own directories (``~/.pi/agent``, project ``.pi/``) and a cache."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+CONFIG_DIR_NAME = ".pi"
+AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+
+
+def expand_user(path: str) -> str:
+    """Expand a leading ``~`` the way pi does (``~`` and ``~/...`` only)."""
+    if path == "~" or path.startswith("~/"):
+        return str(Path.home()) + path[1:]
+    return path
+
+
+def agent_dir() -> Path:
+    """The global config directory: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``."""
+    override = os.environ.get(AGENT_DIR_ENV)
+    if override:
+        return Path(expand_user(override))
+    return Path.home() / CONFIG_DIR_NAME / "agent"
+
+
+def project_dir(cwd: str | os.PathLike[str]) -> Path:
+    """The project config directory ``<cwd>/.pi``."""
+    return Path(cwd) / CONFIG_DIR_NAME
+
+
+def cache_dir() -> Path:
+    """piko's cache directory: ``$PIKO_CACHE_DIR``, else ``$XDG_CACHE_HOME/piko``, else ``~/.cache/piko``."""
+    override = os.environ.get("PIKO_CACHE_DIR")
+    if override:
+        return Path(expand_user(override))
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "piko"
+
+
+def interpreter_key() -> str:
+    """A short stable key for this interpreter and its import path (cache files are per environment)."""
+    text = "\0".join([sys.executable, *sys.path])
+    return hashlib.sha1(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]

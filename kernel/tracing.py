@@ -1,0 +1,63 @@
+"""``PIKO_TRACE``: a line per hook call, to stderr (``PIKO_TRACE=1``) or a file (``PIKO_TRACE=path``).
+
+stdout is never used: it belongs to print and RPC output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+
+class Tracer:
+    """Writes ``[piko-trace] +12.3ms hook plugin -> result`` lines."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.t0 = time.perf_counter()
+
+    @classmethod
+    def from_environment(cls) -> Tracer | None:
+        target = os.environ.get("PIKO_TRACE", "").strip()
+        if not target or target == "0":
+            return None
+        if target in ("1", "true", "yes", "stderr"):
+            return cls(sys.stderr)
+        return cls(open(target, "a", encoding="utf-8", buffering=1))  # noqa: SIM115 - lives as long as piko
+
+    def line(self, text: str) -> None:
+        elapsed = (time.perf_counter() - self.t0) * 1000
+        try:
+            self.stream.write(f"[piko-trace] +{elapsed:.1f}ms {text}\n")
+        except (OSError, ValueError):
+            pass
+
+    def event(self, name: str, plugin: str, result: Any, started: float) -> None:
+        took = (time.perf_counter() - started) * 1000
+        self.line(f"event {name} -> {plugin} ({took:.2f}ms): {_short(result)}")
+
+    def attach(self, pm: Any) -> None:
+        """Trace pluggy-level hook calls (bootstrap and registration hooks)."""
+
+        def before(hook_name: str, impls: Any, kwargs: Any) -> None:
+            names = ", ".join(i.plugin_name for i in impls)
+            self.line(f"hook {hook_name} [{names}] args={_short(kwargs)}")
+
+        def after(outcome: Any, hook_name: str, impls: Any, kwargs: Any) -> None:
+            try:
+                result = outcome.get_result()
+            except BaseException as exc:  # pluggy re-raises it to the caller
+                result = f"raised {type(exc).__name__}: {exc}"
+            self.line(f"hook {hook_name} done: {_short(result)}")
+
+        pm.add_hookcall_monitoring(before, after)
+
+
+def _short(value: Any, limit: int = 160) -> str:
+    try:
+        text = repr(value)
+    except Exception:
+        text = object.__repr__(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
