@@ -1,0 +1,184 @@
+"""Truncation shared by the tools: keep the head (read) or the tail (bash) of long output.
+
+Two limits apply, whichever is hit first: 2000 lines and 50 KB (UTF-8 bytes). Whole lines only,
+except tail truncation of a single line longer than the byte limit, which keeps its end.
+Grep match lines are cut at 500 characters. The numbers and notices are pi's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import define
+
+DEFAULT_MAX_LINES = 2000
+DEFAULT_MAX_BYTES = 50 * 1024
+GREP_MAX_LINE_LENGTH = 500
+
+
+@define(kw_only=True)
+class TruncationResult:
+    """What was kept and why (``truncated_by`` is ``"lines"``, ``"bytes"`` or ``None``)."""
+
+    content: str
+    truncated: bool
+    truncated_by: str | None
+    total_lines: int
+    total_bytes: int
+    output_lines: int
+    output_bytes: int
+    last_line_partial: bool = False
+    first_line_exceeds_limit: bool = False
+    max_lines: int = DEFAULT_MAX_LINES
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    def to_details(self) -> dict[str, Any]:
+        """The camelCase form tools put in ``details.truncation``."""
+        return {
+            "content": self.content,
+            "truncated": self.truncated,
+            "truncatedBy": self.truncated_by,
+            "totalLines": self.total_lines,
+            "totalBytes": self.total_bytes,
+            "outputLines": self.output_lines,
+            "outputBytes": self.output_bytes,
+            "lastLinePartial": self.last_line_partial,
+            "firstLineExceedsLimit": self.first_line_exceeds_limit,
+            "maxLines": self.max_lines,
+            "maxBytes": self.max_bytes,
+        }
+
+
+def byte_length(text: str) -> int:
+    """UTF-8 length of ``text`` (lone surrogates count as 3 bytes, as JavaScript replaces them)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def format_size(size: int) -> str:
+    """``512B``, ``1.5KB``, ``2.0MB``."""
+    if size < 1024:
+        return f"{size}B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f}KB"
+    return f"{size / (1024 * 1024):.1f}MB"
+
+
+def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> TruncationResult:
+    return TruncationResult(
+        content=content,
+        truncated=False,
+        truncated_by=None,
+        total_lines=lines,
+        total_bytes=size,
+        output_lines=lines,
+        output_bytes=size,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
+def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
+    """Keep the first lines that fit both limits; never a partial line."""
+    total_bytes = byte_length(content)
+    lines = content.split("\n")
+    total_lines = len(lines)
+    if total_lines <= max_lines and total_bytes <= max_bytes:
+        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    if byte_length(lines[0]) > max_bytes:
+        return TruncationResult(
+            content="",
+            truncated=True,
+            truncated_by="bytes",
+            total_lines=total_lines,
+            total_bytes=total_bytes,
+            output_lines=0,
+            output_bytes=0,
+            first_line_exceeds_limit=True,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
+        )
+    kept: list[str] = []
+    used = 0
+    truncated_by = "lines"
+    for i, line in enumerate(lines[:max_lines]):
+        size = byte_length(line) + (1 if i > 0 else 0)
+        if used + size > max_bytes:
+            truncated_by = "bytes"
+            break
+        kept.append(line)
+        used += size
+    if len(kept) >= max_lines and used <= max_bytes:
+        truncated_by = "lines"
+    output = "\n".join(kept)
+    return TruncationResult(
+        content=output,
+        truncated=True,
+        truncated_by=truncated_by,
+        total_lines=total_lines,
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=byte_length(output),
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
+def _tail_bytes(text: str, max_bytes: int) -> str:
+    """The end of ``text`` within ``max_bytes``, starting on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    start = len(data) - max_bytes
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return data[start:].decode("utf-8", "replace")
+
+
+def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
+    """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
+    total_bytes = byte_length(content)
+    lines = content.split("\n")
+    total_lines = len(lines)
+    if total_lines <= max_lines and total_bytes <= max_bytes:
+        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    kept: list[str] = []
+    used = 0
+    truncated_by = "lines"
+    partial = False
+    for line in reversed(lines):
+        if len(kept) >= max_lines:
+            break
+        size = byte_length(line) + (1 if kept else 0)
+        if used + size > max_bytes:
+            truncated_by = "bytes"
+            if not kept:
+                piece = _tail_bytes(line, max_bytes)
+                kept.append(piece)
+                used = byte_length(piece)
+                partial = True
+            break
+        kept.append(line)
+        used += size
+    if len(kept) >= max_lines and used <= max_bytes:
+        truncated_by = "lines"
+    kept.reverse()
+    output = "\n".join(kept)
+    return TruncationResult(
+        content=output,
+        truncated=True,
+        truncated_by=truncated_by,
+        total_lines=total_lines,
+        total_bytes=total_bytes,
+        output_lines=len(kept),
+        output_bytes=byte_length(output),
+        last_line_partial=partial,
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )
+
+
+def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
+    """Cut a grep match line at ``max_chars`` characters, marking it ``... [truncated]``."""
+    if len(line) <= max_chars:
+        return line, False
+    return f"{line[:max_chars]}... [truncated]", True
