@@ -1,10 +1,14 @@
 """The application object: settings, plugins, registries and the dispatcher of one piko process.
 
-``App.boot`` loads plugins in a fixed order: blocking is decided first (``--disable-plugin``,
-``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins``, the ``PIKO_PLUGINS`` allowlist), then
-entry points are discovered and loaded, then extension files (``-e``, the global
-``extensions/`` folder, and a trusted project's ``.pi/extensions/``), then misspelled hooks
-are weeded out and ``piko_configure`` runs. Modes receive the ``App`` and build sessions on it.
+``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.policy`) and
+project trust is settled (asked once in an interactive run, :mod:`piko.trust`); a trusted
+project's ``.pi/python`` packages go first on the import path; blocking is decided
+(``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins``, the policy, the
+``PIKO_PLUGINS`` allowlist), then entry points are discovered and loaded, package sources install
+what settings list but is missing, then extension files load (``-e``, the global
+``extensions/`` folder, those of installed packages, and a trusted project's
+``.pi/extensions/``), then misspelled hooks are weeded out and ``piko_configure`` runs. Modes
+receive the ``App`` and build sessions on it.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ class BootOptions:
     disable_plugins: list[str] = field(factory=list)
     extensions: list[str] = field(factory=list)
     no_extensions: bool = False
+    interactive: bool = False  # may ask on the terminal (whether to trust the project)
+    command: str | None = None  # the first word when it is not an option (a subcommand or a prompt)
+    offline: bool = False  # --offline: install nothing at start-up
 
 
 def _env_list(name: str) -> list[str]:
@@ -45,7 +52,9 @@ def _env_list(name: str) -> list[str]:
 class App:
     """One piko process: everything a mode needs to build and run sessions."""
 
-    def __init__(self, cwd: str | os.PathLike[str] | None = None, agent_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, cwd: str | os.PathLike[str] | None = None, agent_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         self.cwd = Path(cwd) if cwd is not None else Path(os.getcwd())
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.trust = TrustStore(self.agent_dir)
@@ -68,20 +77,28 @@ class App:
     def boot(self, options: BootOptions | None = None) -> App:
         """Load every plugin and extension that is not blocked (see the module docstring)."""
         options = options or BootOptions()
-        from piko import core_plugin
+        from piko import core_plugin, trust
+        from piko.policy import load_policy
 
+        self.policy = load_policy()
         self.pm.register_internal(core_plugin, "core")
         self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
-        self.pm.apply_blocking(self._blocked(options), self._allowlist())
-        self.pm.load_entry_points(discovery.scan(), self.make_extension_api)
-        for path in self._extension_paths(options):
+        # Trust is settled (and asked, once) before any project code is even on the import path.
+        trust.settle(self, interactive=options.interactive, command=options.command)
+        if self.project_trusted:
+            trust.activate_project_site(self.cwd)
+        records = discovery.scan()
+        self.pm.apply_blocking(self._blocked(options, records), self._allowlist())
+        self.pm.load_entry_points(records, self.make_extension_api)
+        package_extensions = _start_packages(self, options)
+        for path in self._extension_paths(options, package_extensions):
             self.pm.load_extension_file(path, self.make_extension_api)
         self.pm.validate()
         self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
         self.booted = True
         return self
 
-    def _blocked(self, options: BootOptions) -> dict[str, str]:
+    def _blocked(self, options: BootOptions, records: list[Any] | None = None) -> dict[str, str]:
         blocked: dict[str, str] = {}
         setting = self.settings.get("disabledPlugins") or []
         for name in setting if isinstance(setting, list) else []:
@@ -92,34 +109,36 @@ class App:
             for part in name.split(","):
                 if part.strip():
                     blocked[part.strip()] = "--disable-plugin"
+        blocked.update(_policy_blocked(self, records or []))
+        for message in self.policy.errors:
+            self.pm.diagnose(
+                f"policy file {message}: third-party plugins, package sources and project code "
+                "are disabled until it is fixed"
+            )
         return blocked
 
     def _allowlist(self) -> set[str] | None:
         allowed = _env_list("PIKO_PLUGINS")
         return set(allowed) if allowed else None
 
-    def _extension_paths(self, options: BootOptions) -> list[Path]:
+    def _extension_paths(self, options: BootOptions, package_paths: list[Path] | None = None) -> list[Path]:
         paths: list[Path] = [Path(expand_user(p)).absolute() for p in options.extensions]
-        if options.no_extensions:
-            return paths
-        configured = self.settings.global_data.get("extensions")
-        for item in configured if isinstance(configured, list) else []:
-            paths.append(_resolve_from(self.agent_dir, str(item)))
-        paths.extend(_extension_files(self.agent_dir / "extensions"))
-        project_extensions = _extension_files(project_dir(self.cwd) / "extensions")
-        project_configured = self.settings.project_data.get("extensions")
-        project_listed = [
-            _resolve_from(project_dir(self.cwd), str(item))
-            for item in (project_configured if isinstance(project_configured, list) else [])
-        ]
-        if self.project_trusted:
-            paths.extend(project_listed)
-            paths.extend(project_extensions)
-        elif project_extensions or project_listed:
-            self.notices.append(
-                f"Project extensions in {project_dir(self.cwd)} were not loaded: this project is not trusted "
-                f"(run `pi trust` in {self.cwd} to allow them)"
-            )
+        if not options.no_extensions:
+            configured = self.settings.global_data.get("extensions")
+            for item in configured if isinstance(configured, list) else []:
+                paths.append(_resolve_from(self.agent_dir, str(item)))
+            paths.extend(_extension_files(self.agent_dir / "extensions"))
+            paths.extend(package_paths or [])
+            if self.project_trusted:  # otherwise trust.settle() said what was left out
+                project_configured = self.settings.project_data.get("extensions")
+                for item in project_configured if isinstance(project_configured, list) else []:
+                    paths.append(_resolve_from(project_dir(self.cwd), str(item)))
+                paths.extend(_extension_files(project_dir(self.cwd) / "extensions"))
+        for path in paths:  # the policy decides about extension files by their plugin name
+            name = path.stem if path.suffix == ".py" else path.name
+            if self.policy.blocks_plugin(name, builtin=False) and name not in self.pm.blocked_reasons:
+                self.pm.blocked_reasons[name] = "policy"
+                self.pm.set_blocked(name)
         return paths
 
     def make_extension_api(self, name: str, source: str) -> ExtensionAPI:
@@ -139,7 +158,9 @@ class App:
         from piko.dispatch import Dispatcher
 
         def budget_ms(event: str) -> float:
-            key = {"tool_call": "toolCallTimeoutMs", "session_shutdown": "shutdownTimeoutMs"}.get(event, "timeoutMs")
+            key = {"tool_call": "toolCallTimeoutMs", "session_shutdown": "shutdownTimeoutMs"}.get(
+                event, "timeoutMs"
+            )
             return float(self.settings.get(f"extensionHandlers.{key}", 30000))
 
         return Dispatcher(self.pm, budget_ms=budget_ms, sources=self.plugin_source, tracer=self.tracer)
@@ -157,6 +178,12 @@ class App:
 
         return ExtensionContext(host, app=self, ui=ui, mode=mode)
 
+    async def create_agent_session(self, *, ui: Any = None, mode: str | None = None) -> Any:
+        """Build the agent session the options describe and bind it as the extensions' runtime."""
+        from piko.session_setup import create_agent_session
+
+        return await create_agent_session(self, ui=ui, mode=mode or str(self.options.get("mode") or "print"))
+
     # -- diagnostics -----------------------------------------------------------------------------
 
     def diagnostics(self) -> list[str]:
@@ -169,7 +196,7 @@ class App:
     def report(self, stream: TextIO | None = None) -> None:
         """Print diagnostics and notices to stderr (each once)."""
         stream = stream or sys.stderr
-        reported = getattr(self, "_reported", set())
+        reported: set[str] = getattr(self, "_reported", set())
         for line in [*self.diagnostics(), *self.notices]:
             if line not in reported:
                 reported.add(line)
@@ -197,3 +224,56 @@ def _extension_files(folder: Path) -> list[Path]:
         elif entry.is_dir() and (entry / "__init__.py").is_file():
             found.append(entry)
     return found
+
+
+def _policy_blocked(app: App, records: list[Any]) -> dict[str, str]:
+    """Entry-point plugins the policy blocks (essential ones never are)."""
+    from piko.plugin_manager import BUILTIN_DIST, ESSENTIAL_PLUGINS
+
+    blocked: dict[str, str] = {}
+    for record in records:
+        builtin = record.dist_name.replace("_", "-") == BUILTIN_DIST
+        if record.name not in ESSENTIAL_PLUGINS and app.policy.blocks_plugin(record.name, builtin=builtin):
+            blocked[record.name] = "policy"
+    return blocked
+
+
+def _start_packages(app: App, options: BootOptions) -> list[Path]:
+    """Let package sources install what settings list but is missing, and name package extension files.
+
+    Each registered package source may offer ``startup(app, offline=..., command=...)`` returning a mapping
+    with ``installed`` (something new is on the import path), ``extensions`` (extension files of
+    its packages) and ``notices``. Plugins installed just now are discovered and loaded here.
+    """
+    configured = app.settings.global_data.get("packages") or (
+        app.settings.project_data.get("packages") if app.project_trusted else None
+    )
+    if not configured:
+        return []
+    offline = options.offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes")
+    installed = False
+    paths: list[Path] = []
+    for definition in app.registries.package_sources:
+        try:
+            startup = getattr(definition.resolved("handler"), "startup", None)
+            result = startup(app, offline=offline, command=options.command) if callable(startup) else None
+        except Exception as exc:  # a broken package source must not stop piko
+            name = type(exc).__name__
+            app.pm.diagnose(f"package source '{definition.scheme}' failed at start-up: {name}: {exc}")
+            continue
+        if not result:
+            continue
+        installed = installed or bool(result.get("installed"))
+        paths.extend(Path(p) for p in result.get("extensions") or [])
+        app.notices.extend(n for n in result.get("notices") or [] if n not in app.notices)
+    if installed:
+        from piko import trust
+
+        if app.project_trusted:
+            trust.activate_project_site(app.cwd)
+        fresh = [r for r in discovery.scan() if r.name not in app.pm.infos]
+        for name, reason in _policy_blocked(app, fresh).items():
+            app.pm.blocked_reasons[name] = reason
+            app.pm.set_blocked(name)
+        app.pm.load_entry_points(fresh, app.make_extension_api)
+    return paths

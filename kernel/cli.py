@@ -54,7 +54,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def preparse(argv: list[str]) -> Any:
-    """Read ``-e/--extension``, ``--no-extensions`` and ``--disable-plugin`` before anything loads."""
+    """Read what decides loading (``-e``, ``--no-extensions``, ``--disable-plugin``, ``--offline``, a terminal)."""
     from piko.app import BootOptions
 
     options = BootOptions()
@@ -74,8 +74,30 @@ def preparse(argv: list[str]) -> Any:
                 (options.extensions if arg != "--disable-plugin" else options.disable_plugins).append(value)
         elif arg in ("--no-extensions", "-ne"):
             options.no_extensions = True
+        elif arg == "--offline":
+            options.offline = True
         i += 1
+    options.interactive = _interactive_app_mode(argv)
+    first = _subcommand_index(argv)
+    options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
     return options
+
+
+def _subcommand_index(argv: list[str]) -> int:
+    """Where a subcommand name may stand: after the plugin-loading options ``preparse`` read.
+
+    ``pi --disable-plugin x plugins`` runs the ``plugins`` subcommand with ``x`` blocked.
+    """
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-e", "--extension", "--disable-plugin"):
+            i += 2
+        elif arg in ("--no-extensions", "-ne") or arg.startswith(("--extension=", "--disable-plugin=")):
+            i += 1
+        else:
+            break
+    return i
 
 
 # ---------------------------------------------------------------------------
@@ -88,8 +110,18 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--model",), "value", "<pattern>", 'Model pattern or ID ("provider/id" and ":<thinking>" work)'),
     (("--api-key",), "value", "<key>", "API key (defaults to environment variables)"),
     (("--system-prompt",), "value", "<text>", "System prompt (default: the coding assistant prompt)"),
-    (("--append-system-prompt",), "multi", "<text>", "Text or file appended to the system prompt (repeatable)"),
-    (("--mode",), "value", "<mode>", "Output mode: text (default), json, rpc, or any mode a plugin registers"),
+    (
+        ("--append-system-prompt",),
+        "multi",
+        "<text>",
+        "Text or file appended to the system prompt (repeatable)",
+    ),
+    (
+        ("--mode",),
+        "value",
+        "<mode>",
+        "Output mode: text (default), json, rpc, or any mode a plugin registers",
+    ),
     (("--print", "-p"), "flag", "", "Non-interactive: process the prompt and exit"),
     (("--continue", "-c"), "flag", "", "Continue the previous session"),
     (("--resume", "-r"), "flag", "", "Pick a session to resume"),
@@ -97,7 +129,12 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--fork",), "value", "<path|id>", "Fork a session file or partial UUID into a new session"),
     (("--session-dir",), "value", "<dir>", "Directory for session storage and lookup"),
     (("--no-session",), "flag", "", "Do not save the session (ephemeral)"),
-    (("--models",), "value", "<patterns>", "Comma-separated model patterns for Ctrl+P cycling (globs, fuzzy)"),
+    (
+        ("--models",),
+        "value",
+        "<patterns>",
+        "Comma-separated model patterns for Ctrl+P cycling (globs, fuzzy)",
+    ),
     (("--no-tools", "-nt"), "flag", "", "Disable all tools by default (built-in and extension)"),
     (("--no-builtin-tools", "-nbt"), "flag", "", "Disable built-in tools, keep extension tools"),
     (("--tools", "-t"), "value", "<tools>", "Comma-separated allowlist of tools to enable"),
@@ -125,6 +162,11 @@ def _dest(decls: tuple[str, ...]) -> str:
     return decls[0].lstrip("-").replace("-", "_")
 
 
+def _flag_dest(name: str) -> str:
+    """The click parameter name of a plugin flag: an identifier (``plan-mode`` -> ``plugin_flag__plan_mode``)."""
+    return "plugin_flag__" + "".join(c if c.isalnum() else "_" for c in name)
+
+
 def build_command(app: Any) -> Any:
     """The click command for ``pi [options] [@files...] [messages...]``, plugin flags included."""
     import click
@@ -139,22 +181,28 @@ def build_command(app: Any) -> Any:
         elif kind == "multi":
             params.append(click.Option([*decls, name], multiple=True, help=help_text))
         elif kind == "optional":
-            params.append(click.Option([*decls, name], is_flag=False, flag_value="", default=None, help=help_text))
+            params.append(
+                click.Option([*decls, name], is_flag=False, flag_value="", default=None, help=help_text)
+            )
         else:
             params.append(click.Option([*decls, name], default=None, help=help_text))
     for flag in app.registries.flags:
         decl = f"--{flag.name}"
         if decl in taken:
-            app.pm.diagnose(f"plugin '{flag.plugin}': flag --{flag.name} clashes with a built-in flag; ignored")
+            app.pm.diagnose(
+                f"plugin '{flag.plugin}': flag --{flag.name} clashes with a built-in flag; ignored"
+            )
             continue
         taken.add(decl)
-        dest = f"plugin_flag__{flag.name}"
+        dest = _flag_dest(flag.name)
         if flag.type == "boolean":
             params.append(click.Option([decl, dest], is_flag=True, default=None, help=flag.description))
         else:
             params.append(click.Option([decl, dest], default=None, help=flag.description))
     params.append(click.Argument(["args"], nargs=-1))
-    return click.Command(APP_NAME, params=params, add_help_option=False, context_settings={"ignore_unknown_options": False})
+    return click.Command(
+        APP_NAME, params=params, add_help_option=False, context_settings={"ignore_unknown_options": False}
+    )
 
 
 def help_text(app: Any) -> str:
@@ -193,11 +241,11 @@ def help_text(app: Any) -> str:
         "Examples:",
         f'  {APP_NAME} "List all Python files in src/"          interactive, with a first prompt',
         f'  {APP_NAME} -p "Summarize README.md"                print the answer and exit',
-        f"  {APP_NAME} @notes.md @screen.png \"What is wrong?\"   include files in the message",
+        f'  {APP_NAME} @notes.md @screen.png "What is wrong?"   include files in the message',
         f'  {APP_NAME} --continue "Where were we?"               continue the last session',
         f"  {APP_NAME} --model anthropic/claude-sonnet-4-5:high  pick a model and thinking level",
         f'  {APP_NAME} --tools read,grep,find,ls -p "Review src/" read-only tools',
-        f"  {APP_NAME} --provider faux -p \"hello\"                 offline demo, no key needed",
+        f'  {APP_NAME} --provider faux -p "hello"                 offline demo, no key needed',
         "",
         "Environment:",
         "  ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...  provider API keys (see docs/providers.md)",
@@ -229,9 +277,10 @@ def run(argv: list[str]) -> int:
     except EssentialPluginError as exc:
         return _say_error(str(exc))
 
-    if argv and not argv[0].startswith("-") and argv[0] in app.registries.cli_commands:
+    first = _subcommand_index(argv)
+    if first < len(argv) and argv[first] in app.registries.cli_commands:
         app.report()
-        return _run_subcommand(app, argv[0], argv[1:])
+        return _run_subcommand(app, argv[first], argv[first + 1 :])
 
     command = build_command(app)
     try:
@@ -241,8 +290,9 @@ def run(argv: list[str]) -> int:
     except click.UsageError as exc:
         return _say_error(exc.format_message())
     values = dict(ctx.params)
+    flag_names = {_flag_dest(flag.name): flag.name for flag in app.registries.flags}
     app.flag_values = {
-        key.removeprefix("plugin_flag__"): value
+        flag_names.get(key, key.removeprefix("plugin_flag__")): value
         for key, value in values.items()
         if key.startswith("plugin_flag__") and value is not None
     }

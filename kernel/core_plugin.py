@@ -9,4 +9,8 @@ from piko.markers import hookimpl
 
 @hookimpl
 def piko_register_cli_commands(register: Any) -> None:
-    register("plugins", "piko.plugins_command:plugins_command", help="List plugins, where they come from, and what is blocked")
+    register(
+        "plugins",
+        "piko.plugins_command:plugins_command",
+        help="List plugins, where they come from, and what is blocked",
+    )

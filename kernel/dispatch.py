@@ -72,7 +72,9 @@ class Handler:
         return f"Handler({self.plugin!r})"
 
 
-def _adapter(fn: Callable[..., Any], argnames: tuple[str, ...], spec_args: tuple[str, ...]) -> Callable[[Any, Any], Any]:
+def _adapter(
+    fn: Callable[..., Any], argnames: tuple[str, ...], spec_args: tuple[str, ...]
+) -> Callable[[Any, Any], Any]:
     """A ``call(first, ctx)`` for an implementation taking a subset of the spec's arguments."""
     if argnames == spec_args:
         return fn
@@ -129,9 +131,10 @@ class Dispatcher:
         if caller is None:
             return []
         spec_args = tuple(caller.spec.argnames) if caller.spec is not None else ("event", "ctx")
-        order = {plugin: i for i, (_n, plugin) in enumerate(self.pm.list_name_plugin())}
+        # keyed by id(): plugins may be unhashable (pluggy allows it)
+        order = {id(plugin): i for i, (_n, plugin) in enumerate(self.pm.list_name_plugin())}
         impls = [i for i in caller.get_hookimpls() if not (i.hookwrapper or i.wrapper)]
-        impls.sort(key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, order.get(i.plugin, 0)))
+        impls.sort(key=lambda i: (0 if i.tryfirst else 2 if i.trylast else 1, order.get(id(i.plugin), 0)))
         handlers: list[Handler] = []
         for impl in impls:
             source = self._sources(impl.plugin_name)
@@ -140,7 +143,9 @@ class Dispatcher:
                 handlers.extend(Handler(impl.plugin_name, source, h) for h in many)
             else:
                 handlers.append(
-                    Handler(impl.plugin_name, source, _adapter(impl.function, tuple(impl.argnames), spec_args))
+                    Handler(
+                        impl.plugin_name, source, _adapter(impl.function, tuple(impl.argnames), spec_args)
+                    )
                 )
         return handlers
 
@@ -249,7 +254,9 @@ async def _reduce_first(d: Dispatcher, handlers: list[Handler], name: str, event
     return None
 
 
-async def _reduce_chain_generic(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_chain_generic(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+) -> Any:
     result = None
     for handler in handlers:
         value = await d._call(handler, name, event, ctx)
@@ -313,7 +320,9 @@ async def _reduce_input(d: Dispatcher, handlers: list[Handler], name: str, event
     return {"action": "transform" if changed else "continue", "text": event.text, "images": event.images}
 
 
-async def _reduce_before_agent_start(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_before_agent_start(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+) -> Any:
     messages: list[Any] = []
     modified = False
     for handler in handlers:
@@ -362,13 +371,17 @@ async def _reduce_message_end(d: Dispatcher, handlers: list[Handler], name: str,
         if isinstance(replacement, dict):
             replacement = message_from_wire(replacement)
         if message_role(replacement) != message_role(event.message):
-            await d.report(handler, name, ValueError("message_end handlers must return a message with the same role"))
+            await d.report(
+                handler, name, ValueError("message_end handlers must return a message with the same role")
+            )
             continue
         event.message = replacement
     return event.message
 
 
-async def _reduce_assistant_message(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_assistant_message(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+) -> Any:
     from piko.wire import block_from_wire
 
     for handler in handlers:

@@ -12,6 +12,7 @@ class EventBus:
 
     def __init__(self) -> None:
         self._handlers: dict[str, list[Callable[[Any], Any]]] = {}
+        self._tasks: set[Any] = set()
 
     def on(self, name: str, handler: Callable[[Any], Any]) -> Callable[[], None]:
         self._handlers.setdefault(name, []).append(handler)
@@ -34,6 +35,8 @@ class EventBus:
                 if hasattr(result, "__await__"):
                     import asyncio
 
-                    asyncio.ensure_future(result)
+                    task = asyncio.ensure_future(result)
+                    self._tasks.add(task)
+                    task.add_done_callback(self._tasks.discard)
             except Exception as exc:
                 print(f"piko: event bus handler for '{name}' failed: {exc}", file=sys.stderr)

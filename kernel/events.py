@@ -281,6 +281,8 @@ class UserBashEvent:
     command: str = ""
     exclude_from_context: bool = False
     cwd: str = ""
+    signal: Any = _hidden()  # aborts the run (``abort_bash``)
+    on_chunk: Any = _hidden()  # called with output text as it arrives
 
 
 @define(kw_only=True)
@@ -328,6 +330,47 @@ class AutoRetryEndEvent:
 
 
 @define(kw_only=True)
+class CompactionStartEvent:
+    """Streamed to listeners (RPC, json) when any compaction starts (pi 0.73.1's name)."""
+
+    TYPE: ClassVar[str] = "compaction_start"
+    reason: str = "manual"  # manual | threshold | overflow
+
+
+@define(kw_only=True)
+class CompactionEndEvent:
+    """Streamed to listeners when a compaction ends."""
+
+    TYPE: ClassVar[str] = "compaction_end"
+    reason: str = "manual"
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+@define(kw_only=True)
+class QueueUpdateEvent:
+    """The steering and follow-up queues changed (texts as the user typed them)."""
+
+    TYPE: ClassVar[str] = "queue_update"
+    steering: list[str] = field(factory=list)
+    follow_up: list[str] = field(factory=list)
+
+
+@define(kw_only=True)
+class ThinkingLevelChangedEvent:
+    TYPE: ClassVar[str] = "thinking_level_changed"
+    level: str = "off"
+
+
+@define(kw_only=True)
+class SessionInfoChangedEvent:
+    TYPE: ClassVar[str] = "session_info_changed"
+    name: str | None = None
+
+
+@define(kw_only=True)
 class ExtensionErrorEvent:
     TYPE: ClassVar[str] = "extension_error"
     extension_path: str = ""
@@ -352,6 +395,44 @@ class CompactionRequest:
     model: Model | None = None
     api_key: str | None = None
     signal: Any = None
+    settings: dict[str, Any] = field(factory=dict)
+    reason: str = "manual"
+
+
+@define(kw_only=True)
+class CompactionResult:
+    """What compaction produced: the summary and where kept history starts."""
+
+    TYPE: ClassVar[str] = "compaction_result"
+    summary: str = ""
+    first_kept_entry_id: str = ""
+    tokens_before: int = 0
+    details: Any = None
+
+
+@define(kw_only=True)
+class BranchSummaryRequest:
+    """What ``piko_summarize_branch`` is asked to summarize."""
+
+    TYPE: ClassVar[str] = "summarize_branch"
+    entries: list[Any] = field(factory=list)
+    model: Model | None = None
+    api_key: str | None = None
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    signal: Any = None
+
+
+@define(kw_only=True)
+class BashResult:
+    """The outcome of a user's shell command (``!cmd``, RPC ``bash``)."""
+
+    TYPE: ClassVar[str] = "bash_result"
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
 
 
 @define(kw_only=True)
@@ -435,6 +516,8 @@ SEMANTICS: dict[str, Semantics] = {
     "auto_retry_end": Semantics.NOTIFY,
     "extension_error": Semantics.NOTIFY,
     # services
+    "compaction_prepare": Semantics.FIRST,
+    "summarize_branch": Semantics.FIRST,
     "compact": Semantics.FIRST,
     "export_html": Semantics.FIRST,
     "file_write_fallback": Semantics.FIRST,

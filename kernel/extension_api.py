@@ -55,7 +55,9 @@ def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
         return handler
     positional = [
-        p for p in params if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     ]
     if len(positional) >= 2:
         return handler
@@ -64,8 +66,12 @@ def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     return lambda event, ctx: handler()
 
 
-def _event_hook(handlers: list[Callable[[Any, Any], Any]]) -> Callable[..., Any]:
-    """A ``piko_<event>`` implementation running ``handlers``; the dispatcher expands the list."""
+def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event") -> Callable[..., Any]:
+    """A ``piko_<event>`` implementation running ``handlers``; the dispatcher expands the list.
+
+    ``first`` is the name of the spec's first argument (``request`` for service hooks): pluggy
+    refuses an implementation whose argument names the spec does not have.
+    """
 
     def event_hook(event: Any, ctx: Any) -> Any:
         # Only reached when someone calls pm.hook directly; the dispatcher uses _piko_handlers.
@@ -76,8 +82,12 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]]) -> Callable[..., Any]
                 result = value
         return result
 
-    event_hook._piko_handlers = handlers  # type: ignore[attr-defined]
-    return hookimpl(event_hook)
+    def request_hook(request: Any, ctx: Any) -> Any:
+        return event_hook(request, ctx)
+
+    hook = request_hook if first == "request" else event_hook
+    hook._piko_handlers = handlers  # type: ignore[attr-defined,union-attr]
+    return hookimpl(hook)
 
 
 class ExtensionAPI:
@@ -161,7 +171,9 @@ class ExtensionAPI:
         """Register ``--name`` (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
         if type not in ("boolean", "string"):
             raise ValueError(f"flag '{name}': type must be 'boolean' or 'string'")
-        definition = FlagDefinition(name=name.lstrip("-"), description=description, type=type, default=default)
+        definition = FlagDefinition(
+            name=name.lstrip("-"), description=description, type=type, default=default
+        )
         definition.plugin = self.name
         self._flags.append(definition)
         self._refresh()
@@ -178,9 +190,13 @@ class ExtensionAPI:
                 return flag.default
         return None
 
-    def register_shortcut(self, key: str, description: str = "", handler: Callable[..., Any] | None = None) -> None:
+    def register_shortcut(
+        self, key: str, description: str = "", handler: Callable[..., Any] | None = None
+    ) -> None:
         """Register a key for the interactive mode; ``handler(ctx)``."""
-        self._shortcuts.append(ShortcutDefinition(key=key, description=description, handler=handler, plugin=self.name))
+        self._shortcuts.append(
+            ShortcutDefinition(key=key, description=description, handler=handler, plugin=self.name)
+        )
         self._refresh()
 
     def register_provider(self, name: str, config: Any = None, **kwargs: Any) -> Any:
@@ -202,7 +218,9 @@ class ExtensionAPI:
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
         """Render custom messages of ``custom_type`` in the interactive mode."""
-        self._renderers.append(MessageRendererDefinition(custom_type=custom_type, renderer=renderer, plugin=self.name))
+        self._renderers.append(
+            MessageRendererDefinition(custom_type=custom_type, renderer=renderer, plugin=self.name)
+        )
         self._refresh()
 
     def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
@@ -243,7 +261,9 @@ class ExtensionAPI:
 
     def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
         """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``)."""
-        return self._runtime("send_message").send_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+        return self._runtime("send_message").send_message(
+            message, deliver_as=deliver_as, trigger_turn=trigger_turn
+        )
 
     def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Any:
         """Submit user text or blocks without command or template expansion."""
@@ -333,7 +353,7 @@ class ExtensionAPI:
             ("piko_file_delete_fallback", self._delete_fallbacks),
         ):
             if handlers:
-                setattr(plugin, attr, _event_hook(list(handlers)))
+                setattr(plugin, attr, _event_hook(list(handlers), first="request"))
         self._compiled = plugin
         return plugin
 
@@ -364,16 +384,25 @@ def provider_config_from(name: str, config: Any, kwargs: dict[str, Any]) -> Any:
     for source in (config or {}), kwargs:
         for key, value in source.items():
             data[_snake_key(key)] = value
+    if "name" in data:  # pi's display name of the provider
+        data["display_name"] = data.pop("name")
     models = []
+    model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
     for model in data.pop("models", None) or []:
         if isinstance(model, dict):
             model = model_from_wire({_camel_key(k): v for k, v in model.items()})
+        if model.headers:  # as pi's: resolved per request like the provider's headers
+            model_headers[model.id] = model.headers
+            model.headers = None
         models.append(model)
-    known = {"base_url", "api", "api_key", "env_keys", "headers", "auth_header", "model_overrides", "compat", "stream_simple", "oauth"}
+    known = {
+        "base_url", "api", "api_key", "env_keys", "headers", "auth_header", "model_overrides", "compat",
+        "stream_simple", "oauth", "display_name", "extra",
+    }  # fmt: skip
     unknown = set(data) - known
     if unknown:
         raise ValueError(f"provider '{name}': unknown settings {', '.join(sorted(unknown))}")
-    return ProviderConfig(name=name, models=models, **data)
+    return ProviderConfig(name=name, models=models, model_headers=model_headers or None, **data)
 
 
 def _snake_key(key: str) -> str:

@@ -110,7 +110,10 @@ def piko_register_providers(register: Any) -> None:
 
     :param register: ``register(ProviderConfig(name=..., base_url=..., api=..., api_key=...,
         headers=..., auth_header=..., models=[Model, ...], stream_simple=...))``. A later
-        registration of the same provider name replaces models it names and keeps the others.
+        registration of the same provider name replaces models it names and keeps the others
+        (see :mod:`piko.model_registry`); ``tryfirst`` implementations run first (the built-in
+        catalog, then models.json). ``register.diagnostic(message)`` reports a problem of the
+        plugin's own sources (shown as ``Warning: message``).
     Return value: ignored.
     """
 
@@ -208,14 +211,46 @@ def piko_register_package_sources(register: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def piko_resolve_api_key(provider: str, app: Any) -> str | None:
+def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | None:
     """Find the API key for ``provider`` (auth.json, OAuth refresh, environment, resolvers).
 
-    Fires before each provider request, after the ``--api-key`` override was consulted.
+    Fires before each provider request, after the ``--api-key`` override was consulted, and
+    when piko checks which providers have credentials (``--list-models``, ``/model``).
 
     :param provider: the provider name (``anthropic``, ``my-gateway``).
     :param app: the :class:`piko.app.App`.
-    Return value: the key, or ``None`` to let the next implementation answer.
+    :param check_only: only say whether a credential is configured: do not refresh OAuth tokens,
+        run commands or reach the network; any non-empty string means yes.
+    Return value: the key, or ``None`` to let the next implementation answer; an empty string
+    means there is no key and nothing else may supply one (a stored OAuth login whose refresh
+    failed: the user must log in again, not be billed through another key).
+    """
+
+
+@hookspec
+def piko_compaction_prepare(request: Any, ctx: Any) -> Any:
+    """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).
+
+    Fired through the dispatcher with *first result* semantics before ``session_before_compact``.
+
+    :param request: a :class:`piko.events.CompactionRequest` (branch entries, settings, custom
+        instructions, model).
+    Return value: a preparation object (``first_kept_entry_id``, ``tokens_before``, the
+    messages to summarize, ...) handed to ``session_before_compact`` and ``piko_compact``, or
+    ``None`` when there is nothing to compact.
+    """
+
+
+@hookspec
+def piko_summarize_branch(request: Any, ctx: Any) -> Any:
+    """Summarize the branch being left when the user moves elsewhere in the tree (``/tree``).
+
+    Fired through the dispatcher with *first result* semantics, after ``session_before_tree``
+    did not supply a summary.
+
+    :param request: a :class:`piko.events.BranchSummaryRequest` (entries to summarize, model,
+        custom instructions, abort signal).
+    Return value: ``{"summary": str, "details": ...}`` or ``None``.
     """
 
 

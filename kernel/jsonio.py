@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,95 @@ def loads(data: str | bytes) -> Any:
 
 def dumps(value: Any) -> str:
     """Compact JSON text, as JavaScript's ``JSON.stringify`` writes it (non-ASCII kept)."""
+    return dumpb(value).decode("utf-8")
+
+
+def dumpb(value: Any) -> bytes:
+    """:func:`dumps` as UTF-8 bytes (numbers formatted as JavaScript formats them)."""
+    if type(value) is float:
+        return js_number(value).encode("ascii")
     if _orjson is not None:
-        return _orjson.dumps(value).decode("utf-8")
+        try:
+            out = _orjson.dumps(value)
+        except TypeError:  # e.g. a str with lone surrogates, which orjson refuses
+            return _stdlib_dumpb(value)
+        if _FLOAT_SUSPECT.search(out) is None:
+            return out
+        return _orjson.dumps(_js_floats(value))
+    return _stdlib_dumpb(value)
+
+
+# A number token orjson writes differently from JavaScript: "1.0" (JS "1"), "1e-7"/"1e+16"
+# (JS "1e-7" but "0.000001"/"10000000000000000"). Strings may contain look-alikes; those
+# only cost the slower exact path below.
+_FLOAT_SUSPECT = re.compile(rb"[:,\[]-?\d+(?:\.0|(?:\.\d+)?e[+-]?\d+)[,\]}]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_number(value: float) -> str:
+    """A float as JavaScript's ``Number.prototype.toString`` writes it (``JSON.stringify``)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return "null"
+    if value == 0:
+        return "0"
+    text = repr(value)
+    sign = ""
+    if text[0] == "-":
+        sign, text = "-", text[1:]
+    mantissa, _, exp_text = text.partition("e")
+    whole, _, frac = mantissa.partition(".")
+    digits = whole + frac
+    stripped = digits.lstrip("0")
+    point = len(whole) - (len(digits) - len(stripped)) + (int(exp_text) if exp_text else 0)
+    digits = stripped.rstrip("0") or "0"
+    k = len(digits)
+    if k <= point <= 21:
+        body = digits + "0" * (point - k)
+    elif 0 < point <= 21:
+        body = digits[:point] + "." + digits[point:]
+    elif -6 < point <= 0:
+        body = "0." + "0" * (-point) + digits
+    else:
+        exp = point - 1
+        body = (
+            digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if exp >= 0 else "-") + str(abs(exp))
+        )
+    return sign + body
+
+
+def _js_floats(value: Any) -> Any:
+    """A copy of ``value`` whose floats are pre-formatted JavaScript-style (orjson fragments)."""
+    if type(value) is float:
+        return _orjson.Fragment(js_number(value).encode("ascii"))
+    if isinstance(value, dict):
+        return {k: _js_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_js_floats(v) for v in value]
+    return value
+
+
+def _stdlib_dumpb(value: Any) -> bytes:
+    """A small encoder for what orjson refuses: JavaScript's numbers, lone surrogates escaped."""
+    return _encode(value).encode("utf-8")
+
+
+def _encode(value: Any) -> str:
     import json
 
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    if isinstance(value, str):
+        text = json.dumps(value, ensure_ascii=False)
+        return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+    if value is None or value is True or value is False:
+        return "null" if value is None else ("true" if value else "false")
+    if isinstance(value, int):
+        return str(int(value))
+    if isinstance(value, float):
+        return js_number(value)
+    if isinstance(value, dict):
+        return "{" + ",".join(_encode(str(k)) + ":" + _encode(v) for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_encode(v) for v in value) + "]"
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
 
 
 def dumps_pretty(value: Any) -> str:

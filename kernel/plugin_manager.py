@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import sys
 import traceback
 from collections.abc import Iterable
@@ -116,9 +117,26 @@ class PikoPluginManager(pluggy.PluginManager):
         """Record a one-line diagnostic (shown on stderr by the CLI and in ``pi plugins``)."""
         self.diagnostics.append(message)
 
+    def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
+        """pluggy's lookup, skipping dunder names (never hooks): registering a module costs half."""
+        if name.startswith("__"):
+            return None
+        return super().parse_hookimpl_opts(plugin, name)
+
+    def hook_map(self) -> dict[int, list[str]]:
+        """``id(plugin)`` -> sorted names of the hooks it implements, for all plugins in one pass.
+
+        (pluggy's ``get_hookcallers`` walks every hook for each plugin: quadratic with 100 plugins.)
+        """
+        found: dict[int, set[str]] = {}
+        for caller in list(vars(self.hook).values()):
+            for impl in caller.get_hookimpls():
+                found.setdefault(id(impl.plugin), set()).add(caller.name)
+        return {key: sorted(names) for key, names in found.items()}
+
     def hooks_of(self, plugin: object) -> list[str]:
         """Names of the hooks a registered plugin implements."""
-        return sorted(caller.name for caller in self.get_hookcallers(plugin) or [])
+        return self.hook_map().get(id(plugin), [])
 
     # -- blocking ------------------------------------------------------------------------------
 
@@ -157,6 +175,7 @@ class PikoPluginManager(pluggy.PluginManager):
         factory found on the entry point.
         """
         seen: dict[str, EntryPointRecord] = {}
+        loaded: list[tuple[PluginInfo, object]] = []
         for record in records:
             origin = "built-in" if record.dist_name.replace("_", "-") == BUILTIN_DIST else "distribution"
             if record.name in seen:
@@ -186,14 +205,19 @@ class PikoPluginManager(pluggy.PluginManager):
                 info.error = _describe(exc)
                 self.diagnose(f"plugin '{record.name}' failed to load: {info.error}")
                 continue
-            info.hooks = self.hooks_of(plugin)
+            loaded.append((info, plugin))
+        hooks = self.hook_map()
+        for info, plugin in loaded:
+            info.hooks = hooks.get(id(plugin), [])
 
     def load_extension_file(self, path: Path, api_factory: Any) -> str | None:
         """Load an extension file (a ``.py`` file or a package folder) and register it."""
         path = path.resolve()
         name = path.stem if path.suffix == ".py" else path.name
         if name in self.infos and self.infos[name].path != str(path):
-            self.diagnose(f"extension '{path}' ignored: the name '{name}' is taken by {self.infos[name].source}")
+            self.diagnose(
+                f"extension '{path}' ignored: the name '{name}' is taken by {self.infos[name].source}"
+            )
             return None
         if name in self.infos:
             return name  # the same file given twice
@@ -254,18 +278,17 @@ class PikoPluginManager(pluggy.PluginManager):
 
     def validate(self) -> None:
         """Unregister plugins implementing hooks that no spec knows (a misspelled hook name)."""
+        unknown: dict[int, set[str]] = {}
+        for caller in list(vars(self.hook).values()):
+            if caller.spec is None:
+                for impl in caller.get_hookimpls():
+                    if not impl.optionalhook:
+                        unknown.setdefault(id(impl.plugin), set()).add(impl.function.__name__)
+        if not unknown:
+            return
         for name, plugin in list(self.list_name_plugin()):
-            if plugin is None:
-                continue
-            unknown = [
-                impl.function.__name__
-                for caller in self.get_hookcallers(plugin) or []
-                if caller.spec is None
-                for impl in caller.get_hookimpls()
-                if impl.plugin is plugin and not impl.optionalhook
-            ]
-            if unknown:
-                hooks = ", ".join(sorted(set(unknown)))
+            if plugin is not None and id(plugin) in unknown:
+                hooks = ", ".join(sorted(unknown[id(plugin)]))
                 self.unregister(plugin)
                 info = self.infos.get(name)
                 message = f"unknown hook {hooks}"
@@ -305,11 +328,27 @@ def _import_file(path: Path, name: str) -> Any:
     return module
 
 
+_KERNEL_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_PLUGGY_DIR = os.path.dirname(os.path.abspath(pluggy.__file__)) + os.sep
+_STDLIB_DIR = os.path.dirname(os.path.abspath(os.__file__)) + os.sep
+
+
+def _is_plugin_frame(filename: str) -> bool:
+    """Whether a traceback frame is in plugin code (not piko's kernel, pluggy or the stdlib)."""
+    if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+        return False
+    path = os.path.abspath(filename)
+    if path.startswith((_KERNEL_DIR, _PLUGGY_DIR)):
+        return False
+    return not (path.startswith(_STDLIB_DIR) and "-packages" + os.sep not in path)
+
+
 def _describe(exc: BaseException) -> str:
-    """``Type: message`` plus the innermost frame of the plugin's own code."""
-    text = f"{type(exc).__name__}: {exc}"
+    """``Type: message`` on one line, plus the innermost frame of the plugin's own code."""
+    message = " ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
     frames = traceback.extract_tb(exc.__traceback__)
-    own = [f for f in frames if "piko/kernel" not in f.filename and "/pluggy/" not in f.filename]
+    own = [f for f in frames if _is_plugin_frame(f.filename)]
     if own and not isinstance(exc, PluginLoadError):
         last = own[-1]
         text += f" ({Path(last.filename).name}:{last.lineno})"

@@ -16,10 +16,16 @@ def _status(info: Any) -> str:
     return "active"
 
 
-@click.command("plugins", help="List plugins, where they come from, the hooks they implement, and what is blocked.")
+@click.command(
+    "plugins", help="List plugins, where they come from, the hooks they implement, and what is blocked."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table")
 @click.pass_obj
 def plugins_command(app: Any, as_json: bool) -> None:
+    from piko.registries import Registries
+
+    for registry in Registries.SPECS:  # collect registrations so their problems are reported
+        getattr(app.registries, registry)
     infos = list(app.pm.infos.values())
     if as_json:
         from piko import jsonio
@@ -27,7 +33,9 @@ def plugins_command(app: Any, as_json: bool) -> None:
         payload = {"plugins": [i.to_json() for i in infos], "diagnostics": app.diagnostics()}
         sys.stdout.write(jsonio.dumps_pretty(payload) + "\n")
         return
-    rows = [(i.name, i.source, _status(i), ", ".join(h.removeprefix("piko_") for h in i.hooks)) for i in infos]
+    rows = [
+        (i.name, i.source, _status(i), ", ".join(h.removeprefix("piko_") for h in i.hooks)) for i in infos
+    ]
     headers = ("NAME", "SOURCE", "STATUS", "HOOKS")
     widths = [max(len(headers[c]), *(len(r[c]) for r in rows)) if rows else len(headers[c]) for c in range(3)]
     lines = ["  ".join(h.ljust(widths[c]) if c < 3 else h for c, h in enumerate(headers))]

@@ -50,8 +50,10 @@ class ToolDefinition(Lazy):
 
     ``execute(tool_call_id, params, signal, on_update, ctx)`` returns a
     :class:`piko.messages.ToolResult` (or a dict with ``content``/``details``/``is_error``)
-    and may be a coroutine function. ``prompt_snippet`` is the one line the system prompt
-    shows for the tool; ``prompt_guidelines`` are added to the guidelines when it is active.
+    and may be a coroutine function. ``prepare_arguments(arguments)``, when given, repairs the
+    model's arguments before schema validation (older argument shapes, JSON sent as a string).
+    ``prompt_snippet`` is the one line the system prompt shows for the tool;
+    ``prompt_guidelines`` are added to the guidelines when it is active.
     """
 
     name: str
@@ -59,6 +61,7 @@ class ToolDefinition(Lazy):
     description: str = ""
     parameters: dict[str, Any] = field(factory=lambda: {"type": "object", "properties": {}})
     execute: Any = None
+    prepare_arguments: Any = None
     default_active: bool = False
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(factory=list)
@@ -214,7 +217,9 @@ class Registry(Generic[T]):
         return list(self._items)
 
 
-def _as_definition(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], positional: tuple[str, ...]) -> Any:
+def _as_definition(
+    cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], positional: tuple[str, ...]
+) -> Any:
     """Build ``cls`` from ``register(definition)``, ``register(**kwargs)`` or positional names."""
     if len(args) == 1 and isinstance(args[0], cls) and not kwargs:
         return args[0]
@@ -276,7 +281,9 @@ class Registries:
                 self.diagnostics.append(message)
         return registry
 
-    def _registrar(self, registry: Registry[Any], cls: type, positional: tuple[str, ...], plugin: str) -> Callable[..., Any]:
+    def _registrar(
+        self, registry: Registry[Any], cls: type, positional: tuple[str, ...], plugin: str
+    ) -> Callable[..., Any]:
         def register(*args: Any, **kwargs: Any) -> Any:
             definition = _as_definition(cls, args, kwargs, positional)
             definition.plugin = definition.plugin or plugin
@@ -293,14 +300,20 @@ class Registries:
     def collect(self, hook: str, registrar_for: Callable[[str], Callable[..., Any]]) -> None:
         """Call ``hook`` on each plugin in registration order with its own ``register``."""
         caller = getattr(self.pm.hook, hook)
-        order = {plugin: i for i, (_n, plugin) in enumerate(self.pm.list_name_plugin())}
-        impls = sorted(caller.get_hookimpls(), key=lambda i: order.get(i.plugin, 0))
+        # keyed by id(): plugins may be unhashable (pluggy allows it)
+        order = {id(plugin): i for i, (_n, plugin) in enumerate(self.pm.list_name_plugin())}
+        impls = sorted(caller.get_hookimpls(), key=lambda i: order.get(id(i.plugin), 0))
+        tracer = getattr(self.pm, "tracer", None)  # PIKO_TRACE: these calls bypass pluggy's monitoring
         for impl in impls:
             register = registrar_for(impl.plugin_name)
+            if tracer is not None:
+                tracer.line(f"hook {hook} -> {impl.plugin_name}")
             try:
                 impl.function(**{arg: register for arg in impl.argnames})
             except Exception as exc:
-                self.diagnostics.append(f"plugin '{impl.plugin_name}': {hook} failed: {type(exc).__name__}: {exc}")
+                self.diagnostics.append(
+                    f"plugin '{impl.plugin_name}': {hook} failed: {type(exc).__name__}: {exc}"
+                )
 
     def add_runtime(self, attr: str, definition: Any) -> bool:
         """Register a definition after start-up (an extension registering from a handler)."""

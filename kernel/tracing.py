@@ -25,7 +25,7 @@ class Tracer:
             return None
         if target in ("1", "true", "yes", "stderr"):
             return cls(sys.stderr)
-        return cls(open(target, "a", encoding="utf-8", buffering=1))  # noqa: SIM115 - lives as long as piko
+        return cls(open(target, "a", encoding="utf-8", buffering=1))
 
     def line(self, text: str) -> None:
         elapsed = (time.perf_counter() - self.t0) * 1000
@@ -39,7 +39,12 @@ class Tracer:
         self.line(f"event {name} -> {plugin} ({took:.2f}ms): {_short(result)}")
 
     def attach(self, pm: Any) -> None:
-        """Trace pluggy-level hook calls (bootstrap and registration hooks)."""
+        """Trace pluggy-level hook calls (bootstrap and registration hooks).
+
+        ``pm.tracer`` is set too: code that calls implementations one by one (the registries)
+        traces through it.
+        """
+        pm.tracer = self
 
         def before(hook_name: str, impls: Any, kwargs: Any) -> None:
             names = ", ".join(i.plugin_name for i in impls)

@@ -81,6 +81,8 @@ _MESSAGE_ROLES: dict[str, type] = {
 
 # Fields written even when they hold their default value of None.
 _ALWAYS_WRITTEN: dict[type, set[str]] = {BashExecutionMessage: {"exit_code"}}
+# Fields never written: a tool result's error flag travels beside it (``isError``), not inside.
+_NEVER_WRITTEN: dict[type, set[str]] = {ToolResult: {"is_error"}}
 
 _unstructurers: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _structurers: dict[type, Callable[[dict[str, Any]], Any]] = {}
@@ -114,7 +116,10 @@ def _compile_unstructure(cls: type, fields: list[Any], tag_key: str | None, tag_
         "_unstructurers": _unstructurers,
     }
     always = _ALWAYS_WRITTEN.get(cls, set())
+    never = _NEVER_WRITTEN.get(cls, set())
     for f in fields:
+        if f.name in never:
+            continue
         key = camel(f.name)
         type_name = f.type if isinstance(f.type, str) else getattr(f.type, "__name__", "")
         if f.name == "content":
@@ -131,16 +136,13 @@ def _compile_unstructure(cls: type, fields: list[Any], tag_key: str | None, tag_
             lines.append(f"    if v is not None: out[{key!r}] = {expr}")
         else:
             lines.append(f"    out[{key!r}] = {expr}")
-    lines.append("    if obj.extra:")
-    lines.append("        for k, x in obj.extra.items():")
-    lines.append("            if k not in out: out[k] = x")
+    if any(f.name == "extra" for f in attrs.fields(cls)):
+        lines.append("    if obj.extra:")
+        lines.append("        for k, x in obj.extra.items():")
+        lines.append("            if k not in out: out[k] = x")
     lines.append("    return out")
     exec("\n".join(lines), namespace)
     return namespace["unstructure"]
-
-
-def _identity(value: Any, _type: Any = None) -> Any:
-    return value
 
 
 def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
@@ -156,12 +158,14 @@ def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
             overrides[f.name] = override(rename=camel(f.name), struct_hook=_identity)
         else:
             overrides[f.name] = override(rename=camel(f.name))
-    base_st = make_dict_structure_fn(cls, converter, **overrides)
+    base_st: Any = make_dict_structure_fn(cls, converter, **overrides)
     unstructure = _compile_unstructure(cls, fields, tag_key, tag_value)
+
+    keeps_extra = any(f.name == "extra" for f in attrs.fields(cls))
 
     def structure(data: dict[str, Any]) -> Any:
         obj = base_st(data, cls)
-        if len(data) > len(known) or not known.issuperset(data):
+        if keeps_extra and (len(data) > len(known) or not known.issuperset(data)):
             obj.extra = {k: v for k, v in data.items() if k not in known}
         return obj
 
@@ -187,6 +191,9 @@ def to_wire(obj: Any) -> Any:
     fn = _unstructurers.get(type(obj))
     if fn is not None:
         return fn(obj)
+    own = getattr(obj, "to_wire", None)
+    if callable(own):
+        return own()
     if isinstance(obj, UnknownMessage):
         return {"role": obj.role, **obj.extra}
     if isinstance(obj, list):

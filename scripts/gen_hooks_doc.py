@@ -1,0 +1,229 @@
+"""Generate ``docs/hooks.md`` from ``kernel/hookspecs.py`` docstrings and ``kernel/events.py`` SEMANTICS.
+
+Run it after adding or changing a hook::
+
+    .venv/bin/python scripts/gen_hooks_doc.py          # rewrite docs/hooks.md
+    .venv/bin/python scripts/gen_hooks_doc.py --check  # exit 1 when docs/hooks.md is out of date
+
+The banners of ``hookspecs.py`` (``# ---`` / ``# Title`` / ``# ---``) become the sections, each
+hookspec's docstring its entry. The event table says what a handler may return; its "modify" and
+"cancel" columns follow the dispatcher's semantics, refined where pi's extension reference says
+more (``REFINEMENTS`` below).
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+OUTPUT = ROOT / "docs" / "hooks.md"
+
+# What pi's extension reference says beyond the dispatcher's semantics (EXISTING_PI_STRUCTURE.md
+# appendix A.2 and pi's docs/extensions.md): (can modify, can cancel).
+REFINEMENTS: dict[str, tuple[str, str]] = {
+    "session_before_compact": ("Yes (supply the compaction)", "Yes"),
+    "session_before_tree": ("Yes (supply the summary)", "Yes"),
+    "input": ("Yes (transform)", "Yes (handled)"),
+    "tool_call": ("No (mutate `event.input` in place)", "Yes (block)"),
+}
+
+_SEMANTICS_CAPABILITIES: dict[str, tuple[str, str]] = {
+    # Semantics value -> (can modify, can cancel)
+    "notify": ("No", "No"),
+    "modify": ("Yes", "No"),
+    "cancel": ("No", "Yes"),
+    "block": ("No", "Yes (block)"),
+    "first result": ("Yes", "No"),
+    "collect": ("Yes", "No"),
+}
+
+_BANNER = re.compile(r"^# -{10,}\n# (?P<title>[^\n]+)\n# -{10,}$", re.MULTILINE)
+_DEF = re.compile(r"^def (piko_\w+)\(", re.MULTILINE)
+
+
+def _import_kernel() -> tuple[Any, Any]:
+    try:
+        from piko import events, hookspecs
+    except ImportError:  # run from a checkout without piko installed
+        sys.path.insert(0, str(ROOT))
+        import importlib
+
+        sys.modules.setdefault("piko", importlib.import_module("kernel"))
+        from piko import events, hookspecs
+    return hookspecs, events
+
+
+# ---------------------------------------------------------------------------
+# Reading the specs
+# ---------------------------------------------------------------------------
+
+
+def hook_sections(source: str) -> list[tuple[str, list[str]]]:
+    """``[(banner title, [hook names in source order])]`` from the text of ``hookspecs.py``."""
+    marks: list[tuple[int, str, str]] = [
+        (m.start(), "banner", m.group("title")) for m in _BANNER.finditer(source)
+    ]
+    marks += [(m.start(), "hook", m.group(1)) for m in _DEF.finditer(source)]
+    sections: list[tuple[str, list[str]]] = []
+    for _pos, kind, value in sorted(marks):
+        if kind == "banner":
+            sections.append((value, []))
+        elif sections:
+            sections[-1][1].append(value)
+        else:
+            sections.append(("Hooks", [value]))
+    return [(title, hooks) for title, hooks in sections if hooks]
+
+
+def rst_to_markdown(text: str) -> str:
+    """The reST of the docstrings as Markdown: literals, roles, ``:param:`` lists, labels."""
+    text = re.sub(r":(?:class|mod|func|meth|data|attr):`~?([^`]+)`", r"`\1`", text)
+    text = text.replace("``", "`")
+    lines: list[str] = []
+    for line in text.splitlines():
+        param = re.match(r"^:param (\w+):\s*(.*)$", line)
+        if param:
+            lines.append(f"- **`{param.group(1)}`**: {param.group(2)}")
+        elif line.startswith("    ") and lines and lines[-1].startswith("- **"):
+            lines[-1] += " " + line.strip()
+        elif re.match(r"^(Return value|Semantics):", line):
+            label, rest = line.split(":", 1)
+            if lines and lines[-1].strip():
+                lines.append("")
+            lines.append(f"**{label}:**{rest}")
+        elif lines and lines[-1].startswith("**") and line.strip() and not line.startswith(("*", "-")):
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return "\n".join(lines).strip()
+
+
+def return_value(doc: str) -> str:
+    """The "Return value:" paragraph of a docstring (one line), or "" when it has none."""
+    match = re.search(
+        r"^Return value:(.*?)(?=^(?:[A-Z][\w ]*:\s|:param)|\Z|^\s*$)", doc, re.MULTILINE | re.DOTALL
+    )
+    if not match:
+        return ""
+    return " ".join(match.group(1).split())
+
+
+def capabilities(name: str, semantics: str) -> tuple[str, str]:
+    """(can modify, can cancel) of an event, as pi's extension reference puts it."""
+    return REFINEMENTS.get(name, _SEMANTICS_CAPABILITIES[semantics])
+
+
+# ---------------------------------------------------------------------------
+# Rendering
+# ---------------------------------------------------------------------------
+
+
+def _cell(text: str) -> str:
+    return rst_to_markdown(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _signature(spec: Any) -> str:
+    params = ", ".join(inspect.signature(spec).parameters)
+    return f"{spec.__name__}({params})"
+
+
+def _anchor(title: str) -> str:
+    return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+
+def render() -> str:
+    """The whole text of ``docs/hooks.md``."""
+    hookspecs, events = _import_kernel()
+    source = Path(inspect.getfile(hookspecs)).read_text(encoding="utf-8")
+    sections = hook_sections(source)
+    specs = {name: getattr(hookspecs, name) for _title, hooks in sections for name in hooks}
+    out: list[str] = [
+        "# Hooks reference",
+        "",
+        "<!-- Generated by scripts/gen_hooks_doc.py from kernel/hookspecs.py and kernel/events.py."
+        " Do not edit: change the docstrings and run the script. -->",
+        "",
+        rst_to_markdown(inspect.getdoc(hookspecs) or ""),
+        "",
+        "How to write, package and block plugins: [plugins.md](plugins.md).",
+        "",
+        "## Contents",
+        "",
+        "- [Events and what a handler may return](#events-and-what-a-handler-may-return)",
+        "- [Services fired through the dispatcher](#services-fired-through-the-dispatcher)",
+    ]
+    out += [f"- [{title}](#{_anchor(title)})" for title, _hooks in sections]
+    out += [
+        "",
+        "## Events and what a handler may return",
+        "",
+        'Subscribe with `pi.on("<event>", handler)` in an extension or implement `piko_<event>(event, ctx)`'
+        " in a hook plugin. *Semantics* is how the dispatcher combines results (`piko.events.SEMANTICS`):"
+        " **notify** ignores them; **modify** chains them (each handler sees the previous one's change);"
+        " **cancel** stops at the first cancel; **block** stops at the first block and fails closed;"
+        " **first result** stops at the first answer; **collect** gathers every handler's contribution."
+        " *Modify* and *Cancel* say what pi's extension reference allows.",
+        "",
+        "| Event | Hook | Semantics | Modify | Cancel | A handler may return |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    services: list[str] = []
+    for name, semantics in events.SEMANTICS.items():
+        spec = specs.get(f"piko_{name}")
+        doc = inspect.getdoc(spec) or "" if spec is not None else ""
+        returned = return_value(doc)
+        first_arg = next(iter(inspect.signature(spec).parameters), "event") if spec is not None else "event"
+        if first_arg == "request":
+            services.append(f"| `{name}` | `piko_{name}` | {semantics.value} | {_cell(returned) or '-'} |")
+            continue
+        modify, cancel = capabilities(name, semantics.value)
+        returns = _cell(returned) if returned else "nothing (return values are ignored)"
+        out.append(f"| `{name}` | `piko_{name}` | {semantics.value} | {modify} | {cancel} | {returns} |")
+    out += [
+        "",
+        "## Services fired through the dispatcher",
+        "",
+        "These take a request object instead of an event; the first useful answer wins.",
+        "",
+        "| Service | Hook | Semantics | Return value |",
+        "| --- | --- | --- | --- |",
+        *services,
+    ]
+    for title, hooks in sections:
+        out += ["", f"## {title}"]
+        for name in hooks:
+            spec = specs[name]
+            options = getattr(spec, "piko_spec", None) or {}
+            flags = [flag for flag in ("historic", "firstresult") if options.get(flag)]
+            out += ["", f"### `{_signature(spec)}`", ""]
+            if flags:
+                out += [" ".join(f"*{flag}*" for flag in flags), ""]
+            out.append(rst_to_markdown(inspect.getdoc(spec) or "(undocumented)"))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--check", action="store_true", help="exit 1 when the file is out of date")
+    parser.add_argument("--output", type=Path, default=OUTPUT)
+    args = parser.parse_args(argv)
+    text = render()
+    if args.check:
+        current = args.output.read_text(encoding="utf-8") if args.output.exists() else ""
+        if current != text:
+            print(f"{args.output} is out of date: run scripts/gen_hooks_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(text, encoding="utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
