@@ -1,0 +1,1013 @@
+"""The session: an append-only tree of entries in a JSONL file, its leaf, and the context it gives.
+
+``SessionManager`` is pi's: entries hang off the current leaf, ``branch`` moves the leaf,
+``build_context`` resolves the current branch into the messages for the model (compaction and
+branch summaries applied). A new session writes nothing until its first assistant message, then
+everything so far, then one line per entry. Opening a file reads the tree fields of each line and
+parses messages only when the context needs them; broken lines are skipped and reported in
+``diagnostics``; files of older versions are migrated and rewritten, as pi does.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from attrs import define, field
+
+from piko import jsonio
+from piko.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from piko.session_entries import (
+    CURRENT_SESSION_VERSION,
+    BranchSummaryEntry,
+    CompactionEntry,
+    CustomMessageEntry,
+    EntryParseError,
+    LabelEntry,
+    MessageEntry,
+    ModelChangeEntry,
+    SessionEntry,
+    SessionHeader,
+    SessionInfoEntry,
+    ThinkingLevelChangeEntry,
+    entry_from_dict,
+    gc_paused,
+    iso_now,
+    ms_from_iso,
+    new_entry,
+    new_entry_id,
+    new_session_id,
+    read_entries,
+)
+from piko.session_list import (
+    SessionInfo,
+    default_session_dir,
+    find_most_recent_session,
+    list_all_sessions,
+    list_sessions,
+    read_header,
+    resolve_session,
+)
+from piko.session_migrations import migrate_to_current_version
+from piko.wire import message_from_wire, to_wire
+
+__all__ = [
+    "EntryNotFoundError",
+    "ModelRef",
+    "ReadonlySessionManager",
+    "SessionContext",
+    "SessionDiagnostic",
+    "SessionError",
+    "SessionFileError",
+    "SessionInOtherProjectError",
+    "SessionInfo",
+    "SessionManager",
+    "SessionNotFoundError",
+    "SessionTreeNode",
+    "build_session_context",
+    "list_all_sessions",
+    "list_sessions",
+]
+
+
+class SessionError(ValueError):
+    """A session operation that cannot be done; the message says why."""
+
+
+class EntryNotFoundError(SessionError):
+    """``Entry <id> not found``."""
+
+    def __init__(self, entry_id: str | None) -> None:
+        super().__init__(f"Entry {entry_id} not found")
+        self.entry_id = entry_id
+
+
+class SessionFileError(SessionError):
+    """A file that cannot be used as a session file (not one, unreadable)."""
+
+
+class SessionNotFoundError(SessionError):
+    """``No session found matching '<arg>'``."""
+
+    def __init__(self, arg: str) -> None:
+        super().__init__(f"No session found matching '{arg}'")
+        self.arg = arg
+
+
+class SessionInOtherProjectError(SessionError):
+    """An id prefix that matched only a session of another project (pi then offers to fork it)."""
+
+    def __init__(self, path: str, cwd: str) -> None:
+        super().__init__(f"Session found in different project: {cwd}")
+        self.path = path
+        self.cwd = cwd
+
+
+@define(frozen=True)
+class SessionDiagnostic:
+    """A problem met while reading a session file (the line was skipped)."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class ModelRef(NamedTuple):
+    """The model recorded on a branch: ``provider, model_id = ref`` works."""
+
+    provider: str
+    model_id: str
+
+
+@define
+class SessionContext:
+    """What the model sees on the current branch, and the model and thinking level recorded there."""
+
+    messages: list[Any] = field(factory=list)
+    thinking_level: str = "off"
+    model: ModelRef | None = None
+
+
+@define(eq=False)
+class SessionTreeNode:
+    """A node of :meth:`SessionManager.get_tree`: the entry, its children (oldest first), its label."""
+
+    entry: SessionEntry
+    children: list[SessionTreeNode] = field(factory=list)
+    label: str | None = None
+    label_timestamp: str | None = None
+
+
+# ---------------------------------------------------------------------------
+# Context building
+# ---------------------------------------------------------------------------
+
+
+def _context_messages(entry: SessionEntry, out: list[Any], problems: list[str]) -> None:
+    if isinstance(entry, MessageEntry):
+        try:
+            out.append(entry.message)
+        except Exception as exc:  # a line cut short or a message the data model rejects
+            problems.append(f"entry {entry.id}: unreadable message skipped ({exc})")
+    elif isinstance(entry, CustomMessageEntry):
+        out.append(
+            CustomMessage(
+                custom_type=entry.custom_type,
+                content=entry.content,
+                display=entry.display,
+                details=entry.details,
+                timestamp=ms_from_iso(entry.timestamp) or 0,
+            )
+        )
+    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
+        out.append(
+            BranchSummaryMessage(
+                summary=entry.summary, from_id=entry.from_id, timestamp=ms_from_iso(entry.timestamp) or 0
+            )
+        )
+
+
+def build_session_context(path: list[SessionEntry], problems: list[str] | None = None) -> SessionContext:
+    """pi's ``buildSessionContext`` over a root-to-leaf path of entries.
+
+    The latest ``thinking_level_change`` gives the thinking level; the latest ``model_change`` or
+    assistant message the model. With a compaction on the path, the context is its summary, the
+    entries from ``firstKeptEntryId`` up to it, then everything after it. Only the messages
+    that end up in the context are parsed.
+    """
+    problems = problems if problems is not None else []
+    thinking_level = "off"
+    model: ModelRef | None = None
+    compaction_index = -1
+    found_level = found_model = False
+    for index in range(len(path) - 1, -1, -1):
+        entry = path[index]
+        if not found_level and isinstance(entry, ThinkingLevelChangeEntry):
+            thinking_level = entry.thinking_level
+            found_level = True
+        elif not found_model and isinstance(entry, ModelChangeEntry):
+            model = ModelRef(entry.provider, entry.model_id)
+            found_model = True
+        elif not found_model and isinstance(entry, MessageEntry) and entry.role == "assistant":
+            try:
+                message = entry.message
+            except Exception:
+                continue
+            model = ModelRef(getattr(message, "provider", ""), getattr(message, "model", ""))
+            found_model = True
+        elif compaction_index < 0 and isinstance(entry, CompactionEntry):
+            compaction_index = index
+        if found_level and found_model and compaction_index >= 0:
+            break
+
+    messages: list[Any] = []
+    if compaction_index >= 0:
+        compaction = path[compaction_index]
+        assert isinstance(compaction, CompactionEntry)
+        messages.append(
+            CompactionSummaryMessage(
+                summary=compaction.summary,
+                tokens_before=compaction.tokens_before,
+                timestamp=ms_from_iso(compaction.timestamp) or 0,
+            )
+        )
+        first_kept = compaction.first_kept_entry_id
+        keeping = False
+        for entry in path[:compaction_index]:
+            if entry.id == first_kept:
+                keeping = True
+            if keeping:
+                _context_messages(entry, messages, problems)
+        for entry in path[compaction_index + 1 :]:
+            _context_messages(entry, messages, problems)
+    else:
+        for entry in path:
+            _context_messages(entry, messages, problems)
+    return SessionContext(messages, thinking_level, model)
+
+
+# ---------------------------------------------------------------------------
+# The manager
+# ---------------------------------------------------------------------------
+
+_UNSET: Any = object()
+
+
+class SessionManager:
+    """A session file (or an in-memory session) as a tree of entries with a current leaf."""
+
+    def __init__(
+        self,
+        cwd: str,
+        session_dir: str | None,
+        session_file: str | None,
+        persist: bool,
+    ) -> None:
+        """Prefer the constructors: :meth:`create`, :meth:`open`, :meth:`in_memory`, :meth:`continue_recent`, :meth:`fork_from`."""
+        self.cwd = cwd
+        self.session_dir = session_dir or ""
+        self._persist_enabled = persist
+        self.session_id = ""
+        self.session_file: str | None = None
+        self.diagnostics: list[SessionDiagnostic] = []
+        self._header = SessionHeader.new("", "", cwd)
+        self._entries: list[SessionEntry] = []
+        self._by_id: dict[str, SessionEntry] = {}
+        self._labels: dict[str, str] = {}
+        self._label_times: dict[str, str] = {}
+        self._leaf_id: str | None = None
+        self._has_assistant = False
+        self._on_disk = 0  # how many lines of header + entries the file holds
+        self._needs_newline = False  # the file ends in a line cut short
+        self.write_error: OSError | None = None  # the last failed write, None once writing works
+        self._rewrite_pending = False  # the whole file must be written again (a failed rewrite)
+        if persist and self.session_dir:
+            os.makedirs(self.session_dir, exist_ok=True)
+        if session_file:
+            self.set_session_file(session_file)
+        else:
+            self.new_session()
+
+    # -- constructors --------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, cwd: str, session_dir: str | None = None) -> SessionManager:
+        """A new session in ``session_dir`` (default ``<agent dir>/sessions/--<cwd>--``); written lazily."""
+        return cls(cwd, session_dir if session_dir is not None else default_session_dir(cwd), None, True)
+
+    @classmethod
+    def in_memory(cls, cwd: str | None = None) -> SessionManager:
+        """A session that is never written (``--no-session``)."""
+        return cls(cwd if cwd is not None else os.getcwd(), "", None, False)
+
+    @classmethod
+    def open(
+        cls,
+        path_or_id: str,
+        cwd: str | None = None,
+        session_dir: str | None = None,
+        *,
+        cwd_override: str | None = None,
+    ) -> SessionManager:
+        """Open a session file, or the newest session whose id starts with ``path_or_id``.
+
+        ``cwd`` is the current directory, used to look an id up (this project's sessions first,
+        ``session_dir`` if given); an id found only in another project raises
+        :class:`SessionInOtherProjectError` (pi asks whether to fork it: :meth:`fork_from`).
+        The session's cwd is its header's, or ``cwd_override``. A path that does not exist
+        starts a new session there.
+        """
+        here = cwd if cwd is not None else os.getcwd()
+        resolved = resolve_session(path_or_id, here, session_dir)
+        if resolved.kind == "not_found" or resolved.path is None:
+            raise SessionNotFoundError(path_or_id)
+        if resolved.kind == "global":
+            raise SessionInOtherProjectError(resolved.path, resolved.cwd or "")
+        path = resolved.path
+        header = read_header(path)
+        stored_cwd = header.get("cwd") if header is not None else None
+        session_cwd = cwd_override or (stored_cwd if isinstance(stored_cwd, str) else None) or here
+        directory = session_dir if session_dir is not None else os.path.dirname(os.path.abspath(path))
+        return cls(session_cwd, directory, path, True)
+
+    @classmethod
+    def continue_recent(cls, cwd: str, session_dir: str | None = None) -> SessionManager:
+        """The most recently modified session of ``session_dir`` (default: the cwd's), else a new one."""
+        directory = session_dir if session_dir is not None else default_session_dir(cwd)
+        recent = find_most_recent_session(directory)
+        return cls(cwd, directory, recent, True)
+
+    @classmethod
+    def fork_from(cls, path_or_id: str, cwd: str, session_dir: str | None = None) -> SessionManager:
+        """Copy a session (any project's) into a new session of ``cwd`` whose header names it as parent."""
+        resolved = resolve_session(path_or_id, cwd, session_dir)
+        if resolved.path is None:
+            raise SessionNotFoundError(path_or_id)
+        source = resolved.path
+        try:
+            header, entries, _problems, _migrated = _read_session_file(source)
+        except (OSError, SessionFileError):
+            header = None
+            entries = []
+        if header is None:
+            raise SessionFileError(f"Cannot fork: source session file is empty or invalid: {source}")
+        directory = session_dir if session_dir is not None else default_session_dir(cwd)
+        os.makedirs(directory, exist_ok=True)
+        new_id = new_session_id()
+        timestamp = iso_now()
+        new_file = os.path.join(directory, f"{_file_stamp(timestamp)}_{new_id}.jsonl")
+        new_header = SessionHeader.new(new_id, timestamp, cwd, source)
+        with open(new_file, "ab") as fh:
+            fh.write(new_header.line + b"".join(e.line for e in entries))
+        return cls(cwd, directory, new_file, True)
+
+    # -- session switching ---------------------------------------------------------------------
+
+    def new_session(self, id: str | None = None, parent_session: str | None = None) -> str | None:
+        """Start a new, empty session (``/new``); returns its file path (None in memory)."""
+        self.session_id = id or new_session_id()
+        timestamp = iso_now()
+        self._header = SessionHeader.new(self.session_id, timestamp, self.cwd, parent_session)
+        self._reset_entries([])
+        self._on_disk = 0
+        self._needs_newline = False
+        self._rewrite_pending = False
+        self.diagnostics = []
+        self.write_error = None
+        if self._persist_enabled:
+            self.session_file = os.path.join(
+                self.session_dir, f"{_file_stamp(timestamp)}_{self.session_id}.jsonl"
+            )
+        return self.session_file
+
+    def set_session_file(self, path: str) -> None:
+        """Switch to the session in ``path`` (``/resume``, ``switch_session``); a missing file starts a new session there."""
+        resolved = os.path.abspath(path)
+        if not os.path.exists(resolved):
+            self.new_session()
+            self.session_file = resolved
+            return
+        header, entries, problems, migrated = _read_session_file(resolved)
+        if header is None:
+            # An empty file: start afresh and write the header now, as pi does.
+            self.new_session()
+            self.session_file = resolved
+            self._rewrite_pending = True
+            self._flush_rewrite()
+            return
+        self.session_file = resolved
+        self.session_id = header.id
+        self._header = header
+        self._reset_entries(entries)
+        self.diagnostics = problems
+        self.write_error = None
+        self._on_disk = 1 + len(entries)
+        self._needs_newline = False
+        self._rewrite_pending = False
+        if migrated:
+            # pi rewrites a migrated file at once; if lines were skipped, the original is kept
+            if problems and not os.path.exists(f"{resolved}.bak"):
+                shutil.copyfile(resolved, f"{resolved}.bak")
+            self._rewrite_pending = True
+            self._flush_rewrite()
+        else:
+            self._needs_newline = _ends_torn(resolved)
+
+    def _flush_rewrite(self) -> None:
+        """Write the whole file now (migration, empty file); on failure retry with the next entry."""
+        try:
+            self._write_all(rewrite=True)
+            self._rewrite_pending = False
+            self.write_error = None
+        except OSError as exc:
+            self._write_failed(exc)
+
+    def _write_failed(self, exc: OSError) -> None:
+        self.write_error = exc
+        self.diagnostics.append(
+            SessionDiagnostic(
+                self.session_file or "", 0, f"could not write the session file: {exc.strerror or exc}"
+            )
+        )
+
+    def _reset_entries(self, entries: list[SessionEntry]) -> None:
+        self._entries = entries
+        self._by_id = {}
+        self._labels = {}
+        self._label_times = {}
+        self._leaf_id = None
+        self._has_assistant = False
+        for entry in entries:
+            self._index(entry)
+
+    def _index(self, entry: SessionEntry) -> None:
+        self._by_id[entry.id] = entry
+        self._leaf_id = entry.id
+        if isinstance(entry, MessageEntry):
+            if entry.role == "assistant":
+                self._has_assistant = True
+        elif isinstance(entry, LabelEntry):
+            self._apply_label(entry.target_id, entry.label, entry.timestamp)
+
+    def _apply_label(self, target_id: str, label: str | None, timestamp: str) -> None:
+        if label:
+            self._labels[target_id] = label
+            self._label_times[target_id] = timestamp
+        else:
+            self._labels.pop(target_id, None)
+            self._label_times.pop(target_id, None)
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def _lines(self) -> Iterator[bytes]:
+        yield self._header.line
+        for entry in self._entries:
+            yield entry.line
+
+    def _write_all(self, rewrite: bool) -> None:
+        if not self._persist_enabled or not self.session_file:
+            return
+        data = b"".join(self._lines())
+        directory = os.path.dirname(self.session_file)
+        if directory:
+            os.makedirs(directory, exist_ok=True)
+        if rewrite:
+            _write_bytes_atomic(self.session_file, data)
+        else:
+            with open(self.session_file, "ab") as fh:
+                fh.write(data)
+        self._on_disk = 1 + len(self._entries)
+        self._needs_newline = False
+
+    def _persist(self) -> None:
+        """pi's rule: nothing before the first assistant message, then everything, then each entry.
+
+        A failed write (disk full, file not writable) does not lose the entry: it stays in memory,
+        the error is kept in ``write_error`` and ``diagnostics``, and the next append writes every
+        entry still missing from the file.
+        """
+        if not self._persist_enabled or not self.session_file:
+            return
+        if self._rewrite_pending:
+            self._flush_rewrite()
+            return
+        if not self._has_assistant:
+            return
+        try:
+            if self._on_disk and not os.path.exists(self.session_file):
+                self._on_disk = 0  # the file was removed under us: write it whole again
+            if self._on_disk == 0:
+                self._write_all(rewrite=False)
+            else:
+                pending = self._entries[self._on_disk - 1 :]
+                if pending:
+                    data = b"".join(e.line for e in pending)
+                    if self._needs_newline:
+                        data = b"\n" + data
+                    with open(self.session_file, "ab") as fh:
+                        fh.write(data)
+                    self._on_disk = 1 + len(self._entries)
+                    self._needs_newline = False
+            self.write_error = None
+        except OSError as exc:
+            self._write_failed(exc)
+            self._needs_newline = self._needs_newline or _ends_torn(self.session_file)
+
+    def _append(
+        self, entry_type: str, fields: dict[str, Any], *, fields_first: bool = False, message: Any = None
+    ) -> str:
+        tree = {"id": new_entry_id(self._by_id), "parentId": self._leaf_id, "timestamp": iso_now()}
+        # pi writes the own fields of custom entries before the tree fields
+        ordered = {**fields, **tree} if fields_first else {**tree, **fields}
+        raw = {"type": entry_type, **{k: v for k, v in ordered.items() if v is not _UNSET}}
+        entry = new_entry(entry_type, raw, message)
+        self._entries.append(entry)
+        self._index(entry)
+        self._persist()
+        return entry.id
+
+    # -- appending -----------------------------------------------------------------------------
+
+    def append_message(self, message: Any) -> str:
+        """Append an agent message (a :mod:`piko.messages` object or its wire dict); returns the entry id."""
+        if isinstance(message, dict):
+            wire = message
+            message = message_from_wire(wire)
+        else:
+            wire = to_wire(message)
+        return self._append("message", {"message": wire}, message=message)
+
+    def append_thinking_level_change(self, level: str) -> str:
+        return self._append("thinking_level_change", {"thinkingLevel": level})
+
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        return self._append("model_change", {"provider": provider, "modelId": model_id})
+
+    def append_compaction(
+        self,
+        summary: str,
+        first_kept_entry_id: str,
+        tokens_before: int,
+        details: Any = None,
+        from_hook: bool | None = None,
+    ) -> str:
+        return self._append(
+            "compaction",
+            {
+                "summary": summary,
+                "firstKeptEntryId": first_kept_entry_id,
+                "tokensBefore": tokens_before,
+                "details": _opt(details),
+                "fromHook": _opt(from_hook),
+            },
+        )
+
+    def append_branch_summary(
+        self, from_id: str, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> str:
+        """A ``branch_summary`` entry at the current leaf (see :meth:`branch_with_summary` for pi's ``/tree``)."""
+        return self._append(
+            "branch_summary",
+            {"fromId": from_id, "summary": summary, "details": _opt(details), "fromHook": _opt(from_hook)},
+        )
+
+    def branch_with_summary(
+        self, branch_from_id: str | None, summary: str, details: Any = None, from_hook: bool | None = None
+    ) -> str:
+        """Move the leaf to ``branch_from_id`` (None: before the first entry) and record a summary of
+        the branch left there (pi's ``branchWithSummary``: ``fromId`` is that entry, or ``root``)."""
+        if branch_from_id is not None and branch_from_id not in self._by_id:
+            raise EntryNotFoundError(branch_from_id)
+        self._leaf_id = branch_from_id
+        return self._append(
+            "branch_summary",
+            {
+                "fromId": branch_from_id if branch_from_id is not None else "root",
+                "summary": summary,
+                "details": _opt(details),
+                "fromHook": _opt(from_hook),
+            },
+        )
+
+    def append_custom(self, custom_type: str, data: Any = None) -> str:
+        """Extension state (not in the context)."""
+        return self._append("custom", {"customType": custom_type, "data": _opt(data)}, fields_first=True)
+
+    def append_custom_message(
+        self, custom_type: str, content: Any, display: bool, details: Any = None
+    ) -> str:
+        """An extension message that is part of the context; ``content`` is a string or blocks."""
+        wire_content = content if isinstance(content, str) else to_wire(list(content))
+        return self._append(
+            "custom_message",
+            {
+                "customType": custom_type,
+                "content": wire_content,
+                "display": display,
+                "details": _opt(details),
+            },
+            fields_first=True,
+        )
+
+    def append_label(self, target_id: str, label: str | None) -> str:
+        """Set (or with None/empty, clear) the label of an entry."""
+        if target_id not in self._by_id:
+            raise EntryNotFoundError(target_id)
+        return self._append("label", {"targetId": target_id, "label": _opt(label)})
+
+    def append_session_info(self, name: str) -> str:
+        """Name the session (an empty name clears it)."""
+        return self._append("session_info", {"name": name.strip()})
+
+    # pi's names
+    append_custom_entry = append_custom
+    append_custom_message_entry = append_custom_message
+    append_label_change = append_label
+
+    # -- reading -------------------------------------------------------------------------------
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._header
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def is_persisted(self) -> bool:
+        return self._persist_enabled
+
+    def get_cwd(self) -> str:
+        return self.cwd
+
+    def get_session_dir(self) -> str:
+        return self.session_dir
+
+    def get_session_id(self) -> str:
+        return self.session_id
+
+    def get_session_file(self) -> str | None:
+        return self.session_file
+
+    def get_header(self) -> SessionHeader:
+        return self._header
+
+    def get_leaf_id(self) -> str | None:
+        return self._leaf_id
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        return self._by_id.get(self._leaf_id) if self._leaf_id else None
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._by_id.get(entry_id)
+
+    def get_entries(self) -> list[SessionEntry]:
+        """Every entry in file order (header excluded); a new list."""
+        return list(self._entries)
+
+    def get_children(self, parent_id: str | None) -> list[SessionEntry]:
+        return [e for e in self._by_id.values() if e.parent_id == parent_id]
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._labels.get(entry_id)
+
+    def get_session_name(self) -> str | None:
+        """The name of the latest ``session_info`` entry (an empty one clears it)."""
+        for entry in reversed(self._entries):
+            if isinstance(entry, SessionInfoEntry):
+                name = entry.name
+                return name.strip() or None if name else None
+        return None
+
+    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
+        """The entries from the root to ``leaf_id`` (default: the current leaf)."""
+        path: list[SessionEntry] = []
+        append = path.append
+        by_id = self._by_id
+        start = leaf_id if leaf_id is not None else self._leaf_id
+        current = by_id.get(start) if start else None
+        budget = len(by_id)
+        while current is not None and budget > 0:
+            append(current)
+            budget -= 1
+            parent = current.parent_id
+            current = by_id.get(parent) if parent else None
+        if current is not None:  # a parent cycle (hand-edited file, colliding ids): stop at the repeat
+            path = []
+            seen: set[str] = set()
+            current = by_id.get(start) if start else None
+            while current is not None and current.id not in seen:
+                seen.add(current.id)
+                path.append(current)
+                current = by_id.get(current.parent_id) if current.parent_id else None
+        path.reverse()
+        return path
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        """All entries as a forest (normally one root; orphans become roots), children oldest first."""
+        nodes: dict[str, SessionTreeNode] = {}
+        for entry in self._entries:
+            nodes[entry.id] = SessionTreeNode(
+                entry, [], self._labels.get(entry.id), self._label_times.get(entry.id)
+            )
+        roots: list[SessionTreeNode] = []
+        for entry in self._entries:
+            node = nodes[entry.id]
+            parent_id = entry.parent_id
+            parent = nodes.get(parent_id) if parent_id is not None and parent_id != entry.id else None
+            if parent is None:
+                roots.append(node)
+            else:
+                parent.children.append(node)
+        stack = list(roots)
+        while stack:
+            node = stack.pop()
+            node.children.sort(key=_timestamp_key)
+            stack.extend(node.children)
+        return roots
+
+    def build_context(self) -> SessionContext:
+        """The context of the current branch (pi's ``buildSessionContext``)."""
+        if self._leaf_id is None:
+            return SessionContext([], "off", None)
+        problems: list[str] = []
+        with gc_paused():
+            context = build_session_context(self.get_branch(), problems)
+        for problem in problems:
+            self.diagnostics.append(SessionDiagnostic(self.session_file or "", 0, problem))
+        return context
+
+    build_session_context = build_context
+
+    # -- navigation ----------------------------------------------------------------------------
+
+    def branch(self, entry_id: str) -> None:
+        """Move the leaf to an earlier entry; what is appended next starts a new branch there."""
+        if entry_id not in self._by_id:
+            raise EntryNotFoundError(entry_id)
+        self._leaf_id = entry_id
+
+    def reset_leaf(self) -> None:
+        """Move the leaf before the first entry (the next entry is a new root)."""
+        self._leaf_id = None
+
+    def create_branched_session(self, leaf_id: str) -> str | None:
+        """A new session holding the path root..``leaf_id`` (labels on it kept); the manager switches to it.
+
+        Returns the new file path (None in memory). The file is written now if the path has an
+        assistant message, else with the first one, like a new session.
+        """
+        previous_file = self.session_file
+        path = self.get_branch(leaf_id)
+        if not path:
+            raise EntryNotFoundError(leaf_id)
+        kept = [e for e in path if not isinstance(e, LabelEntry)]
+        new_id = new_session_id()
+        timestamp = iso_now()
+        new_file = os.path.join(self.session_dir, f"{_file_stamp(timestamp)}_{new_id}.jsonl")
+        header = SessionHeader.new(
+            new_id, timestamp, self.cwd, previous_file if self._persist_enabled else None
+        )
+        ids = {e.id for e in kept}
+        labels = [
+            (target, label, self._label_times.get(target))
+            for target, label in self._labels.items()
+            if target in ids
+        ]
+        parent_id = kept[-1].id if kept else None
+        label_entries: list[SessionEntry] = []
+        for target, label, label_time in labels:
+            entry_id = new_entry_id(ids)
+            ids.add(entry_id)
+            raw: dict[str, Any] = {"type": "label", "id": entry_id, "parentId": parent_id}
+            if label_time is not None:
+                raw["timestamp"] = label_time
+            raw["targetId"] = target
+            raw["label"] = label
+            label_entries.append(entry_from_dict(raw))
+            parent_id = entry_id
+        self._header = header
+        self.session_id = new_id
+        self._reset_entries(kept + label_entries)
+        self._needs_newline = False
+        self._on_disk = 0
+        if not self._persist_enabled:
+            return None
+        self.session_file = new_file
+        self.diagnostics = []
+        self.write_error = None
+        if self._has_assistant:
+            self._rewrite_pending = True
+            self._flush_rewrite()
+        return new_file
+
+    def read_only_session_manager(self) -> ReadonlySessionManager:
+        """The read-only view extensions get (pi's ``ReadonlySessionManager``)."""
+        return ReadonlySessionManager(self)
+
+
+def _timestamp_key(node: SessionTreeNode) -> str:
+    return node.entry.timestamp  # ISO strings of one format sort chronologically
+
+
+def _opt(value: Any) -> Any:
+    """None means "absent" (JavaScript's undefined): the key is not written."""
+    return _UNSET if value is None else value
+
+
+def _file_stamp(timestamp: str) -> str:
+    return timestamp.replace(":", "-").replace(".", "-")
+
+
+def _write_bytes_atomic(path: str, data: bytes) -> None:
+    directory = os.path.dirname(path) or "."
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _ends_torn(path: str) -> bool:
+    """Whether a non-empty file does not end in a newline (its last line was cut short)."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            if fh.tell() == 0:
+                return False
+            fh.seek(-1, os.SEEK_END)
+            return fh.read(1) != b"\n"
+    except OSError:
+        return False
+
+
+def _read_session_file(
+    path: str,
+) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
+    """Read a session file (see :func:`_read_session_file_unpaused`) with the collector paused."""
+    with gc_paused():
+        return _read_session_file_unpaused(path)
+
+
+def _read_session_file_unpaused(
+    path: str,
+) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
+    """``(header, entries, diagnostics, migrated)`` of a session file.
+
+    A blank file gives no header. A file whose first readable line is not a session header
+    raises :class:`SessionFileError` (pi would overwrite it; piko leaves it alone). Older
+    versions are migrated in memory (``migrated`` is then true and every line is new).
+    """
+    problems: list[SessionDiagnostic] = []
+    header: SessionHeader | None = None
+    entries: list[SessionEntry] = []
+    seen_content = False
+    try:
+        fh = open(path, "rb")
+    except OSError as exc:
+        raise SessionFileError(f"Cannot read session file {path}: {exc.strerror or exc}") from exc
+    with fh:
+        lines = iter(fh)
+        number = 0
+        for raw_line in lines:
+            number += 1
+            if not raw_line.strip():
+                continue
+            seen_content = True
+            try:
+                obj = jsonio.loads(raw_line)
+            except ValueError:
+                try:
+                    obj = jsonio.loads(raw_line.decode("utf-8", "replace"))
+                except ValueError:
+                    problems.append(SessionDiagnostic(path, number, "invalid JSON, line skipped"))
+                    continue
+            if (
+                not isinstance(obj, dict)
+                or obj.get("type") != "session"
+                or not isinstance(obj.get("id"), str)
+            ):
+                raise SessionFileError(
+                    f"{path} is not a session file: its first line is not a session header"
+                )
+            header = SessionHeader(obj, raw_line if raw_line.endswith(b"\n") else raw_line + b"\n")
+            break
+        if header is None:
+            if seen_content:
+                raise SessionFileError(f"{path} is not a session file: no session header")
+            return None, [], problems, False
+        if header.version < CURRENT_SESSION_VERSION:
+            return _read_old_version(path, header, lines, number, problems)
+        rest = fh.readlines()
+    entries, skipped = read_entries(rest)
+    for index, problem in skipped:
+        problems.append(SessionDiagnostic(path, number + 1 + index, f"{problem}, line skipped"))
+    return header, entries, problems, False
+
+
+def _read_old_version(
+    path: str,
+    header: SessionHeader,
+    lines: Iterator[bytes],
+    number: int,
+    problems: list[SessionDiagnostic],
+) -> tuple[SessionHeader, list[SessionEntry], list[SessionDiagnostic], bool]:
+    objects: list[dict[str, Any]] = [header.raw]
+    for raw_line in lines:
+        number += 1
+        if not raw_line.strip():
+            continue
+        try:
+            obj = jsonio.loads(raw_line)
+        except ValueError:
+            problems.append(SessionDiagnostic(path, number, "invalid JSON, line skipped"))
+            continue
+        if not isinstance(obj, dict):
+            problems.append(SessionDiagnostic(path, number, "not a JSON object, line skipped"))
+            continue
+        objects.append(obj)
+    migrate_to_current_version(objects)
+    entries: list[SessionEntry] = []
+    for obj in objects[1:]:
+        if obj.get("type") == "session":
+            continue
+        try:
+            entry = entry_from_dict(obj)
+        except EntryParseError as exc:
+            problems.append(SessionDiagnostic(path, 0, f"{exc}, entry skipped"))
+            continue
+        if isinstance(entry, MessageEntry):
+            entry._raw = None
+        entries.append(entry)
+    return SessionHeader(objects[0]), entries, problems, True
+
+
+# ---------------------------------------------------------------------------
+# Read-only view
+# ---------------------------------------------------------------------------
+
+
+class ReadonlySessionManager:
+    """What extensions may do with the session: read it (pi's ``ReadonlySessionManager``)."""
+
+    __slots__ = ("_manager",)
+
+    def __init__(self, manager: SessionManager) -> None:
+        self._manager = manager
+
+    def get_cwd(self) -> str:
+        return self._manager.cwd
+
+    def get_session_dir(self) -> str:
+        return self._manager.session_dir
+
+    def get_session_id(self) -> str:
+        return self._manager.session_id
+
+    def get_session_file(self) -> str | None:
+        return self._manager.session_file
+
+    def get_leaf_id(self) -> str | None:
+        return self._manager.leaf_id
+
+    def get_leaf_entry(self) -> SessionEntry | None:
+        return self._manager.get_leaf_entry()
+
+    def get_entry(self, entry_id: str) -> SessionEntry | None:
+        return self._manager.get_entry(entry_id)
+
+    def get_label(self, entry_id: str) -> str | None:
+        return self._manager.get_label(entry_id)
+
+    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
+        return self._manager.get_branch(leaf_id)
+
+    def get_header(self) -> SessionHeader:
+        return self._manager.header
+
+    def get_entries(self) -> list[SessionEntry]:
+        return self._manager.get_entries()
+
+    def get_tree(self) -> list[SessionTreeNode]:
+        return self._manager.get_tree()
+
+    def get_session_name(self) -> str | None:
+        return self._manager.get_session_name()
+
+    def get_children(self, parent_id: str | None) -> list[SessionEntry]:
+        return self._manager.get_children(parent_id)
+
+    def build_context(self) -> SessionContext:
+        return self._manager.build_context()
+
+    @property
+    def session_id(self) -> str:
+        return self._manager.session_id
+
+    @property
+    def session_file(self) -> str | None:
+        return self._manager.session_file
+
+    @property
+    def cwd(self) -> str:
+        return self._manager.cwd
+
+    @property
+    def leaf_id(self) -> str | None:
+        return self._manager.leaf_id
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._manager.header

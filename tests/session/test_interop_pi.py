@@ -1,0 +1,154 @@
+"""Interop with the real pi 0.73.1: piko's session files continue in pi, and pi's in piko.
+
+Each test runs ``pi -p`` against the scripted LLM server of ``support/llm_server.py`` on
+127.0.0.1 and checks both what pi sent to the model (the history read from the file) and what
+it appended to the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from session_helpers import PI_BIN, assistant, needs_pi, user
+from support.llm_server import LLMServer
+
+from piko.messages import AssistantMessage, TextContent, UserMessage
+from piko.session_manager import SessionManager
+
+pytestmark = needs_pi
+
+
+def configure(agent: Path, base_url: str) -> None:
+    models = {
+        "providers": {
+            "mock": {
+                "baseUrl": base_url + "/v1",
+                "api": "openai-completions",
+                "apiKey": "mock-key",
+                "models": [{"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}],
+            }
+        }
+    }
+    (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+
+
+def run_pi(agent: Path, cwd: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
+    env.update(PI_CODING_AGENT_DIR=str(agent), HOME=str(agent.parent / "home"), PI_OFFLINE="1")
+    done = subprocess.run(
+        [str(PI_BIN), "--provider", "mock", "--model", "mock-1", "--no-tools", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def sent_texts(request: dict[str, Any]) -> list[str]:
+    """``role: text`` of each message pi sent (system prompt left out)."""
+    out = []
+    for message in request["body"]["messages"]:
+        if message["role"] == "system":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        out.append(f"{message['role']}: {content}")
+    return out
+
+
+def context_texts(manager: SessionManager) -> list[str]:
+    out = []
+    for m in manager.build_context().messages:
+        assert isinstance(m, (UserMessage, AssistantMessage))
+        content = (
+            m.content
+            if isinstance(m.content, str)
+            else "".join(b.text for b in m.content if isinstance(b, TextContent))
+        )
+        out.append(f"{m.ROLE}: {content}")
+    return out
+
+
+def test_piko_session_continues_in_pi_and_back(agent_dir: Path, work: Path) -> None:
+    turns = [
+        {"blocks": [{"text": "Second answer from pi."}]},
+        {"blocks": [{"text": "Fourth answer from pi."}]},
+    ]
+    with LLMServer(turns) as server:
+        configure(agent_dir, server.base_url)
+        manager = SessionManager.create(str(work))
+        manager.append_model_change("mock", "mock-1")
+        manager.append_thinking_level_change("off")
+        manager.append_message(user("First question"))
+        manager.append_message(assistant("First answer from piko."))
+        manager.append_session_info("made by piko")
+        path = manager.session_file
+        assert path is not None
+        piko_leaf = manager.leaf_id
+
+        # pi opens piko's file (by id prefix, as --session accepts) and continues it.
+        assert "Second answer from pi." in run_pi(
+            agent_dir, work, "-p", "Second question", "--session", manager.session_id[:18]
+        )
+        assert sent_texts(server.requests[0]) == [
+            "user: First question",
+            "assistant: First answer from piko.",
+            "user: Second question",
+        ]
+        reopened = SessionManager.open(path)
+        assert reopened.diagnostics == [] and reopened.session_id == manager.session_id
+        pi_entries = reopened.get_entries()[len(manager.get_entries()) :]
+        assert pi_entries and pi_entries[0].parent_id == piko_leaf
+        assert context_texts(reopened)[-2:] == ["user: Second question", "assistant: Second answer from pi."]
+        assert reopened.get_session_name() == "made by piko"
+
+        # piko continues pi's appends; pi continues again (-c: the most recent session of the cwd).
+        reopened.append_message(user("Third question"))
+        reopened.append_message(assistant("Third answer from piko."))
+        assert "Fourth answer from pi." in run_pi(agent_dir, work, "-c", "-p", "Fourth question")
+        assert sent_texts(server.requests[1]) == [
+            "user: First question",
+            "assistant: First answer from piko.",
+            "user: Second question",
+            "assistant: Second answer from pi.",
+            "user: Third question",
+            "assistant: Third answer from piko.",
+            "user: Fourth question",
+        ]
+        final = SessionManager.open(path)
+        assert final.diagnostics == []
+        assert context_texts(final)[-1] == "assistant: Fourth answer from pi."
+        assert [e.id for e in final.get_branch()][: len(reopened.get_entries())] == [
+            e.id for e in reopened.get_entries()
+        ]
+        sessions_dir = Path(path).parent
+        assert len(list(sessions_dir.glob("*.jsonl"))) == 1  # pi wrote into piko's file, no new one
+
+
+def test_pi_session_continues_in_piko(agent_dir: Path, work: Path) -> None:
+    with LLMServer([{"blocks": [{"text": "Hello from pi."}]}]) as server:
+        configure(agent_dir, server.base_url)
+        run_pi(agent_dir, work, "-p", "Say hello")
+    # piko finds pi's file where pi put it (same directory name, same file name scheme).
+    manager = SessionManager.continue_recent(str(work))
+    assert manager.diagnostics == [] and manager.session_file is not None
+    assert Path(manager.session_file).parent.name == "--" + str(work).lstrip("/").replace("/", "-") + "--"
+    assert context_texts(manager) == ["user: Say hello", "assistant: Hello from pi."]
+    context = manager.build_context()
+    assert context.model == ("mock", "mock-1") and context.thinking_level == "off"
+    before = Path(manager.session_file).read_bytes()
+    manager.append_message(user("And now piko"))
+    manager.append_message(assistant("piko answers"))
+    after = Path(manager.session_file).read_bytes()
+    assert after.startswith(before)
+    again = SessionManager.open(manager.session_file)
+    assert context_texts(again)[-2:] == ["user: And now piko", "assistant: piko answers"]
