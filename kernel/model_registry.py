@@ -2,11 +2,25 @@
 
 Provider plugins register :class:`ProviderConfig` objects through ``piko_register_providers``;
 provider API plugins register the wire protocols through ``piko_register_provider_apis``.
-Registering a provider name that exists merges: models with the same id are replaced, others
-kept, and non-empty settings (base URL, headers, key) override. API keys are resolved in pi's
-order: the runtime override (``--api-key``), then ``piko_resolve_api_key`` implementations
-(auth.json, OAuth, environment variables, models.json values), then the provider's own
-``api_key`` value (a literal, an environment variable name, or ``!command``).
+Registrations run in pluggy's order of preference: ``tryfirst`` implementations (the built-in
+catalog, then ``~/.pi/agent/models.json``), then the others in load order (third-party plugins,
+extensions), so later registrations override earlier ones as pi's do.
+
+Registering a provider name that exists merges, as pi merges ``models.json`` into its catalog:
+
+* models with an id already known replace that model, new ids are added, the others are kept;
+* a ``base_url`` or ``compat`` given without models applies to the models already there
+  (``compat`` is merged key by key); ``model_overrides`` patch models already there;
+* settings that are set (API, key, headers, ...) override; environment variable lists join.
+
+API keys are resolved in pi's order: the runtime override (``--api-key``), then
+``piko_resolve_api_key`` implementations (auth.json key, OAuth token, environment variables,
+custom resolvers), then the provider's own ``api_key`` (a literal, an environment variable
+name, or ``!command``). **Before each request** the caller asks :meth:`ModelRegistry.request_auth`
+for the key and the request headers (the model's own headers, then the provider's and the
+model's configured headers with their values resolved like keys, then
+``Authorization: Bearer <key>`` for ``auth_header`` providers) and passes both in
+:class:`piko.streaming.StreamOptions`, as pi's session does with ``getApiKeyAndHeaders``.
 """
 
 from __future__ import annotations
@@ -21,26 +35,57 @@ from attrs import define, field
 
 from piko.messages import Model
 
-API_KEY_COMMAND_TIMEOUT_S = 30
+API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
+CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
 
 
 @define(kw_only=True)
 class ProviderConfig:
-    """A provider: where it lives, how to authenticate, which models it serves."""
+    """A provider: where it lives, how to authenticate, which models it serves.
+
+    ``api_key`` and the values of ``headers`` and ``model_headers`` are *config values*: a
+    literal, the name of an environment variable, or ``!command`` (its output), resolved when
+    a request is made. ``extra`` holds raw data of the provider's source (the catalog's
+    ``defaultBaseUrl``, ``apis``, ``extraEnv``, ``oauth``...) for the API plugins that need it.
+    """
 
     name: str
     base_url: str = ""
     api: str = ""
     api_key: str | None = None  # literal, environment variable name, or "!command"
     env_keys: list[str] = field(factory=list)  # environment variables pi reads for this provider
-    headers: dict[str, str] | None = None
+    headers: dict[str, str] | None = None  # request headers (config values)
     auth_header: bool = False  # send "Authorization: Bearer <key>" whatever the API
     models: list[Model] = field(factory=list)
-    model_overrides: dict[str, dict[str, Any]] | None = None
+    model_overrides: dict[str, dict[str, Any]] | None = None  # model id -> pi's override fields
+    model_headers: dict[str, dict[str, str]] | None = None  # model id -> request headers (config values)
     compat: dict[str, Any] | None = None
     stream_simple: Any = None  # command-backed provider: stream(model, context, options)
     oauth: Any = None
+    display_name: str = ""
+    extra: dict[str, Any] = field(factory=dict)
     plugin: str = ""
+
+
+@define(kw_only=True)
+class RequestAuth:
+    """What one request needs: the key and headers, or why it cannot be made."""
+
+    ok: bool = True
+    api_key: str | None = None
+    headers: dict[str, str] | None = None
+    error: str | None = None
+
+
+def merge_compat(base: dict[str, Any] | None, override: dict[str, Any] | None) -> dict[str, Any] | None:
+    """pi's compat merge: keys of ``override`` win; routing objects are merged one level deeper."""
+    if not override:
+        return base
+    merged = {**(base or {}), **override}
+    for key in ("openRouterRouting", "vercelGatewayRouting"):
+        if (base and key in base) or key in override:
+            merged[key] = {**((base or {}).get(key) or {}), **(override.get(key) or {})}
+    return merged
 
 
 class ModelRegistry:
@@ -57,94 +102,152 @@ class ModelRegistry:
     # -- filling -----------------------------------------------------------------------------
 
     def load(self) -> ModelRegistry:
-        """Collect ``piko_register_providers`` (once)."""
+        """Collect ``piko_register_providers`` (once), ``tryfirst`` implementations first."""
         if self._loaded:
             return self
         self._loaded = True
+        pm = self.app.pm
+        order = {plugin: i for i, (_n, plugin) in enumerate(pm.list_name_plugin())}
 
-        def registrar_for(plugin: str) -> Callable[..., Any]:
-            def register(config: ProviderConfig | None = None, **kwargs: Any) -> ProviderConfig:
-                if config is None:
-                    config = ProviderConfig(**kwargs)
-                config.plugin = config.plugin or plugin
-                self.add_provider(config)
-                return config
+        def rank(impl: Any) -> tuple[int, int]:
+            return (0 if impl.tryfirst else 2 if impl.trylast else 1, order.get(impl.plugin, 0))
 
-            return register
-
-        self.app.registries.collect("piko_register_providers", registrar_for)
+        for impl in sorted(pm.hook.piko_register_providers.get_hookimpls(), key=rank):
+            register = self._registrar(impl.plugin_name)
+            try:
+                impl.function(**{arg: register for arg in impl.argnames})
+            except Exception as exc:  # one broken provider plugin must not hide the others
+                self.diagnostics.append(
+                    f"plugin '{impl.plugin_name}': piko_register_providers failed: {type(exc).__name__}: {exc}"
+                )
         return self
 
+    def _registrar(self, plugin: str) -> Callable[..., Any]:
+        def register(config: ProviderConfig | None = None, **kwargs: Any) -> ProviderConfig:
+            if config is None:
+                config = ProviderConfig(**kwargs)
+            config.plugin = config.plugin or plugin
+            self.add_provider(config)
+            return config
+
+        def diagnostic(message: str) -> None:
+            """Report a problem of the plugin's own sources (``Warning: ...`` on stderr)."""
+            if message not in self.diagnostics:
+                self.diagnostics.append(message)
+
+        register.diagnostic = diagnostic  # type: ignore[attr-defined]
+        return register
+
     def add_provider(self, config: ProviderConfig) -> None:
-        """Add a provider, or merge into the one of the same name."""
+        """Add a provider, or merge into the one of the same name (see the module docstring)."""
+        policy = getattr(self.app, "policy", None)
+        if policy is not None and not policy.allows_provider(config.name):
+            message = f"provider '{config.name}' blocked by policy ({policy.source})"
+            if message not in self.diagnostics:
+                self.diagnostics.append(message)
+            return
         existing = self.providers.get(config.name)
         if existing is None:
-            merged = attrs.evolve(config, models=[])
+            merged = attrs.evolve(config, models=[], model_overrides=None, extra=dict(config.extra))
             self.providers[config.name] = merged
         else:
             merged = existing
-            for f in ("base_url", "api", "api_key", "headers", "compat", "stream_simple", "oauth", "model_overrides"):
-                value = getattr(config, f)
+            for name in ("api", "api_key", "stream_simple", "oauth", "display_name"):
+                value = getattr(config, name)
                 if value:
-                    setattr(merged, f, value)
+                    setattr(merged, name, value)
+            if config.base_url:
+                merged.base_url = config.base_url
+            if config.compat:
+                merged.compat = merge_compat(merged.compat, config.compat)
+            if config.headers:
+                merged.headers = {**(merged.headers or {}), **config.headers}
             merged.auth_header = merged.auth_header or config.auth_header
             merged.env_keys = list(dict.fromkeys([*merged.env_keys, *config.env_keys]))
+            merged.extra.update(config.extra)
             merged.plugin = config.plugin or merged.plugin
+            if config.base_url or config.compat:
+                self._update_existing(merged, config)
+        if config.model_headers:
+            merged.model_headers = {**(merged.model_headers or {}), **config.model_headers}
+        if config.model_overrides:
+            self._apply_overrides(merged, config.model_overrides)
         for model in config.models:
-            model = self._complete(model, merged)
+            model = self._complete(model, merged, config)
             key = f"{model.provider}/{model.id}"
             if key not in self._models:
                 merged.models.append(model)
             else:
                 merged.models = [model if m.id == model.id else m for m in merged.models]
             self._models[key] = model
-        if merged.model_overrides:
-            self._apply_overrides(merged)
 
     def remove_provider(self, name: str) -> None:
         """Forget a provider and its models."""
         self.providers.pop(name, None)
         self._models = {k: m for k, m in self._models.items() if m.provider != name}
 
-    def _complete(self, model: Model, provider: ProviderConfig) -> Model:
+    def _replace(self, provider: ProviderConfig, model: Model) -> None:
+        self._models[f"{provider.name}/{model.id}"] = model
+        provider.models = [model if m.id == model.id else m for m in provider.models]
+
+    def _update_existing(self, provider: ProviderConfig, config: ProviderConfig) -> None:
+        """A provider-level ``base_url``/``compat`` given later applies to the models already there."""
+        for model in list(provider.models):
+            changes: dict[str, Any] = {}
+            if config.base_url:
+                changes["base_url"] = config.base_url
+            if config.compat:
+                changes["compat"] = merge_compat(model.compat, config.compat)
+            self._replace(provider, attrs.evolve(model, **changes))
+
+    def _complete(self, model: Model, provider: ProviderConfig, config: ProviderConfig) -> Model:
         changes: dict[str, Any] = {}
-        if not model.provider:
+        if model.provider != provider.name:
             changes["provider"] = provider.name
         if not model.api:
-            changes["api"] = provider.api
+            changes["api"] = config.api or provider.api
         if not model.base_url:
-            changes["base_url"] = provider.base_url
+            changes["base_url"] = config.base_url or provider.base_url
         if not model.name:
             changes["name"] = model.id
-        if provider.compat and not model.compat:
-            changes["compat"] = dict(provider.compat)
-        if provider.headers:
-            changes["headers"] = {**provider.headers, **(model.headers or {})}
+        if config.compat:
+            changes["compat"] = merge_compat(config.compat, model.compat)
         return attrs.evolve(model, **changes) if changes else model
 
-    def _apply_overrides(self, provider: ProviderConfig) -> None:
-        from piko.wire import camel
+    def _apply_overrides(self, provider: ProviderConfig, overrides: dict[str, dict[str, Any]]) -> None:
+        """pi's ``modelOverrides``: patch models already registered (unknown ids are ignored)."""
+        from piko.messages import ModelCost
 
-        for model_id, patch in (provider.model_overrides or {}).items():
-            key = f"{provider.name}/{model_id}"
-            model = self._models.get(key)
-            if model is None:
+        for model_id, patch in overrides.items():
+            model = self._models.get(f"{provider.name}/{model_id}")
+            if model is None or not isinstance(patch, dict):
                 continue
-            snake = {f.name for f in attrs.fields(Model)}
-            changes = {}
-            for wire_key, value in patch.items():
-                name = next((n for n in snake if camel(n) == wire_key or n == wire_key), None)
-                if name is not None and name != "extra":
-                    changes[name] = value
-            if "cost" in changes and isinstance(changes["cost"], dict):
-                from piko.wire import from_wire
-                from piko.messages import ModelCost
-
-                base = {camel(k): v for k, v in attrs.asdict(model.cost).items() if k != "extra"}
-                changes["cost"] = from_wire(ModelCost, {**base, **changes["cost"]})
-            updated = attrs.evolve(model, **changes)
-            self._models[key] = updated
-            provider.models = [updated if m.id == model_id else m for m in provider.models]
+            changes: dict[str, Any] = {}
+            for wire, attr in (("name", "name"), ("reasoning", "reasoning"), ("input", "input"),
+                               ("contextWindow", "context_window"), ("maxTokens", "max_tokens")):  # fmt: skip
+                if patch.get(wire) is not None:
+                    changes[attr] = patch[wire]
+            if patch.get("thinkingLevelMap") is not None:
+                changes["thinking_level_map"] = {
+                    **(model.thinking_level_map or {}),
+                    **patch["thinkingLevelMap"],
+                }
+            cost = patch.get("cost")
+            if isinstance(cost, dict):
+                base = model.cost
+                changes["cost"] = ModelCost(
+                    input=cost.get("input", base.input),
+                    output=cost.get("output", base.output),
+                    cache_read=cost.get("cacheRead", base.cache_read),
+                    cache_write=cost.get("cacheWrite", base.cache_write),
+                    extra=dict(base.extra),
+                )
+            if patch.get("compat"):
+                changes["compat"] = merge_compat(model.compat, patch["compat"])
+            if patch.get("headers"):
+                provider.model_headers = {**(provider.model_headers or {}), model_id: dict(patch["headers"])}
+            if changes:
+                self._replace(provider, attrs.evolve(model, **changes))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -162,16 +265,52 @@ class ModelRegistry:
         self.load()
         return self.providers.get(name)
 
-    def has_auth(self, provider: str) -> bool:
-        """Whether a key (or a command-backed stream that needs none) exists for ``provider``."""
+    def display_name(self, provider: str) -> str:
+        """How pi names a provider in messages (``Anthropic``, ``OpenRouter``, or the id)."""
         config = self.provider(provider)
-        if config is not None and config.stream_simple is not None and not config.api_key:
+        return (config.display_name if config is not None else "") or provider
+
+    def key_variable(self, provider: str) -> str | None:
+        """The environment variable to suggest for ``provider``'s key (``ANTHROPIC_API_KEY``)."""
+        config = self.provider(provider)
+        names = config.env_keys if config is not None else []
+        return next((n for n in names if n.endswith("_API_KEY")), names[0] if names else None)
+
+    def missing_key_message(self, provider: str) -> str:
+        """One clear line naming the variable to set, then how to get going."""
+        from piko.guidance import no_api_key_message
+
+        return no_api_key_message(provider, self.key_variable(provider))
+
+    def has_auth(self, provider: str) -> bool:
+        """Whether a credential is configured for ``provider``, without refreshing OAuth tokens
+        or running ``!command`` values (pi's ``hasConfiguredAuth``)."""
+        if provider in self.runtime_api_keys:
             return True
-        return bool(self.api_key(provider, interactive=False))
+        config = self.provider(provider)
+        if config is not None and (config.api_key or config.stream_simple is not None):
+            return True
+        if self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app, check_only=True):
+            return True
+        return any(os.environ.get(env) for env in (config.env_keys if config else []))
 
     def available_models(self) -> list[Model]:
-        """Models whose provider has credentials (what ``--list-models`` and RPC offer)."""
-        return [m for m in self.all_models() if self.has_auth(m.provider)]
+        """Models whose provider has credentials (what ``--list-models`` and RPC offer).
+
+        Providers registered with ``extra={"explicitOnly": True}`` (the offline ``faux`` demo)
+        are left out: they serve only when named with ``--provider``/``--model``.
+        """
+        models = self.all_models()
+        auth: dict[str, bool] = {}
+        out = []
+        for model in models:
+            if model.provider not in auth:
+                config = self.providers.get(model.provider)
+                explicit_only = bool(config and config.extra.get("explicitOnly"))
+                auth[model.provider] = not explicit_only and self.has_auth(model.provider)
+            if auth[model.provider]:
+                out.append(model)
+        return out
 
     # -- keys and streams --------------------------------------------------------------------
 
@@ -179,9 +318,9 @@ class ModelRegistry:
         """The key for ``provider`` in pi's order (see the module docstring)."""
         if provider in self.runtime_api_keys:
             return self.runtime_api_keys[provider]
-        key = self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app)
-        if key:
-            return str(key)
+        key = self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app, check_only=False)
+        if key is not None:  # "" means: no key, and look no further (a failed OAuth refresh)
+            return str(key) or None
         config = self.provider(provider)
         if config is not None and config.api_key:
             return resolve_config_value(config.api_key)
@@ -190,10 +329,35 @@ class ModelRegistry:
                 return os.environ[env]
         return None
 
+    def request_auth(self, model: Model) -> RequestAuth:
+        """The key and headers of one request to ``model`` (pi's ``getApiKeyAndHeaders``)."""
+        config = self.provider(model.provider)
+        try:
+            api_key = self.api_key(model.provider)
+            if api_key is None and config is not None and config.api_key:
+                raise ValueError(_unresolved(config.api_key, f'API key for provider "{model.provider}"'))
+            provider_headers = resolve_headers(
+                config.headers if config else None, f'provider "{model.provider}"'
+            )
+            per_model = (config.model_headers or {}).get(model.id) if config else None
+            model_headers = resolve_headers(per_model, f'model "{model.provider}/{model.id}"')
+        except ValueError as exc:
+            return RequestAuth(ok=False, error=str(exc))
+        headers = {**(model.headers or {}), **provider_headers, **model_headers}
+        if config is not None and config.auth_header:
+            if not api_key:
+                return RequestAuth(ok=False, error=f'No API key found for "{model.provider}"')
+            headers["Authorization"] = f"Bearer {api_key}"
+        return RequestAuth(ok=True, api_key=api_key, headers=headers or None)
+
     def stream_function(self, model: Model) -> Any:
         """The stream function for ``model``: its provider's own, else its API's."""
         config = self.provider(model.provider)
         if config is not None and config.stream_simple is not None:
+            if isinstance(config.stream_simple, str):
+                from piko.registries import resolve_import
+
+                config.stream_simple = resolve_import(config.stream_simple)
             return config.stream_simple
         api = self.app.registries.provider_apis.get(model.api)
         if api is None:
@@ -201,19 +365,45 @@ class ModelRegistry:
         return api.resolved("stream")
 
 
+def run_config_command(command: str) -> str | None:
+    """Run a ``!command`` config value with the shell: its trimmed output, or None on failure."""
+    try:
+        done = subprocess.run(
+            command,
+            shell=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            timeout=API_KEY_COMMAND_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return done.stdout.strip() or None
+
+
 def resolve_config_value(value: str) -> str | None:
     """pi's config values: ``!command`` runs the command, an environment variable name is read,
     anything else is a literal."""
     if value.startswith("!"):
-        try:
-            done = subprocess.run(
-                value[1:], shell=True, capture_output=True, text=True, timeout=API_KEY_COMMAND_TIMEOUT_S
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
-        out = done.stdout.strip()
-        return out or None
-    env_value = os.environ.get(value)
-    if env_value:
-        return env_value
-    return value
+        return run_config_command(value[1:])
+    return os.environ.get(value) or value
+
+
+def _unresolved(value: str, description: str) -> str:
+    if value.startswith("!"):
+        return f"Failed to resolve {description} from shell command: {value[1:]}"
+    return f"Failed to resolve {description}"
+
+
+def resolve_headers(headers: dict[str, str] | None, description: str) -> dict[str, str]:
+    """Resolve every header value as a config value; raises ``ValueError`` naming the one that fails."""
+    out: dict[str, str] = {}
+    for name, value in (headers or {}).items():
+        resolved = resolve_config_value(value)
+        if resolved is None:
+            raise ValueError(_unresolved(value, f'{description} header "{name}"'))
+        out[name] = resolved
+    return out

@@ -48,7 +48,7 @@ class StreamOptions:
     max_tokens: int | None = None
     reasoning: str | None = None  # thinking level: minimal|low|medium|high|xhigh; None = off
     thinking_budgets: dict[str, int] | None = None
-    cache_retention: str = "short"  # none|short|long
+    cache_retention: str | None = None  # none|short|long; None: PI_CACHE_RETENTION or "short"
     session_id: str | None = None
     headers: dict[str, str] = field(factory=dict)
     timeout_s: float | None = None

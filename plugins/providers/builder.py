@@ -29,9 +29,9 @@ def now_ms() -> int:
 
 def parse_partial_json(text: str) -> dict[str, Any] | None:
     """Best effort on an incomplete JSON object: close open strings, arrays and objects."""
-    text = text.strip()
-    if not text:
+    if not text.strip():
         return {}
+    text = text.lstrip()  # trailing blanks may sit inside an unterminated string
     try:
         value = json.loads(text)
         return value if isinstance(value, dict) else None
@@ -146,12 +146,18 @@ class MessageBuilder:
         assert isinstance(block, ThinkingContent)
         if signature is not None:
             block.thinking_signature = signature
-        return StreamEvent(type="thinking_end", content_index=index, content=block.thinking, partial=self.message)
+        return StreamEvent(
+            type="thinking_end", content_index=index, content=block.thinking, partial=self.message
+        )
 
     # -- tool calls ------------------------------------------------------------------------------
 
-    def toolcall_start(self, call_id: str, name: str, *, thought_signature: str | None = None) -> tuple[int, StreamEvent]:
-        self.message.content.append(ToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature))
+    def toolcall_start(
+        self, call_id: str, name: str, *, thought_signature: str | None = None
+    ) -> tuple[int, StreamEvent]:
+        self.message.content.append(
+            ToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature)
+        )
         index = len(self.message.content) - 1
         self._tool_json[index] = ""
         return index, StreamEvent(type="toolcall_start", content_index=index, partial=self.message)
@@ -207,8 +213,9 @@ class MessageBuilder:
         usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
         price = self.model.cost
         cost = usage.cost
-        cost.input = price.input * usage.input / 1_000_000
-        cost.output = price.output * usage.output / 1_000_000
-        cost.cache_read = price.cache_read * usage.cache_read / 1_000_000
-        cost.cache_write = price.cache_write * usage.cache_write / 1_000_000
+        # pi's order of operations ((price / 1e6) * tokens), so the floats come out identical
+        cost.input = price.input / 1_000_000 * usage.input
+        cost.output = price.output / 1_000_000 * usage.output
+        cost.cache_read = price.cache_read / 1_000_000 * usage.cache_read
+        cost.cache_write = price.cache_write / 1_000_000 * usage.cache_write
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write

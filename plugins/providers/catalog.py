@@ -1,0 +1,130 @@
+"""The built-in model catalog (plugin ``providers.catalog``): pi's providers and models from data/models.json.
+
+The JSON (see ``data/README.md`` for its provenance and schema) is read only when the model
+registry is first needed, never at import. Every provider is registered, whether or not a
+plugin for its wire API is installed (another plugin may bring it). A provider's ``base_url``
+and ``api`` are those of its first model, which pi uses as the defaults of custom models added
+to a built-in provider in ``models.json``. The raw provider data (``defaultBaseUrl``, ``apis``,
+``envKeys``, ``oauth``, ``extraEnv``: Azure, Cloudflare, Bedrock and Vertex settings read from
+the environment) is in ``ProviderConfig.extra`` and :func:`provider_entry`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+from typing import Any
+
+from piko import hookimpl
+
+CATALOG_PATH = Path(__file__).resolve().parent / "data" / "models.json"
+# A company (or a test) can ship its own catalog file in the same schema.
+CATALOG_ENV = "PIKO_MODELS_CATALOG"
+_MODEL_FIELDS = frozenset(
+    {"id", "name", "api", "provider", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens",
+     "headers", "compat", "thinkingLevelMap"}
+)  # fmt: skip
+_COST_FIELDS = frozenset({"input", "output", "cacheRead", "cacheWrite"})
+
+
+def read_catalog(path: str | None = None) -> dict[str, Any]:
+    """The parsed catalog: ``path``, else ``$PIKO_MODELS_CATALOG``, else the shipped file."""
+    return _read_catalog(path or os.environ.get(CATALOG_ENV) or str(CATALOG_PATH))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_catalog(path: str) -> dict[str, Any]:
+    """The parsed catalog file (read once per path)."""
+    from piko.jsonio import read_json_file
+
+    data = read_json_file(path)
+    if not isinstance(data, dict) or not isinstance(data.get("providers"), dict):
+        raise ValueError(f"{path}: not a model catalog (no 'providers' object)")
+    return data
+
+
+def provider_entry(name: str) -> dict[str, Any] | None:
+    """The catalog's data about one provider, without its models (``None`` if unknown)."""
+    entry = read_catalog()["providers"].get(name)
+    if entry is None:
+        return None
+    return {k: v for k, v in entry.items() if k != "models"}
+
+
+def provider_names() -> list[str]:
+    """The ids of every catalog provider, in catalog order."""
+    return list(read_catalog()["providers"])
+
+
+def build_model(provider: str, data: dict[str, Any]) -> Any:
+    """A :class:`piko.messages.Model` from one catalog entry (unknown fields kept in ``extra``)."""
+    from piko.messages import Model, ModelCost
+
+    cost = data.get("cost") or {}
+    model_cost = ModelCost(
+        input=cost.get("input", 0),
+        output=cost.get("output", 0),
+        cache_read=cost.get("cacheRead", 0),
+        cache_write=cost.get("cacheWrite", 0),
+    )
+    if len(cost) > 4 or not _COST_FIELDS.issuperset(cost):
+        model_cost.extra = {k: v for k, v in cost.items() if k not in _COST_FIELDS}  # e.g. "tiers"
+    model = Model(
+        id=data["id"],
+        name=data.get("name") or data["id"],
+        api=data.get("api", ""),
+        provider=provider,
+        base_url=data.get("baseUrl") or "",
+        reasoning=bool(data.get("reasoning", False)),
+        thinking_level_map=data.get("thinkingLevelMap"),
+        input=list(data.get("input") or ["text"]),
+        cost=model_cost,
+        context_window=int(data.get("contextWindow", 128000)),
+        max_tokens=int(data.get("maxTokens", 16384)),
+        headers=data.get("headers"),
+        compat=data.get("compat"),
+    )
+    if not _MODEL_FIELDS.issuperset(data):
+        model.extra = {k: v for k, v in data.items() if k not in _MODEL_FIELDS}
+    return model
+
+
+def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
+    """One :class:`piko.model_registry.ProviderConfig` per catalog provider."""
+    from piko.model_registry import ProviderConfig
+
+    catalog = catalog if catalog is not None else read_catalog()
+    configs = []
+    for name, entry in catalog["providers"].items():
+        raw_models = entry.get("models") or []
+        first = raw_models[0] if raw_models else {}
+        configs.append(
+            ProviderConfig(
+                name=name,
+                base_url=first.get("baseUrl") or entry.get("defaultBaseUrl") or "",
+                api=first.get("api") or next(iter(entry.get("apis") or []), ""),
+                env_keys=list(entry.get("envKeys") or []),
+                models=[build_model(name, m) for m in raw_models],
+                display_name=entry.get("name") or name,
+                extra={k: v for k, v in entry.items() if k not in ("models", "name")},
+            )
+        )
+    return configs
+
+
+@hookimpl(tryfirst=True)
+def piko_register_providers(register: Any) -> None:
+    """Register every catalog provider (first, so that models.json and plugins can override)."""
+    import gc
+
+    # Thousands of new objects and no garbage: the cyclic collector would only slow this down.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        configs = provider_configs()
+    finally:
+        if enabled:
+            gc.enable()
+    for config in configs:
+        register(config)

@@ -1,0 +1,127 @@
+"""Custom providers and models from ``~/.pi/agent/models.json`` (plugin ``providers.custom-models``).
+
+Read as pi reads it (see :mod:`piko.plugins.providers.models_json` for the checks): each
+provider becomes a :class:`~piko.model_registry.ProviderConfig` registered right after the
+built-in catalog, so that for a built-in provider name it merges as pi's does: ``baseUrl`` and
+``compat`` apply to the built-in models, ``modelOverrides`` patch them, and ``models`` are
+added or replace the built-in model of the same id. ``apiKey`` and header values stay config
+values (literal, environment variable name, ``!command``) resolved at request time. A broken
+file is reported once (``Warning: errors loading models.json: ...``) and nothing of it is used.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from piko import hookimpl
+
+DEFAULT_CONTEXT_WINDOW = 128000
+DEFAULT_MAX_TOKENS = 16384
+
+
+def models_json_path() -> Path:
+    """``models.json`` in the agent directory (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``)."""
+    from piko.paths import agent_dir
+
+    return agent_dir() / "models.json"
+
+
+def _builtin_providers() -> set[str]:
+    try:
+        from piko.plugins.providers.catalog import provider_names
+
+        return set(provider_names())
+    except (OSError, ValueError):
+        return set()
+
+
+def custom_model(provider: str, provider_data: dict[str, Any], data: dict[str, Any]) -> Any:
+    """A :class:`piko.messages.Model` from one ``models[]`` entry, with pi's defaults.
+
+    ``api`` and ``baseUrl`` are left empty when neither the model nor its provider set them:
+    the registry fills them from the provider (for a built-in one, its first model's).
+    """
+    from piko.messages import Model, ModelCost
+    from piko.model_registry import merge_compat
+
+    cost = data.get("cost") or {}
+    return Model(
+        id=data["id"],
+        name=data.get("name") or data["id"],
+        api=data.get("api") or provider_data.get("api") or "",
+        provider=provider,
+        base_url=data.get("baseUrl") or provider_data.get("baseUrl") or "",
+        reasoning=bool(data.get("reasoning", False)),
+        thinking_level_map=data.get("thinkingLevelMap"),
+        input=list(data.get("input") or ["text"]),
+        cost=ModelCost(
+            input=cost.get("input", 0),
+            output=cost.get("output", 0),
+            cache_read=cost.get("cacheRead", 0),
+            cache_write=cost.get("cacheWrite", 0),
+        ),
+        context_window=data["contextWindow"]
+        if data.get("contextWindow") is not None
+        else DEFAULT_CONTEXT_WINDOW,
+        max_tokens=data["maxTokens"] if data.get("maxTokens") is not None else DEFAULT_MAX_TOKENS,
+        compat=merge_compat(provider_data.get("compat"), data.get("compat")),
+    )
+
+
+def provider_configs(config: dict[str, Any]) -> list[Any]:
+    """One :class:`~piko.model_registry.ProviderConfig` per provider of a checked ``models.json``."""
+    from piko.model_registry import ProviderConfig
+
+    configs = []
+    for name, data in config["providers"].items():
+        models = [custom_model(name, data, m) for m in data.get("models") or []]
+        model_headers = {m["id"]: dict(m["headers"]) for m in data.get("models") or [] if m.get("headers")}
+        configs.append(
+            ProviderConfig(
+                name=name,
+                base_url=data.get("baseUrl") or "",
+                api=data.get("api") or "",
+                api_key=data.get("apiKey"),
+                headers=dict(data["headers"]) if data.get("headers") else None,
+                auth_header=bool(data.get("authHeader", False)),
+                models=models,
+                model_overrides=data.get("modelOverrides") or None,
+                model_headers=model_headers or None,
+                compat=data.get("compat"),
+                display_name=data.get("name") or "",
+            )
+        )
+    return configs
+
+
+def load_custom_providers(path: Path | None = None) -> tuple[list[Any], str | None]:
+    """The providers of ``models.json`` and the problem that stopped reading it, if any."""
+    from piko.plugins.providers.models_json import ModelsConfigError, check_rules, read_models_config
+
+    path = path or models_json_path()
+    try:
+        config = read_models_config(path)
+        if config is None:
+            return [], None
+        builtin = _builtin_providers()
+        try:
+            check_rules(config, builtin.__contains__)
+        except ValueError as exc:
+            raise ModelsConfigError(f"Failed to load models.json: {exc}\n\nFile: {path}") from exc
+    except ModelsConfigError as exc:
+        return [], str(exc)
+    return provider_configs(config), None
+
+
+@hookimpl(tryfirst=True)
+def piko_register_providers(register: Any) -> None:
+    """Register the providers of ``models.json`` (after the catalog: ``providers.catalog`` loads first)."""
+    configs, error = load_custom_providers()
+    if error is not None:
+        report = getattr(register, "diagnostic", None)
+        if report is not None:
+            report(f"errors loading models.json:\n{error}")
+        return
+    for config in configs:
+        register(config)

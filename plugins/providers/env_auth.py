@@ -1,0 +1,54 @@
+"""Credentials from the environment, as pi's ``getEnvApiKey``: a provider's variables in order,
+then the credential chains of Google Vertex (Application Default Credentials) and Amazon Bedrock
+(AWS profile, keys, bearer token, container or web-identity roles), which answer
+``"<authenticated>"``: the API plugin then authenticates by itself."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+AUTHENTICATED = "<authenticated>"
+
+
+def first_set(names: Iterable[str]) -> str | None:
+    """The value of the first variable of ``names`` that is set and not empty."""
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _vertex_adc() -> bool:
+    path = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if path:
+        return Path(path).exists()
+    return (Path.home() / ".config" / "gcloud" / "application_default_credentials.json").exists()
+
+
+def _env(name: str) -> bool:
+    return bool(os.environ.get(name))
+
+
+def env_api_key(provider: str, env_keys: Iterable[str]) -> str | None:
+    """The key the environment gives ``provider``, or ``None``."""
+    value = first_set(env_keys)
+    if value:
+        return value
+    if provider == "google-vertex":
+        has_project = _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT")
+        if has_project and _env("GOOGLE_CLOUD_LOCATION") and _vertex_adc():
+            return AUTHENTICATED
+    if provider == "amazon-bedrock":
+        if (
+            _env("AWS_PROFILE")
+            or (_env("AWS_ACCESS_KEY_ID") and _env("AWS_SECRET_ACCESS_KEY"))
+            or _env("AWS_BEARER_TOKEN_BEDROCK")
+            or _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
+            or _env("AWS_CONTAINER_CREDENTIALS_FULL_URI")
+            or _env("AWS_WEB_IDENTITY_TOKEN_FILE")
+        ):
+            return AUTHENTICATED
+    return None

@@ -1,0 +1,162 @@
+"""The azure-openai-responses API: Azure's URL, key header and deployment names on the responses wire."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.llm_server import LLMServer, cassette_turns
+from support.stream_runs import (
+    assert_same_message,
+    collect,
+    collect_aborting,
+    context,
+    model,
+    pi_fixture,
+    replay_pi_requests,
+    stream_fn,
+    types,
+)
+
+from piko.messages import ToolCall
+from piko.plugins.providers.azure_openai_responses_stream import (
+    build_params,
+    normalize_base_url,
+    parse_deployment_map,
+    resolve_config,
+)
+from piko.streaming import Context, StreamOptions, ToolSpec
+
+API = "azure-openai-responses"
+CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
+stream = stream_fn("azure_openai_responses_stream")
+
+
+@pytest.fixture(autouse=True)
+def _no_azure_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("AZURE_OPENAI_BASE_URL", "AZURE_OPENAI_RESOURCE_NAME", "AZURE_OPENAI_API_VERSION",
+                 "AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "AZURE_OPENAI_API_KEY"):  # fmt: skip
+        monkeypatch.delenv(name, raising=False)
+
+
+def opts(**fields: Any) -> StreamOptions:
+    return StreamOptions(api_key="azure-key", **fields)
+
+
+def test_streams_text_and_tools_with_the_api_key_header(monkeypatch: pytest.MonkeyPatch) -> None:
+    turn = {"blocks": [{"text": "Reading."}, {"tool_call": {"name": "read", "arguments": {"path": "x"}}}]}
+    with LLMServer([turn]) as server:
+        monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-test=my-deploy, other=x")
+        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+        request = server.requests[0]
+    assert types(events) == ["start", "text_start", "text_end", "toolcall_start", "toolcall_end", "done"]
+    message = events[-1].message
+    assert message is not None and message.api == API and message.stop_reason == "toolUse"
+    assert isinstance(message.content[1], ToolCall) and message.content[1].arguments == {"path": "x"}
+    assert request["path"] == "/openai/v1/responses"
+    assert request["query"] == {"api-version": "v1"}
+    assert request["headers"]["api-key"] == "azure-key"
+    assert "authorization" not in request["headers"]
+    assert request["body"]["model"] == "my-deploy"
+    assert "store" not in request["body"]
+
+
+def test_base_url_and_version_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    with LLMServer([{"blocks": [{"text": "ok"}]}]) as server:
+        monkeypatch.setenv("AZURE_OPENAI_BASE_URL", server.base_url + "/custom/")
+        monkeypatch.setenv("AZURE_OPENAI_API_VERSION", "2025-04-01-preview")
+        events = collect(stream, model(API, "http://127.0.0.1:9/ignored", "gpt-test"), context(), opts())
+        request = server.requests[0]
+    assert events[-1].type == "done"
+    assert request["path"] == "/custom/responses"
+    assert request["query"] == {"api-version": "2025-04-01-preview"}
+
+
+def test_config_resolution(monkeypatch: pytest.MonkeyPatch) -> None:
+    m = model(API, "", "gpt-test")
+    with pytest.raises(Exception, match="Azure OpenAI base URL is required"):
+        resolve_config(m, opts())
+    monkeypatch.setenv("AZURE_OPENAI_RESOURCE_NAME", "myres")
+    assert resolve_config(m, opts()) == ("https://myres.openai.azure.com/openai/v1", "v1")
+    assert normalize_base_url("https://x.openai.azure.com") == "https://x.openai.azure.com/openai/v1"
+    assert (
+        normalize_base_url("https://x.cognitiveservices.azure.com/openai/")
+        == "https://x.cognitiveservices.azure.com/openai/v1"
+    )
+    assert normalize_base_url("https://proxy.example/azure/") == "https://proxy.example/azure"
+    assert parse_deployment_map("a=b,,bad, c = d ,=e") == {"a": "b", "c": "d"}
+
+
+def test_missing_base_url_is_an_error_event() -> None:
+    events = collect(stream, model(API, "", "gpt-test"), context(), opts())
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None and events[0].error.error_message is not None
+    assert events[0].error.error_message.startswith("Azure OpenAI base URL is required.")
+
+
+@pytest.mark.parametrize(
+    ("status", "message"), [(400, "400 Invalid request."), (401, "401 Incorrect API key provided.")]
+)
+def test_http_errors(status: int, message: str) -> None:
+    with LLMServer([{"status": status}]) as server:
+        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+    assert events[-1].error is not None and events[-1].error.error_message == message
+
+
+def test_rate_limit_retry_and_abort() -> None:
+    turns = [
+        {"status": 429, "headers": {"retry-after": "0"}},
+        {"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2},
+    ]
+    with LLMServer(turns) as server:
+        events, seconds = collect_aborting(
+            stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts()
+        )
+        assert len(server.requests) == 2
+    assert events[-1].reason == "aborted" and seconds < 0.5
+
+
+def test_recorded_auth_failure_cassette() -> None:
+    """pi_agent_rust's recorded Azure 401 body, served verbatim."""
+    cassette = CASSETTES / "azure_auth_failure_401.json"
+    expected = json.loads(json.loads(cassette.read_text())["interactions"][0]["response"]["body_chunks"][0])
+    with LLMServer(cassette_turns(cassette)) as server:
+        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+    assert events[-1].error is not None
+    assert events[-1].error.error_message == f"401 {expected['error']['message']}"
+
+
+def test_request_body_matches_what_pi_sends() -> None:
+    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+        body = request["body"]
+        m = model(API, "http://127.0.0.1:1/openai/v1", fixture["model"]["id"], provider=fixture["provider"],
+                  reasoning=True, input=["text", "image"], max_tokens=64000)  # fmt: skip
+        tools = [
+            ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"])
+            for t in body["tools"]
+        ]
+        ctx = Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
+        return build_params(m, ctx, opts(reasoning="medium", session_id=body["prompt_cache_key"]), m.id)
+
+    pairs = replay_pi_requests(API, run)
+    assert len(pairs) == 2
+    for request, body in pairs:
+        assert body == request["body"]
+        assert request["query"] == {"api-version": "v1"} and request["headers"]["api-key"] == "test-key"
+
+
+def test_streamed_message_matches_pis() -> None:
+    fixture = pi_fixture(API)
+    with LLMServer([dict(fixture["turns"][0])]) as server:
+        m = model(
+            API,
+            server.base_url + "/openai/v1",
+            fixture["model"]["id"],
+            provider=fixture["provider"],
+            reasoning=True,
+        )
+        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
+        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
+    assert_same_message(events[-1].message, fixture["messages"][1])

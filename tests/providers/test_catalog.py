@@ -1,0 +1,221 @@
+"""The built-in catalog: its data file, lazy loading, and what a key in the environment offers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.clean_env import PI_CATALOG, boot_app, clean_environment
+
+from piko.plugins.providers import catalog
+
+REPO = Path(__file__).resolve().parents[2]
+PI_PREFIX = Path("/work/scratch/pi")
+
+
+def raw() -> dict:
+    """The shipped catalog file."""
+    return json.loads(catalog.CATALOG_PATH.read_text(encoding="utf-8"))
+
+
+def pi_raw() -> dict:
+    """pi 0.73.1's catalog: what the registry tests run with (``clean_environment`` selects it)."""
+    return json.loads(PI_CATALOG.read_text(encoding="utf-8"))
+
+
+def test_catalog_file_has_the_documented_schema() -> None:
+    data = raw()
+    # the shared catalog (pi-ai 0.80.10: 36 providers, 1072 models), byte for byte
+    assert data["source"]["package"].endswith("pi-ai@0.80.10")
+    assert len(data["providers"]) == 36
+    assert sum(len(p["models"]) for p in data["providers"].values()) == 1072
+    for name, entry in data["providers"].items():
+        assert {"name", "defaultBaseUrl", "apis", "envKeys", "oauth", "models"} <= set(entry), name
+        if entry["models"]:
+            assert set(entry["apis"]) >= {m["api"] for m in entry["models"]}
+        for model in entry["models"]:
+            assert {
+                "id",
+                "name",
+                "api",
+                "baseUrl",
+                "reasoning",
+                "input",
+                "cost",
+                "contextWindow",
+                "maxTokens",
+            } <= set(model)
+            assert "provider" not in model
+            assert set(model["cost"]) >= {"input", "output", "cacheRead", "cacheWrite"}
+    readme = (catalog.CATALOG_PATH.parent / "README.md").read_text(encoding="utf-8")
+    assert "Provenance" in readme and "scripts/regenerate_models.py" in readme
+
+
+def test_importing_the_plugin_reads_nothing() -> None:
+    code = (
+        "import sys, piko.plugins.providers.catalog as c;"
+        "print(c._read_catalog.cache_info().currsize, 'piko.messages' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["0", "False"]
+
+
+def test_provider_configs_carry_defaults_keys_and_raw_data() -> None:
+    configs = {c.name: c for c in catalog.provider_configs(pi_raw())}
+    anthropic = configs["anthropic"]
+    assert anthropic.env_keys == ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
+    assert anthropic.base_url == "https://api.anthropic.com" and anthropic.api == "anthropic-messages"
+    assert anthropic.display_name == "Anthropic" and anthropic.extra["oauth"] is True
+    assert configs["github-copilot"].env_keys == ["COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"]
+    # raw settings the API plugins read from the environment
+    assert "AZURE_OPENAI_RESOURCE_NAME" in configs["azure-openai-responses"].extra["extraEnv"]
+    assert configs["cloudflare-ai-gateway"].extra["extraEnv"] == [
+        "CLOUDFLARE_ACCOUNT_ID",
+        "CLOUDFLARE_GATEWAY_ID",
+    ]
+    assert "{CLOUDFLARE_ACCOUNT_ID}" in configs["cloudflare-workers-ai"].base_url
+    assert {"AWS_REGION", "AWS_PROFILE"} <= set(pi_raw()["providers"]["amazon-bedrock"]["extraEnv"])
+    assert catalog.provider_entry("nope") is None
+    model = next(m for m in anthropic.models if m.id == "claude-sonnet-4-5")
+    assert model.provider == "anthropic" and model.reasoning and "image" in model.input
+    assert model.cost.input == 3 and model.cost.cache_write == 3.75 and model.context_window == 200000
+    copilot = configs["github-copilot"].models[0]
+    assert copilot.headers and "Copilot-Integration-Id" in copilot.headers
+
+
+def test_only_anthropic_key_offers_anthropic_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, tmp_path, ANTHROPIC_API_KEY="sk-ant-test")
+    registry = boot_app(tmp_path).model_registry
+    available = registry.available_models()
+    assert {m.provider for m in available} == {"anthropic"}
+    assert {m.id for m in available} == {m["id"] for m in pi_raw()["providers"]["anthropic"]["models"]}
+    assert registry.api_key("anthropic") == "sk-ant-test"
+    assert registry.api_key("openai") is None
+    auth = registry.request_auth(registry.find("anthropic", "claude-sonnet-4-5"))
+    assert auth.ok and auth.api_key == "sk-ant-test" and auth.headers is None
+
+
+def test_only_openai_key_offers_openai_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, tmp_path, OPENAI_API_KEY="sk-openai-test")
+    registry = boot_app(tmp_path).model_registry
+    available = registry.available_models()
+    assert {m.provider for m in available} == {"openai"}
+    assert len(available) == len(pi_raw()["providers"]["openai"]["models"])
+    assert registry.api_key("openai") == "sk-openai-test"
+    gpt = registry.find("openai", "gpt-4o")
+    assert gpt is not None and gpt.api == "openai-responses" and gpt.base_url == "https://api.openai.com/v1"
+
+
+def test_oauth_token_variable_wins_over_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(
+        monkeypatch, tmp_path, ANTHROPIC_API_KEY="sk-ant-key", ANTHROPIC_OAUTH_TOKEN="sk-ant-oat-token"
+    )
+    assert boot_app(tmp_path).model_registry.api_key("anthropic") == "sk-ant-oat-token"
+
+
+def test_credential_chains_of_bedrock_and_vertex(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    adc = tmp_path / "adc.json"
+    adc.write_text("{}", encoding="utf-8")
+    clean_environment(
+        monkeypatch,
+        tmp_path,
+        AWS_ACCESS_KEY_ID="AKIA",
+        GOOGLE_APPLICATION_CREDENTIALS=str(adc),
+        GOOGLE_CLOUD_PROJECT="p",
+    )
+    registry = boot_app(tmp_path).model_registry
+    assert not registry.has_auth("amazon-bedrock")  # the secret key is missing
+    assert not registry.has_auth("google-vertex")  # no location yet
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")
+    assert registry.api_key("amazon-bedrock") == "<authenticated>"
+    assert registry.api_key("google-vertex") == "<authenticated>"
+    assert {m.provider for m in registry.available_models()} == {"amazon-bedrock", "google-vertex"}
+
+
+def test_providers_without_an_api_plugin_are_listed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, tmp_path)
+    app = boot_app(tmp_path)
+    registry = app.model_registry
+    codex = registry.find("openai-codex", "gpt-5.1")
+    assert codex is not None and codex.api == "openai-codex-responses"
+    assert app.registries.provider_apis.get("openai-codex-responses") is None
+    assert registry.stream_function(codex) is None
+    assert len(registry.all_models()) >= 969
+
+
+def test_blocking_the_catalog_leaves_no_builtin_models(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clean_environment(monkeypatch, tmp_path, ANTHROPIC_API_KEY="k", PIKO_DISABLE_PLUGINS="providers.catalog")
+    registry = boot_app(tmp_path).model_registry
+    assert registry.all_models() == []
+
+
+# -- the regeneration script -------------------------------------------------------------------
+
+
+def _script():
+    spec = importlib.util.spec_from_file_location(
+        "regenerate_models", REPO / "scripts" / "regenerate_models.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_script_reads_environment_variables_from_javascript(tmp_path: Path) -> None:
+    script = _script()
+    source = """
+function helper() { return process.env.HELPER_FILE || getProcEnv("HELPER_FILE"); }
+export function getEnvApiKey(provider) {
+    if (provider === "cloud-x") {
+        if (process.env.CLOUD_X_PROFILE || (process.env.CLOUD_X_ID && process.env.CLOUD_X_SECRET)) { return "y"; }
+    }
+    if (provider === "vertex-y") {
+        const ok = helper();
+        if (ok && process.env.Y_PROJECT) { return "<authenticated>"; }
+    }
+    return undefined;
+}
+"""
+    assert script.special_case_env(source) == {
+        "cloud-x": ["CLOUD_X_PROFILE", "CLOUD_X_ID", "CLOUD_X_SECRET"],
+        "vertex-y": ["Y_PROJECT", "HELPER_FILE"],
+    }
+    (tmp_path / "providers").mkdir()
+    (tmp_path / "providers" / "cloud-x.js").write_text(
+        "const r = process.env.CLOUD_X_REGION; const p = process.env.HTTPS_PROXY; process.env.PI_CACHE_RETENTION;",
+        encoding="utf-8",
+    )
+    models = [{"baseUrl": "https://{ACCOUNT_ID}.example/v1"}]
+    extra = script.extra_env("cloud-x", models, tmp_path, {"cloud-x": ["CLOUD_X_PROFILE"]}, {"CLOUD_X_KEY"})
+    assert extra == ["CLOUD_X_PROFILE", "ACCOUNT_ID", "CLOUD_X_REGION"]
+
+
+@pytest.mark.skipif(
+    shutil.which("node") is None or not (PI_PREFIX / "node_modules" / "@mariozechner" / "pi-ai").is_dir(),
+    reason="needs node and pi 0.73.1 installed in /work/scratch/pi (npm install @mariozechner/pi-coding-agent@0.73.1)",
+)
+def test_regeneration_reproduces_pi_0_73_1s_catalog(tmp_path: Path) -> None:
+    out = tmp_path / "models.json"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "regenerate_models.py"), str(PI_PREFIX), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "31 providers, 969 models" in done.stdout
+    pi_catalog = Path(__file__).resolve().parent / "fixtures" / "catalog-pi-0.73.1" / "models.json"
+    fresh, shipped = json.loads(out.read_text(encoding="utf-8")), json.loads(pi_catalog.read_text(encoding="utf-8"))
+    fresh["source"].pop("generatedAt")
+    shipped["source"].pop("generatedAt")
+    assert fresh == shipped

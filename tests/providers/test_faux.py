@@ -1,0 +1,184 @@
+"""The faux provider: demo reply, scripts from code and from PIKO_FAUX_SCRIPT, pacing, abort, CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.streams import collect, final
+
+from piko.abort import AbortController
+from piko.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from piko.plugins.providers import faux as faux_plugin
+from piko.plugins.providers import faux_stream as faux
+from piko.streaming import Context, StreamEvent, StreamOptions
+
+CONTEXT = Context(system_prompt="sys", messages=[UserMessage(content="hello", timestamp=1)])
+
+
+@pytest.fixture(autouse=True)
+def fresh_faux(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.delenv(faux.SCRIPT_ENV, raising=False)
+    monkeypatch.delenv(faux.PACE_ENV, raising=False)
+    faux.reset()
+    yield
+    faux.reset()
+
+
+def run(options: StreamOptions | None = None, context: Context = CONTEXT) -> list[StreamEvent]:
+    return collect(faux.stream, faux.faux_model(), context, options or StreamOptions())
+
+
+def test_demo_reply_without_a_script() -> None:
+    events = run()
+    message = final(events)
+    assert message.stop_reason == "stop"
+    assert message.content == [TextContent(text=faux.DEMO_REPLY)]
+    assert "offline demo provider" in faux.DEMO_REPLY and faux.SCRIPT_ENV in faux.DEMO_REPLY
+    assert (message.api, message.provider, message.model) == ("faux", "faux", "faux-1")
+    deltas = [e.delta for e in events if e.type == "text_delta"]
+    assert len(deltas) > 3 and all(12 <= len(d or "") <= 20 for d in deltas[:-1])  # 3-5 tokens of 4 chars
+
+
+def test_scripted_turns_from_code() -> None:
+    faux.set_responses(
+        [
+            {
+                "blocks": [
+                    {"thinking": "Plan it."},
+                    {"text": "On it."},
+                    {"tool_call": {"name": "bash", "arguments": {"command": "ls"}}},
+                ]
+            },
+            "plain string reply",
+            AssistantMessage(content=[TextContent(text="a message")]),
+            lambda context, options, state, model: (
+                f"call {state['callCount']} saw {len(context.messages)} message(s)"
+            ),
+        ]
+    )
+    first = run()
+    types = [e.type for e in first]
+    assert types[:3] == ["start", "thinking_start", "thinking_delta"]
+    assert "toolcall_delta" in types and types[-2:] == ["toolcall_end", "done"]
+    message = final(first)
+    assert message.stop_reason == "toolUse"
+    assert isinstance(message.content[0], ThinkingContent) and message.content[1] == TextContent(
+        text="On it."
+    )
+    call = message.content[2]
+    assert isinstance(call, ToolCall) and call.arguments == {"command": "ls"} and call.id.startswith("call_")
+    assert final(run()).content == [TextContent(text="plain string reply")]
+    assert final(run()).content == [TextContent(text="a message")]
+    assert final(run()).content == [TextContent(text="call 4 saw 1 message(s)")]
+    assert faux.pending_count() == 0 and faux.call_count() == 4
+    exhausted = run()
+    assert [e.type for e in exhausted] == ["error"] and final(
+        exhausted
+    ).error_message == "No more faux responses queued"
+
+
+def test_script_file_from_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text(
+        json.dumps([{"blocks": [{"text": "from the file"}]}, {"error": {"status": 500, "message": "boom"}}])
+    )
+    monkeypatch.setenv(faux.SCRIPT_ENV, str(script))
+    assert final(run()).content == [TextContent(text="from the file")]
+    failed = final(run())
+    assert failed.stop_reason == "error" and failed.error_message == "500 boom"
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    faux.reset()
+    monkeypatch.setenv(faux.SCRIPT_ENV, str(bad))
+    events = run()
+    assert [e.type for e in events] == ["error"] and faux.SCRIPT_ENV in (final(events).error_message or "")
+
+
+def test_usage_estimate_and_prompt_cache() -> None:
+    faux.set_responses(["12345678", "abcd"])
+    options = StreamOptions(session_id="s1")
+    first = final(run(options)).usage
+    assert first.output == 2 and first.cache_write == first.input and first.cache_read == 0
+    second = final(run(options)).usage
+    assert second.cache_read > 0 and second.output == 1
+
+
+def test_pacing_and_abort() -> None:
+    faux.configure(tokens_per_second=400, token_size=(1, 1))
+    faux.set_responses(["x" * 40])  # 10 pieces of 1 token, 2.5 ms each
+    started = time.monotonic()
+    run()
+    assert time.monotonic() - started >= 0.02
+
+    faux.configure(tokens_per_second=50, token_size=(1, 1))
+    faux.set_responses(["y" * 400])
+
+    async def aborted() -> list[StreamEvent]:
+        controller = AbortController()
+        events = []
+        async for event in faux.stream(faux.faux_model(), CONTEXT, StreamOptions(signal=controller.signal)):
+            events.append(event)
+            if event.type == "text_delta":
+                controller.abort()
+        return events
+
+    events = asyncio.run(aborted())
+    assert events[-1].type == "error" and events[-1].reason == "aborted"
+    assert final(events).error_message == "Request was aborted"
+
+
+def test_on_response_and_registration() -> None:
+    seen: list[Any] = []
+
+    async def on_response(status: int, headers: dict[str, str], model: Any) -> None:
+        seen.append((status, headers, model.id))
+
+    run(StreamOptions(on_response=on_response))
+    assert seen == [(200, {}, "faux-1")]
+    apis: list[Any] = []
+    providers: list[Any] = []
+    faux_plugin.piko_register_provider_apis(apis.append)
+    faux_plugin.piko_register_providers(providers.append)
+    assert apis[0].name == "faux"
+    config = providers[0]
+    assert config.name == "faux" and config.stream_simple == faux_plugin.STREAM and not config.api_key
+    assert config.extra == {"explicitOnly": True}  # never listed, never the default model
+    assert [m.id for m in config.models] == ["faux-1"]
+
+
+def test_cli_uses_faux_offline(tmp_path: Path) -> None:
+    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
+    env.pop(faux.SCRIPT_ENV, None)
+    pi = Path(sys.executable).parent / "pi"
+    demo = subprocess.run(
+        [str(pi), "--provider", "faux", "-p", "hello"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert demo.stdout.strip() == faux.DEMO_REPLY
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([{"blocks": [{"text": "Scripted hello."}]}]))
+    env[faux.SCRIPT_ENV] = str(script)
+    scripted = subprocess.run(
+        [str(pi), "--provider", "faux", "--model", "faux-1", "-p", "hi"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert scripted.returncode == 0, scripted.stderr
+    assert scripted.stdout.strip() == "Scripted hello."

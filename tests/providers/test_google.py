@@ -1,0 +1,279 @@
+"""The google-generative-ai API against a real HTTP server speaking Gemini's streamGenerateContent SSE."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.llm_server import LLMServer, cassette_turns
+from support.stream_runs import (
+    assert_same_message,
+    collect,
+    collect_aborting,
+    context,
+    model,
+    pi_fixture,
+    replay_pi_requests,
+    stream_fn,
+    types,
+)
+
+from piko.messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piko.plugins.providers.google_generative_ai_stream import build_body, convert_messages, thinking_config
+from piko.streaming import Context, StreamOptions, ToolSpec
+
+API = "google-generative-ai"
+CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
+stream = stream_fn("google_generative_ai_stream")
+
+
+def gemini(server: LLMServer | None, model_id: str = "gemini-2.5-flash", **fields: Any):
+    base = (server.base_url if server else "http://127.0.0.1:1") + "/v1beta"
+    fields.setdefault("provider", "google")
+    return model(API, base, model_id, **fields)
+
+
+def opts(**fields: Any) -> StreamOptions:
+    return StreamOptions(api_key="gem-key", **fields)
+
+
+def test_text_thinking_and_parallel_calls_with_signatures() -> None:
+    turn = {
+        "blocks": [
+            {"thinking": "Two files to read."},
+            {"text": "Reading both."},
+            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
+            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
+        ],
+        "usage": {"input": 50, "output": 30, "cacheRead": 10},
+    }
+    with LLMServer([turn]) as server:
+        events = collect(stream, gemini(server, reasoning=True), context(), opts(reasoning="medium"))
+        request = server.requests[0]
+    assert types(events) == [
+        "start", "thinking_start", "thinking_end", "text_start", "text_end",
+        "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
+    ]  # fmt: skip
+    message = events[-1].message
+    assert message is not None and message.stop_reason == "toolUse" and message.api == API
+    thinking, text, first, second = message.content
+    assert isinstance(thinking, ThinkingContent) and thinking.thinking == "Two files to read."
+    assert thinking.thinking_signature  # the last thought part's signature
+    assert isinstance(text, TextContent) and text.text == "Reading both."
+    assert isinstance(first, ToolCall) and isinstance(second, ToolCall)
+    assert first.arguments == {"path": "a"} and second.arguments == {"path": "b"}
+    assert first.id != second.id and first.id.startswith("read_")
+    assert first.thought_signature and second.thought_signature
+    usage = message.usage
+    assert (usage.input, usage.output, usage.cache_read, usage.total_tokens) == (50, 30, 10, 90)
+    assert usage.cost.total == pytest.approx((3 * 50 + 15 * 30 + 0.3 * 10) / 1e6)
+    assert request["path"] == "/v1beta/models/gemini-2.5-flash:streamGenerateContent"
+    assert request["query"] == {"alt": "sse"}
+    assert request["headers"]["x-goog-api-key"] == "gem-key"
+    assert request["body"]["generationConfig"]["thinkingConfig"] == {
+        "includeThoughts": True,
+        "thinkingBudget": 8192,
+    }
+
+
+def test_signatures_are_replayed_to_the_same_model_only() -> None:
+    sig = "c2lnbmF0dXJl"
+    assistant = AssistantMessage(
+        content=[
+            ThinkingContent(thinking="hm", thinking_signature=sig),
+            TextContent(text="ok", text_signature=sig),
+            ToolCall(id="read_1", name="read", arguments={"path": "a"}, thought_signature=sig),
+        ],
+        api=API,
+        provider="google",
+        model="gemini-2.5-flash",
+        stop_reason="toolUse",
+    )
+    result = ToolResultMessage(
+        tool_call_id="read_1", tool_name="read", content=[TextContent(text="A")], is_error=True
+    )
+    ctx = Context(messages=[UserMessage(content="go"), assistant, result])
+    same = convert_messages(gemini(None), ctx)
+    assert same[1] == {
+        "role": "model",
+        "parts": [
+            {"thought": True, "text": "hm", "thoughtSignature": sig},
+            {"text": "ok", "thoughtSignature": sig},
+            {"functionCall": {"name": "read", "args": {"path": "a"}}, "thoughtSignature": sig},
+        ],
+    }
+    assert same[2] == {
+        "role": "user",
+        "parts": [{"functionResponse": {"name": "read", "response": {"error": "A"}}}],
+    }
+    other = convert_messages(gemini(None, "gemini-2.5-pro"), ctx)
+    assert other[1]["parts"] == [
+        {"text": "hm"},
+        {"text": "ok"},
+        {"functionCall": {"name": "read", "args": {"path": "a"}}},
+    ]
+    # an invalid (non-base64) signature is never sent
+    assistant.content[1] = TextContent(text="ok", text_signature="not base64!")
+    assert convert_messages(gemini(None), ctx)[1]["parts"][1] == {"text": "ok"}
+
+
+def test_thinking_config_per_model_family() -> None:
+    def config(model_id: str, level: str | None, **extra: Any) -> Any:
+        return thinking_config(gemini(None, model_id, reasoning=True), opts(reasoning=level, **extra))
+
+    assert config("gemini-2.5-pro", "minimal") == {"includeThoughts": True, "thinkingBudget": 128}
+    assert config("gemini-2.5-flash-lite", "high") == {"includeThoughts": True, "thinkingBudget": 24576}
+    assert config("gemini-2.5-flash", "low", thinking_budgets={"low": 999}) == {
+        "includeThoughts": True,
+        "thinkingBudget": 999,
+    }
+    assert config("gemini-3-pro-preview", "medium") == {"includeThoughts": True, "thinkingLevel": "HIGH"}
+    assert config("gemini-3-flash-preview", "low") == {"includeThoughts": True, "thinkingLevel": "LOW"}
+    assert config("gemma-4-27b", "low") == {"includeThoughts": True, "thinkingLevel": "MINIMAL"}
+    assert config("gemini-exp", "medium") == {"includeThoughts": True, "thinkingBudget": -1}
+    assert config("gemini-2.5-flash", None) == {"thinkingBudget": 0}
+    assert config("gemini-3-pro-preview", None) == {"thinkingLevel": "LOW"}
+    assert config("gemini-3-flash-preview", None) == {"thinkingLevel": "MINIMAL"}
+    assert thinking_config(gemini(None), opts(reasoning="high")) is None  # not a reasoning model
+
+
+def test_images_and_tool_result_images() -> None:
+    from piko.messages import ImageContent
+
+    result = ToolResultMessage(
+        tool_call_id="c", tool_name="read", content=[ImageContent(data="AAAA", mime_type="image/png")]
+    )
+    call = AssistantMessage(content=[ToolCall(id="c", name="read", arguments={})], api=API, provider="google",
+                            model="gemini-2.5-flash", stop_reason="toolUse")  # fmt: skip
+    ctx = Context(messages=[UserMessage(content="go"), call, result])
+    two = convert_messages(gemini(None, input=["text", "image"]), ctx)
+    assert two[2]["parts"][0]["functionResponse"]["response"] == {"output": "(see attached image)"}
+    assert two[3] == {
+        "role": "user",
+        "parts": [{"text": "Tool result image:"}, {"inlineData": {"mimeType": "image/png", "data": "AAAA"}}],
+    }
+    three = convert_messages(gemini(None, "gemini-3-pro-preview", input=["text", "image"]), ctx)
+    assert three[2]["parts"][0]["functionResponse"]["parts"] == [
+        {"inlineData": {"mimeType": "image/png", "data": "AAAA"}}
+    ]
+    text_only = convert_messages(gemini(None), ctx)
+    assert text_only[2]["parts"][0]["functionResponse"]["response"] == {
+        "output": "(tool image omitted: model does not support images)"
+    }
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (
+            400,
+            '{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}',
+        ),
+        (
+            429,
+            '{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}',
+        ),
+    ],
+)
+def test_http_errors_are_the_json_body(status: int, expected: str) -> None:
+    with LLMServer([{"status": status}]) as server:
+        events = collect(stream, gemini(server), context(), opts())
+        assert len(server.requests) == 1  # the Google SDK does not retry
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None and events[0].error.error_message == expected
+
+
+def test_non_json_error_body_is_wrapped() -> None:
+    with LLMServer([{"status": 500, "error_body": "upstream failed"}]) as server:
+        events = collect(stream, gemini(server), context(), opts())
+    assert events[-1].error is not None
+    assert (
+        events[-1].error.error_message
+        == '{"error":{"message":"upstream failed","code":500,"status":"Internal Server Error"}}'
+    )
+
+
+def test_error_chunk_in_the_stream() -> None:
+    turn = {"blocks": [{"text": "one two three"}], "stream_error": {"after": 2, "body": None}}
+    with LLMServer([turn]) as server:
+        events = collect(stream, gemini(server), context(), opts())
+    message = events[-1].error
+    assert message is not None and message.error_message is not None
+    assert message.error_message.startswith('got status: INTERNAL. {"error":{"code":500')
+
+
+def test_safety_stop_is_an_error() -> None:
+    with LLMServer([{"blocks": [{"text": "no"}], "stop_reason": "SAFETY"}]) as server:
+        events = collect(stream, gemini(server), context(), opts())
+    assert events[-1].error is not None and events[-1].error.error_message == "An unknown error occurred"
+
+
+def test_max_tokens_is_length() -> None:
+    with LLMServer([{"blocks": [{"text": "cut"}], "stop_reason": "MAX_TOKENS"}]) as server:
+        events = collect(stream, gemini(server), context(), opts())
+    assert events[-1].reason == "length"
+
+
+def test_cut_stall_and_abort() -> None:
+    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
+        cut = collect(stream, gemini(server), context(), opts())
+    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
+    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
+        stalled = collect(stream, gemini(server), context(), opts(timeout_s=0.3))
+    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
+    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
+        events, seconds = collect_aborting(stream, gemini(server), context(), opts())
+    assert events[-1].reason == "aborted" and seconds < 0.5
+
+
+def test_recorded_cassettes_replay() -> None:
+    """pi_agent_rust's Gemini cassettes: text split across chunks, a rate limit body."""
+    with LLMServer(cassette_turns(CASSETTES / "gemini_multi_paragraph.json")) as server:
+        events = collect(stream, gemini(server, "gemini-1.5-flash"), context(), opts())
+    message = events[-1].message
+    assert message is not None and message.content[0].text == "Paragraph 1.\n\nParagraph 2."  # type: ignore[union-attr]
+    assert message.usage.input == 35 and message.usage.output == 12
+    with LLMServer(cassette_turns(CASSETTES / "gemini_rate_limit_429.json")) as server:
+        events = collect(stream, gemini(server, "gemini-1.5-flash"), context(), opts())
+    assert events[-1].error is not None
+    assert '"RESOURCE_EXHAUSTED"' in (events[-1].error.error_message or "")
+
+
+def test_request_body_matches_what_pi_sends() -> None:
+    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+        body = request["body"]
+        m = gemini(None, fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
+                   input=["text", "image"], max_tokens=64000)  # fmt: skip
+        decl = body["tools"][0]["functionDeclarations"]
+        tools = [
+            ToolSpec(name=t["name"], description=t["description"], parameters=t["parametersJsonSchema"])
+            for t in decl
+        ]
+        ctx = Context(
+            system_prompt=body["systemInstruction"]["parts"][0]["text"], messages=messages, tools=tools
+        )
+        return build_body(m, ctx, opts(reasoning="medium"))
+
+    pairs = replay_pi_requests(API, run)
+    assert len(pairs) == 2
+    for request, body in pairs:
+        assert body == request["body"]
+        assert request["query"] == {"alt": "sse"} and request["headers"]["x-goog-api-key"] == "test-key"
+
+
+def test_streamed_message_matches_pis() -> None:
+    fixture = pi_fixture(API)
+    with LLMServer([dict(fixture["turns"][0])]) as server:
+        m = gemini(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
+        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
+        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
+    # tool call ids are generated from the clock
+    assert_same_message(events[-1].message, fixture["messages"][1], ignore_ids=True)

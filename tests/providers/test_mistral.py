@@ -1,0 +1,205 @@
+"""The mistral-conversations API against a real HTTP server speaking Mistral's chat streaming."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.llm_server import LLMServer
+from support.stream_runs import (
+    assert_same_message,
+    collect,
+    collect_aborting,
+    context,
+    model,
+    pi_fixture,
+    replay_pi_requests,
+    stream_fn,
+    types,
+)
+
+from piko.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    UserMessage,
+)
+from piko.plugins.providers.mistral_conversations_stream import (
+    build_payload,
+    derive_tool_call_id,
+    mistral_error_message,
+    tool_call_id_normalizer,
+)
+from piko.streaming import Context, StreamOptions, ToolSpec
+
+API = "mistral-conversations"
+stream = stream_fn("mistral_conversations_stream")
+
+
+def mistral(server: LLMServer | None, model_id: str = "mistral-large-latest", **fields: Any):
+    fields.setdefault("provider", "mistral")
+    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/mistral", model_id, **fields)
+
+
+def opts(**fields: Any) -> StreamOptions:
+    return StreamOptions(api_key="mis-key", **fields)
+
+
+def test_text_thinking_and_parallel_tool_calls() -> None:
+    turn = {
+        "blocks": [
+            {"thinking": "Plan it."},
+            {"text": "Reading."},
+            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
+            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
+        ],
+        "usage": {"input": 40, "output": 10},
+    }
+    with LLMServer([turn]) as server:
+        events = collect(
+            stream, mistral(server, reasoning=True), context(), opts(reasoning="high", session_id="sess-1")
+        )
+        request = server.requests[0]
+    assert types(events) == [
+        "start", "thinking_start", "thinking_end", "text_start", "text_end",
+        "toolcall_start", "toolcall_start", "toolcall_end", "toolcall_end", "done",
+    ]  # fmt: skip
+    message = events[-1].message
+    assert message is not None and message.stop_reason == "toolUse"
+    thinking, text, first, second = message.content
+    assert isinstance(thinking, ThinkingContent) and thinking.thinking == "Plan it."
+    assert isinstance(text, TextContent) and text.text == "Reading."
+    assert isinstance(first, ToolCall) and first.arguments == {"path": "a"} and len(first.id) == 9
+    assert isinstance(second, ToolCall) and second.arguments == {"path": "b"}
+    assert (message.usage.input, message.usage.output, message.usage.total_tokens) == (40, 10, 50)
+    assert request["path"] == "/mistral/v1/chat/completions"
+    assert request["headers"]["authorization"] == "Bearer mis-key"
+    assert request["headers"]["x-affinity"] == "sess-1"
+    assert request["body"]["prompt_mode"] == "reasoning"
+
+
+def test_reasoning_effort_models_and_no_thinking() -> None:
+    small = mistral(None, "mistral-small-latest", reasoning=True, thinking_level_map={"low": "low"})
+    assert build_payload(small, context(), opts(reasoning="low"))["reasoning_effort"] == "low"
+    assert build_payload(small, context(), opts(reasoning="medium"))["reasoning_effort"] == "high"
+    assert "prompt_mode" not in build_payload(small, context(), opts(reasoning="medium"))
+    assert "prompt_mode" not in build_payload(mistral(None, reasoning=True), context(), opts())
+
+
+def test_tool_call_ids_become_nine_characters() -> None:
+    assert derive_tool_call_id("abcDEF123", 0) == "abcDEF123"
+    # values computed with pi's own functions (node)
+    assert derive_tool_call_id("call_abc|fc_123", 0) == "18g6kob34"
+    assert derive_tool_call_id("call_abc|fc_123", 1) == "h04n81i8r"
+    assert derive_tool_call_id("toolcall:0", 0) == "toolcall0"
+    normalize = tool_call_id_normalizer()
+    a = normalize("toolu_01ABC|x")
+    assert len(a) == 9 and a.isalnum() and normalize("toolu_01ABC|x") == a
+    assert normalize("another id") != a
+    foreign = AssistantMessage(
+        content=[
+            ThinkingContent(thinking="t", thinking_signature="s"),
+            ToolCall(id="toolu_01|long id", name="read", arguments={}),
+        ],
+        api="anthropic-messages",
+        provider="anthropic",
+        model="claude",
+        stop_reason="toolUse",
+    )
+    result = ToolResultMessage(
+        tool_call_id="toolu_01|long id",
+        tool_name="read",
+        content=[ImageContent(data="AA", mime_type="image/png")],
+        is_error=True,
+    )
+    payload = build_payload(
+        mistral(None), Context(messages=[UserMessage(content="x"), foreign, result]), opts()
+    )
+    assistant, tool = payload["messages"][1], payload["messages"][2]
+    assert assistant["content"] == [{"type": "text", "text": "t"}]  # foreign thinking became text
+    call_id = assistant["tool_calls"][0]["id"]
+    assert len(call_id) == 9 and tool["tool_call_id"] == call_id
+    assert tool["content"] == [
+        {"type": "text", "text": "[tool error] (tool image omitted: model does not support images)"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("status", "expected"),
+    [
+        (
+            401,
+            'Mistral API error (401): {"message":"Unauthorized","request_id":"0b6a3e1c9f2d4e5a8b7c6d5e4f3a2b1c"}',
+        ),
+        (
+            429,
+            'Mistral API error (429): {"object":"error","message":"Rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}',
+        ),
+    ],
+)
+def test_http_errors(status: int, expected: str) -> None:
+    with LLMServer([{"status": status}]) as server:
+        events = collect(stream, mistral(server), context(), opts())
+        assert len(server.requests) == 1  # pi asks the SDK for no retries
+    assert [e.type for e in events] == ["error"]
+    assert events[0].error is not None and events[0].error.error_message == expected
+
+
+def test_error_wording() -> None:
+    assert mistral_error_message(500, "x" * 4005).endswith("... [truncated 5 chars]")
+    assert (
+        mistral_error_message(502, "", "text/html")
+        == 'Mistral API error (502): API error occurred: Status 502 Content-Type text/html. Body: ""'
+    )
+
+
+def test_cut_stall_abort() -> None:
+    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
+        cut = collect(stream, mistral(server), context(), opts())
+    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
+    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
+        stalled = collect(stream, mistral(server), context(), opts(timeout_s=0.3))
+    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
+    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
+        events, seconds = collect_aborting(stream, mistral(server), context(), opts())
+    assert events[-1].reason == "aborted" and seconds < 0.5
+
+
+def test_length_stop() -> None:
+    with LLMServer([{"blocks": [{"text": "cut"}], "stop_reason": "length"}]) as server:
+        events = collect(stream, mistral(server), context(), opts())
+    assert events[-1].reason == "length"
+
+
+def test_request_body_matches_what_pi_sends() -> None:
+    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+        body = request["body"]
+        m = mistral(None, fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
+                    input=["text", "image"], max_tokens=64000)  # fmt: skip
+        tools = [
+            ToolSpec(
+                name=t["function"]["name"],
+                description=t["function"]["description"],
+                parameters=t["function"]["parameters"],
+            )
+            for t in body["tools"]
+        ]
+        ctx = Context(system_prompt=body["messages"][0]["content"], messages=messages, tools=tools)
+        return build_payload(m, ctx, opts(reasoning="medium"))
+
+    pairs = replay_pi_requests(API, run)
+    assert len(pairs) == 2
+    for request, body in pairs:
+        assert body == request["body"]
+
+
+def test_streamed_message_matches_pis() -> None:
+    fixture = pi_fixture(API)
+    with LLMServer([dict(fixture["turns"][0])]) as server:
+        m = mistral(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
+        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
+        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
+    assert_same_message(events[-1].message, fixture["messages"][1])

@@ -1,0 +1,82 @@
+"""Context overflow detection: pi's provider phrasings and the silent cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from piko.messages import AssistantMessage, Usage
+from piko.overflow import OVERFLOW_PATTERNS, is_context_overflow
+
+
+def failed(text: str) -> AssistantMessage:
+    return AssistantMessage(stop_reason="error", error_message=text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "prompt is too long: 213462 tokens > 200000 maximum",
+        '413 {"error":{"type":"request_too_large","message":"Request exceeds the maximum size"}}',
+        "ValidationException: Input is too long for requested model.",
+        "400 Your input exceeds the context window of this model.",
+        "The input token count (1196265) exceeds the maximum number of tokens allowed (1048575)",
+        "This model's maximum prompt length is 131072 but the request contains 537812 tokens",
+        "Please reduce the length of the messages or completion",
+        "This endpoint's maximum context length is 128000 tokens. However, you requested about 130000 tokens",
+        "prompt token count of 140000 exceeds the limit of 128000",
+        "the request exceeds the available context size, try increasing it",
+        "tokens to keep from the initial prompt is greater than the context length",
+        "invalid params, context window exceeds limit",
+        "Your request exceeded model token limit: 262144 (requested: 300000)",
+        "Prompt contains 140000 tokens and 0 draft tokens, too large for model with 131072 maximum context length",
+        "model_context_window_exceeded",
+        "prompt too long; exceeded max context length by 512 tokens",
+        "context_length_exceeded",
+        "Too many tokens in the request",
+        "token limit exceeded",
+        "400 status code (no body)",
+        "413 (no body)",
+    ],
+)
+def test_provider_phrasings(text: str) -> None:
+    assert is_context_overflow(failed(text))
+
+
+def test_pattern_count_matches_pi() -> None:
+    assert len(OVERFLOW_PATTERNS) == 20
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ThrottlingException: Too many tokens, please wait before trying again.".replace(
+            "ThrottlingException", "Throttling error"
+        ),
+        "429 rate limit: too many tokens per minute",
+        "Too many requests: too many tokens",
+        "500 The server had an error while processing your request. Sorry about that!",
+        "Connection error.",
+        "the 400 status code (no body) came late",  # only at the start counts
+    ],
+)
+def test_non_overflow_errors(text: str) -> None:
+    assert not is_context_overflow(failed(text))
+
+
+def test_an_overflow_phrase_needs_an_error_stop() -> None:
+    assert not is_context_overflow(AssistantMessage(stop_reason="stop", error_message="prompt is too long"))
+
+
+def test_silent_overflow_cases() -> None:
+    over = AssistantMessage(stop_reason="stop", usage=Usage(input=120_000, cache_read=10_000, output=5))
+    assert is_context_overflow(over, 128_000)
+    assert not is_context_overflow(over)  # needs the window
+    assert not is_context_overflow(over, 200_000)
+    truncated = AssistantMessage(stop_reason="length", usage=Usage(input=127_000, output=0))
+    assert is_context_overflow(truncated, 128_000)
+    assert not is_context_overflow(
+        AssistantMessage(stop_reason="length", usage=Usage(input=127_000, output=3)), 128_000
+    )
+    assert not is_context_overflow(
+        AssistantMessage(stop_reason="length", usage=Usage(input=100_000, output=0)), 128_000
+    )

@@ -1,0 +1,1 @@
+"""Test support shared by the suites: the scripted LLM server and its wire formats."""

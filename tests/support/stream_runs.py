@@ -1,0 +1,121 @@
+"""Running a provider stream function in tests: collect its events, abort it mid-way, build contexts."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from piko.abort import AbortController
+from piko.messages import Model, ModelCost, UserMessage
+from piko.registries import resolve_import
+from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.wire import message_from_wire, to_wire
+
+PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
+
+READ_TOOL = ToolSpec(
+    name="read",
+    description="Read a file",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+
+
+def stream_fn(module: str) -> Callable[..., Any]:
+    return resolve_import(f"piko.plugins.providers.{module}:stream")  # type: ignore[no-any-return]
+
+
+def model(api: str, base_url: str, model_id: str = "test-model", **fields: Any) -> Model:
+    fields.setdefault("cost", ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75))
+    fields.setdefault("provider", "test")
+    return Model(id=model_id, name=model_id, api=api, base_url=base_url, **fields)
+
+
+def context(prompt: str = "Hello", *, tools: bool = True, system: str | None = "You are helpful.") -> Context:
+    return Context(
+        system_prompt=system,
+        messages=[UserMessage(content=prompt, timestamp=1)],
+        tools=[READ_TOOL] if tools else [],
+    )
+
+
+def collect(
+    fn: Callable[..., Any], m: Model, ctx: Context, options: StreamOptions | None = None
+) -> list[StreamEvent]:
+    """Every event of one stream."""
+
+    async def run() -> list[StreamEvent]:
+        return [event async for event in fn(m, ctx, options or StreamOptions(api_key="test-key"))]
+
+    return asyncio.run(run())
+
+
+def collect_aborting(
+    fn: Callable[..., Any], m: Model, ctx: Context, options: StreamOptions, *, after: str = "text_delta"
+) -> tuple[list[StreamEvent], float]:
+    """Abort once an event of type ``after`` arrives; returns the events and the seconds from the
+    abort to the end of the stream."""
+    controller = AbortController()
+    options.signal = controller.signal
+
+    async def run() -> tuple[list[StreamEvent], float]:
+        events: list[StreamEvent] = []
+        aborted_at: float | None = None
+        async for event in fn(m, ctx, options):
+            events.append(event)
+            if event.type == after and aborted_at is None:
+                aborted_at = time.monotonic()
+                controller.abort()
+        return events, time.monotonic() - (aborted_at or time.monotonic())
+
+    return asyncio.run(run())
+
+
+def types(events: list[StreamEvent]) -> list[str]:
+    """Event types without the deltas (the shape of a stream)."""
+    return [e.type for e in events if not e.type.endswith("_delta")]
+
+
+# -- the real pi's requests (tests/providers/fixtures/pi_requests) -------------------------------
+
+
+def pi_fixture(api: str) -> dict[str, Any]:
+    return dict(json.loads((PI_REQUESTS / f"{api}.json").read_text(encoding="utf-8")))
+
+
+def replay_pi_requests(
+    api: str, run: Callable[[dict[str, Any], list[Any], dict[str, Any]], Any]
+) -> list[tuple[Any, Any]]:
+    """``(pi's request, run(fixture, messages, request))`` for each request the real pi made;
+    request N saw the prompt and the messages of the N turns before it."""
+    fixture = pi_fixture(api)
+    messages = [message_from_wire(m) for m in fixture["messages"]]
+    return [
+        (request, run(fixture, messages[: 1 + 2 * i], request))
+        for i, request in enumerate(fixture["requests"])
+    ]
+
+
+def assert_same_message(ours: Any, theirs_wire: dict[str, Any], *, ignore_ids: bool = False) -> None:
+    """Blocks equal in their wire form, token counts exact, costs to float rounding."""
+    assert ours is not None
+    theirs = message_from_wire(theirs_wire)
+    ours_blocks = [to_wire(b) for b in ours.content]
+    theirs_blocks = [to_wire(b) for b in theirs.content]
+    if ignore_ids:
+        for block in ours_blocks + theirs_blocks:
+            block.pop("id", None)
+    assert ours_blocks == theirs_blocks
+    a, b = ours.usage, theirs.usage
+    assert (a.input, a.output, a.cache_read, a.cache_write, a.total_tokens) == (
+        b.input, b.output, b.cache_read, b.cache_write, b.total_tokens
+    )  # fmt: skip
+    for name in ("input", "output", "cache_read", "cache_write", "total"):
+        assert getattr(a.cost, name) == pytest.approx(getattr(b.cost, name), rel=1e-12)
+    assert ours.stop_reason == theirs.stop_reason
+    assert ours.api == theirs.api

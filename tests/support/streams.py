@@ -1,0 +1,95 @@
+"""Helpers for provider tests: models pointing at the scripted server, and collecting stream events."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from piko.messages import AssistantMessage, Model
+from piko.streaming import Context, StreamEvent, StreamOptions
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SAMPLES = FIXTURES / "pi_llm_samples"
+
+StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[StreamEvent]]
+
+
+def openai_model(base_url: str, **changes: Any) -> Model:
+    """The transcripts' ``mock/mock-1`` (openai-completions) at ``base_url`` (the server's)."""
+    values: dict[str, Any] = {
+        "id": "mock-1",
+        "name": "Mock One",
+        "api": "openai-completions",
+        "provider": "mock",
+        "base_url": base_url + "/v1",
+        "context_window": 128000,
+        "max_tokens": 16384,
+    }
+    values.update(changes)
+    return Model(**values)
+
+
+def anthropic_model(base_url: str, **changes: Any) -> Model:
+    """The transcripts' ``mock-anthropic/mock-claude`` (anthropic-messages) at ``base_url``."""
+    values: dict[str, Any] = {
+        "id": "mock-claude",
+        "name": "Mock Claude",
+        "api": "anthropic-messages",
+        "provider": "mock-anthropic",
+        "base_url": base_url,
+        "reasoning": True,
+        "context_window": 200000,
+        "max_tokens": 32000,
+    }
+    values.update(changes)
+    return Model(**values)
+
+
+async def gather(fn: StreamFn, model: Model, context: Context, options: StreamOptions) -> list[StreamEvent]:
+    return [event async for event in fn(model, context, options)]
+
+
+def collect(
+    fn: StreamFn, model: Model, context: Context, options: StreamOptions | None = None
+) -> list[StreamEvent]:
+    """All events of one stream call (run in a fresh event loop)."""
+    return asyncio.run(gather(fn, model, context, options or StreamOptions(api_key="mock-key")))
+
+
+def final(events: list[StreamEvent]) -> AssistantMessage:
+    """The finished message of the last event (``done`` or ``error``), checking there is one."""
+    assert events, "no events"
+    last = events[-1]
+    assert last.type in ("done", "error"), last.type
+    assert sum(1 for e in events if e.type in ("done", "error")) == 1
+    message = last.final
+    assert message is not None
+    return message
+
+
+def summary(events: list[StreamEvent]) -> list[dict[str, Any]]:
+    """Events in pi's JSON form without the partial message (comparable with pi's stdout)."""
+    out = []
+    for event in events:
+        wire = event.to_wire()
+        wire.pop("partial", None)
+        out.append(wire)
+    return out
+
+
+def pi_updates(stdout: Path, message_index: int = 0) -> list[dict[str, Any]]:
+    """The ``assistantMessageEvent``s (without partial) of the Nth assistant message in pi's
+    ``--mode json`` output."""
+    turns: list[list[dict[str, Any]]] = []
+    for line in stdout.read_text(encoding="utf-8").splitlines():
+        data = json.loads(line)
+        if data.get("type") == "message_start" and data["message"].get("role") == "assistant":
+            turns.append([])
+        elif data.get("type") == "message_update":
+            event = dict(data["assistantMessageEvent"])
+            event.pop("partial", None)
+            turns[-1].append(event)
+    return turns[message_index]

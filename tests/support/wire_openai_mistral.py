@@ -1,0 +1,136 @@
+"""Mistral chat streaming (``POST /mistral/v1/chat/completions``) for the scripted LLM server.
+
+Mistral's endpoint has the same path as OpenAI's chat completions, so tests give Mistral models
+a base URL ending in ``/mistral``; this module's name sorts after ``wire_openai_completions`` so
+its more specific matcher is registered later and tried first. Chunks as Mistral sends them:
+text deltas, thinking as ``[{"type": "thinking", "thinking": [...]}]`` content, each tool call
+whole in one delta with a nine-character id, the finish reason and usage in the last chunk.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from support.llm_server import (
+    TurnContext,
+    WireFormat,
+    as_bytes,
+    block_hash,
+    compact_json,
+    register_format,
+    turn_usage,
+    words,
+)
+
+ERRORS: dict[int, dict[str, Any]] = {
+    400: {
+        "object": "error",
+        "message": "Invalid model: unknown",
+        "type": "invalid_model",
+        "param": None,
+        "code": "1500",
+    },
+    401: {"message": "Unauthorized", "request_id": "0b6a3e1c9f2d4e5a8b7c6d5e4f3a2b1c"},
+    429: {
+        "object": "error",
+        "message": "Rate limit exceeded",
+        "type": "rate_limited",
+        "param": None,
+        "code": "1300",
+    },
+    500: {
+        "object": "error",
+        "message": "Internal server error",
+        "type": "internal_server_error",
+        "param": None,
+        "code": "3000",
+    },
+}
+
+
+def _sse(data: Any) -> bytes:
+    return b"data: " + as_bytes(data) + b"\n\n"
+
+
+def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
+    response_id = turn.get("id") or block_hash(ctx.seq, 999, 32)
+    model = turn.get("model") or ctx.model
+    created = int(time.time())
+    out: list[bytes] = []
+    first = True
+
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> None:
+        nonlocal first
+        if first:
+            delta = {"role": "assistant", **delta}
+            first = False
+        body: dict[str, Any] = {
+            "id": response_id,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+        if usage is not None:
+            body["usage"] = usage
+        out.append(_sse(body))
+
+    tool_index = 0
+    for index, block in enumerate(turn.get("blocks") or []):
+        if "text" in block:
+            for word in words(str(block["text"])):
+                chunk({"content": word})
+        elif "thinking" in block:
+            for word in words(str(block["thinking"])):
+                chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": word}]}]})
+        elif "tool_call" in block:
+            call = block["tool_call"]
+            call_id = call.get("id") or block_hash(ctx.seq, index, 9)
+            arguments = call.get("arguments", {})
+            text = arguments if isinstance(arguments, str) else compact_json(arguments)
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "id": call_id,
+                            "function": {"name": call["name"], "arguments": text},
+                            "index": tool_index,
+                        }
+                    ]
+                }
+            )
+            tool_index += 1
+    usage = turn_usage(turn)
+    finish = turn.get("stop_reason") or ("tool_calls" if tool_index else "stop")
+    wire_usage = {
+        "prompt_tokens": usage["input"],
+        "total_tokens": usage["input"] + usage["output"],
+        "completion_tokens": usage["output"],
+    }
+    chunk({}, finish, wire_usage)
+    out.append(b"data: [DONE]\n\n")
+    return out
+
+
+def error_body(status: int, ctx: TurnContext) -> bytes:
+    return as_bytes(
+        ERRORS.get(
+            status,
+            {"object": "error", "message": f"Error {status}", "type": "error", "param": None, "code": None},
+        )
+    )
+
+
+register_format(
+    WireFormat(
+        name="mistral-conversations",
+        matches=lambda method, path: (
+            method == "POST" and path.startswith("/mistral/") and path.endswith("/chat/completions")
+        ),
+        encode=encode,
+        error_body=error_body,
+        frame=lambda event, ctx: _sse(event),
+        stream_error=lambda body, ctx: _sse(body if body is not None else ERRORS[500]),
+    )
+)

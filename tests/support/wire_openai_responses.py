@@ -1,0 +1,233 @@
+"""OpenAI responses streaming (``POST .../responses``) for the scripted LLM server.
+
+Serves both ``openai-responses`` and ``azure-openai-responses`` (Azure adds ``?api-version``).
+Each block becomes an output item with the events the API sends for it: reasoning items with a
+summary part and ``encrypted_content``, message items with one ``output_text`` part, and
+function calls with argument deltas; ``response.completed`` carries the usage (cached tokens
+inside ``input_tokens``). A turn may set ``status`` in ``stop_reason`` (``incomplete``...).
+"""
+
+from __future__ import annotations
+
+import base64
+import time
+from typing import Any
+
+from support.llm_server import (
+    TurnContext,
+    WireFormat,
+    as_bytes,
+    block_hash,
+    compact_json,
+    pieces,
+    register_format,
+    turn_usage,
+    words,
+)
+from support.wire_openai_completions import error_object
+
+
+def _sse(event: dict[str, Any]) -> bytes:
+    return f"event: {event['type']}\ndata: ".encode() + as_bytes(event) + b"\n\n"
+
+
+def encrypted_content(seq: int, block_index: int) -> str:
+    """The opaque reasoning state the server hands out (and expects back verbatim)."""
+    return "gAAAA" + base64.b64encode(f"reasoning {seq}/{block_index}".encode()).decode()
+
+
+def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
+    seq = ctx.seq
+    response_id = turn.get("id") or f"resp_{block_hash(seq, 999, 32)}"
+    model = turn.get("model") or ctx.model
+    created = int(time.time())
+    events: list[dict[str, Any]] = []
+
+    def add(kind: str, **fields: Any) -> None:
+        events.append({"type": kind, "sequence_number": len(events), **fields})
+
+    base = {"id": response_id, "object": "response", "created_at": created, "model": model}
+    add("response.created", response={**base, "status": "in_progress", "output": []})
+    add("response.in_progress", response={**base, "status": "in_progress", "output": []})
+    output: list[dict[str, Any]] = []
+    for index, block in enumerate(turn.get("blocks") or []):
+        position = len(output)
+        if "thinking" in block:
+            item_id = f"rs_{block_hash(seq, index, 32)}"
+            text = str(block["thinking"])
+            add(
+                "response.output_item.added",
+                output_index=position,
+                item={"id": item_id, "type": "reasoning", "summary": []},
+            )
+            part = {"type": "summary_text", "text": ""}
+            add(
+                "response.reasoning_summary_part.added",
+                item_id=item_id,
+                output_index=position,
+                summary_index=0,
+                part=part,
+            )
+            for word in words(text):
+                add(
+                    "response.reasoning_summary_text.delta",
+                    item_id=item_id,
+                    output_index=position,
+                    summary_index=0,
+                    delta=word,
+                )
+            add(
+                "response.reasoning_summary_text.done",
+                item_id=item_id,
+                output_index=position,
+                summary_index=0,
+                text=text,
+            )
+            done_part = {"type": "summary_text", "text": text}
+            add(
+                "response.reasoning_summary_part.done",
+                item_id=item_id,
+                output_index=position,
+                summary_index=0,
+                part=done_part,
+            )
+            item = {
+                "id": item_id,
+                "type": "reasoning",
+                "summary": [done_part],
+                "encrypted_content": block.get("encrypted_content") or encrypted_content(seq, index),
+            }
+            add("response.output_item.done", output_index=position, item=item)
+            output.append(item)
+        elif "text" in block:
+            item_id = f"msg_{block_hash(seq, index, 32)}"
+            text = str(block["text"])
+            item = {
+                "id": item_id,
+                "type": "message",
+                "status": "in_progress",
+                "role": "assistant",
+                "content": [],
+            }
+            if block.get("phase"):
+                item["phase"] = block["phase"]
+            add("response.output_item.added", output_index=position, item=item)
+            empty = {"type": "output_text", "annotations": [], "text": ""}
+            add(
+                "response.content_part.added",
+                item_id=item_id,
+                output_index=position,
+                content_index=0,
+                part=empty,
+            )
+            for word in words(text):
+                add(
+                    "response.output_text.delta",
+                    item_id=item_id,
+                    output_index=position,
+                    content_index=0,
+                    delta=word,
+                )
+            add(
+                "response.output_text.done",
+                item_id=item_id,
+                output_index=position,
+                content_index=0,
+                text=text,
+            )
+            full = {"type": "output_text", "annotations": [], "text": text}
+            add(
+                "response.content_part.done",
+                item_id=item_id,
+                output_index=position,
+                content_index=0,
+                part=full,
+            )
+            done_item = {**item, "status": "completed", "content": [full]}
+            add("response.output_item.done", output_index=position, item=done_item)
+            output.append(done_item)
+        elif "tool_call" in block:
+            call = block["tool_call"]
+            item_id = f"fc_{block_hash(seq, index, 32)}"
+            call_id = call.get("id") or f"call_{block_hash(seq, index)}"
+            arguments = call.get("arguments", {})
+            text = arguments if isinstance(arguments, str) else compact_json(arguments)
+            item = {
+                "id": item_id,
+                "type": "function_call",
+                "status": "in_progress",
+                "arguments": "",
+                "call_id": call_id,
+                "name": call["name"],
+            }
+            add("response.output_item.added", output_index=position, item=item)
+            for piece in pieces(text):
+                add(
+                    "response.function_call_arguments.delta",
+                    item_id=item_id,
+                    output_index=position,
+                    delta=piece,
+                )
+            add(
+                "response.function_call_arguments.done",
+                item_id=item_id,
+                output_index=position,
+                arguments=text,
+            )
+            done_item = {**item, "status": "completed", "arguments": text}
+            add("response.output_item.done", output_index=position, item=done_item)
+            output.append(done_item)
+    usage = turn_usage(turn)
+    prompt = usage["input"] + usage["cacheRead"]
+    wire_usage = {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": usage["cacheRead"]},
+        "output_tokens": usage["output"],
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + usage["output"],
+    }
+    status = turn.get("stop_reason") or "completed"
+    final: dict[str, Any] = {**base, "status": status, "output": output, "usage": wire_usage}
+    if status == "incomplete":
+        final["incomplete_details"] = {"reason": "max_output_tokens"}
+    if turn.get("service_tier"):
+        final["service_tier"] = turn["service_tier"]
+    add("response.completed", response=final)
+    return [_sse(e) for e in events]
+
+
+def error_body(status: int, ctx: TurnContext) -> bytes:
+    return as_bytes({"error": error_object(status)})
+
+
+def stream_error(body: Any, ctx: TurnContext) -> bytes:
+    event = (
+        body
+        if isinstance(body, dict)
+        else {
+            "type": "error",
+            "code": "server_error",
+            "message": "The server had an error while processing your request.",
+            "param": None,
+        }
+    )
+    event = {"type": "error", **event}
+    return _sse(event)
+
+
+def frame(event: Any, ctx: TurnContext) -> bytes:
+    return (
+        _sse(event) if isinstance(event, dict) and "type" in event else b"data: " + as_bytes(event) + b"\n\n"
+    )
+
+
+register_format(
+    WireFormat(
+        name="openai-responses",
+        matches=lambda method, path: method == "POST" and path.endswith("/responses"),
+        encode=encode,
+        error_body=error_body,
+        frame=frame,
+        stream_error=stream_error,
+    )
+)
