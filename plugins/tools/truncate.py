@@ -55,12 +55,14 @@ def byte_length(text: str) -> int:
 
 
 def format_size(size: int) -> str:
-    """``512B``, ``1.5KB``, ``2.0MB``."""
+    """``512B``, ``1.5KB``, ``2.0MB`` (rounded like JavaScript's ``toFixed``: 1280 bytes is 1.3KB)."""
+    from piko.plugins.tools.node_compat import js_to_fixed
+
     if size < 1024:
         return f"{size}B"
     if size < 1024 * 1024:
-        return f"{size / 1024:.1f}KB"
-    return f"{size / (1024 * 1024):.1f}MB"
+        return f"{js_to_fixed(size / 1024, 1)}KB"
+    return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
 
 
 def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> TruncationResult:
@@ -77,7 +79,9 @@ def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes:
     )
 
 
-def truncate_head(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
+def truncate_head(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
     """Keep the first lines that fit both limits; never a partial line."""
     total_bytes = byte_length(content)
     lines = content.split("\n")
@@ -134,7 +138,9 @@ def _tail_bytes(text: str, max_bytes: int) -> str:
     return data[start:].decode("utf-8", "replace")
 
 
-def truncate_tail(content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES) -> TruncationResult:
+def truncate_tail(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
     """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
     total_bytes = byte_length(content)
     lines = content.split("\n")

@@ -1,0 +1,222 @@
+"""The ``edit`` tool: exact (then fuzzy) text replacements in one file, with pi's numbered diff."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from typing import Any
+
+from piko import hookimpl
+from piko.messages import TextContent, ToolResult
+from piko.registries import ToolDefinition
+
+NAME = "edit"
+
+DESCRIPTION = (
+    "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, "
+    "non-overlapping region of the original file. If two changes affect the same block or nearby lines, "
+    "merge them into one edit instead of emitting overlapping edits. Do not include large unchanged "
+    "regions just to connect distant changes."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["path", "edits"],
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+        "edits": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["oldText", "newText"],
+                "properties": {
+                    "oldText": {
+                        "type": "string",
+                        "description": (
+                            "Exact text for one targeted replacement. It must be unique in the original file "
+                            "and must not overlap with any other edits[].oldText in the same call."
+                        ),
+                    },
+                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+                },
+                "additionalProperties": False,
+            },
+            "description": (
+                "One or more targeted replacements. Each edit is matched against the original file, not "
+                "incrementally. Do not include overlapping or nested edits. If two changes touch the same "
+                "block or nearby lines, merge them into one edit instead."
+            ),
+        },
+    },
+    "additionalProperties": False,
+}
+
+PROMPT_SNIPPET = (
+    "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"
+)
+PROMPT_GUIDELINES = [
+    "Use edit for precise changes (edits[].oldText must match exactly)",
+    "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] "
+    "instead of multiple edit calls",
+    "Each edits[].oldText is matched against the original file, not after earlier edits are applied. "
+    "Do not emit overlapping or nested edits. Merge nearby changes into one edit.",
+    "Keep edits[].oldText as small as possible while still being unique in the file. "
+    "Do not pad with large unchanged regions.",
+]
+
+INVALID_INPUT = "Edit tool input is invalid. edits must contain at least one replacement."
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(
+        ToolDefinition(
+            name=NAME,
+            label=NAME,
+            description=DESCRIPTION,
+            parameters=PARAMETERS,
+            execute=execute,
+            prepare_arguments=prepare_arguments,
+            default_active=True,
+            prompt_snippet=PROMPT_SNIPPET,
+            prompt_guidelines=list(PROMPT_GUIDELINES),
+        )
+    )
+
+
+def prepare_arguments(arguments: Any) -> Any:
+    """pi's argument repair, run before schema validation.
+
+    ``edits`` sent as a JSON string is parsed; the older top-level ``oldText``/``newText`` pair
+    becomes one more entry of ``edits``. Anything else is returned unchanged.
+    """
+    if not isinstance(arguments, dict):
+        return arguments
+    args = dict(arguments)
+    if isinstance(args.get("edits"), str):
+        try:
+            parsed = json.loads(args["edits"])
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, list):
+            args["edits"] = parsed
+    old_text, new_text = args.get("oldText"), args.get("newText")
+    if not isinstance(old_text, str) or not isinstance(new_text, str):
+        return args
+    edits = list(args["edits"]) if isinstance(args.get("edits"), list) else []
+    edits.append({"oldText": old_text, "newText": new_text})
+    rest = {k: v for k, v in args.items() if k not in ("oldText", "newText")}
+    return {**rest, "edits": edits}
+
+
+def _validated_edits(params: dict[str, Any]) -> list[dict[str, str]]:
+    edits = params.get("edits")
+    if not isinstance(edits, list) or not edits:
+        raise ValueError(INVALID_INPUT)
+    for edit in edits:
+        if (
+            not isinstance(edit, dict)
+            or not isinstance(edit.get("oldText"), str)
+            or not isinstance(edit.get("newText"), str)
+        ):
+            raise ValueError("Edit tool input is invalid. Each edit needs oldText and newText strings.")
+    return edits
+
+
+async def execute(
+    tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+) -> ToolResult:
+    """Apply ``params["edits"]`` to ``params["path"]`` (relative to ``ctx.cwd``)."""
+    import asyncio
+
+    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.file_fallback import write_with_fallback
+    from piko.plugins.tools.mutation_queue import file_mutation_lock
+    from piko.plugins.tools.node_compat import to_utf8_bytes
+    from piko.plugins.tools.paths import resolve_to_cwd
+
+    params = prepare_arguments(params)
+    edits = _validated_edits(params)
+    path: str = params["path"]
+    absolute = resolve_to_cwd(path, ctx.cwd)
+    async with file_mutation_lock(absolute):
+        check_aborted(signal)
+        planned = await abortable(
+            asyncio.to_thread(_plan_edit, absolute, path, edits, _may_fall_back(ctx)), signal
+        )
+        final_text, base, new = planned
+        await abortable(write_with_fallback(ctx, absolute, to_utf8_bytes(final_text), final_text), signal)
+    diff, first_changed = await asyncio.to_thread(_diff, base, new)
+    return ToolResult(
+        content=[TextContent(text=f"Successfully replaced {len(edits)} block(s) in {path}.")],
+        details={"diff": diff, "firstChangedLine": first_changed},
+    )
+
+
+def _may_fall_back(ctx: Any) -> bool:
+    dispatcher = getattr(getattr(ctx, "app", None), "dispatcher", None)
+    return dispatcher is not None and bool(dispatcher.has_handlers("file_write_fallback"))
+
+
+def _diff(base: str, new: str) -> tuple[str, int | None]:
+    from piko.plugins.tools.edit_diff import generate_diff
+
+    return generate_diff(base, new)
+
+
+def _plan_edit(
+    absolute: str, path: str, edits: list[dict[str, str]], may_fall_back: bool
+) -> tuple[str, str, str]:
+    """Read the file and apply the edits: ``(text to write, base text, new text)`` (LF forms for the diff)."""
+    from piko.plugins.tools.edit_diff import (
+        apply_edits,
+        detect_line_ending,
+        normalize_to_lf,
+        restore_line_endings,
+        strip_bom,
+    )
+    from piko.plugins.tools.node_compat import NodeFsError
+
+    _check_access(absolute, path, may_fall_back)
+    try:
+        with open(absolute, "rb") as stream:
+            text = stream.read().decode("utf-8", "replace")  # the bytes are dropped at once
+    except IsADirectoryError as exc:
+        raise NodeFsError(exc, "read") from exc
+    except OSError as exc:
+        raise NodeFsError(exc, "open", absolute) from exc
+    bom, content = strip_bom(text)
+    ending = detect_line_ending(content)
+    base, new = apply_edits(normalize_to_lf(content), edits, path)
+    return bom + restore_line_endings(new, ending), base, new
+
+
+def _check_access(absolute: str, path: str, may_fall_back: bool) -> None:
+    """pi's ``access(path, R_OK | W_OK)``; a write denial passes when a write fallback may finish it."""
+    from piko.plugins.tools.file_fallback import FALLBACK_ERRNOS
+    from piko.plugins.tools.node_compat import errno_code
+
+    if os.access(absolute, os.R_OK | os.W_OK):
+        return
+    code = _access_errno(absolute)
+    if may_fall_back and code in FALLBACK_ERRNOS and os.access(absolute, os.R_OK):
+        return
+    raise ValueError(f"Could not edit file: {path}. Error code: {errno_code(code)}.")
+
+
+def _access_errno(absolute: str) -> int:
+    """The errno of ``access(path, R_OK | W_OK)`` (``os.access`` only says yes or no)."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.access(os.fsencode(absolute), os.R_OK | os.W_OK) != 0:
+            return ctypes.get_errno() or errno.EACCES
+    except (OSError, AttributeError):
+        pass
+    try:
+        os.stat(absolute)
+    except OSError as exc:
+        return exc.errno or errno.ENOENT
+    return errno.EACCES

@@ -1,0 +1,110 @@
+"""The ``ls`` tool: a directory's entries, sorted case-insensitively, directories marked with ``/``."""
+
+from __future__ import annotations
+
+import os
+import stat
+from typing import Any
+
+from piko import hookimpl
+from piko.messages import TextContent, ToolResult
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
+from piko.registries import ToolDefinition
+
+NAME = "ls"
+DEFAULT_LIMIT = 500
+
+DESCRIPTION = (
+    "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. "
+    f"Includes dotfiles. Output is truncated to {DEFAULT_LIMIT} entries or {DEFAULT_MAX_BYTES // 1024}KB "
+    "(whichever is hit first)."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+        "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
+    },
+}
+
+PROMPT_SNIPPET = "List directory contents"
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(
+        ToolDefinition(
+            name=NAME,
+            label=NAME,
+            description=DESCRIPTION,
+            parameters=PARAMETERS,
+            execute=execute,
+            default_active=False,
+            prompt_snippet=PROMPT_SNIPPET,
+        )
+    )
+
+
+async def execute(
+    tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+) -> ToolResult:
+    """List ``params["path"]`` (default ``.``, relative to ``ctx.cwd``)."""
+    import asyncio
+
+    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.paths import resolve_to_cwd
+
+    check_aborted(signal)
+    directory = resolve_to_cwd(params.get("path") or ".", ctx.cwd)
+    limit = params.get("limit")
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)  # JSON's 2.0 is JavaScript's 2
+    return await abortable(
+        asyncio.to_thread(list_directory, directory, DEFAULT_LIMIT if limit is None else limit), signal
+    )
+
+
+def list_directory(directory: str, limit: float) -> ToolResult:
+    """The listing pi's ``ls`` gives for ``directory`` (blocking)."""
+    from piko.plugins.tools.collation import locale_key
+    from piko.plugins.tools.node_compat import js_string
+    from piko.plugins.tools.truncate import format_size, truncate_head
+
+    if not os.path.exists(directory):
+        raise ValueError(f"Path not found: {directory}")
+    if not os.path.isdir(directory):
+        raise ValueError(f"Not a directory: {directory}")
+    try:
+        names = os.listdir(directory)
+    except OSError as exc:
+        from piko.plugins.tools.node_compat import node_error_message
+
+        raise ValueError(f"Cannot read directory: {node_error_message(exc, 'scandir', directory)}") from exc
+    names.sort(key=lambda name: locale_key(name.lower()))
+    entries: list[str] = []
+    limit_reached = False
+    for name in names:
+        if len(entries) >= limit:
+            limit_reached = True
+            break
+        try:
+            info = os.stat(os.path.join(directory, name))
+        except OSError:
+            continue  # entries that cannot be examined (a dangling link) are left out
+        entries.append(name + "/" if stat.S_ISDIR(info.st_mode) else name)
+    if not entries:
+        return ToolResult(content=[TextContent(text="(empty directory)")], details=None)
+    truncation = truncate_head("\n".join(entries), max_lines=2**53 - 1)
+    output = truncation.content
+    details: dict[str, Any] = {}
+    notices: list[str] = []
+    if limit_reached:
+        notices.append(f"{js_string(limit)} entries limit reached. Use limit={js_string(limit * 2)} for more")
+        details["entryLimitReached"] = limit
+    if truncation.truncated:
+        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
+        details["truncation"] = truncation.to_details()
+    if notices:
+        output += f"\n\n[{'. '.join(notices)}]"
+    return ToolResult(content=[TextContent(text=output)], details=details or None)

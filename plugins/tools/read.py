@@ -1,0 +1,259 @@
+"""The ``read`` tool: a text file's lines (offset/limit, pi's truncation notices) or an image."""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+from typing import Any
+
+from piko import hookimpl
+from piko.messages import ImageContent, TextContent, ToolResult
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
+from piko.registries import ToolDefinition
+
+NAME = "read"
+
+DESCRIPTION = (
+    "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). "
+    "Images are sent as attachments. For text files, output is truncated to "
+    f"{DEFAULT_MAX_LINES} lines or {DEFAULT_MAX_BYTES // 1024}KB (whichever is hit first). "
+    "Use offset/limit for large files. When you need the full file, continue with offset until complete."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["path"],
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
+        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
+        "limit": {"type": "number", "description": "Maximum number of lines to read"},
+    },
+}
+
+PROMPT_SNIPPET = "Read file contents"
+PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
+
+NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
+IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(
+        ToolDefinition(
+            name=NAME,
+            label=NAME,
+            description=DESCRIPTION,
+            parameters=PARAMETERS,
+            execute=execute,
+            default_active=True,
+            prompt_snippet=PROMPT_SNIPPET,
+            prompt_guidelines=list(PROMPT_GUIDELINES),
+        )
+    )
+
+
+async def execute(
+    tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+) -> ToolResult:
+    """Read ``params["path"]`` (relative to ``ctx.cwd``): a text window with pi's notices, or an image."""
+    import asyncio
+
+    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.paths import resolve_read_path
+
+    check_aborted(signal)
+    path = params["path"]
+    absolute = resolve_read_path(path, ctx.cwd)
+    options = _ReadOptions(
+        offset=params.get("offset"),
+        limit=params.get("limit"),
+        auto_resize=_setting(ctx, "images.autoResize", True) is not False,
+        image_note=_non_vision_note(ctx),
+    )
+    return await abortable(asyncio.to_thread(read_file, absolute, path, options), signal)
+
+
+class _ReadOptions:
+    __slots__ = ("auto_resize", "image_note", "limit", "offset")
+
+    def __init__(self, offset: Any, limit: Any, auto_resize: bool, image_note: str | None) -> None:
+        self.offset = offset
+        self.limit = limit
+        self.auto_resize = auto_resize
+        self.image_note = image_note
+
+
+def _setting(ctx: Any, key: str, default: Any) -> Any:
+    settings = getattr(getattr(ctx, "app", None), "settings", None)
+    if settings is None:
+        return default
+    value = settings.get(key)
+    return default if value is None else value
+
+
+def _non_vision_note(ctx: Any) -> str | None:
+    model = getattr(ctx, "model", None)
+    if model is None:
+        return None
+    inputs = getattr(model, "input", None) or []
+    return None if "image" in inputs else NON_VISION_NOTE
+
+
+# ---------------------------------------------------------------------------
+# The blocking part (runs in a thread)
+# ---------------------------------------------------------------------------
+
+
+def read_file(absolute: str, path: str, options: _ReadOptions) -> ToolResult:
+    """Read ``absolute`` (``path`` is how the model named it, used in notices)."""
+    from piko.plugins.tools.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.plugins.tools.node_compat import NodeFsError
+
+    _check_readable(absolute)
+    try:
+        stream = open(absolute, "rb")
+    except IsADirectoryError as exc:
+        raise NodeFsError(exc, "read") from exc
+    except OSError as exc:
+        raise NodeFsError(exc, "open", absolute) from exc
+    with stream:
+        try:
+            head = stream.read(SNIFF_BYTES)
+        except IsADirectoryError as exc:
+            raise NodeFsError(exc, "read") from exc
+        mime_type = detect_image_mime_type(head)
+        if mime_type is not None:
+            return _read_image(head + stream.read(), mime_type, options)
+        stream.seek(0)
+        return _read_text(stream, path, options)
+
+
+def _check_readable(absolute: str) -> None:
+    """pi's ``access(path, R_OK)``: a missing or unreadable file fails with Node's message."""
+    from piko.plugins.tools.node_compat import NodeFsError
+
+    if os.access(absolute, os.R_OK):
+        return
+    try:
+        os.stat(absolute)
+    except OSError as exc:
+        raise NodeFsError(exc, "access", absolute) from exc
+    denied = PermissionError(errno.EACCES, os.strerror(errno.EACCES))
+    raise NodeFsError(denied, "access", absolute)
+
+
+def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResult:
+    import base64
+
+    from piko.plugins.tools.images import format_dimension_note, resize_image
+
+    notes: list[str]
+    blocks: list[Any] = []
+    if options.auto_resize:
+        resized = resize_image(data, mime_type)
+        if resized is None:
+            notes = [f"Read image file [{mime_type}]", IMAGE_OMITTED_NOTE]
+        else:
+            notes = [f"Read image file [{resized.mime_type}]"]
+            dimension_note = format_dimension_note(resized)
+            if dimension_note:
+                notes.append(dimension_note)
+            blocks.append(ImageContent(data=resized.data, mime_type=resized.mime_type))
+    else:
+        notes = [f"Read image file [{mime_type}]"]
+        blocks.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type))
+    if options.image_note:
+        notes.append(options.image_note)
+    return ToolResult(content=[TextContent(text="\n".join(notes)), *blocks], details=None)
+
+
+def _read_text(stream: Any, path: str, options: _ReadOptions) -> ToolResult:
+    from piko.plugins.tools.line_reader import count_lines, read_line_window
+    from piko.plugins.tools.node_compat import js_string
+
+    offset, limit = options.offset, options.limit
+    # pi's arithmetic, fractions and all: a falsy offset starts at the top.
+    start_line: float = max(0, offset - 1) if offset else 0
+    start_display = start_line + 1
+    first = math.trunc(start_line)
+    stop: int | None = None
+    if limit is not None:
+        stop = math.trunc(start_line + limit)
+        if stop < 0:  # a slice end counted back from the end of the file
+            stop = max(count_lines(stream) + stop, 0)
+            stream.seek(0)
+    window = read_line_window(stream, first, stop, keep_lines=DEFAULT_MAX_LINES, keep_bytes=DEFAULT_MAX_BYTES)
+    total_lines = window.total_lines
+    if window.start_beyond_end or start_line >= total_lines:
+        raise ValueError(f"Offset {js_string(offset)} is beyond end of file ({total_lines} lines total)")
+    truncation = _truncate_window(window)
+    details: dict[str, Any] | None = None
+    if truncation.first_line_exceeds_limit:
+        line_size = format_size(window.first_line_bytes)
+        text = (
+            f"[Line {js_string(start_display)} is {line_size}, exceeds {format_size(DEFAULT_MAX_BYTES)} limit. "
+            f"Use bash: sed -n '{js_string(start_display)}p' {path} | head -c {DEFAULT_MAX_BYTES}]"
+        )
+        details = {"truncation": truncation.to_details()}
+    elif truncation.truncated:
+        end_display = start_display + truncation.output_lines - 1
+        shown = f"{js_string(start_display)}-{js_string(end_display)} of {total_lines}"
+        next_offset = js_string(end_display + 1)
+        if truncation.truncated_by == "lines":
+            notice = f"[Showing lines {shown}. Use offset={next_offset} to continue.]"
+        else:
+            notice = f"[Showing lines {shown} ({format_size(DEFAULT_MAX_BYTES)} limit). Use offset={next_offset} to continue.]"
+        text = f"{truncation.content}\n\n{notice}"
+        details = {"truncation": truncation.to_details()}
+    elif limit is not None and min(start_line + limit, total_lines) < total_lines:
+        end_line = start_line + limit
+        remaining = js_string(total_lines - end_line)
+        text = f"{truncation.content}\n\n[{remaining} more lines in file. Use offset={js_string(end_line + 1)} to continue.]"
+    else:
+        text = truncation.content
+    return ToolResult(content=[TextContent(text=text)], details=details)
+
+
+def _truncate_window(window: Any) -> TruncationResult:
+    """What ``truncate_head`` gives for the window's text, computed from the streamed window."""
+    max_lines, max_bytes = DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES
+    total_lines, total_bytes = window.window_lines, window.window_bytes
+    if total_lines <= max_lines and total_bytes <= max_bytes:
+        return TruncationResult(
+            content="\n".join(window.lines),
+            truncated=False,
+            truncated_by=None,
+            total_lines=total_lines,
+            total_bytes=total_bytes,
+            output_lines=total_lines,
+            output_bytes=total_bytes,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
+        )
+    if window.first_line_bytes > max_bytes:
+        return TruncationResult(
+            content="",
+            truncated=True,
+            truncated_by="bytes",
+            total_lines=total_lines,
+            total_bytes=total_bytes,
+            output_lines=0,
+            output_bytes=0,
+            first_line_exceeds_limit=True,
+            max_lines=max_lines,
+            max_bytes=max_bytes,
+        )
+    content = "\n".join(window.lines)
+    return TruncationResult(
+        content=content,
+        truncated=True,
+        truncated_by="lines" if len(window.lines) >= max_lines else "bytes",
+        total_lines=total_lines,
+        total_bytes=total_bytes,
+        output_lines=len(window.lines),
+        output_bytes=len(content.encode("utf-8")),
+        max_lines=max_lines,
+        max_bytes=max_bytes,
+    )

@@ -1,0 +1,67 @@
+"""The ``write`` tool: create or overwrite a file (UTF-8), creating its parent directories."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko import hookimpl
+from piko.messages import TextContent, ToolResult
+from piko.registries import ToolDefinition
+
+NAME = "write"
+
+DESCRIPTION = (
+    "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. "
+    "Automatically creates parent directories."
+)
+
+PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "required": ["path", "content"],
+    "properties": {
+        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+        "content": {"type": "string", "description": "Content to write to the file"},
+    },
+}
+
+PROMPT_SNIPPET = "Create or overwrite files"
+PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(
+        ToolDefinition(
+            name=NAME,
+            label=NAME,
+            description=DESCRIPTION,
+            parameters=PARAMETERS,
+            execute=execute,
+            default_active=True,
+            prompt_snippet=PROMPT_SNIPPET,
+            prompt_guidelines=list(PROMPT_GUIDELINES),
+        )
+    )
+
+
+async def execute(
+    tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+) -> ToolResult:
+    """Write ``params["content"]`` to ``params["path"]`` (relative to ``ctx.cwd``)."""
+    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.file_fallback import write_with_fallback
+    from piko.plugins.tools.mutation_queue import file_mutation_lock
+    from piko.plugins.tools.node_compat import to_utf8_bytes, utf16_length
+    from piko.plugins.tools.paths import resolve_to_cwd
+
+    path: str = params["path"]
+    content: str = params["content"]
+    absolute = resolve_to_cwd(path, ctx.cwd)
+    async with file_mutation_lock(absolute):
+        check_aborted(signal)
+        data = to_utf8_bytes(content)
+        await abortable(write_with_fallback(ctx, absolute, data, content, make_parents=True), signal)
+    # pi reports the string's length in UTF-16 code units and calls it bytes.
+    return ToolResult(
+        content=[TextContent(text=f"Successfully wrote {utf16_length(content)} bytes to {path}")]
+    )

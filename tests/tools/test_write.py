@@ -1,0 +1,47 @@
+"""The write tool: bytes on disk, pi's length wording, parents, errors, abort."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tool_harness import run_tool
+
+from piko.abort import AbortController
+
+
+def test_writes_utf8_and_reports_utf16_length(work: Path) -> None:
+    run = run_tool("write", {"path": "a/b/c.txt", "content": "é\U0001f600\n"}, work)
+    assert run.text == "Successfully wrote 4 bytes to a/b/c.txt"
+    assert run.details is None
+    assert (work / "a/b/c.txt").read_bytes() == "é\U0001f600\n".encode()
+
+
+def test_lone_surrogates_are_written_as_replacement_characters(work: Path) -> None:
+    run = run_tool("write", {"path": "s.txt", "content": "a\ud800b"}, work, validate=False)
+    assert run.text == "Successfully wrote 3 bytes to s.txt"
+    assert (work / "s.txt").read_bytes() == b"a\xef\xbf\xbdb"
+
+
+def test_overwrite_keeps_the_file_identity(work: Path) -> None:
+    target = work / "f.txt"
+    target.write_text("a long old content", encoding="utf-8")
+    inode = target.stat().st_ino
+    assert run_tool("write", {"path": "f.txt", "content": "new"}, work).ok
+    assert target.read_text(encoding="utf-8") == "new"
+    assert target.stat().st_ino == inode  # truncated in place, as fs.writeFile does
+
+
+def test_aborted_write_does_nothing(work: Path) -> None:
+    controller = AbortController()
+    controller.abort()
+    run = run_tool("write", {"path": "x.txt", "content": "x"}, work, signal=controller.signal)
+    assert run.text == "Operation aborted"
+    assert not (work / "x.txt").exists()
+
+
+def test_parent_that_is_a_file(work: Path) -> None:
+    (work / "f").write_text("", encoding="utf-8")
+    assert (
+        run_tool("write", {"path": "f/x", "content": ""}, work).text
+        == f"EEXIST: file already exists, mkdir '{work / 'f'}'"
+    )
