@@ -1,13 +1,18 @@
 """Which project folders the user trusts to run code (extensions, packages, code-running settings).
 
 Decisions live in ``~/.pi/agent/trusted-projects.json`` as ``{"projects": {"/abs/path": true|false}}``;
-trusting a folder covers everything below it, and the nearest decision wins.
+trusting a folder covers everything below it, and the nearest decision wins. At start-up
+:func:`settle` decides for the current project, asking once on the terminal in an interactive
+run; a trusted project's own Python packages (``.pi/python``, from ``pi install -l``) are then
+put first on the import path (:func:`activate_project_site`).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any, TextIO
 
 from piko import jsonio
 from piko.paths import agent_dir as default_agent_dir
@@ -30,6 +35,10 @@ class TrustStore:
         if not isinstance(projects, dict):
             return {}
         return {str(k): bool(v) for k, v in projects.items()}
+
+    def decisions(self) -> dict[str, bool]:
+        """Every recorded decision: absolute folder -> trusted."""
+        return self._load()
 
     def decision(self, folder: str | os.PathLike[str]) -> bool | None:
         """True or False for the nearest recorded folder at or above ``folder``; None if none."""
@@ -64,3 +73,145 @@ class TrustStore:
         del projects[path]
         jsonio.write_atomic(self.path, jsonio.dumps_pretty({"projects": projects}) + "\n")
         return True
+
+
+# ---------------------------------------------------------------------------
+# What a project would run, asking once, and the project's own Python packages
+# ---------------------------------------------------------------------------
+
+# Project settings keys that make piko run code (kept in step with piko.settings).
+CODE_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
+# ``.pi/python``: the project's own Python environment (``pi install -l pip:...``).
+PROJECT_PYTHON_DIR = "python"
+
+
+def project_code(cwd: str | os.PathLike[str], project_settings: dict[str, Any]) -> list[str]:
+    """What code a project folder would make piko run, one short phrase each (empty: none)."""
+    from piko.paths import project_dir
+
+    pi_dir = project_dir(cwd)
+    found: list[str] = []
+    try:
+        names = sorted(
+            p.name
+            for p in (pi_dir / "extensions").iterdir()
+            if not p.name.startswith((".", "_")) and (p.suffix == ".py" or (p / "__init__.py").is_file())
+        )
+    except OSError:
+        names = []
+    if names:
+        found.append(f"extensions in .pi/extensions/ ({', '.join(names)})")
+    packages = project_settings.get("packages")
+    if isinstance(packages, list) and packages:
+        sources = [str(p.get("source") if isinstance(p, dict) else p) for p in packages]
+        found.append(f"packages in .pi/settings.json ({', '.join(sources)})")
+    for key in CODE_KEYS:
+        if key != "packages" and project_settings.get(key):
+            found.append(f"'{key}' in .pi/settings.json")
+    if (pi_dir / PROJECT_PYTHON_DIR).is_dir() and not (isinstance(packages, list) and packages):
+        found.append("Python packages in .pi/python/")
+    return found
+
+
+def ask(
+    folder: str | os.PathLike[str], code: list[str], stdin: TextIO | None = None, stderr: TextIO | None = None
+) -> bool | None:
+    """Ask on the terminal whether to trust ``folder``; None when there was no answer."""
+    stdin = stdin or sys.stdin
+    stderr = stderr or sys.stderr
+    lines = [f"This project can run code on your machine: {os.path.abspath(folder)}"]
+    lines += [f"  - {item}" for item in code]
+    lines.append("Only trust projects whose files you have reviewed or whose authors you trust.")
+    stderr.write("\n".join(lines) + "\n")
+    while True:
+        stderr.write("Trust this project and load its code? [y/N] ")
+        stderr.flush()
+        try:
+            answer = stdin.readline()
+        except (KeyboardInterrupt, OSError):
+            stderr.write("\n")
+            return None
+        if not answer:
+            stderr.write("\n")
+            return None
+        answer = answer.strip().lower()
+        if answer in ("y", "yes"):
+            return True
+        if answer in ("", "n", "no"):
+            return False
+
+
+def untrusted_notice(folder: str | os.PathLike[str], code: list[str]) -> str:
+    """The stderr line of a run that left a project's code out."""
+    folder = os.path.abspath(folder)
+    return (
+        f"Project code in {folder} was not loaded: this project is not trusted "
+        f"({'; '.join(code)}). Run `pi trust` in {folder} to allow it"
+    )
+
+
+def project_site_packages(cwd: str | os.PathLike[str]) -> Path | None:
+    """``site-packages`` of the project's ``.pi/python`` environment, if it suits this interpreter."""
+    from piko.paths import project_dir
+
+    root = project_dir(cwd) / PROJECT_PYTHON_DIR
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    try:
+        config = (root / "pyvenv.cfg").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    for line in config.splitlines():
+        key, _, value = line.partition("=")
+        if key.strip() in ("version", "version_info") and not value.strip().startswith(version):
+            return None
+    if os.name == "nt":
+        site = root / "Lib" / "site-packages"
+    else:
+        site = root / "lib" / f"python{version}" / "site-packages"
+    return site if site.is_dir() else None
+
+
+def activate_project_site(cwd: str | os.PathLike[str]) -> Path | None:
+    """Put the project's Python packages first on ``sys.path`` (their ``.pth`` files included)."""
+    import site as site_module
+
+    site = project_site_packages(cwd)
+    if site is None or str(site) in sys.path:
+        return site
+    before = list(sys.path)
+    site_module.addsitedir(str(site))
+    added = [p for p in sys.path if p not in before]
+    sys.path[:] = [*added, *before]
+    return site
+
+
+def settle(app: Any, *, interactive: bool, command: str | None = None) -> bool:
+    """Decide at start-up whether ``app``'s project code may run, asking once when interactive.
+
+    The question is asked only in an interactive run, when the project has code and no decision
+    was recorded (not for ``pi trust``/``pi untrust`` themselves); the answer is recorded. A
+    policy with ``allowProjectCode: false`` keeps every project untrusted. Updates
+    ``app.project_trusted`` and the settings, and adds the stderr notice of an untrusted run.
+    """
+    policy = getattr(app, "policy", None)
+    allowed = policy is None or (policy.allow_project_code and not policy.failed)
+    code = project_code(app.cwd, app.settings.project_data)
+    trusted = bool(app.project_trusted) and allowed
+    if code and allowed and not trusted and interactive and command not in ("trust", "untrust"):
+        if app.trust.decision(app.cwd) is None:
+            answer = ask(app.cwd, code)
+            if answer is not None:
+                app.trust.set(app.cwd, answer)
+                trusted = answer
+    if trusted != app.project_trusted:
+        app.project_trusted = trusted
+        app.settings.set_project_trusted(trusted)
+    if code and not trusted and command not in ("trust", "untrust"):
+        if allowed:
+            app.notices.append(untrusted_notice(app.cwd, code))
+        else:
+            app.notices.append(
+                f"Project code in {os.path.abspath(app.cwd)} was not loaded: project code is disabled by policy "
+                f"({policy.source if policy is not None else 'policy'})"
+            )
+    return trusted

@@ -1,0 +1,147 @@
+"""The managed policy file: plugins, providers, package sources and project code; fails closed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import PiEnv
+
+from piko.policy import Policy, load_policy, parse_policy
+
+
+def _write(path: Path, data: object) -> None:
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_parse_and_rules() -> None:
+    policy = parse_policy(
+        {
+            "plugins": {"allow": ["acme.*"], "block": ["tools.bash", "acme.bad"]},
+            "providers": {"block": ["openai*"]},
+            "packageSources": {"allow": ["pip:acme-*", "git:git.acme.com/*"], "block": ["pip:acme-evil"]},
+            "allowProjectCode": False,
+        },
+        "/etc/piko/policy.json",
+    )
+    assert policy.blocks_plugin("tools.bash", builtin=True)
+    assert not policy.blocks_plugin("tools.read", builtin=True)  # allowlists are for third-party plugins
+    assert not policy.blocks_plugin("acme.tools", builtin=False)
+    assert policy.blocks_plugin("acme.bad", builtin=False)
+    assert policy.blocks_plugin("someone.else", builtin=False)
+    assert not policy.allows_provider("openai-codex") and policy.allows_provider("anthropic")
+    assert policy.allows_source("pip:acme-tools", "pip:acme-tools>=2")
+    assert not policy.allows_source("pip:acme-evil")
+    assert not policy.allows_source("npm:acme-skills")
+    assert policy.allows_source("git:git.acme.com/team/tools")
+    assert policy.allow_project_code is False
+
+
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ([], "must be a JSON object"),
+        ({"plugin": {}}, "unknown key(s) plugin"),
+        ({"plugins": {"allow": "x"}}, "plugins.allow must be a list of strings"),
+        ({"plugins": {"deny": []}}, "unknown key(s) in 'plugins': deny"),
+        ({"allowProjectCode": "no"}, "must be true or false"),
+    ],
+)
+def test_malformed_policies_are_refused(data: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_policy(data)
+
+
+def test_files_combine_strictly_and_broken_ones_fail_closed(tmp_path: Path) -> None:
+    first, second, broken = tmp_path / "a.json", tmp_path / "b.json", tmp_path / "c.json"
+    _write(first, {"plugins": {"allow": ["a*", "b*"], "block": ["x"]}})
+    _write(second, {"plugins": {"allow": ["b*"]}, "allowProjectCode": False})
+    broken.write_text("{not json", encoding="utf-8")
+    combined = load_policy([first, second, tmp_path / "missing.json"])
+    assert combined.paths == [str(first), str(second)]
+    assert combined.blocks_plugin("alpha", builtin=False)  # allowed by one file only
+    assert not combined.blocks_plugin("beta", builtin=False)
+    assert combined.blocks_plugin("x", builtin=True)
+    assert combined.allow_project_code is False
+    assert load_policy([]) == Policy()
+    failed = load_policy([broken])
+    assert failed.failed and failed.errors[0].startswith(f"{broken}: ")
+    assert failed.blocks_plugin("anything", builtin=False) and not failed.blocks_plugin(
+        "tools.read", builtin=True
+    )
+    assert not failed.allows_source("pip:x")
+
+
+def test_policy_blocks_plugins_that_settings_cannot_unblock(pienv: PiEnv) -> None:
+    pienv.pi("install", "pip:piko-hello")
+    pienv.pi("install", "pip:piko-other")
+    _write(pienv.policy, {"plugins": {"allow": ["hello"], "block": ["tools.ls"]}})
+    plugins = {p["name"]: p for p in json.loads(pienv.pi("plugins", "--json").stdout)["plugins"]}
+    assert plugins["other"]["blocked"] and plugins["other"]["blockedBy"] == "policy"
+    assert plugins["tools.ls"]["blockedBy"] == "policy"
+    assert not plugins["hello"]["blocked"] and not plugins["tools.read"]["blocked"]
+    table = pienv.pi("plugins").stdout
+    assert any(line.startswith("other ") and "blocked (policy)" in line for line in table.splitlines())
+    # neither settings, the environment nor pi config can bring it back
+    probe = pienv.probe(PIKO_PLUGINS="other,hello")
+    assert probe["plugins"]["other"]["blockedBy"] == "policy" and "other_tool" not in probe["tools"]
+    refused = pienv.pi("config", "enable", "other", check=False)
+    assert refused.returncode == 1 and f"blocked by policy ({pienv.policy})" in refused.stderr
+    # a policy block wins over a settings block in what pi plugins shows
+    _write(
+        pienv.agent_dir / "settings.json",
+        {"packages": ["pip:piko-hello", "pip:piko-other"], "disabledPlugins": ["other"]},
+    )
+    assert pienv.probe()["plugins"]["other"]["blockedBy"] == "policy"
+
+
+def test_policy_blocks_package_sources(pienv: PiEnv) -> None:
+    _write(pienv.policy, {"packageSources": {"allow": ["pip:piko-*"], "block": ["pip:piko-other"]}})
+    refused = pienv.pi("install", "pip:piko-other", check=False)
+    assert refused.returncode == 1
+    assert (
+        refused.stderr.strip().splitlines()[-1]
+        == f"Error: pip:piko-other is blocked by policy ({pienv.policy})"
+    )
+    assert not (pienv.agent_dir / "settings.json").exists()
+    assert (
+        pienv.pi("install", "git:github.com/acme/tools", check=False)
+        .stderr.strip()
+        .endswith("blocked by policy (" + str(pienv.policy) + ")")
+    )
+    pienv.pi("install", "pip:piko-hello")
+    # a source listed in settings before the policy arrived is neither installed nor loaded
+    _write(pienv.agent_dir / "settings.json", {"packages": ["pip:piko-hello", "pip:piko-other"]})
+    probe = pienv.probe()
+    assert "other_tool" not in probe["tools"] and "piko_other" not in pienv.installed()
+    assert f"package pip:piko-other blocked by policy ({pienv.policy})" in probe["diagnostics"]
+    assert "! package pip:piko-other blocked by policy" in pienv.pi("plugins").stdout
+    assert "pip:piko-other (not installed, blocked by policy)" in pienv.pi("list").stdout
+
+
+def test_policy_can_forbid_project_code(pienv: PiEnv) -> None:
+    project = pienv.root / "proj"
+    (project / ".pi" / "extensions").mkdir(parents=True)
+    (project / ".pi" / "extensions" / "x.py").write_text("", encoding="utf-8")
+    pienv.pi("trust", cwd=project)
+    _write(pienv.policy, {"allowProjectCode": False})
+    probe = pienv.probe(cwd=project)
+    assert probe["trusted"] is False and "x" not in probe["plugins"]
+    assert any("project code is disabled by policy" in n for n in probe["notices"])
+    refused = pienv.pi("trust", cwd=project, check=False)
+    assert refused.returncode == 1 and "Error: project code is disabled by policy" in refused.stderr
+
+
+def test_broken_policy_file_fails_closed(pienv: PiEnv) -> None:
+    pienv.pi("install", "pip:piko-hello")
+    pienv.policy.write_text('{"plugins": ', encoding="utf-8")
+    result = pienv.pi("plugins")
+    assert any(
+        line.startswith("hello ") and "blocked (policy)" in line for line in result.stdout.splitlines()
+    )
+    assert (
+        "third-party plugins, package sources and project code are disabled until it is fixed"
+        in result.stderr
+    )
+    assert any(line.startswith("tools.read ") and "active" in line for line in result.stdout.splitlines())

@@ -1,0 +1,129 @@
+"""Trust: asked once on the terminal, recorded, ``pi trust``/``pi untrust``, untrusted runs say so."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import time
+from pathlib import Path
+
+from conftest import PiEnv
+
+EXTENSION = """from piko import hookimpl
+
+
+@hookimpl
+def piko_register_tools(register):
+    register(name="project_tool", description="from the project", execute=lambda *a, **k: None)
+"""
+
+
+def _project_with_extension(pienv: PiEnv) -> Path:
+    project = pienv.root / "proj"
+    (project / ".pi" / "extensions").mkdir(parents=True)
+    (project / ".pi" / "extensions" / "projext.py").write_text(EXTENSION, encoding="utf-8")
+    return project
+
+
+def _run_in_terminal(pienv: PiEnv, args: list[str], cwd: Path, answer: str | None) -> tuple[int, str]:
+    """Run pi with a real pseudo-terminal; answer the trust question when it is asked."""
+    master, slave = pty.openpty()
+    process = subprocess.Popen(
+        [str(pienv.python), "-m", "piko", *args],
+        cwd=str(cwd), env=pienv.env(TERM="dumb"), stdin=slave, stdout=slave, stderr=slave, close_fds=True,
+    )  # fmt: skip
+    os.close(slave)
+    output = b""
+    answered = False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([master], [], [], 0.2)
+        if ready:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            output += chunk
+        if answer is not None and not answered and b"[y/N]" in output:
+            os.write(master, answer.encode() + b"\n")
+            answered = True
+        if process.poll() is not None and not ready:
+            break
+    process.wait(timeout=30)
+    os.close(master)
+    return process.returncode, output.decode(errors="replace").replace("\r\n", "\n")
+
+
+def test_interactive_run_asks_once_and_records_yes(pienv: PiEnv) -> None:
+    project = _project_with_extension(pienv)
+    code, output = _run_in_terminal(pienv, ["plugins"], project, "y")
+    assert code == 0, output
+    assert f"This project can run code on your machine: {project}" in output
+    assert "extensions in .pi/extensions/ (projext.py)" in output
+    assert "projext" in output.split("[y/N]", 1)[1]  # loaded right away, in the same run
+    decisions = json.loads((pienv.agent_dir / "trusted-projects.json").read_text())
+    assert decisions == {"projects": {str(project): True}}
+    code, output = _run_in_terminal(pienv, ["plugins"], project, None)  # not asked again
+    assert "[y/N]" not in output and "projext" in output
+    assert "project_tool" in pienv.probe(cwd=project)["tools"]
+
+
+def test_interactive_no_is_recorded_and_subfolders_inherit(pienv: PiEnv) -> None:
+    project = _project_with_extension(pienv)
+    code, output = _run_in_terminal(pienv, ["plugins"], project, "n")
+    assert code == 0
+    assert "projext" not in output.split("[y/N]", 1)[1].split("Warning")[0]
+    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {
+        "projects": {str(project): False}
+    }
+    _code, again = _run_in_terminal(pienv, ["plugins"], project, None)
+    assert "[y/N]" not in again
+    assert "not trusted" in again
+    sub = project / "src"
+    sub.mkdir()
+    (sub / ".pi" / "extensions").mkdir(parents=True)
+    (sub / ".pi" / "extensions" / "inner.py").write_text(EXTENSION.replace("project_tool", "inner_tool"))
+    _code, inner = _run_in_terminal(
+        pienv, ["plugins"], sub, None
+    )  # the nearest decision (the parent's) holds
+    assert "[y/N]" not in inner
+
+
+def test_non_interactive_runs_leave_project_code_out_and_say_so(pienv: PiEnv) -> None:
+    project = _project_with_extension(pienv)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"shellPath": "/bin/sh"}), encoding="utf-8")
+    result = pienv.pi("plugins", cwd=project)
+    assert "projext" not in result.stdout
+    warning = [line for line in result.stderr.splitlines() if line.startswith("Warning: Project code")]
+    assert warning == [
+        f"Warning: Project code in {project} was not loaded: this project is not trusted "
+        "(extensions in .pi/extensions/ (projext.py); 'shellPath' in .pi/settings.json). "
+        f"Run `pi trust` in {project} to allow it"
+    ]
+    assert not (pienv.agent_dir / "trusted-projects.json").exists()  # nothing recorded without asking
+
+
+def test_trust_and_untrust_commands(pienv: PiEnv) -> None:
+    project = _project_with_extension(pienv)
+    trusted = pienv.pi("trust", cwd=project)
+    assert trusted.stdout.strip() == f"Trusted {project}"
+    assert "Warning" not in trusted.stderr
+    assert "project_tool" in pienv.probe(cwd=project)["tools"]
+    assert pienv.pi("untrust", str(project)).stdout.strip() == f"Untrusted {project}"
+    assert "project_tool" not in pienv.probe(cwd=project)["tools"]
+    assert f"untrusted  {project}" in pienv.pi("trust", "--list").stdout
+    assert pienv.pi("untrust", "--forget", cwd=project).stdout.strip() == f"Forgot the decision for {project}"
+    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {"projects": {}}
+
+
+def test_project_without_code_is_never_asked_about(pienv: PiEnv) -> None:
+    plain = pienv.root / "plain"
+    (plain / ".pi").mkdir(parents=True)
+    (plain / ".pi" / "settings.json").write_text(json.dumps({"theme": "dark"}), encoding="utf-8")
+    code, output = _run_in_terminal(pienv, ["plugins"], plain, "y")
+    assert code == 0 and "[y/N]" not in output and "Warning" not in output
