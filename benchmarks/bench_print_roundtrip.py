@@ -1,0 +1,109 @@
+"""``pi -p "say hi"`` round trip against a local server that answers at once: piko and pi side by side.
+
+Both programs get the same ``models.json`` (a ``mock`` provider on a scripted server on
+127.0.0.1), an empty config and session directory, and stdin closed. We report the median wall
+time and peak RSS (from ``wait4``) of each, and piko's share of pi's. Targets (issue "Agent
+core"): piko at most 0.15x pi's wall time and at most 50 MB.
+
+    .venv/bin/python benchmarks/bench_print_roundtrip.py [--runs 15] [--pi /work/scratch/pi] [--json]
+
+pi is looked for in ``--pi`` (an npm prefix with ``node_modules/.bin/pi``); without it only piko
+is measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from support.llm_server import LLMServer  # noqa: E402
+
+PIKO = str(Path(sys.executable).with_name("pi"))
+
+
+def warm_up(command: list[str], env: dict[str, str], cwd: str, runs: int = 2) -> None:
+    """Run a few times first (byte-compiled files, entry-point cache, node's compile cache)."""
+    for _ in range(runs):
+        done = subprocess.run(command, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True)
+        if done.returncode != 0 or b"Hi there" not in done.stdout:
+            raise RuntimeError(f"{command[0]} failed: {done.stderr.decode()[:500]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--pi", default="/work/scratch/pi", help="npm prefix holding node_modules/.bin/pi")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    turns = [{"blocks": [{"text": "Hi there! How can I help you today?"}], "repeat": True}]
+    results: dict[str, dict[str, float]] = {}
+    with LLMServer(turns) as server, tempfile.TemporaryDirectory() as tmp:
+        models = {"providers": {"mock": {"baseUrl": server.base_url + "/v1", "api": "openai-completions",
+                                         "apiKey": "mock-key", "models": [{"id": "mock-1"}]}}}  # fmt: skip
+        pi_bin = Path(args.pi) / "node_modules" / ".bin" / "pi"
+        programs = {"piko": [PIKO]}
+        if pi_bin.exists():
+            programs["pi"] = [str(pi_bin)]
+        for name, command in programs.items():
+            home = Path(tmp) / name / "agent"
+            home.mkdir(parents=True)
+            (home / "models.json").write_text(json.dumps(models))
+            work = Path(tmp) / name / "work"
+            work.mkdir()
+            env = {
+                "PATH": os.environ.get("PATH", ""),
+                "HOME": str(Path(tmp) / name),
+                "PI_CODING_AGENT_DIR": str(home),
+                "PIKO_CACHE_DIR": str(Path(tmp) / name / "cache"),
+                "PI_OFFLINE": "1",
+            }
+            # as on a user's machine: Python may write byte-code caches (some sandboxes forbid it)
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            cmd = [*command, "-p", "say hi", "--provider", "mock", "--model", "mock-1"]
+            warm_up(cmd, env, str(work))
+            # peak RSS is the maximum over children so far: measure each program in a fresh process
+            probe = subprocess.run(
+                [sys.executable, "-c", _PROBE, json.dumps(cmd), json.dumps(env), str(work), str(args.runs)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+            results[name] = json.loads(probe.stdout)
+    ok = results["piko"]["peak_rss_mb"] <= 50
+    if "pi" in results:
+        results["ratio"] = {"wall": results["piko"]["wall_s"] / results["pi"]["wall_s"]}
+        ok = ok and results["ratio"]["wall"] <= 0.15
+    if args.json:
+        print(json.dumps(results, indent=2))
+    else:
+        for name in programs:
+            r = results[name]
+            print(f"{name:5}  median {r['wall_s'] * 1000:7.0f} ms  (min {r['min_wall_s'] * 1000:.0f} ms)  peak RSS {r['peak_rss_mb']:.0f} MB")
+        if "ratio" in results:
+            print(f"piko / pi wall time: {results['ratio']['wall']:.3f}x  (target <= 0.15x)")
+        print("target met" if ok else "TARGET MISSED")
+    return 0 if ok else 1
+
+
+_PROBE = r"""
+import json, resource, statistics, subprocess, sys, time
+cmd, env, cwd, runs = json.loads(sys.argv[1]), json.loads(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+walls = []
+for _ in range(runs):
+    t = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True)
+    walls.append(time.perf_counter() - t)
+    assert done.returncode == 0, done.stderr
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({"wall_s": statistics.median(walls), "min_wall_s": min(walls), "peak_rss_mb": peak}))
+"""
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

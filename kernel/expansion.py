@@ -1,0 +1,96 @@
+"""Expanding ``/skill:name args`` and ``/template args`` into the text sent to the model."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+_POSITIONAL = re.compile(r"\$(\d+)")
+_SLICE = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}")
+
+
+def parse_command_args(text: str) -> list[str]:
+    """Split arguments on blanks; single or double quotes group words."""
+    args: list[str] = []
+    current = ""
+    quote: str | None = None
+    for ch in text:
+        if quote:
+            if ch == quote:
+                quote = None
+            else:
+                current += ch
+        elif ch in "\"'":
+            quote = ch
+        elif ch in " \t":
+            if current:
+                args.append(current)
+                current = ""
+        else:
+            current += ch
+    if current:
+        args.append(current)
+    return args
+
+
+def substitute_args(content: str, args: list[str]) -> str:
+    """``$1``.., ``${@:N}``/``${@:N:L}``, ``$ARGUMENTS`` and ``$@`` (arguments are not re-substituted)."""
+
+    def positional(match: re.Match[str]) -> str:
+        index = int(match.group(1)) - 1
+        return args[index] if 0 <= index < len(args) else ""
+
+    def sliced(match: re.Match[str]) -> str:
+        start = max(int(match.group(1)) - 1, 0)
+        if match.group(2) is not None:
+            return " ".join(args[start : start + int(match.group(2))])
+        return " ".join(args[start:])
+
+    result = _POSITIONAL.sub(positional, content)
+    result = _SLICE.sub(sliced, result)
+    joined = " ".join(args)
+    return result.replace("$ARGUMENTS", joined).replace("$@", joined)
+
+
+def expand_prompt_template(text: str, templates: list[Any]) -> str:
+    """``/name args`` -> the template's content with arguments substituted; other text unchanged."""
+    if not text.startswith("/"):
+        return text
+    name, _, rest = text[1:].partition(" ")
+    template = next((t for t in templates if t.name == name), None)
+    if template is None:
+        return text
+    return substitute_args(template.content, parse_command_args(rest))
+
+
+def strip_frontmatter(text: str) -> str:
+    """The body of a markdown file after a leading ``---`` YAML block."""
+    if text.startswith("---"):
+        end = text.find("\n---", 3)
+        if end != -1:
+            newline = text.find("\n", end + 4)
+            return text[newline + 1 :] if newline != -1 else ""
+    return text
+
+
+def expand_skill_command(text: str, skills: list[Any], settings: Any = None) -> str:
+    """``/skill:name args`` -> a ``<skill>`` block with the skill file's body, then the arguments."""
+    if not text.startswith("/skill:"):
+        return text
+    if settings is not None and settings.get("enableSkillCommands", True) is False:
+        return text
+    name, _, rest = text[len("/skill:") :].partition(" ")
+    skill = next((s for s in skills if s.name == name), None)
+    if skill is None:
+        return text
+    try:
+        body = strip_frontmatter(Path(skill.file_path).read_text(encoding="utf-8")).strip()
+    except OSError:
+        return text
+    block = (
+        f'<skill name="{skill.name}" location="{skill.file_path}">\n'
+        f"References are relative to {skill.base_dir}.\n\n{body}\n</skill>"
+    )
+    args = rest.strip()
+    return f"{block}\n\n{args}" if args else block

@@ -1,0 +1,1 @@
+"""The interactive terminal mode (``modes.interactive``): editor, streamed rendering, slash commands."""

@@ -1,0 +1,76 @@
+"""The contract between the interactive mode and its built-in slash commands.
+
+Built-in commands (``/model``, ``/tree``, ``/resume`` ...) are plain async functions that get an
+:class:`InteractiveContext` and the argument text. The interactive mode implements the context;
+the commands use only what it offers plus the :class:`~piko.agent_session.AgentSession`.
+Keeping this small lets commands be tested without a terminal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+from attrs import define, field
+
+
+@define(kw_only=True)
+class PickItem:
+    """One choice of a selector: what is shown, what is returned, and optional detail text."""
+
+    label: str
+    value: Any
+    detail: str = ""
+    depth: int = 0  # indentation level (tree views)
+    current: bool = False  # marked as the current choice
+
+
+class InteractiveContext(Protocol):
+    """What the interactive mode offers to built-in commands."""
+
+    app: Any  # piko.app.App
+    session: Any  # piko.agent_session.AgentSession
+    ui: Any  # the extension UI (select/confirm/input/editor/notify/...), same object as ctx.ui
+
+    def show(self, renderable: Any) -> None:
+        """Print a rich renderable (or text) into the scrollback, above the editor."""
+
+    def show_info(self, text: str) -> None:
+        """A dim informational line."""
+
+    def show_error(self, text: str) -> None:
+        """A red error line."""
+
+    async def pick(
+        self, title: str, items: list[PickItem], *, filterable: bool = True, initial: Any = None
+    ) -> Any:
+        """A filterable list selector; the chosen item's value, or None when cancelled."""
+
+    def set_editor_text(self, text: str) -> None:
+        """Replace what the editor holds."""
+
+    def get_editor_text(self) -> str:
+        """What the editor holds."""
+
+    def redraw_conversation(self) -> None:
+        """Print the current session's conversation again (after /resume, /fork, /tree)."""
+
+    def request_exit(self) -> None:
+        """Leave the interactive mode after the current command."""
+
+    async def run_prompt(self, text: str) -> None:
+        """Submit ``text`` as if the user typed it (used by commands that re-prompt)."""
+
+
+CommandHandler = Callable[[InteractiveContext, str], Awaitable[None]]
+
+
+@define(kw_only=True)
+class BuiltinCommand:
+    """A built-in slash command of the interactive mode."""
+
+    name: str
+    description: str
+    handler: CommandHandler
+    get_argument_completions: Callable[[str], list[str]] | None = None
+    aliases: list[str] = field(factory=list)
