@@ -944,6 +944,12 @@ class AgentSession:
         if self._compaction_controller is not None:
             self._compaction_controller.abort()
 
+    def abort_branch_summary(self) -> None:
+        """Cancel a branch summary ``/tree`` is making."""
+        controller = getattr(self, "_tree_controller", None)
+        if controller is not None:
+            controller.abort()
+
     def set_auto_compaction_enabled(self, enabled: bool) -> None:
         self._save_setting("compaction.enabled", enabled)
 

@@ -55,7 +55,8 @@ async def check_compaction(session: Any, message: AssistantMessage, *, skip_abor
     model = session.model
     window = model.context_window or 0
     compacted_at = _latest_compaction_time(session)
-    if compacted_at is not None and message.timestamp <= compacted_at:
+    # strictly earlier: a retry started in the same millisecond as the compaction came after it
+    if compacted_at is not None and message.timestamp < compacted_at:
         return False
     from piko.overflow import is_context_overflow
 
@@ -110,11 +111,12 @@ def _as_result(value: Any) -> CompactionResult | None:
     )
 
 
-async def _ask_strategy(session: Any, name: str, request: CompactionRequest) -> Any:
-    """The first answer of the compaction plugins to ``piko_<name>``.
+async def ask_strategy(session: Any, name: str, request: Any) -> Any:
+    """The first answer of the compaction plugins to ``piko_<name>`` (``compaction_prepare``,
+    ``compact``, ``summarize_branch``).
 
     Called directly rather than through ``dispatcher.emit``: a summary may take minutes (no
-    handler budget applies) and a failure must reach ``compaction_end`` as it is.
+    handler budget applies) and a failure must reach the caller as it is.
     """
     dispatcher = session.dispatcher
     tracer = getattr(dispatcher, "tracer", None)
@@ -162,14 +164,10 @@ async def run_compaction(
             from piko.guidance import no_model_selected_message
 
             raise (_NothingToCompact if automatic else RuntimeError)(no_model_selected_message())
-        registry = session.model_registry
-        api_key = registry.api_key(model.provider)
-        request_auth = getattr(registry, "request_auth", None)
-        if request_auth is not None:
-            auth = request_auth(model)
-            if not auth.ok:
-                raise (_NothingToCompact if automatic else RuntimeError)(auth.error or "No API key")
-            api_key = auth.api_key or api_key
+        auth = session.model_registry.request_auth(model)
+        if not auth.ok:
+            raise (_NothingToCompact if automatic else RuntimeError)(auth.error or "No API key")
+        api_key = auth.api_key
         branch = session.session_manager.get_branch()
         request = CompactionRequest(
             branch_entries=branch,
@@ -179,8 +177,9 @@ async def run_compaction(
             signal=controller.signal,
             settings=compaction_settings(session),
             reason=reason,
+            thinking_level=session.thinking_level,
         )
-        preparation = await _ask_strategy(session, "compaction_prepare", request)
+        preparation = await ask_strategy(session, "compaction_prepare", request)
         if preparation is None:
             if automatic:
                 raise _NothingToCompact()
@@ -204,7 +203,7 @@ async def run_compaction(
             result = _as_result(before["compaction"])
             from_extension = result is not None
         if result is None:
-            result = _as_result(await _ask_strategy(session, "compact", request))
+            result = _as_result(await ask_strategy(session, "compact", request))
         if controller.signal.aborted:
             raise _Cancelled("Compaction cancelled")
         if result is None:

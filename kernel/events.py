@@ -11,10 +11,8 @@ from __future__ import annotations
 import enum
 from typing import Any, ClassVar
 
-import attrs
-from attrs import define, field
-
 from piko.messages import ImageContent, Model
+from piko.records import Record, field
 from piko.wire import camel, to_wire
 
 
@@ -31,7 +29,7 @@ class Semantics(enum.Enum):
 
 def _hidden() -> Any:
     """A field that is passed to handlers but not written on the wire."""
-    return field(default=None, metadata={"wire": False})
+    return field(default=None, wire=False)
 
 
 # ---------------------------------------------------------------------------
@@ -39,42 +37,36 @@ def _hidden() -> Any:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class SessionStartEvent:
+class SessionStartEvent(Record):
     TYPE: ClassVar[str] = "session_start"
     reason: str = "startup"
     previous_session_file: str | None = None
 
 
-@define(kw_only=True)
-class SessionBeforeSwitchEvent:
+class SessionBeforeSwitchEvent(Record):
     TYPE: ClassVar[str] = "session_before_switch"
     reason: str = "new"
     target_session_file: str | None = None
 
 
-@define(kw_only=True)
-class SessionSwitchEvent:
+class SessionSwitchEvent(Record):
     TYPE: ClassVar[str] = "session_switch"
     reason: str = "new"
     previous_session_file: str | None = None
 
 
-@define(kw_only=True)
-class SessionBeforeForkEvent:
+class SessionBeforeForkEvent(Record):
     TYPE: ClassVar[str] = "session_before_fork"
     entry_id: str = ""
     position: str = "before"
 
 
-@define(kw_only=True)
-class SessionForkEvent:
+class SessionForkEvent(Record):
     TYPE: ClassVar[str] = "session_fork"
     previous_session_file: str | None = None
 
 
-@define(kw_only=True)
-class SessionBeforeCompactEvent:
+class SessionBeforeCompactEvent(Record):
     TYPE: ClassVar[str] = "session_before_compact"
     preparation: Any = None
     branch_entries: list[Any] = field(factory=list)
@@ -82,22 +74,19 @@ class SessionBeforeCompactEvent:
     signal: Any = _hidden()
 
 
-@define(kw_only=True)
-class SessionCompactEvent:
+class SessionCompactEvent(Record):
     TYPE: ClassVar[str] = "session_compact"
     compaction_entry: Any = None
     from_extension: bool = False
 
 
-@define(kw_only=True)
-class SessionBeforeTreeEvent:
+class SessionBeforeTreeEvent(Record):
     TYPE: ClassVar[str] = "session_before_tree"
     preparation: Any = None
     signal: Any = _hidden()
 
 
-@define(kw_only=True)
-class SessionTreeEvent:
+class SessionTreeEvent(Record):
     TYPE: ClassVar[str] = "session_tree"
     new_leaf_id: str | None = None
     old_leaf_id: str | None = None
@@ -105,8 +94,7 @@ class SessionTreeEvent:
     from_extension: bool | None = None
 
 
-@define(kw_only=True)
-class SessionShutdownEvent:
+class SessionShutdownEvent(Record):
     TYPE: ClassVar[str] = "session_shutdown"
     reason: str = "quit"
     target_session_file: str | None = None
@@ -117,16 +105,14 @@ class SessionShutdownEvent:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class InputEvent:
+class InputEvent(Record):
     TYPE: ClassVar[str] = "input"
     text: str = ""
     images: list[ImageContent] | None = None
     source: str = "interactive"
 
 
-@define(kw_only=True)
-class BeforeAgentStartEvent:
+class BeforeAgentStartEvent(Record):
     TYPE: ClassVar[str] = "before_agent_start"
     prompt: str = ""
     images: list[ImageContent] | None = None
@@ -134,73 +120,62 @@ class BeforeAgentStartEvent:
     system_prompt_options: Any = _hidden()
 
 
-@define(kw_only=True)
-class ContextEvent:
+class ContextEvent(Record):
     TYPE: ClassVar[str] = "context"
     messages: list[Any] = field(factory=list)
 
 
-@define(kw_only=True)
-class BeforeProviderRequestEvent:
+class BeforeProviderRequestEvent(Record):
     TYPE: ClassVar[str] = "before_provider_request"
     payload: Any = None
 
 
-@define(kw_only=True)
-class AfterProviderResponseEvent:
+class AfterProviderResponseEvent(Record):
     TYPE: ClassVar[str] = "after_provider_response"
     status: int = 0
     headers: dict[str, str] = field(factory=dict)
 
 
-@define(kw_only=True)
-class AgentStartEvent:
+class AgentStartEvent(Record):
     TYPE: ClassVar[str] = "agent_start"
 
 
-@define(kw_only=True)
-class AgentEndEvent:
+class AgentEndEvent(Record):
     TYPE: ClassVar[str] = "agent_end"
     messages: list[Any] = field(factory=list)
     error: str | None = None
 
 
-@define(kw_only=True)
-class TurnStartEvent:
+class TurnStartEvent(Record):
     TYPE: ClassVar[str] = "turn_start"
-    turn_index: int = field(default=0, metadata={"wire": False})
-    timestamp: int = field(default=0, metadata={"wire": False})
+    turn_index: int = field(default=0, wire=False)
+    timestamp: int = field(default=0, wire=False)
 
 
-@define(kw_only=True)
-class TurnEndEvent:
+class TurnEndEvent(Record):
     TYPE: ClassVar[str] = "turn_end"
-    turn_index: int = field(default=0, metadata={"wire": False})
+    turn_index: int = field(default=0, wire=False)
     message: Any = None
     tool_results: list[Any] = field(factory=list)
 
 
-@define(kw_only=True)
-class MessageStartEvent:
+class MessageStartEvent(Record):
     TYPE: ClassVar[str] = "message_start"
     message: Any = None
 
 
-@define(kw_only=True)
-class MessageUpdateEvent:
+class MessageUpdateEvent(Record):
     TYPE: ClassVar[str] = "message_update"
     assistant_message_event: Any = None
     message: Any = None
 
 
-@define(kw_only=True)
-class MessageEndEvent:
+class MessageEndEvent(Record):
     TYPE: ClassVar[str] = "message_end"
     message: Any = None
 
 
-@define(kw_only=True)
-class AssistantMessageEvent:
+class AssistantMessageEvent(Record):
     TYPE: ClassVar[str] = "assistant_message"
     message: Any = None
 
@@ -210,16 +185,14 @@ class AssistantMessageEvent:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class ToolCallEvent:
+class ToolCallEvent(Record):
     TYPE: ClassVar[str] = "tool_call"
     tool_call_id: str = ""
     tool_name: str = ""
     input: dict[str, Any] = field(factory=dict)
 
 
-@define(kw_only=True)
-class ToolResultEvent:
+class ToolResultEvent(Record):
     TYPE: ClassVar[str] = "tool_result"
     tool_call_id: str = ""
     tool_name: str = ""
@@ -229,16 +202,14 @@ class ToolResultEvent:
     is_error: bool = False
 
 
-@define(kw_only=True)
-class ToolExecutionStartEvent:
+class ToolExecutionStartEvent(Record):
     TYPE: ClassVar[str] = "tool_execution_start"
     tool_call_id: str = ""
     tool_name: str = ""
     args: Any = None
 
 
-@define(kw_only=True)
-class ToolExecutionUpdateEvent:
+class ToolExecutionUpdateEvent(Record):
     TYPE: ClassVar[str] = "tool_execution_update"
     tool_call_id: str = ""
     tool_name: str = ""
@@ -246,8 +217,7 @@ class ToolExecutionUpdateEvent:
     partial_result: Any = None
 
 
-@define(kw_only=True)
-class ToolExecutionEndEvent:
+class ToolExecutionEndEvent(Record):
     TYPE: ClassVar[str] = "tool_execution_end"
     tool_call_id: str = ""
     tool_name: str = ""
@@ -260,23 +230,20 @@ class ToolExecutionEndEvent:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class ModelSelectEvent:
+class ModelSelectEvent(Record):
     TYPE: ClassVar[str] = "model_select"
     model: Model | None = None
     previous_model: Model | None = None
     source: str = "set"
 
 
-@define(kw_only=True)
-class ThinkingLevelSelectEvent:
+class ThinkingLevelSelectEvent(Record):
     TYPE: ClassVar[str] = "thinking_level_select"
     level: str = "off"
     previous_level: str = "off"
 
 
-@define(kw_only=True)
-class UserBashEvent:
+class UserBashEvent(Record):
     TYPE: ClassVar[str] = "user_bash"
     command: str = ""
     exclude_from_context: bool = False
@@ -285,8 +252,7 @@ class UserBashEvent:
     on_chunk: Any = _hidden()  # called with output text as it arrives
 
 
-@define(kw_only=True)
-class ResourcesDiscoverEvent:
+class ResourcesDiscoverEvent(Record):
     TYPE: ClassVar[str] = "resources_discover"
     cwd: str = ""
     reason: str = "startup"
@@ -297,14 +263,12 @@ class ResourcesDiscoverEvent:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class AutoCompactionStartEvent:
+class AutoCompactionStartEvent(Record):
     TYPE: ClassVar[str] = "auto_compaction_start"
     reason: str = "threshold"
 
 
-@define(kw_only=True)
-class AutoCompactionEndEvent:
+class AutoCompactionEndEvent(Record):
     TYPE: ClassVar[str] = "auto_compaction_end"
     result: Any = None
     aborted: bool = False
@@ -312,8 +276,7 @@ class AutoCompactionEndEvent:
     error_message: str | None = None
 
 
-@define(kw_only=True)
-class AutoRetryStartEvent:
+class AutoRetryStartEvent(Record):
     TYPE: ClassVar[str] = "auto_retry_start"
     attempt: int = 1
     max_attempts: int = 3
@@ -321,24 +284,21 @@ class AutoRetryStartEvent:
     error_message: str = ""
 
 
-@define(kw_only=True)
-class AutoRetryEndEvent:
+class AutoRetryEndEvent(Record):
     TYPE: ClassVar[str] = "auto_retry_end"
     success: bool = False
     attempt: int = 0
     final_error: str | None = None
 
 
-@define(kw_only=True)
-class CompactionStartEvent:
+class CompactionStartEvent(Record):
     """Streamed to listeners (RPC, json) when any compaction starts (pi 0.73.1's name)."""
 
     TYPE: ClassVar[str] = "compaction_start"
     reason: str = "manual"  # manual | threshold | overflow
 
 
-@define(kw_only=True)
-class CompactionEndEvent:
+class CompactionEndEvent(Record):
     """Streamed to listeners when a compaction ends."""
 
     TYPE: ClassVar[str] = "compaction_end"
@@ -349,8 +309,7 @@ class CompactionEndEvent:
     error_message: str | None = None
 
 
-@define(kw_only=True)
-class QueueUpdateEvent:
+class QueueUpdateEvent(Record):
     """The steering and follow-up queues changed (texts as the user typed them)."""
 
     TYPE: ClassVar[str] = "queue_update"
@@ -358,25 +317,22 @@ class QueueUpdateEvent:
     follow_up: list[str] = field(factory=list)
 
 
-@define(kw_only=True)
-class ThinkingLevelChangedEvent:
+class ThinkingLevelChangedEvent(Record):
     TYPE: ClassVar[str] = "thinking_level_changed"
     level: str = "off"
 
 
-@define(kw_only=True)
-class SessionInfoChangedEvent:
+class SessionInfoChangedEvent(Record):
     TYPE: ClassVar[str] = "session_info_changed"
     name: str | None = None
 
 
-@define(kw_only=True)
-class ExtensionErrorEvent:
+class ExtensionErrorEvent(Record):
     TYPE: ClassVar[str] = "extension_error"
     extension_path: str = ""
     event: str = ""
     error: str = ""
-    stack: str | None = field(default=None, metadata={"wire": False})
+    stack: str | None = field(default=None, wire=False)
 
 
 # ---------------------------------------------------------------------------
@@ -384,8 +340,7 @@ class ExtensionErrorEvent:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class CompactionRequest:
+class CompactionRequest(Record):
     """What ``piko_compact`` is asked to summarize."""
 
     TYPE: ClassVar[str] = "compact"
@@ -397,10 +352,11 @@ class CompactionRequest:
     signal: Any = None
     settings: dict[str, Any] = field(factory=dict)
     reason: str = "manual"
+    thinking_level: str | None = None
+    headers: dict[str, str] | None = None
 
 
-@define(kw_only=True)
-class CompactionResult:
+class CompactionResult(Record):
     """What compaction produced: the summary and where kept history starts."""
 
     TYPE: ClassVar[str] = "compaction_result"
@@ -410,8 +366,7 @@ class CompactionResult:
     details: Any = None
 
 
-@define(kw_only=True)
-class BranchSummaryRequest:
+class BranchSummaryRequest(Record):
     """What ``piko_summarize_branch`` is asked to summarize."""
 
     TYPE: ClassVar[str] = "summarize_branch"
@@ -421,10 +376,11 @@ class BranchSummaryRequest:
     custom_instructions: str | None = None
     replace_instructions: bool = False
     signal: Any = None
+    thinking_level: str | None = None
+    headers: dict[str, str] | None = None
 
 
-@define(kw_only=True)
-class BashResult:
+class BashResult(Record):
     """The outcome of a user's shell command (``!cmd``, RPC ``bash``)."""
 
     TYPE: ClassVar[str] = "bash_result"
@@ -435,8 +391,7 @@ class BashResult:
     full_output_path: str | None = None
 
 
-@define(kw_only=True)
-class ExportRequest:
+class ExportRequest(Record):
     """What ``piko_export_html`` is asked to export."""
 
     TYPE: ClassVar[str] = "export_html"
@@ -446,8 +401,7 @@ class ExportRequest:
     output_path: str | None = None
 
 
-@define(kw_only=True)
-class FileWriteRequest:
+class FileWriteRequest(Record):
     """A denied write offered to ``piko_file_write_fallback``."""
 
     TYPE: ClassVar[str] = "file_write_fallback"
@@ -457,8 +411,7 @@ class FileWriteRequest:
     session_id: str | None = None
 
 
-@define(kw_only=True)
-class FileDeleteRequest:
+class FileDeleteRequest(Record):
     """A denied delete offered to ``piko_file_delete_fallback``."""
 
     TYPE: ClassVar[str] = "file_delete_fallback"
@@ -527,18 +480,23 @@ SEMANTICS: dict[str, Semantics] = {
 EVENT_CLASSES: dict[str, type] = {
     cls.TYPE: cls
     for cls in list(globals().values())
-    if isinstance(cls, type) and attrs.has(cls) and hasattr(cls, "TYPE")
+    if isinstance(cls, type) and issubclass(cls, Record) and hasattr(cls, "TYPE")
 }
 
 # Fields of wire events that are written even when None (none so far; kept for clarity).
 _WIRE_NULLABLE: set[tuple[str, str]] = set()
 
 
+def event_items(event: Any) -> list[tuple[str, Any]]:
+    """The ``(field name, value)`` pairs of an event, in declaration order."""
+    return [(f.name, getattr(event, f.name)) for f in getattr(type(event), "FIELDS", ())]
+
+
 def event_to_wire(event: Any) -> dict[str, Any]:
     """The JSON line form of an event: ``{"type": ..., camelCase fields}`` as pi streams it."""
     out: dict[str, Any] = {"type": event.TYPE}
-    for f in attrs.fields(type(event)):
-        if not f.metadata.get("wire", True):
+    for f in type(event).FIELDS:
+        if not f.wire:
             continue
         value = getattr(event, f.name)
         if value is None and (event.TYPE, f.name) not in _WIRE_NULLABLE:

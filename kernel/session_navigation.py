@@ -223,18 +223,28 @@ async def navigate_tree(
     summary = before.get("summary") if before else None
     from_extension = summary is not None
     if summary is None and summarize and to_summarize and session.model is not None:
-        summary = await session.dispatcher.emit(
-            "summarize_branch",
-            BranchSummaryRequest(
-                entries=to_summarize,
-                model=session.model,
-                api_key=session.model_registry.api_key(session.model.provider),
-                custom_instructions=custom_instructions,
-                replace_instructions=replace_instructions,
-                signal=controller.signal,
-            ),
-            session.ctx,
+        from piko.compaction_flow import ask_strategy
+
+        request = BranchSummaryRequest(
+            entries=to_summarize,
+            model=session.model,
+            api_key=session.model_registry.api_key(session.model.provider),
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            signal=controller.signal,
+            thinking_level=session.thinking_level,
         )
+        session._tree_controller = controller
+        try:
+            # called directly, as compaction is: a summary may take longer than a handler budget,
+            # and its failure must reach the caller
+            summary = await ask_strategy(session, "summarize_branch", request)
+        except Exception:
+            if controller.signal.aborted:
+                return {"cancelled": True, "aborted": True, "editorText": None}
+            raise
+        finally:
+            session._tree_controller = None
     if new_leaf is None:
         manager.reset_leaf()
     else:

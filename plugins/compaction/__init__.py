@@ -1,0 +1,1 @@
+"""The default compaction strategy: cut point, structured LLM summaries, branch summaries (``compaction.default``)."""
