@@ -84,8 +84,27 @@ _ALWAYS_WRITTEN: dict[type, set[str]] = {BashExecutionMessage: {"exit_code"}}
 # Fields never written: a tool result's error flag travels beside it (``isError``), not inside.
 _NEVER_WRITTEN: dict[type, set[str]] = {ToolResult: {"is_error"}}
 
-_unstructurers: dict[type, Callable[[Any], dict[str, Any]]] = {}
-_structurers: dict[type, Callable[[dict[str, Any]], Any]] = {}
+class _LazyTable(dict):  # type: ignore[type-arg]
+    """Converters per class, generated the first time a class is converted (cheap start-up)."""
+
+    def __missing__(self, cls: type) -> Any:
+        spec = _REGISTRATION.get(cls)
+        if spec is None:
+            raise KeyError(cls)
+        for dependency in _DEPENDENCIES.get(cls, ()):
+            _unstructurers[dependency]
+        _register(cls, *spec)
+        return dict.__getitem__(self, cls)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+_unstructurers: dict[type, Callable[[Any], dict[str, Any]]] = _LazyTable()
+_structurers: dict[type, Callable[[dict[str, Any]], Any]] = _LazyTable()
 
 
 def _content_from_wire(value: Any) -> Any:
@@ -169,21 +188,21 @@ def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
             obj.extra = {k: v for k, v in data.items() if k not in known}
         return obj
 
-    _unstructurers[cls] = unstructure
-    _structurers[cls] = structure
+    dict.__setitem__(_unstructurers, cls, unstructure)
+    dict.__setitem__(_structurers, cls, structure)
     converter.register_unstructure_hook(cls, unstructure)
     converter.register_structure_hook(cls, lambda data, _cls: structure(data))
 
 
 _NESTED_NAMES: dict[str, type] = {"Cost": Cost, "Usage": Usage, "ModelCost": ModelCost}
 
-# Leaf classes first: the generated functions of the others refer to them.
-for _cls in (Cost, Usage, ModelCost, Model, ToolResult):
-    _register(_cls, None, None)
-for _type, _cls in _BLOCK_TYPES.items():
-    _register(_cls, "type", _type)
-for _role, _cls in _MESSAGE_ROLES.items():
-    _register(_cls, "role", _role)
+# What to generate for each class (its tag key and value), and which classes it nests.
+_REGISTRATION: dict[type, tuple[str | None, str | None]] = {
+    **{cls: (None, None) for cls in (Cost, Usage, ModelCost, Model, ToolResult)},
+    **{cls: ("type", tag) for tag, cls in _BLOCK_TYPES.items()},
+    **{cls: ("role", tag) for tag, cls in _MESSAGE_ROLES.items()},
+}
+_DEPENDENCIES: dict[type, tuple[type, ...]] = {Usage: (Cost,), AssistantMessage: (Usage,), Model: (ModelCost,)}
 
 
 def to_wire(obj: Any) -> Any:

@@ -16,8 +16,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, TextIO
 
-import attrs
-
 from piko_example_plugin import DEFAULT_WIDTH, WIDTH_FLAG
 
 
@@ -190,13 +188,12 @@ def _turn(event: Any) -> str:
 
 
 def _generic(event: Any) -> str:
-    if not attrs.has(type(event)):
-        return ""
+    from piko.events import event_items
+
     fields = []
-    for f in attrs.fields(type(event)):
-        value = getattr(event, f.name)
-        if value is not None and f.name != "signal":
-            fields.append(f"{f.name}={_compact(value)}")
+    for name, value in event_items(event):
+        if value is not None and name != "signal":
+            fields.append(f"{name}={_compact(value)}")
     return " ".join(fields)
 
 
