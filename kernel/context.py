@@ -17,6 +17,28 @@ class ExtensionRuntimeNotInitializedError(RuntimeError):
     """A session action was used before a session exists (for example while an extension loads)."""
 
 
+_background: set[Any] = set()
+
+
+def schedule(result: Any) -> Any:
+    """Run an awaitable a session method returned without making the caller await it.
+
+    Extensions call session actions (``pi.send_message``, ``ctx.abort``) from synchronous code
+    too, as in pi where they are fire-and-forget. The returned task may still be awaited.
+    """
+    if not hasattr(result, "__await__"):
+        return result
+    import asyncio
+
+    try:
+        task = asyncio.ensure_future(result)
+    except RuntimeError:  # no running loop: run it to completion here
+        return asyncio.run(result)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
+
+
 def _no_session(name: str) -> ExtensionRuntimeNotInitializedError:
     return ExtensionRuntimeNotInitializedError(
         f"{name}() is available once the session runs: call it from an event handler, "
@@ -75,9 +97,11 @@ class ExtensionContext:
     def is_idle(self) -> bool:
         return True if self._host is None else bool(self._host.is_idle())
 
-    def abort(self) -> None:
+    def abort(self) -> Any:
+        """Stop the running turn (returns a task that finishes once the agent is idle)."""
         if self._host is not None:
-            self._host.abort()
+            return schedule(self._host.abort())
+        return None
 
     def has_pending_messages(self) -> bool:
         return False if self._host is None else bool(self._host.has_pending_messages())

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from piko.context import ExtensionRuntimeNotInitializedError
+from piko.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.markers import hookimpl
 from piko.registries import (
     CommandDefinition,
@@ -260,14 +260,19 @@ class ExtensionAPI:
         return runtime
 
     def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
-        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``)."""
-        return self._runtime("send_message").send_message(
-            message, deliver_as=deliver_as, trigger_turn=trigger_turn
+        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``).
+
+        ``deliver_as``: ``"steer"`` (default while streaming), ``"followUp"`` or ``"nextTurn"``;
+        ``trigger_turn`` starts a turn when idle. Returns a task (awaiting it is optional).
+        """
+        runtime = self._runtime("send_message")
+        return schedule(
+            runtime.send_custom_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
         )
 
     def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Any:
-        """Submit user text or blocks without command or template expansion."""
-        return self._runtime("send_user_message").send_user_message(content, deliver_as=deliver_as)
+        """Submit user text or blocks without command or template expansion (returns a task)."""
+        return schedule(self._runtime("send_user_message").send_user_message(content, deliver_as=deliver_as))
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""
@@ -293,10 +298,22 @@ class ExtensionAPI:
         return list(self._runtime("get_commands").get_commands())
 
     async def set_model(self, model: Any) -> bool:
-        return bool(await self._runtime("set_model").set_model(model))
+        """Switch the session's model (a ``Model`` or ``"provider/id"``); False without credentials."""
+        runtime = self._runtime("set_model")
+        if isinstance(model, str):
+            provider, _, model_id = model.partition("/")
+            found = runtime.model_registry.find(provider, model_id)
+            if found is None:
+                return False
+            model = found
+        try:
+            await runtime.set_model(model)
+        except RuntimeError:
+            return False
+        return True
 
     def get_thinking_level(self) -> str:
-        return str(self._runtime("get_thinking_level").get_thinking_level())
+        return str(self._runtime("get_thinking_level").thinking_level)
 
     def set_thinking_level(self, level: str) -> Any:
         return self._runtime("set_thinking_level").set_thinking_level(level)

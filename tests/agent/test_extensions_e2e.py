@@ -209,3 +209,84 @@ def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     assert end["isError"] is False, end
     assert end["result"]["content"][0]["text"] == "Successfully replaced 1 block(s) in notes.txt."
     assert (env.work / "notes.txt").read_text() == "hello world\n2nd line\n"
+
+
+RUNTIME_ACTIONS = '''
+import json, os
+from piko import ToolResult, TextContent
+
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def log(**data):
+    with open(LOG, "a") as fh:
+        fh.write(json.dumps(data) + "\\n")
+
+def activate(pi):
+    try:
+        pi.send_message({"custom_type": "early", "content": "x"})
+    except Exception as exc:
+        log(load_error=type(exc).__name__, message=str(exc))
+
+    def on_start(event, ctx):
+        pi.set_session_name("named by extension")
+        pi.append_entry("com.example.state", {"count": 1})
+        pi.set_active_tools(["read", "note"])
+        log(active=pi.get_active_tools(), all=sorted(t["name"] for t in pi.get_all_tools()),
+            thinking=pi.get_thinking_level(), name=pi.get_session_name(), cwd=ctx.cwd,
+            idle=ctx.is_idle(), pending=ctx.has_pending_messages(), has_ui=ctx.has_ui,
+            prompt_has_note="note" in ctx.get_system_prompt())
+    pi.on("session_start", on_start)
+
+    async def note(tool_call_id, params, signal, on_update, ctx):
+        pi.send_message({"custom_type": "note", "content": "remember: " + params["text"], "display": True},
+                        deliver_as="nextTurn")
+        usage = ctx.get_context_usage()
+        log(usage_keys=sorted(usage) if usage else None, entries=len(ctx.session_manager.get_entries()))
+        return ToolResult(content=[TextContent(text="noted")])
+
+    pi.register_tool(name="note", label="Note", description="Take a note",
+                     parameters={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+                     execute=note)
+
+    def on_end(event, ctx):
+        log(ended=True)
+    pi.on("agent_end", on_end)
+'''
+
+
+def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
+    ext = tmp_path / "actions.py"
+    ext.write_text(RUNTIME_ACTIONS)
+    log = tmp_path / "log.jsonl"
+    turns = [
+        {"blocks": [{"tool_call": {"name": "note", "arguments": {"text": "buy milk"}}}]},
+        {"blocks": [{"text": "done"}]},
+        {"blocks": [{"text": "second answer"}]},
+    ]
+    env = pi_env(turns)
+    done = env.run("-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "take a note", "and again",
+                   env={"PIKO_TEST_LOG": str(log)})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert records[0]["load_error"] == "ExtensionRuntimeNotInitializedError"
+    assert "while the extension loads" in records[0]["message"]
+    start = records[1]
+    assert start["active"] == ["read", "note"]
+    assert {"read", "bash", "edit", "write", "note"} <= set(start["all"])
+    assert start["name"] == "named by extension" and start["idle"] is True and start["has_ui"] is False
+    assert start["prompt_has_note"] is False  # note has no prompt snippet
+    assert records[2].get("usage_keys") == ["contextWindow", "percent", "tokens"], (records, done.stderr)
+    # only read and note were offered to the model
+    assert sorted(t["function"]["name"] for t in env.server.requests[0]["body"]["tools"]) == ["note", "read"]
+    # the nextTurn message rides along with the next prompt, not the current turn
+    second_turn = json.dumps(env.server.requests[1]["body"]["messages"])
+    third_turn = json.dumps(env.server.requests[2]["body"]["messages"])
+    assert "remember: buy milk" not in second_turn
+    assert "remember: buy milk" in third_turn
+    lines = env.session_lines()
+    assert {"type": "session_info", "name": "named by extension"}.items() <= next(
+        e for e in lines if e["type"] == "session_info"
+    ).items()
+    custom = next(e for e in lines if e["type"] == "custom")
+    assert custom["customType"] == "com.example.state" and custom["data"] == {"count": 1}
+    assert any(e["type"] == "custom_message" and e["customType"] == "note" for e in lines)
