@@ -1168,12 +1168,30 @@ class AgentSession:
 
         return fork_messages(self)
 
-    async def reload(self) -> None:
-        """Reload resources (skills, templates, context files) and rebuild the system prompt."""
+    async def reload(self) -> dict[str, Any]:
+        """``/reload``: settings, extension files, newly installed plugins, resources, system prompt.
+
+        Extensions see ``session_shutdown`` and then ``session_start`` with reason ``reload``, as
+        in pi. Returns what was loaded (plugin names and resource counts).
+        """
+        from piko.events import SessionStartEvent
         from piko.session_setup import load_session_resources
 
+        await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason="reload"), self.ctx)
+        self.settings.reload()
+        plugins = self.app.reload_plugins()
+        if self.model is not None:
+            self.model = self.model_registry.find(self.model.provider, self.model.id) or self.model
         self.resources = await load_session_resources(self.app, reason="reload")
-        self._rebuild_system_prompt()
+        registry = self.app.registries.tools
+        self.set_active_tools([name for name in self.get_active_tools() if name in registry])
+        await self.dispatcher.emit("session_start", SessionStartEvent(reason="reload"), self.ctx)
+        return {
+            "plugins": plugins,
+            "skills": len(self.resources.skills),
+            "promptTemplates": len(self.resources.prompt_templates),
+            "contextFiles": len(self.resources.context_files),
+        }
 
     # ------------------------------------------------------------------------------------------
     # Lifecycle

@@ -95,8 +95,33 @@ class App:
             self.pm.load_extension_file(path, self.make_extension_api)
         self.pm.validate()
         self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
+        self._boot_options = options
+        self._package_extensions = package_extensions
         self.booted = True
         return self
+
+    def reload_plugins(self) -> list[str]:
+        """Re-import extension files from disk and load plugins installed since start-up (``/reload``).
+
+        Entry-point plugins already loaded stay as they are (a module cannot be safely imported
+        twice); extension files are unregistered and imported again. Returns the names loaded.
+        """
+        options = getattr(self, "_boot_options", None) or BootOptions()
+        for name, info in list(self.pm.infos.items()):
+            if info.origin != "file":
+                continue
+            plugin = self.pm.get_plugin(name)
+            if plugin is not None:
+                self.pm.unregister(plugin)
+            del self.pm.infos[name]
+        known = set(self.pm.infos)
+        self.pm.load_entry_points([r for r in discovery.scan() if r.name not in known], self.make_extension_api)
+        for path in self._extension_paths(options, getattr(self, "_package_extensions", None)):
+            self.pm.load_extension_file(path, self.make_extension_api)
+        self.pm.validate()
+        if "model_registry" in self.__dict__:
+            self.model_registry.reload()
+        return [name for name in self.pm.infos if name not in known or self.pm.infos[name].origin == "file"]
 
     def _blocked(self, options: BootOptions, records: list[Any] | None = None) -> dict[str, str]:
         blocked: dict[str, str] = {}

@@ -107,10 +107,10 @@ class ModelRegistry:
             return self
         self._loaded = True
         pm = self.app.pm
-        order = {plugin: i for i, (_n, plugin) in enumerate(pm.list_name_plugin())}
+        order = {id(plugin): i for i, (_n, plugin) in enumerate(pm.list_name_plugin())}  # plugins may be unhashable
 
         def rank(impl: Any) -> tuple[int, int]:
-            return (0 if impl.tryfirst else 2 if impl.trylast else 1, order.get(impl.plugin, 0))
+            return (0 if impl.tryfirst else 2 if impl.trylast else 1, order.get(id(impl.plugin), 0))
 
         for impl in sorted(pm.hook.piko_register_providers.get_hookimpls(), key=rank):
             register = self._registrar(impl.plugin_name)
@@ -121,6 +121,14 @@ class ModelRegistry:
                     f"plugin '{impl.plugin_name}': piko_register_providers failed: {type(exc).__name__}: {exc}"
                 )
         return self
+
+    def reload(self) -> ModelRegistry:
+        """Collect the providers again (plugins came or went); ``--api-key`` overrides are kept."""
+        self.providers.clear()
+        self._models.clear()
+        self.diagnostics.clear()
+        self._loaded = False
+        return self.load()
 
     def _registrar(self, plugin: str) -> Callable[..., Any]:
         def register(config: ProviderConfig | None = None, **kwargs: Any) -> ProviderConfig:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 
 def _pack(root: Path) -> Path:

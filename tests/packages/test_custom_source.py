@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 
-from conftest import PiEnv
+from pkg_env import PiEnv
 from pkg_wheels import build_wheel
 
 SOURCE_MODULE = '''"""A package source that makes packages out of thin air (scheme demo:)."""

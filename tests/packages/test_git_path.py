@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import EXAMPLE_PLUGIN, PiEnv, git
+from pkg_env import EXAMPLE_PLUGIN, PiEnv, git
 
 MINI_BACKEND = Path(__file__).with_name("mini_backend.py")
 PYPROJECT = """[build-system]

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
 import pytest
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 

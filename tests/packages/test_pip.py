@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 
 def test_install_list_plugins_tool_and_remove(pienv: PiEnv) -> None:

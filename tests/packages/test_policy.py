@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 from piko.policy import Policy, load_policy, parse_policy
 

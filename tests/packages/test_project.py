@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 
 def _project(pienv: PiEnv, name: str) -> Path:

@@ -10,7 +10,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import PiEnv
+from pkg_env import PiEnv
 
 EXTENSION = """from piko import hookimpl
 

@@ -1,0 +1,172 @@
+"""``/name``, ``/session``, ``/copy`` and ``/export``: naming, statistics, clipboard and export of the session."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import os
+from pathlib import Path
+from typing import Any
+
+from piko.plugins.modes.interactive.command_api import InteractiveContext
+from piko.plugins.modes.interactive.commands.common import error_text, format_int, path_argument, warn
+
+EXPORT_UNAVAILABLE = "HTML export is not available: no plugin answers piko_export_html (see `pi plugins`)"
+
+
+async def name_command(ctx: InteractiveContext, args: str) -> None:
+    """``/name [name]``: set the session's display name, or show it."""
+    from rich.text import Text
+
+    name = args.strip()
+    session = ctx.session
+    if not name:
+        current = session.get_session_name()
+        if current:
+            ctx.show(Text(f"Session name: {current}", style="dim"))
+        else:
+            warn(ctx, "Usage: /name <name>")
+        return
+    session.set_session_name(name)
+    ctx.show(Text(f"Session name set: {name}", style="dim"))
+
+
+def session_info_text(session: Any) -> Any:
+    """pi's ``/session`` block: name, file, id, message counts, tokens and cost (a rich ``Text``)."""
+    from rich.text import Text
+
+    stats = session.get_session_stats()
+    tokens = stats.get("tokens", {})
+    text = Text()
+
+    def heading(title: str) -> None:
+        text.append(title, style="bold")
+        text.append("\n")
+
+    def row(label: str, value: Any) -> None:
+        text.append(f"{label}:", style="dim")
+        text.append(f" {value}\n")
+
+    heading("Session Info")
+    text.append("\n")
+    name = session.get_session_name()
+    if name:
+        row("Name", name)
+    row("File", stats.get("sessionFile") or "In-memory")
+    row("ID", stats.get("sessionId", ""))
+    text.append("\n")
+    heading("Messages")
+    row("User", stats.get("userMessages", 0))
+    row("Assistant", stats.get("assistantMessages", 0))
+    row("Tool Calls", stats.get("toolCalls", 0))
+    row("Tool Results", stats.get("toolResults", 0))
+    row("Total", stats.get("totalMessages", 0))
+    text.append("\n")
+    heading("Tokens")
+    row("Input", format_int(tokens.get("input", 0)))
+    row("Output", format_int(tokens.get("output", 0)))
+    if tokens.get("cacheRead", 0) > 0:
+        row("Cache Read", format_int(tokens["cacheRead"]))
+    if tokens.get("cacheWrite", 0) > 0:
+        row("Cache Write", format_int(tokens["cacheWrite"]))
+    row("Total", format_int(tokens.get("total", 0)))
+    cost = float(stats.get("cost") or 0)
+    if cost > 0:
+        text.append("\n")
+        heading("Cost")
+        text.append("Total:", style="dim")
+        text.append(f" {cost:.4f}")
+    text.rstrip()
+    return text
+
+
+async def session_command(ctx: InteractiveContext, args: str) -> None:
+    """``/session``: session information and statistics."""
+    ctx.show(session_info_text(ctx.session))
+
+
+async def copy_command(ctx: InteractiveContext, args: str) -> None:
+    """``/copy``: the last assistant text to the clipboard."""
+    from piko.plugins.modes.interactive.commands.clipboard import copy_to_clipboard
+
+    text = ctx.session.get_last_assistant_text()
+    if not text:
+        ctx.show_error("No agent messages to copy yet.")
+        return
+    try:
+        await asyncio.to_thread(copy_to_clipboard, text)
+    except Exception as exc:
+        ctx.show_error(error_text(exc))
+        return
+    ctx.show_info("Copied last agent message to clipboard")
+
+
+def _absolute(path: str, cwd: str) -> str:
+    expanded = os.path.expanduser(path)
+    return expanded if os.path.isabs(expanded) else os.path.join(cwd, expanded)
+
+
+def export_jsonl(session: Any, output_path: str | None = None) -> str:
+    """The current branch as a linear session file (header, then entries re-chained); returns its path."""
+    from piko import jsonio
+    from piko.session_entries import CURRENT_SESSION_VERSION
+
+    manager = session.session_manager
+    if output_path is None:
+        stamp = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        output_path = "session-" + stamp.replace(":", "-").replace(".", "-") + ".jsonl"
+    path = Path(_absolute(output_path, session.cwd))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    header = {
+        "type": "session",
+        "version": CURRENT_SESSION_VERSION,
+        "id": manager.get_session_id(),
+        "timestamp": now,
+        "cwd": manager.get_cwd(),
+    }
+    lines = [jsonio.dumps(header)]
+    previous: str | None = None
+    for entry in manager.get_branch():
+        data = dict(entry.to_json())
+        data["parentId"] = previous
+        lines.append(jsonio.dumps(data))
+        previous = entry.id
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return str(path)
+
+
+async def export_html(ctx: InteractiveContext, output_path: str | None) -> str:
+    """Ask the exporter plugin (``piko_export_html``) for an HTML page; returns the path written."""
+    from piko.events import ExportRequest
+
+    session = ctx.session
+    manager = session.session_manager
+    request = ExportRequest(
+        session_file=session.session_file,
+        entries=list(manager.get_entries()),
+        header=manager.header,
+        output_path=_absolute(output_path, session.cwd) if output_path else None,
+    )
+    if not ctx.app.dispatcher.has_handlers("export_html"):
+        raise RuntimeError(EXPORT_UNAVAILABLE)
+    result = await ctx.app.dispatcher.emit("export_html", request, session.ctx)
+    if isinstance(result, dict):
+        result = result.get("path")
+    if not result:
+        raise RuntimeError(f"{EXPORT_UNAVAILABLE}, or the exporter failed (its error is shown above)")
+    return str(result)
+
+
+async def export_command(ctx: InteractiveContext, args: str) -> None:
+    """``/export [path]``: HTML through the exporter plugin; a ``.jsonl`` path writes the branch as JSONL."""
+    output = path_argument(args)
+    try:
+        if output and output.endswith(".jsonl"):
+            written = await asyncio.to_thread(export_jsonl, ctx.session, output)
+        else:
+            written = await export_html(ctx, output)
+    except Exception as exc:
+        ctx.show_error(f"Failed to export session: {error_text(exc)}")
+        return
+    ctx.show_info(f"Session exported to: {written}")

@@ -1,0 +1,245 @@
+"""The session tree as selector rows: pi's ordering, indentation, filters and one-line entry texts.
+
+Rows follow pi's tree selector: the branch holding the current leaf comes first among
+siblings, a chain of single children stays at one indentation level, a branching point
+indents its children. Entries hidden by the filter are skipped (their children hang on the
+nearest shown ancestor). Each row names the entry as pi does (``user: ...``,
+``assistant: ...``, ``[read: file]``, ``[compaction: 12k tokens]``...), prefixed with ``• `` on the
+active path and ``[label] `` when labelled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from attrs import define
+
+from piko.plugins.modes.interactive.commands.common import one_line
+
+FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
+_BOOKKEEPING = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
+
+
+@define(kw_only=True)
+class TreeRow:
+    """One shown entry: its id, text, display indentation, and whether it is on the active path."""
+
+    entry_id: str
+    text: str
+    depth: int
+    on_path: bool
+    is_leaf: bool
+
+
+def _text_content(content: Any, limit: int = 200) -> str:
+    if isinstance(content, str):
+        return content[:limit]
+    from piko.messages import TextContent
+
+    out = ""
+    for block in content or []:
+        if isinstance(block, TextContent):
+            out += block.text
+            if len(out) >= limit:
+                return out[:limit]
+    return out
+
+
+def _role(message: Any) -> str:
+    from piko.messages import message_role
+
+    try:
+        return message_role(message)
+    except Exception:
+        return str(getattr(message, "role", ""))
+
+
+def _shorten_home(path: str) -> str:
+    home = os.environ.get("HOME") or os.environ.get("USERPROFILE") or ""
+    return "~" + path[len(home) :] if home and path.startswith(home) else path
+
+
+def format_tool_call(name: str, args: dict[str, Any]) -> str:
+    """pi's one-line form of a tool call (``[read: src/a.py:10-19]``, ``[bash: ls -la]``...)."""
+
+    def path_of(*keys: str, default: str = "") -> str:
+        for key in keys:
+            if args.get(key):
+                return _shorten_home(str(args[key]))
+        return default
+
+    if name == "read":
+        display = path_of("path", "file_path")
+        offset, limit = args.get("offset"), args.get("limit")
+        if offset is not None or limit is not None:
+            start = offset if offset is not None else 1
+            end = f"{start + limit - 1}" if isinstance(limit, int) and isinstance(start, int) else ""
+            display += f":{start}" + (f"-{end}" if end else "")
+        return f"[read: {display}]"
+    if name in ("write", "edit"):
+        return f"[{name}: {path_of('path', 'file_path')}]"
+    if name == "bash":
+        raw = str(args.get("command") or "")
+        cmd = raw.replace("\n", " ").replace("\t", " ").strip()[:50]
+        return f"[bash: {cmd}{'...' if len(raw) > 50 else ''}]"
+    if name == "grep":
+        return f"[grep: /{args.get('pattern') or ''}/ in {path_of('path', default='.')}]"
+    if name == "find":
+        return f"[find: {args.get('pattern') or ''} in {path_of('path', default='.')}]"
+    if name == "ls":
+        return f"[ls: {path_of('path', default='.')}]"
+    encoded = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
+    return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
+
+
+def entry_text(entry: Any, tool_calls: dict[str, tuple[str, dict[str, Any]]]) -> str:
+    """How the tree names one entry."""
+    kind = entry.type
+    if kind == "message":
+        message = entry.message
+        role = _role(message)
+        if role == "user":
+            return "user: " + one_line(_text_content(message.content))
+        if role == "assistant":
+            text = one_line(_text_content(message.content))
+            if text:
+                return "assistant: " + text
+            if message.stop_reason == "aborted":
+                return "assistant: (aborted)"
+            if message.error_message:
+                return "assistant: " + one_line(message.error_message)[:80]
+            return "assistant: (no content)"
+        if role == "toolResult":
+            call = tool_calls.get(message.tool_call_id) if message.tool_call_id else None
+            if call is not None:
+                return format_tool_call(call[0], call[1])
+            return f"[{message.tool_name or 'tool'}]"
+        if role == "bashExecution":
+            return f"[bash]: {one_line(message.command or '')}"
+        return f"[{role}]"
+    if kind == "custom_message":
+        return f"[{entry.custom_type}]: " + one_line(_text_content(entry.content, 10**9))
+    if kind == "compaction":
+        return f"[compaction: {round(entry.tokens_before / 1000)}k tokens]"
+    if kind == "branch_summary":
+        return "[branch summary]: " + one_line(entry.summary)
+    if kind == "model_change":
+        return f"[model: {entry.model_id}]"
+    if kind == "thinking_level_change":
+        return f"[thinking: {entry.thinking_level}]"
+    if kind == "custom":
+        return f"[custom: {entry.custom_type}]"
+    if kind == "label":
+        return f"[label: {entry.label if entry.label is not None else '(cleared)'}]"
+    if kind == "session_info":
+        return f"[title: {entry.name or 'empty'}]"
+    return ""
+
+
+def _has_text(content: Any) -> bool:
+    return bool(_text_content(content).strip())
+
+
+def _shown(node: Any, mode: str, leaf_id: str | None) -> bool:
+    entry = node.entry
+    role = _role(entry.message) if entry.type == "message" else ""
+    if role == "assistant" and entry.id != leaf_id:
+        message = entry.message
+        if not _has_text(message.content) and message.stop_reason in ("stop", "toolUse"):
+            return False
+    if mode == "user-only":
+        return role == "user"
+    if mode == "no-tools":
+        return entry.type not in _BOOKKEEPING and role != "toolResult"
+    if mode == "labeled-only":
+        return node.label is not None
+    if mode == "all":
+        return True
+    return entry.type not in _BOOKKEEPING
+
+
+def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
+    """The rows of the session tree of ``manager`` under filter ``mode``."""
+    if mode not in FILTER_MODES:
+        mode = "default"
+    roots = list(manager.get_tree())
+    leaf_id = manager.get_leaf_id()
+    on_path = {e.id for e in manager.get_branch()} if leaf_id else set()
+    tool_calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    # visible forest: hidden nodes are skipped, their shown descendants rise to the nearest shown ancestor
+    def visible_children(node: Any) -> list[Any]:
+        out: list[Any] = []
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if _shown(child, mode, leaf_id):
+                out.append(child)
+            else:
+                stack.extend(reversed(child.children))
+        return out
+
+    def collect_calls(node: Any) -> None:
+        from piko.messages import ToolCall
+
+        entry = node.entry
+        if entry.type == "message" and getattr(entry, "role", "") in ("assistant", ""):
+            message = entry.message
+            if _role(message) == "assistant":
+                for block in message.content:
+                    if isinstance(block, ToolCall):
+                        tool_calls[block.id] = (block.name, dict(block.arguments or {}))
+
+    top: list[Any] = []
+    stack = list(reversed(roots))
+    while stack:
+        node = stack.pop()
+        if _shown(node, mode, leaf_id):
+            top.append(node)
+        else:
+            stack.extend(reversed(node.children))
+
+    def holds_path(node: Any) -> bool:
+        return node.entry.id in on_path
+
+    rows: list[TreeRow] = []
+    multiple_roots = len(top) > 1
+    ordered_roots = sorted(top, key=lambda n: not holds_path(n))
+    work: list[tuple[Any, int, bool]] = [
+        (n, 1 if multiple_roots else 0, multiple_roots) for n in reversed(ordered_roots)
+    ]
+    # tool calls are looked up from any assistant entry, whether shown or not
+    every = list(roots)
+    while every:
+        node = every.pop()
+        collect_calls(node)
+        every.extend(node.children)
+    while work:
+        node, indent, just_branched = work.pop()
+        entry = node.entry
+        text = entry_text(entry, tool_calls)
+        prefix = ("• " if entry.id in on_path else "") + (f"[{node.label}] " if node.label else "")
+        depth = max(0, indent - 1) if multiple_roots else indent
+        rows.append(TreeRow(entry_id=entry.id, text=prefix + text, depth=depth,
+                            on_path=entry.id in on_path, is_leaf=entry.id == leaf_id))  # fmt: skip
+        children = visible_children(node)
+        children.sort(key=lambda n: not holds_path(n))
+        branching = len(children) > 1
+        child_indent = indent + 1 if branching or (just_branched and indent > 0) else indent
+        for child in reversed(children):
+            work.append((child, child_indent, branching))
+    return rows
+
+
+def initial_row(manager: Any, rows: list[TreeRow]) -> str | None:
+    """The row to start on: the current leaf, else its nearest shown ancestor, else the last row."""
+    shown = {r.entry_id for r in rows}
+    current = manager.get_leaf_id()
+    while current is not None:
+        if current in shown:
+            return current
+        entry = manager.get_entry(current)
+        current = entry.parent_id if entry is not None else None
+    return rows[-1].entry_id if rows else None

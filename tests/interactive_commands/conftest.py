@@ -1,0 +1,124 @@
+"""Fixtures of the built-in command tests: an agent dir, a scripted LLM server, a real session, a scripted UI.
+
+``world.session(turns)`` writes a ``models.json`` whose providers point at
+:class:`support.llm_server.LLMServer` (``mock/mock-1``, ``mock/mock-think`` with reasoning,
+``other/other-1``; the catalog's providers have no credentials), boots a real
+:class:`piko.app.App` and builds the agent session as ``pi`` does; ``world.context(session)``
+gives a :class:`icmd_harness.ScriptedContext` on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+if str(Path(__file__).resolve().parent) not in sys.path:
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from icmd_harness import ScriptedContext
+from support.clean_env import clean_environment
+from support.llm_server import LLMServer
+
+
+def models_json(base_url: str) -> dict[str, Any]:
+    def provider(name: str, models: list[dict[str, Any]], key: str) -> dict[str, Any]:
+        return {"baseUrl": base_url + "/v1", "api": "openai-completions", "apiKey": key, "models": models}
+
+    return {
+        "providers": {
+            "mock": provider(
+                "mock",
+                [
+                    {"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 500},
+                    {
+                        "id": "mock-think",
+                        "name": "Mock Thinker",
+                        "reasoning": True,
+                        "contextWindow": 128000,
+                        "maxTokens": 500,
+                    },
+                ],
+                "mock-key",
+            ),
+            "other": provider(
+                "other",
+                [{"id": "other-1", "name": "Other One", "contextWindow": 64000, "maxTokens": 500}],
+                "other-key",
+            ),
+        }
+    }
+
+
+class World:
+    """One test's agent dir, project, LLM server and sessions."""
+
+    def __init__(self, tmp_path: Path, agent_dir: Path) -> None:
+        self.root = tmp_path
+        self.agent_dir = agent_dir
+        self.project = tmp_path / "project"
+        self.project.mkdir(exist_ok=True)
+        self.server: LLMServer | None = None
+        self.apps: list[Any] = []
+
+    async def session(
+        self,
+        turns: list[dict[str, Any]] | None = None,
+        *,
+        settings: dict[str, Any] | None = None,
+        model: str | None = "mock/mock-1",
+        options: dict[str, Any] | None = None,
+        cwd: Path | None = None,
+    ) -> Any:
+        from piko.app import App, BootOptions
+
+        if self.server is None:
+            self.server = LLMServer(list(turns or [])).start()
+        elif turns:
+            self.server.add_turns(turns)
+        (self.agent_dir / "models.json").write_text(
+            json.dumps(models_json(self.server.base_url)), encoding="utf-8"
+        )
+        if settings is not None:
+            (self.agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        app = App(cwd=cwd or self.project, agent_dir=self.agent_dir).boot(BootOptions())
+        if model:
+            provider, _, model_id = model.partition("/")
+            app.options.update({"provider": provider, "model": model_id})
+        app.options.update({"tools": "read", **(options or {})})
+        session = await app.create_agent_session()
+        self.apps.append(app)
+        return session
+
+    def context(self, session: Any) -> ScriptedContext:
+        return ScriptedContext(session.app, session)
+
+    def settings(self) -> dict[str, Any]:
+        path = self.agent_dir / "settings.json"
+        return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+    def requests(self) -> list[dict[str, Any]]:
+        assert self.server is not None
+        return [r["body"] for r in self.server.requests]
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
+    agent = clean_environment(monkeypatch, tmp_path, BROWSER="true")
+    state = World(tmp_path, agent)
+    try:
+        yield state
+    finally:
+        if state.server is not None:
+            state.server.stop()
+
+
+@pytest.fixture
+def run() -> Any:
+    """Run a coroutine to completion (each test its own event loop)."""
+    return lambda coroutine: asyncio.run(coroutine)

@@ -1,0 +1,360 @@
+"""/new, /fork, /clone, /tree and /resume on real session files (and the tree rows)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from icmd_harness import label, lines_of
+
+from piko.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
+from piko.session_manager import SessionManager
+
+
+def texts(path: str | Path) -> list[tuple[str, str]]:
+    """``(role, text)`` of the messages of a session file, in file order."""
+    out = []
+    for entry in lines_of(path):
+        if entry["type"] == "message":
+            content = entry["message"].get("content")
+            text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content or [])
+            out.append((entry["message"]["role"], text))
+    return out
+
+
+def reply(text: str) -> dict[str, Any]:
+    return {"blocks": [{"text": text}]}
+
+
+async def two_exchanges(world: Any, extra: list[dict[str, Any]] | None = None) -> Any:
+    session = await world.session([reply("first answer"), reply("second answer"), *(extra or [])])
+    await session.prompt("first question")
+    await session.prompt("second question")
+    return session
+
+
+def test_new_starts_a_fresh_session_file(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([reply("hi"), reply("fresh")])
+        ctx = world.context(session)
+        await session.prompt("hello")
+        old = session.session_file
+        await ctx.run("/new")
+        await session.prompt("again")
+        return session, ctx, old
+
+    session, ctx, old = run(scenario())
+    assert session.session_file != old
+    assert texts(old) == [("user", "hello"), ("assistant", "hi")]
+    assert texts(session.session_file) == [("user", "again"), ("assistant", "fresh")]
+    assert ctx.redraws == 1
+    assert ctx.texts("show") == ["✓ New session started"]
+    # the model of the previous session carries over
+    types = [e["type"] for e in lines_of(session.session_file)]
+    assert types[:3] == ["session", "model_change", "thinking_level_change"]
+
+
+def test_fork_creates_a_session_before_the_chosen_message(world, run) -> None:
+    async def scenario() -> Any:
+        session = await two_exchanges(world)
+        ctx = world.context(session)
+        old = session.session_file
+        ctx.picks.append(label("second question"))
+        await ctx.run("/fork")
+        return session, ctx, old
+
+    session, ctx, old = run(scenario())
+    title, items, opts = ctx.pick_calls[0]
+    assert title.startswith("Fork from Message")
+    assert [i.label for i in items] == ["first question", "second question"]
+    assert opts["initial"] == items[-1].value
+    assert session.session_file != old
+    assert ctx.editor == "second question"
+    assert ctx.redraws == 1 and ctx.texts("info") == ["Forked to new session"]
+    header = lines_of(session.session_file)[0]
+    assert header["parentSession"] == old
+    assert texts(session.session_file) == [("user", "first question"), ("assistant", "first answer")]
+    assert [type(m).__name__ for m in session.messages] == ["UserMessage", "AssistantMessage"]
+    assert texts(old)[-1] == ("assistant", "second answer")
+
+
+def test_fork_and_clone_with_nothing_to_copy(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(options={"no_session": True})
+        session.session_manager.reset_leaf()
+        ctx = world.context(session)
+        await ctx.run("/fork")
+        await ctx.run("/clone")
+        return ctx
+
+    ctx = run(scenario())
+    assert ctx.texts("info") == ["No messages to fork from", "Nothing to clone yet"]
+
+
+def test_clone_copies_the_whole_branch(world, run) -> None:
+    async def scenario() -> Any:
+        session = await two_exchanges(world)
+        ctx = world.context(session)
+        old = session.session_file
+        ctx.editor = "draft"
+        await ctx.run("/clone")
+        return session, ctx, old
+
+    session, ctx, old = run(scenario())
+    assert session.session_file != old
+    assert texts(session.session_file) == texts(old)
+    assert ctx.editor == "" and ctx.texts("info") == ["Cloned to new session"]
+
+
+def test_tree_moves_the_leaf_and_writes_the_branch_summary(world, run) -> None:
+    async def scenario() -> Any:
+        session = await two_exchanges(world, [reply("## Goal\nTHE BRANCH SUMMARY")])
+        ctx = world.context(session)
+        ctx.picks.append(label("assistant: first answer"))
+        ctx.ui.script("select", "Summarize")
+        await ctx.run("/tree")
+        return session, ctx
+
+    session, ctx = run(scenario())
+    title, items, opts = ctx.pick_calls[0]
+    assert title == "Session Tree"
+    assert [i.label for i in items] == [
+        "• user: first question",
+        "• assistant: first answer",
+        "• user: second question",
+        "• assistant: second answer",
+    ]
+    assert [i.depth for i in items] == [0, 0, 0, 0]
+    assert [i.current for i in items] == [False, False, False, True]
+    assert opts["initial"] == items[-1].value
+    assert ctx.ui.calls[0][:2] == ("select", "Summarize branch?")
+    lines = lines_of(session.session_file)
+    summary = lines[-1]
+    assert summary["type"] == "branch_summary"
+    assert "THE BRANCH SUMMARY" in summary["summary"]
+    first_answer = next(e for e in lines if e["type"] == "message" and e["message"]["role"] == "assistant")
+    assert summary["parentId"] == first_answer["id"]
+    assert session.session_manager.get_leaf_id() == summary["id"]
+    assert ctx.redraws == 1
+    assert ctx.texts("info") == ["Summarizing branch...", "Navigated to selected point"]
+    # the summarization request went to the model
+    assert len(world.requests()) == 3
+
+
+def test_tree_to_a_user_message_puts_its_text_in_the_editor(world, run) -> None:
+    async def scenario() -> Any:
+        session = await two_exchanges(world)
+        ctx = world.context(session)
+        ctx.picks.append(label("user: second question"))
+        ctx.ui.script("select", "No summary")
+        await ctx.run("/tree")
+        # a new prompt now starts a second branch
+        world.server.add_turns([reply("other answer")])
+        await session.prompt("another question")
+        ctx.picks.append(None)
+        await ctx.run("/tree")
+        return session, ctx
+
+    _session, ctx = run(scenario())
+    assert ctx.editor == "second question"
+    assert len(world.requests()) == 3  # no summary requested
+    _title, items, _opts = ctx.pick_calls[1]
+    assert [(i.depth, i.label) for i in items] == [
+        (0, "• user: first question"),
+        (0, "• assistant: first answer"),
+        (1, "• user: another question"),
+        (2, "• assistant: other answer"),  # pi: the first generation after a branch is indented once more
+        (1, "user: second question"),
+        (2, "assistant: second answer"),
+    ]
+    assert [i.label for i in items if i.current] == ["• assistant: other answer"]
+
+
+def test_tree_escape_from_the_summary_question_returns_to_the_tree(world, run) -> None:
+    async def scenario() -> Any:
+        session = await two_exchanges(world, [reply("## Goal\nCUSTOM")])
+        ctx = world.context(session)
+        leaf = session.session_manager.get_leaf_id()
+        ctx.picks.extend([label("user: second question"), label("assistant: first answer")])
+        ctx.ui.script("select", None, "Summarize with custom prompt", "Summarize with custom prompt")
+        ctx.ui.script("editor", None, "Mention the second question")
+        await ctx.run("/tree")
+        return session, ctx, leaf
+
+    session, ctx, leaf = run(scenario())
+    # back to the tree on the entry chosen, then a cancelled editor asks again
+    assert ctx.pick_calls[1][2]["initial"] == ctx.pick_calls[0][1][2].value
+    assert [c[0] for c in ctx.ui.calls] == ["select", "select", "editor", "select", "editor"]
+    body = world.requests()[2]
+    assert "Mention the second question" in json.dumps(body)
+    assert lines_of(session.session_file)[-1]["type"] == "branch_summary"
+    assert session.session_manager.get_leaf_id() != leaf
+
+
+def test_tree_on_the_current_leaf_and_with_skip_prompt(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(
+            [reply("first answer"), reply("second answer")], settings={"branchSummary": {"skipPrompt": True}}
+        )
+        await session.prompt("first question")
+        await session.prompt("second question")
+        ctx = world.context(session)
+        ctx.picks.extend([label("assistant: second answer"), label("assistant: first answer")])
+        await ctx.run("/tree")
+        await ctx.run("/tree")
+        return session, ctx
+
+    session, ctx = run(scenario())
+    assert ctx.texts("info") == ["Already at this point", "Navigated to selected point"]
+    assert not ctx.ui.calls
+    assert lines_of(session.session_file)[-1]["type"] == "message"
+
+
+def test_tree_of_an_empty_session(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(options={"no_session": True})
+        ctx = world.context(session)
+        # a fresh session holds only its model and thinking level entries; the default filter would hide
+        # everything, so every entry is shown
+        ctx.picks.append(None)
+        await ctx.run("/tree")
+        empty = world.context(session)
+        session.session_manager = SessionManager.in_memory(str(world.project))
+        await empty.run("/tree")
+        return ctx, empty
+
+    ctx, empty = run(scenario())
+    assert [i.label for i in ctx.pick_calls[0][1]] == ["• [model: mock-1]", "• [thinking: off]"]
+    assert empty.texts("info") == ["No entries in session"]
+
+
+def test_tree_rows_name_entries_as_pi_does() -> None:
+    manager = SessionManager.in_memory("/work")
+    manager.append_model_change("mock", "mock-1")
+    user = manager.append_message(UserMessage(content="read the file\nplease", timestamp=1))
+    call = ToolCall(id="c1", name="read", arguments={"path": "a.py", "offset": 10, "limit": 5})
+    manager.append_message(AssistantMessage(content=[call], stop_reason="toolUse", timestamp=2))
+    manager.append_message(ToolResultMessage(tool_call_id="c1", tool_name="read", timestamp=3))
+    answer = manager.append_message(AssistantMessage(content=[TextContent(text="done")], timestamp=4))
+    manager.append_label(user, "start")
+    manager.append_compaction("x", answer, 12345)
+    aborted = manager.append_message(AssistantMessage(content=[], stop_reason="aborted", timestamp=5))
+    rows = tree_rows(manager)
+    assert [r.text for r in rows] == [
+        "• [start] user: read the file please",
+        "• [read: a.py:10-14]",
+        "• assistant: done",
+        "• [compaction: 12k tokens]",
+        "• assistant: (aborted)",
+    ]
+    assert initial_row(manager, rows) == aborted
+    assert [r.text for r in tree_rows(manager, "user-only")] == ["• [start] user: read the file please"]
+    assert [r.text for r in tree_rows(manager, "labeled-only")] == ["• [start] user: read the file please"]
+    assert "• [label: start]" in [r.text for r in tree_rows(manager, "all")]
+    assert "• [read: a.py:10-14]" not in [r.text for r in tree_rows(manager, "no-tools")]
+    # the leaf on a hidden entry: the nearest shown ancestor is where the selector starts
+    manager.append_model_change("other", "other-1")
+    assert initial_row(manager, tree_rows(manager)) == aborted
+
+
+def test_resume_switches_files_and_scopes(world, run, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    async def scenario() -> Any:
+        other_project = await world.session([reply("far away")], cwd=elsewhere)
+        await other_project.prompt("question elsewhere")
+        session = await world.session([reply("answer A"), reply("answer B")])
+        await session.prompt("question A")
+        first = session.session_file
+        await session.new_session()
+        await session.prompt("question B")
+        session.set_session_name("Named B")
+        ctx = world.context(session)
+        ctx.picks.extend([label("question A")])
+        await ctx.run("/resume")
+        after_first = session.session_file
+        ctx.picks.extend([label("Current Folder"), label("question elsewhere")])
+        await ctx.run("/resume")
+        return session, ctx, first, after_first, other_project.session_file
+
+    session, ctx, first, after_first, far_file = run(scenario())
+    title, items, _opts = ctx.pick_calls[0]
+    assert title == "Resume Session (Current Folder)"
+    assert items[0].label == "◉ Current Folder | ○ All"
+    assert [i.label for i in items[1:]] == ["Named B", "question A"]
+    assert items[1].current and not items[2].current
+    assert items[2].detail == "2 now"
+    assert after_first == first
+    assert [type(m).__name__ for m in session.messages][:2] == ["UserMessage", "AssistantMessage"]
+    assert "Resumed session" in ctx.texts("info")
+    all_title, all_items, _ = ctx.pick_calls[2]
+    assert all_title == "Resume Session (All)"
+    assert {i.label for i in all_items[1:]} == {"Named B", "question A", "question elsewhere"}
+    far_row = next(i for i in all_items if i.label == "question elsewhere")
+    assert far_row.detail.endswith("2 now") and str(elsewhere.name) in far_row.detail
+    assert session.session_file == far_file
+    assert session.cwd == str(elsewhere)
+
+
+def test_pick_session_at_startup_with_a_pick_function(world, run) -> None:
+    from piko.plugins.modes.interactive.commands import pick_session_at_startup
+
+    async def scenario() -> Any:
+        session = await world.session([reply("answer A")])
+        await session.prompt("question A")
+        seen: list[Any] = []
+
+        async def pick(title: str, items: list[Any], **opts: Any) -> Any:
+            seen.append((title, [i.label for i in items]))
+            return items[1].value
+
+        chosen = await pick_session_at_startup(session.app, pick)
+        return session, chosen, seen
+
+    session, chosen, seen = run(scenario())
+    assert chosen == session.session_file
+    assert seen == [("Resume Session (Current Folder)", ["◉ Current Folder | ○ All", "question A"])]
+
+
+def test_terminal_pick_filters_moves_and_cancels() -> None:
+    import asyncio
+
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from piko.plugins.modes.interactive.command_api import PickItem
+    from piko.plugins.modes.interactive.commands.session_picker import terminal_pick
+
+    items = [PickItem(label=name, value=i) for i, name in enumerate(["alpha", "beta", "gamma", "delta"])]
+
+    async def choose(keys: str, **kwargs: Any) -> Any:
+        with create_pipe_input() as pipe:
+            pipe.send_text(keys)
+            return await terminal_pick("Pick", items, input=pipe, output=DummyOutput(), **kwargs)
+
+    assert asyncio.run(choose("\x1b[B\x1b[B\r")) == 2
+    assert asyncio.run(choose("\x1b[A\r")) == 3  # wraps to the last row
+    assert asyncio.run(choose("elt\r")) == 3
+    assert asyncio.run(choose("\r", initial=1)) == 1
+    assert asyncio.run(choose("\x03")) is None
+    assert asyncio.run(choose("zzz\r")) is None
+
+
+def test_tree_rows_with_two_roots_put_the_active_one_first() -> None:
+    manager = SessionManager.in_memory("/work")
+    manager.append_message(UserMessage(content="old start", timestamp=1))
+    manager.append_message(AssistantMessage(content=[TextContent(text="old answer")], timestamp=2))
+    manager.reset_leaf()
+    manager.append_message(UserMessage(content="new start", timestamp=3))
+    leaf = manager.append_message(AssistantMessage(content=[TextContent(text="new answer")], timestamp=4))
+    rows = tree_rows(manager)
+    assert [(r.depth, r.text) for r in rows] == [
+        (0, "• user: new start"),
+        (1, "• assistant: new answer"),
+        (0, "user: old start"),
+        (1, "assistant: old answer"),
+    ]
+    assert initial_row(manager, rows) == leaf

@@ -1,0 +1,231 @@
+"""/name, /session, /copy and /export on a real session (files, clipboard tools, the exporter hook)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+from icmd_harness import lines_of
+
+from piko import hookimpl
+from piko.plugins.modes.interactive.commands.clipboard import (
+    MAX_OSC52_ENCODED_LENGTH,
+    ClipboardError,
+    copy_to_clipboard,
+    osc52_sequence,
+)
+from piko.plugins.modes.interactive.commands.common import path_argument
+
+
+def test_name_sets_shows_and_asks(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "hi"}]}])
+        ctx = world.context(session)
+        await ctx.run("/name")
+        await session.prompt("hello")
+        await ctx.run("/name  My refactor ")
+        await ctx.run("/name")
+        return session, ctx
+
+    session, ctx = run(scenario())
+    assert ctx.ui.notices == [("warning", "Usage: /name <name>")]
+    assert ctx.texts("show") == ["Session name set: My refactor", "Session name: My refactor"]
+    info = [e for e in lines_of(session.session_file) if e["type"] == "session_info"]
+    assert [e["name"] for e in info] == ["My refactor"]
+
+
+def test_session_shows_pi_layout_with_stats(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(
+            [{"blocks": [{"text": "hi"}], "usage": {"input": 12345, "output": 678, "cacheRead": 90}}]
+        )
+        ctx = world.context(session)
+        await session.prompt("hello")
+        session.set_session_name("stats")
+        await ctx.run("/session")
+        return session, ctx
+
+    session, ctx = run(scenario())
+    [text] = ctx.texts("show")
+    lines = text.splitlines()
+    assert lines[:5] == [
+        "Session Info",
+        "",
+        "Name: stats",
+        f"File: {session.session_file}",
+        f"ID: {session.session_id}",
+    ]
+    assert "Messages" in lines and "User: 1" in lines and "Assistant: 1" in lines and "Total: 2" in lines
+    assert "Tool Calls: 0" in lines and "Tool Results: 0" in lines
+    assert "Input: 12,345" in lines and "Output: 678" in lines and "Cache Read: 90" in lines
+    assert "Cache Write: 0" not in lines
+    assert "Total: 13,113" in lines
+
+
+def test_session_of_an_in_memory_session(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(options={"no_session": True})
+        ctx = world.context(session)
+        await ctx.run("/session")
+        return ctx
+
+    ctx = run(scenario())
+    assert "File: In-memory" in ctx.texts("show")[0]
+
+
+CAT = shutil.which("cat")
+
+
+def _fake_tool(folder: Path, name: str, sink: Path, status: int = 0) -> None:
+    script = folder / name
+    script.write_text(f"#!/bin/sh\n{CAT} > '{sink}'\necho \"$@\" > '{sink}.args'\nexit {status}\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def test_copy_uses_the_x11_tool_then_osc52_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sink = tmp_path / "clip.txt"
+    _fake_tool(bin_dir, "xclip", sink)
+    monkeypatch.setenv("PATH", str(bin_dir))
+    written: list[str] = []
+    env = {"DISPLAY": ":0"}
+    assert copy_to_clipboard("héllo", platform="linux", env=env, write_terminal=written.append) == ["tool"]
+    assert sink.read_text(encoding="utf-8") == "héllo"
+    assert (tmp_path / "clip.txt.args").read_text().split() == ["-selection", "clipboard"]
+    assert written == []
+    # remote: the tool and the terminal
+    assert copy_to_clipboard(
+        "x", platform="linux", env={**env, "SSH_CONNECTION": "1 2 3 4"}, write_terminal=written.append
+    ) == ["tool", "osc52"]
+    assert written == ["\x1b]52;c;eA==\x07"]
+    # xclip failing: xsel; nothing there: OSC 52 only
+    _fake_tool(bin_dir, "xclip", sink, status=1)
+    _fake_tool(bin_dir, "xsel", tmp_path / "xsel.txt")
+    assert copy_to_clipboard("y", platform="linux", env=env, write_terminal=written.append) == ["tool"]
+    assert (tmp_path / "xsel.txt").read_text() == "y"
+    assert copy_to_clipboard("z", platform="linux", env={}, write_terminal=written.append) == ["osc52"]
+    with pytest.raises(ClipboardError):
+        copy_to_clipboard(
+            "a" * MAX_OSC52_ENCODED_LENGTH, platform="linux", env={}, write_terminal=written.append
+        )
+    assert osc52_sequence("a" * MAX_OSC52_ENCODED_LENGTH) is None
+
+
+def test_copy_command(world, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    sink = tmp_path / "clip.txt"
+    _fake_tool(bin_dir, "xclip", sink)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("DISPLAY", ":0")
+    for name in (
+        "SSH_CONNECTION",
+        "SSH_CLIENT",
+        "MOSH_CONNECTION",
+        "WAYLAND_DISPLAY",
+        "XDG_SESSION_TYPE",
+        "TERMUX_VERSION",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "The answer is 42."}]}])
+        ctx = world.context(session)
+        await ctx.run("/copy")
+        await session.prompt("question")
+        await ctx.run("/copy")
+        return ctx
+
+    ctx = run(scenario())
+    assert ctx.texts("error") == ["No agent messages to copy yet."]
+    assert ctx.texts("info") == ["Copied last agent message to clipboard"]
+    assert sink.read_text() == "The answer is 42."
+
+
+def test_export_jsonl_writes_the_branch_linearly(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}])
+        ctx = world.context(session)
+        await session.prompt("first")
+        await session.prompt("second")
+        await ctx.run('/export "out dir/branch.jsonl" ignored')
+        return session, ctx
+
+    session, ctx = run(scenario())
+    target = world.project / "out dir" / "branch.jsonl"
+    assert ctx.texts("info") == [f"Session exported to: {target}"]
+    exported = lines_of(target)
+    original = lines_of(session.session_file)
+    assert exported[0]["type"] == "session" and exported[0]["id"] == session.session_id
+    assert [e["id"] for e in exported[1:]] == [e.id for e in session.session_manager.get_branch()]
+    assert [e["parentId"] for e in exported[1:]] == [None] + [e["id"] for e in exported[1:-1]]
+    assert {k: v for k, v in exported[-1].items() if k != "parentId"} == {
+        k: v for k, v in original[-1].items() if k != "parentId"
+    }
+
+
+class Exporter:
+    """A stand-in HTML exporter plugin answering ``piko_export_html``."""
+
+    def __init__(self) -> None:
+        self.requests: list[Any] = []
+
+    @hookimpl
+    def piko_export_html(self, request: Any, ctx: Any) -> Any:
+        self.requests.append(request)
+        path = Path(request.output_path or Path(ctx.cwd) / "pi-session.html")
+        path.write_text("<html>exported</html>", encoding="utf-8")
+        return str(path)
+
+
+def test_export_html_through_the_exporter_hook(world, run) -> None:
+    exporter = Exporter()
+
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "one"}]}])
+        session.app.pm.register(exporter, "test.exporter")
+        ctx = world.context(session)
+        await session.prompt("first")
+        await ctx.run("/export page.html")
+        await ctx.run("/export")
+        return session, ctx
+
+    session, ctx = run(scenario())
+    assert ctx.texts("info") == [
+        f"Session exported to: {world.project / 'page.html'}",
+        f"Session exported to: {world.project / 'pi-session.html'}",
+    ]
+    first, second = exporter.requests
+    assert first.output_path == str(world.project / "page.html") and second.output_path is None
+    assert first.session_file == session.session_file
+    assert [e.id for e in first.entries] == [e.id for e in session.session_manager.get_entries()]
+    assert (world.project / "page.html").read_text() == "<html>exported</html>"
+
+
+def test_export_without_an_exporter_says_so(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session()
+        pm = session.app.pm
+        for impl in pm.hook.piko_export_html.get_hookimpls():
+            pm.unregister(name=impl.plugin_name)
+        ctx = world.context(session)
+        await ctx.run("/export")
+        return ctx
+
+    ctx = run(scenario())
+    assert ctx.texts("error") == [
+        "Failed to export session: HTML export is not available: no plugin answers piko_export_html (see `pi plugins`)"
+    ]
+
+
+def test_path_argument() -> None:
+    assert path_argument("") is None
+    assert path_argument("  a.html b") == "a.html"
+    assert path_argument('"my file.html" x') == "my file.html"
+    assert path_argument("'x y.jsonl'") == "x y.jsonl"
+    assert path_argument('"unclosed') is None
