@@ -309,6 +309,11 @@ def run(argv: list[str]) -> int:
         from piko.list_models import list_models
 
         return list_models(app, app.options["list_models"] or None, _info_stream(argv))
+    if app.options.get("export"):
+        from piko.export_cli import export_session
+
+        output = next((a for a in app.options.get("args") or () if not a.startswith("@")), None)
+        return export_session(app, app.options["export"], output, _info_stream(argv))
     return run_mode(app, argv)
 
 
