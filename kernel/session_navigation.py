@@ -144,13 +144,9 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> dict[st
         )
         if previous:
             replacement.new_session(parent_session=previous)
-    elif manager.session_file:
-        source = SessionManager.open(
-            str(manager.session_file), cwd=session.cwd, session_dir=session_dir(session.app)
-        )
-        path = source.create_branched_session(target)
-        replacement = SessionManager.open(str(path), cwd=session.cwd, session_dir=session_dir(session.app))
     else:
+        # branched from the entries in memory, not re-read from the file: a session whose file
+        # is not written yet (no answer so far), or a branch without an answer, loses nothing
         manager.create_branched_session(target)
         replacement = manager
     await _replace_manager(session, replacement, "fork", previous)

@@ -150,12 +150,9 @@ async def export_html(ctx: InteractiveContext, output_path: str | None) -> str:
     )
     if not ctx.app.dispatcher.has_handlers("export_html"):
         raise RuntimeError(EXPORT_UNAVAILABLE)
-    result = await ctx.app.dispatcher.emit("export_html", request, session.ctx)
-    if isinstance(result, dict):
-        result = result.get("path")
-    if not result:
-        raise RuntimeError(f"{EXPORT_UNAVAILABLE}, or the exporter failed (its error is shown above)")
-    return str(result)
+    from piko.export_cli import request_export
+
+    return await request_export(ctx.app, request, session.ctx)
 
 
 async def export_command(ctx: InteractiveContext, args: str) -> None:
