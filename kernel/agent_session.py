@@ -143,11 +143,13 @@ class AgentSession:
         )
         self._thinking_level = clamp_thinking_level(model, thinking_level) if model else "off"
         all_tools = [t.name for t in app.registries.tools]
-        names = (
-            active_tools
-            if active_tools is not None
-            else [t.name for t in app.registries.tools if t.default_active]
-        )
+        if active_tools is None:
+            from piko.session_setup import default_tool_order
+
+            active_tools = [
+                t.name for t in default_tool_order(list(app.registries.tools)) if t.default_active
+            ]
+        names = active_tools
         self.set_active_tools([n for n in names if n in all_tools], persist=False)
 
     # ------------------------------------------------------------------------------------------
@@ -284,7 +286,8 @@ class AgentSession:
     def _rebuild_system_prompt(self) -> None:
         resources = self.resources
         custom = self._custom_system_prompt or resources.system_prompts.system
-        append = [*self._append_system_prompt, *resources.system_prompts.append]
+        # --append-system-prompt replaces APPEND_SYSTEM.md, as in pi
+        append = list(self._append_system_prompt) or list(resources.system_prompts.append)
         docs = Path(__file__).resolve().parent.parent / "docs"
         self._prompt_options = options_for_tools(
             self.cwd,
@@ -353,7 +356,24 @@ class AgentSession:
         retention = self.settings.get("cacheRetention")
         if isinstance(retention, str):
             options.cache_retention = retention
+        self._apply_provider_retry_settings(options)
         return options
+
+    def _apply_provider_retry_settings(self, options: StreamOptions) -> None:
+        """``retry.provider``: the request timeout, the provider's own retries and the longest
+        server-asked wait (0 = no limit)."""
+        provider = self.settings.get("retry.provider")
+        if not isinstance(provider, dict):
+            return
+        timeout = provider.get("timeoutMs")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            options.timeout_s = timeout / 1000
+        retries = provider.get("maxRetries")
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
+            options.extra["max_retries"] = retries
+        longest = provider.get("maxRetryDelayMs")
+        if isinstance(longest, int | float) and not isinstance(longest, bool) and longest >= 0:
+            options.extra["max_retry_delay_ms"] = longest if longest > 0 else 2**53
 
     def _convert_to_llm(self, messages: list[Any]) -> list[Any]:
         converted = convert_to_llm(messages)
@@ -636,7 +656,7 @@ class AgentSession:
         """``/skill:name args`` and ``/template args`` expansion (unknown names pass through)."""
         from piko.expansion import expand_prompt_template, expand_skill_command
 
-        text = expand_skill_command(text, self.resources.skills, self.settings)
+        text = expand_skill_command(text, self.resources.skills)
         return expand_prompt_template(text, self.resources.prompt_templates)
 
     async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
@@ -852,7 +872,6 @@ class AgentSession:
         """Wait the backoff delay and drop the failed message; False when retries are exhausted."""
         max_retries = int(self.settings.get("retry.maxRetries", 3))
         base = float(self.settings.get("retry.baseDelayMs", 2000))
-        cap = float(self.settings.get("retry.maxDelayMs", 60000))
         self._retry_attempt += 1
         if self._retry_attempt > max_retries:
             attempt = self._retry_attempt - 1
@@ -862,7 +881,6 @@ class AgentSession:
             await self.dispatcher.emit("auto_retry_end", end, self.ctx)
             return False
         delay = base * 2 ** (self._retry_attempt - 1)
-        delay = min(delay, cap)
         start = AutoRetryStartEvent(
             attempt=self._retry_attempt,
             max_attempts=max_retries,

@@ -65,27 +65,30 @@ def expand_prompt_template(text: str, templates: list[Any]) -> str:
 
 
 def strip_frontmatter(text: str) -> str:
-    """The body of a markdown file after a leading ``---`` YAML block."""
-    if text.startswith("---"):
-        end = text.find("\n---", 3)
+    """The body of a markdown file after a leading ``---`` front matter block (trimmed when there is one)."""
+    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    if normalized.startswith("---"):
+        end = normalized.find("\n---", 3)
         if end != -1:
-            newline = text.find("\n", end + 4)
-            return text[newline + 1 :] if newline != -1 else ""
-    return text
+            return normalized[end + 4 :].strip()
+    return normalized
 
 
-def expand_skill_command(text: str, skills: list[Any], settings: Any = None) -> str:
-    """``/skill:name args`` -> a ``<skill>`` block with the skill file's body, then the arguments."""
+def expand_skill_command(text: str, skills: list[Any]) -> str:
+    """``/skill:name args`` -> a ``<skill>`` block with the skill file's body, then the arguments.
+
+    Unknown names and unreadable files leave the text as it is. As in pi this works whatever
+    ``enableSkillCommands`` says: that setting only decides whether skills are offered as
+    commands (completion, command lists).
+    """
     if not text.startswith("/skill:"):
-        return text
-    if settings is not None and settings.get("enableSkillCommands", True) is False:
         return text
     name, _, rest = text[len("/skill:") :].partition(" ")
     skill = next((s for s in skills if s.name == name), None)
     if skill is None:
         return text
     try:
-        body = strip_frontmatter(Path(skill.file_path).read_text(encoding="utf-8")).strip()
+        body = strip_frontmatter(Path(skill.file_path).read_text(encoding="utf-8", errors="replace")).strip()
     except OSError:
         return text
     block = (

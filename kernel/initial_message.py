@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import base64
 import os
+import re
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -34,33 +36,63 @@ def image_mime(head: bytes) -> str | None:
 
 
 def read_piped_stdin() -> str | None:
-    """All of stdin when it is not a terminal (``None`` when it is, or when it is empty)."""
+    """Stdin without surrounding blanks when it is not a terminal (``None`` when it is, or is blank)."""
     try:
         if os.isatty(sys.stdin.fileno()):
             return None
     except (AttributeError, OSError, ValueError):
         return None
-    data = sys.stdin.read()
-    return data if data.strip() else None
+    stream = getattr(sys.stdin, "buffer", None)
+    raw = stream.read() if stream is not None else sys.stdin.read()
+    data = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    return data.strip() or None
+
+
+_UNICODE_SPACES = re.compile("[\u00a0\u2000-\u200a\u202f\u205f\u3000]")
+_AM_PM = re.compile(r" (AM|PM)\.", re.IGNORECASE)
+
+
+def resolve_file_argument(raw: str, cwd: str) -> str:
+    """An ``@file`` argument as an absolute path, as pi finds it.
+
+    Unicode spaces count as spaces, ``~`` is the home folder, and when the file is missing
+    the spellings macOS uses in screenshot names are tried (a narrow no-break space before
+    AM/PM, decomposed accents, a curly apostrophe). Symbolic links are kept as written.
+    """
+    text = _UNICODE_SPACES.sub(" ", raw[1:] if raw.startswith("@") else raw)
+    resolved = os.path.normpath(os.path.join(cwd, expand_user(text)))
+    if os.path.exists(resolved):
+        return resolved
+    decomposed = unicodedata.normalize("NFD", resolved)
+    for variant in (
+        _AM_PM.sub(lambda m: f"\u202f{m.group(1)}.", resolved),
+        decomposed,
+        resolved.replace("'", "\u2019"),
+        decomposed.replace("'", "\u2019"),
+    ):
+        if variant != resolved and os.path.exists(variant):
+            return variant
+    return resolved
 
 
 def process_file_arguments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
-    """``<file name="...">`` blocks for text files and image attachments for images."""
+    """``<file name="...">`` blocks for text files and image attachments for images.
+
+    Empty files are skipped; a missing or unreadable file raises :class:`InitialMessageError`.
+    """
     text = ""
     images: list[ImageContent] = []
     for raw in paths:
-        path = Path(expand_user(raw))
-        if not path.is_absolute():
-            path = Path(cwd) / path
-        path = path.resolve()
-        if not path.exists():
+        path = resolve_file_argument(raw, cwd)
+        if not os.path.exists(path):
             raise InitialMessageError(f"File not found: {path}")
         try:
-            if path.stat().st_size == 0:
+            if os.stat(path).st_size == 0:
                 continue
-            data = path.read_bytes()
+            data = Path(path).read_bytes()
         except OSError as exc:
-            raise InitialMessageError(f"Could not read file {path}: {exc}") from exc
+            reason = exc.strerror or str(exc)
+            raise InitialMessageError(f"Could not read file {path}: {reason}") from exc
         mime = image_mime(data[:16])
         if mime:
             images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))

@@ -44,6 +44,7 @@ class PromptTemplate:
     content: str
     file_path: str
     source: str = "user"
+    argument_hint: str | None = None  # front matter ``argument-hint``, shown before the description
 
 
 @define(kw_only=True)
@@ -73,6 +74,7 @@ class ResourceRequest:
     settings: Any
     options: dict[str, Any] = field(factory=dict)  # CLI options (skill, prompt_template, theme, no_* flags)
     extra_paths: dict[str, list[str]] = field(factory=dict)  # from resources_discover: skill_paths, ...
+    extra_sources: dict[str, str] = field(factory=dict)  # extra path -> the plugin that named it
     project_trusted: bool = True
     diagnostics: list[str] = field(factory=list)
 

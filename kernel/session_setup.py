@@ -31,7 +31,18 @@ from piko.resources import ResourceRequest, Resources, load_resources
 
 
 class SetupError(Exception):
-    """Start-up cannot continue (unknown model, missing session file...); the message says why."""
+    """Start-up cannot continue (unknown model, missing session file...); the message says why.
+
+    ``bare`` messages are printed as they are; the others get pi's ``Error: `` prefix.
+    """
+
+    def __init__(self, message: str, *, bare: bool = False) -> None:
+        super().__init__(message)
+        self.bare = bare
+
+
+# pi's built-in tools in the order pi activates and lists them
+BUILTIN_TOOL_ORDER = ("read", "bash", "edit", "write", "grep", "find", "ls")
 
 
 def session_dir(app: Any) -> str | None:
@@ -42,12 +53,31 @@ def session_dir(app: Any) -> str | None:
     return expand_user(str(value)) if value else None
 
 
+def check_fork_options(options: dict[str, Any]) -> None:
+    """``--fork`` starts a new session: it cannot go with the options that pick one."""
+    if not options.get("fork"):
+        return
+    clashing = [
+        flag
+        for flag, key in (
+            ("--session", "session"),
+            ("--continue", "continue"),
+            ("--resume", "resume"),
+            ("--no-session", "no_session"),
+        )
+        if options.get(key)
+    ]
+    if clashing:
+        raise SetupError(f"--fork cannot be combined with {', '.join(clashing)}")
+
+
 def open_session_manager(app: Any) -> Any:
     """The session manager the options ask for."""
-    from piko.session_manager import SessionInOtherProjectError, SessionManager
+    from piko.session_manager import SessionInOtherProjectError, SessionManager, SessionNotFoundError
     from piko.session_migrations import migrate_sessions_from_agent_root
 
     options = app.options
+    check_fork_options(options)
     cwd = str(app.cwd)
     directory = session_dir(app)
     migrate_sessions_from_agent_root(app.agent_dir)
@@ -60,6 +90,8 @@ def open_session_manager(app: Any) -> Any:
             return SessionManager.open(options["session"], cwd=cwd, session_dir=directory)
         if options.get("continue"):
             return SessionManager.continue_recent(cwd, session_dir=directory)
+    except SessionNotFoundError as exc:
+        raise SetupError(str(exc), bare=True) from exc
     except SessionInOtherProjectError as exc:
         raise SetupError(
             f"Session found in different project: {exc.cwd}. Use --fork {exc.path} to fork it into this directory."
@@ -69,15 +101,28 @@ def open_session_manager(app: Any) -> Any:
     return SessionManager.create(cwd, session_dir=directory)
 
 
+def default_tool_order(tools: list[Any]) -> list[Any]:
+    """pi's built-in tools first, in pi's order, then the others as they registered."""
+    rank = {name: i for i, name in enumerate(BUILTIN_TOOL_ORDER)}
+    builtin = sorted(
+        (t for t in tools if t.plugin.startswith("tools.") and t.name in rank), key=lambda t: rank[t.name]
+    )
+    return builtin + [t for t in tools if t not in builtin]
+
+
 def select_tools(app: Any) -> list[str]:
-    """Names of the tools to activate (pi's ``--tools``/``--no-tools``/``--no-builtin-tools`` rules)."""
+    """Names of the tools to activate (pi's ``--tools``/``--no-tools``/``--no-builtin-tools`` rules).
+
+    ``--tools`` keeps its own order; otherwise the default-on tools come in pi's order
+    (``read, bash, edit, write``), then the default-on tools of other plugins and extensions.
+    """
     options = app.options
-    tools = list(app.registries.tools)
+    tools = default_tool_order(list(app.registries.tools))
     if options.get("no_tools"):
         return []
     listed = options.get("tools")
     if listed:
-        wanted = [n.strip() for n in str(listed).split(",") if n.strip()]
+        wanted = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
         known = {t.name for t in tools}
         unknown = [n for n in wanted if n not in known]
         if unknown:
@@ -104,18 +149,24 @@ def _text_or_file(value: str, cwd: Path) -> str:
 async def load_session_resources(app: Any, reason: str = "startup") -> Resources:
     """Context files, skills, templates and themes, including paths extensions add."""
     extra: dict[str, list[str]] = {"skill_paths": [], "prompt_paths": [], "theme_paths": []}
+    sources: dict[str, str] = {}
     if app.dispatcher.has_handlers("resources_discover"):
         found = await app.dispatcher.emit(
             "resources_discover", ResourcesDiscoverEvent(cwd=str(app.cwd), reason=reason), app.context()
         )
         for key in extra:
-            extra[key] = [path for path, _source in found.get(key, [])]
+            for path, source in found.get(key, []):
+                base = Path(expand_user(str(path)))
+                resolved = str(base if base.is_absolute() else Path(app.cwd) / base)
+                extra[key].append(resolved)
+                sources.setdefault(resolved, str(source))
     request = ResourceRequest(
         cwd=str(app.cwd),
         agent_dir=str(app.agent_dir),
         settings=app.settings,
         options=dict(app.options),
         extra_paths=extra,
+        extra_sources=sources,
         project_trusted=app.project_trusted,
     )
     return load_resources(app, request)
@@ -123,6 +174,12 @@ async def load_session_resources(app: Any, reason: str = "startup") -> Resources
 
 def choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | None, list[str]]:
     """``(model, thinking level asked for or None, warnings)``; raises :class:`SetupError`."""
+    model, level, warnings, _from_cli = _choose_model(app, context, scoped)
+    return model, level, warnings
+
+
+def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | None, list[str], bool]:
+    """:func:`choose_model`, plus whether the command line chose it (what ``--api-key`` needs)."""
     registry = app.model_registry
     options = app.options
     warnings: list[str] = []
@@ -133,7 +190,7 @@ def choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | 
             raise SetupError(str(exc)) from exc
         if warning:
             warnings.append(warning)
-        return model, level, warnings
+        return model, level, warnings, True
     if options.get("provider"):
         from piko.model_resolver import DEFAULT_MODEL_PER_PROVIDER
 
@@ -144,27 +201,27 @@ def choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | 
                 f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
             )
         preferred = DEFAULT_MODEL_PER_PROVIDER.get(own[0].provider)
-        return next((m for m in own if m.id == preferred), own[0]), None, warnings
+        return next((m for m in own if m.id == preferred), own[0]), None, warnings, True
     has_history = bool(context.messages)
     if scoped and not has_history:
         saved = registry.find(
             str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
         )
         pick = next((s for s in scoped if same_model(s.model, saved)), scoped[0])
-        return pick.model, pick.thinking_level, warnings
+        return pick.model, pick.thinking_level, warnings, True
     if context.model:
         provider, model_id = context.model
         restored = registry.find(provider, model_id)
         if restored is not None and registry.has_auth(restored.provider):
-            return restored, None, warnings
+            return restored, None, warnings, False
         reason = "model no longer exists" if restored is None else "no auth configured"
         warnings.append(f"Could not restore model {provider}/{model_id} ({reason}).")
     saved = registry.find(
         str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
     )
     if saved is not None:
-        return saved, None, warnings
-    return default_available_model(registry), None, warnings
+        return saved, None, warnings, False
+    return default_available_model(registry), None, warnings, False
 
 
 async def create_agent_session(app: Any, *, ui: Any = None, mode: str = "print") -> AgentSession:
@@ -182,10 +239,10 @@ async def create_agent_session(app: Any, *, ui: Any = None, mode: str = "print")
         else app.settings.get("enabledModels") or []
     )
     scoped, scope_warnings = resolve_model_scope(list(pattern_list), registry) if pattern_list else ([], [])
-    model, level_from_pattern, warnings = choose_model(app, context, scoped)
+    model, level_from_pattern, warnings, from_cli = _choose_model(app, context, scoped)
     app.notices.extend(scope_warnings + warnings)
     if options.get("api_key"):
-        if model is None:
+        if model is None or not from_cli:
             raise SetupError(
                 "--api-key requires a model to be specified via --model, --provider/--model, or --models"
             )

@@ -30,7 +30,7 @@ DEFAULTS: dict[str, Any] = {
     "autocompleteMaxVisible": 5,
     "compaction": {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000},
     "branchSummary": {"reserveTokens": 16384},
-    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "maxDelayMs": 60000},
+    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "provider": {"maxRetryDelayMs": 60000}},
     "images": {"autoResize": True, "blockImages": False},
     "terminal": {"showImages": True, "clearOnShrink": False},
     "thinkingBudgets": {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384},
@@ -40,6 +40,36 @@ DEFAULTS: dict[str, Any] = {
 
 # Project settings that make piko run code; honoured only in a trusted project.
 CODE_RUNNING_PROJECT_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
+
+
+def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Older key names read as pi reads them (the file itself changes only when piko writes it).
+
+    ``queueMode`` is ``steeringMode``; ``websockets: bool`` is ``transport``; the old
+    ``skills: {enableSkillCommands, customDirectories}`` object is ``enableSkillCommands`` and
+    a ``skills`` list; ``retry.maxDelayMs`` is ``retry.provider.maxRetryDelayMs``.
+    """
+    if "queueMode" in data and "steeringMode" not in data:
+        data["steeringMode"] = data.pop("queueMode")
+    if "transport" not in data and isinstance(data.get("websockets"), bool):
+        data["transport"] = "websocket" if data.pop("websockets") else "sse"
+    skills = data.get("skills")
+    if isinstance(skills, dict):
+        if "enableSkillCommands" in skills and "enableSkillCommands" not in data:
+            data["enableSkillCommands"] = skills["enableSkillCommands"]
+        folders = skills.get("customDirectories")
+        if isinstance(folders, list) and folders:
+            data["skills"] = folders
+        else:
+            del data["skills"]
+    retry = data.get("retry")
+    if isinstance(retry, dict) and "maxDelayMs" in retry:
+        old = retry.pop("maxDelayMs")
+        current = retry.get("provider")
+        provider: dict[str, Any] = current if isinstance(current, dict) else {}
+        if isinstance(old, int | float) and provider.get("maxRetryDelayMs") is None:
+            retry["provider"] = {**provider, "maxRetryDelayMs": old}
+    return data
 
 
 def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
@@ -91,7 +121,7 @@ class Settings:
         if not isinstance(data, dict):
             self.diagnostics.append(f"Ignoring {path}: settings must be a JSON object")
             return {}
-        return data
+        return migrate_settings(data)
 
     def _rebuild(self) -> None:
         project = self.project_data

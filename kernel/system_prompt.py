@@ -1,7 +1,7 @@
 """The system prompt: who the agent is, its tools and guidelines, project context, skills, date and cwd.
 
 pi's structure in piko's own words. A custom prompt (``--system-prompt`` or ``SYSTEM.md``)
-replaces the opening part; appended text (``--append-system-prompt``, ``APPEND_SYSTEM.md``),
+replaces the opening part; appended text (``--append-system-prompt``, else ``APPEND_SYSTEM.md``),
 context files, skills (only when ``read`` is active) and the date and working directory follow
 in either case.
 """
@@ -110,8 +110,9 @@ def build_system_prompt(options: SystemPromptOptions, today: datetime.date | Non
                 "\n\npiko documentation (read it only when the user asks about piko itself: plugins, "
                 f"extensions, providers, themes, skills, sessions):\n- {options.docs_path}"
             )
-    if options.append:
-        prompt += "\n\n" + "\n\n".join(options.append)
+    appended = "\n\n".join(options.append)
+    if appended:
+        prompt += "\n\n" + appended
     if options.context_files:
         prompt += "\n\n# Project Context\n\nInstructions and guidelines for this project:\n\n"
         for context in options.context_files:
@@ -123,10 +124,17 @@ def build_system_prompt(options: SystemPromptOptions, today: datetime.date | Non
     return prompt
 
 
+def one_line(text: str | None) -> str | None:
+    """A tool's snippet on one line (runs of blanks and line breaks become one space)."""
+    if not text:
+        return None
+    return " ".join(text.split()) or None
+
+
 def options_for_tools(cwd: str, tools: list[Any], **kwargs: Any) -> SystemPromptOptions:
     """Prompt options from active tool definitions (snippets and guidelines come from the tools)."""
-    snippets = {t.name: t.prompt_snippet for t in tools if t.prompt_snippet}
-    guidelines = [g for t in tools for g in (t.prompt_guidelines or [])]
+    snippets = {t.name: line for t in tools if (line := one_line(t.prompt_snippet))}
+    guidelines = [g for t in tools for g in (t.prompt_guidelines or []) if isinstance(g, str)]
     return SystemPromptOptions(
         cwd=cwd,
         tool_names=[t.name for t in tools],

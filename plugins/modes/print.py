@@ -48,7 +48,7 @@ async def run_print(app: Any, *, json_output: bool) -> int:
     try:
         session = await app.create_agent_session(mode="json" if json_output else "print")
     except SetupError as exc:
-        return _error(f"Error: {exc}")
+        return _error(str(exc) if getattr(exc, "bare", False) else f"Error: {exc}")
     app.report()
     if session.model is None:
         from piko.guidance import no_models_message
@@ -70,7 +70,7 @@ async def run_print(app: Any, *, json_output: bool) -> int:
         session.subscribe(print_event)
     code = 0
     try:
-        if first is not None:
+        if first:
             await session.prompt(first, images)
         for message in rest:
             await session.prompt(message)

@@ -1,13 +1,36 @@
-"""Prompt templates: ``*.md`` files in ``~/.pi/agent/prompts`` and ``.pi/prompts``, run as ``/name args``."""
+"""Prompt templates: ``*.md`` files run as ``/name args`` (the file name without ``.md`` is the name).
+
+Found where pi finds them, in pi's order (the first template of a name wins, later ones are
+reported): the project settings' ``prompts`` paths (folders searched recursively),
+``.pi/prompts`` (not recursive), the global settings' ``prompts`` paths, ``~/.pi/agent/prompts``,
+installed packages, ``--prompt-template`` paths, then paths that other ``resources_discover``
+handlers (extensions) add. ``--no-prompt-templates`` keeps
+only ``--prompt-template`` paths and extension paths.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.paths import expand_user
 from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.locations import (
+    COMMAND_LINE,
+    EXTENSIONS,
+    PACKAGES,
+    PROJECT_AUTO,
+    PROJECT_SETTINGS,
+    USER_AUTO,
+    USER_SETTINGS,
+    Found,
+    enabled_by_overrides,
+    markdown_files,
+    resolve_entry,
+    setting_list,
+    settings_files,
+)
 from piko.resources import PromptTemplate, ResourceRequest
 
 
@@ -17,56 +40,89 @@ def piko_register_resource_loaders(register: Any) -> None:
 
 
 def load_template_file(path: Path, source: str) -> PromptTemplate | None:
-    """A template: its name is the file name; its description the front matter's or the first line."""
+    """A template: its description is the front matter's, else its first line (60 characters)."""
     try:
-        fields, body = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError):
+        fields, body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError:
         return None
     description = fields.get("description") or ""
     if not description:
         first = next((line for line in body.split("\n") if line.strip()), "")
         description = first[:60] + ("..." if len(first) > 60 else "")
+    hint = fields.get("argument-hint")
     return PromptTemplate(
-        name=path.stem, description=str(description), content=body, file_path=str(path), source=source
+        name=path.name.removesuffix(".md"),
+        description=str(description),
+        content=body,
+        file_path=str(path),
+        source=source,
+        argument_hint=str(hint) if hint not in (None, "") else None,
     )
 
 
-def _from_path(path: Path, source: str, request: ResourceRequest) -> list[PromptTemplate]:
-    if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.suffix == ".md" and p.is_file())
-    elif path.is_file():
-        files = [path]
-    else:
-        if source == "path":
-            request.diagnostics.append(f"prompt template path not found: {path}")
-        return []
-    return [t for t in (load_template_file(f, source) for f in files) if t is not None]
+def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
+    """``(file or folder, source)`` to load templates from, in precedence order."""
+    cwd = Path(os.path.abspath(request.cwd))
+    agent = Path(request.agent_dir)
+    options = request.options
+    settings = request.settings
+    found = Found()
+    disabled = bool(options.get("no_prompt_templates"))
+    if not disabled:
+        project_entries = setting_list(getattr(settings, "project_data", None), "prompts")
+        global_entries = setting_list(getattr(settings, "global_data", None), "prompts")
+        project_base = cwd / ".pi"
+
+        def collect(folder: Path) -> list[Path]:
+            return markdown_files(folder, recursive=True)
+
+        for path, enabled in settings_files(project_entries, project_base, collect):
+            found.add(path, "project", PROJECT_SETTINGS, enabled)
+        for path, enabled in settings_files(global_entries, agent, collect):
+            found.add(path, "user", USER_SETTINGS, enabled)
+        for path in markdown_files(project_base / "prompts", recursive=False):
+            found.add(
+                path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base)
+            )
+        for path in markdown_files(agent / "prompts", recursive=False):
+            found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
+    for value in options.get("prompt_template") or ():
+        path = resolve_entry(str(value), cwd)
+        if not path.exists():
+            request.diagnostics.append(f"prompt template path does not exist: {path}")
+            continue
+        found.add(path, "path", COMMAND_LINE)
+    for value in request.extra_paths.get("prompt_paths", []):
+        if request.extra_sources.get(value, "").startswith("packages"):
+            if not disabled:
+                found.add(Path(value), "package", PACKAGES)
+        else:
+            found.add(Path(value), "path", EXTENSIONS)
+    return found.ordered()
 
 
 def load_prompt_templates(request: ResourceRequest) -> list[PromptTemplate]:
-    cwd = Path(request.cwd)
-    agent = Path(request.agent_dir)
-
-    def resolve(value: str, base: Path) -> Path:
-        p = Path(expand_user(value))
-        return p if p.is_absolute() else base / p
-
-    locations: list[tuple[Path, str]] = []
-    if not request.options.get("no_prompt_templates"):
-        locations.append((agent / "prompts", "user"))
-        locations.append((cwd / ".pi" / "prompts", "project"))
-        for value in (request.settings.global_data.get("prompts") or []) if request.settings else []:
-            locations.append((resolve(str(value), agent), "user"))
-        for value in (request.settings.project_data.get("prompts") or []) if request.settings else []:
-            locations.append((resolve(str(value), cwd / ".pi"), "project"))
-        locations.extend((Path(p), "path") for p in request.extra_paths.get("prompt_paths", []))
-    locations.extend((resolve(str(p), cwd), "path") for p in request.options.get("prompt_template") or ())
+    """Every template found; the first of a name wins."""
     templates: list[PromptTemplate] = []
-    names: set[str] = set()
-    for path, source in locations:
-        for template in _from_path(path, source, request):
-            if template.name in names:
+    by_name: dict[str, PromptTemplate] = {}
+    for path, source in _candidates(request):
+        if path.is_dir():
+            files = markdown_files(path, recursive=False)
+        elif path.is_file() and path.name.endswith(".md"):
+            files = [path]
+        else:
+            continue
+        for file in files:
+            template = load_template_file(file, source)
+            if template is None:
                 continue
-            names.add(template.name)
+            winner = by_name.get(template.name)
+            if winner is not None:
+                request.diagnostics.append(
+                    f'prompt template "/{template.name}" at {template.file_path} ignored: '
+                    f"{winner.file_path} has the name"
+                )
+                continue
+            by_name[template.name] = template
             templates.append(template)
     return templates

@@ -1,20 +1,41 @@
-"""Skills: ``SKILL.md`` folders (and top-level ``*.md`` files) from the user's and the project's skill folders.
+"""Skills: ``SKILL.md`` folders (and loose ``*.md`` files) from the user's and the project's skill folders.
 
-Looked up in ``~/.pi/agent/skills``, ``~/.agents/skills``, ``.pi/skills``, every ``.agents/skills``
-from cwd up to the git root, the settings' ``skills`` paths, ``--skill`` paths, and paths that
-``resources_discover`` handlers add. A skill needs a ``description``; names that break pi's
-rules are reported but still load.
+Found where pi finds them, in pi's order (the first skill of a name wins): the project
+settings' ``skills`` paths, ``.pi/skills`` and every ``.agents/skills`` from cwd up to the git
+root, the global settings' ``skills`` paths, ``~/.pi/agent/skills`` and ``~/.agents/skills``,
+installed packages, ``--skill`` paths, then paths that other ``resources_discover`` handlers
+(extensions) add. Loose ``*.md`` files
+count only directly in ``.pi/skills``, ``~/.pi/agent/skills``, ``--skill`` folders and
+settings folders, not in ``.agents/skills``. ``--no-skills`` keeps only ``--skill`` paths and
+extension paths. A skill needs a ``description``; other rule breaks are reported and the
+skill still loads.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.paths import expand_user
 from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.locations import (
+    COMMAND_LINE,
+    EXTENSIONS,
+    PACKAGES,
+    PROJECT_AUTO,
+    PROJECT_SETTINGS,
+    USER_AUTO,
+    USER_SETTINGS,
+    Found,
+    agents_skill_dirs,
+    enabled_by_overrides,
+    resolve_entry,
+    setting_list,
+    settings_files,
+    skill_files,
+)
 from piko.resources import ResourceRequest, Skill
 
 MAX_NAME = 64
@@ -27,7 +48,8 @@ def piko_register_resource_loaders(register: Any) -> None:
     register("skills", load_skills)
 
 
-def _name_problems(name: str, parent: str) -> list[str]:
+def name_problems(name: str, parent: str) -> list[str]:
+    """What is wrong with a skill's name by the Agent Skills rules (empty when nothing)."""
     problems = []
     if name != parent:
         problems.append(f'name "{name}" does not match parent directory "{parent}"')
@@ -45,25 +67,28 @@ def _name_problems(name: str, parent: str) -> list[str]:
 def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill | None:
     """One skill from its markdown file (``None`` when it has no description or cannot be read)."""
     try:
-        fields, _body = parse_frontmatter(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        request.diagnostics.append(f"skill {path}: {exc}")
+        fields, _body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
+    except OSError as exc:
+        request.diagnostics.append(f"skill {path}: {exc.strerror or exc}")
         return None
     description = fields.get("description")
     parent = path.parent.name
-    name = str(fields.get("name") or parent)
-    for problem in _name_problems(name, parent):
-        request.diagnostics.append(f"skill {path}: {problem}")
-    if not isinstance(description, str) or not description.strip():
+    raw_name = fields.get("name")
+    name = str(raw_name) if raw_name not in (None, "") else parent
+    has_description = isinstance(description, str) and bool(description.strip())
+    if not has_description:
         request.diagnostics.append(f"skill {path}: description is required; skipped")
-        return None
-    if len(description) > MAX_DESCRIPTION:
+    elif len(description) > MAX_DESCRIPTION:
         request.diagnostics.append(
             f"skill {path}: description exceeds {MAX_DESCRIPTION} characters ({len(description)})"
         )
+    for problem in name_problems(name, parent):
+        request.diagnostics.append(f"skill {path}: {problem}")
+    if not has_description:
+        return None
     return Skill(
         name=name,
-        description=description.strip(),
+        description=str(description),
         file_path=str(path),
         base_dir=str(path.parent),
         source=source,
@@ -71,90 +96,86 @@ def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill 
     )
 
 
-def _scan(directory: Path, source: str, request: ResourceRequest, *, root_files: bool) -> list[Skill]:
-    skill_file = directory / "SKILL.md"
-    if skill_file.is_file():
-        skill = load_skill_file(skill_file, source, request)
-        return [skill] if skill else []
-    found: list[Skill] = []
-    try:
-        entries = sorted(directory.iterdir())
-    except OSError:
-        return found
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "node_modules":
+def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
+    """``(file or folder, source)`` to load skills from, in precedence order (disabled ones left out)."""
+    cwd = Path(os.path.abspath(request.cwd))
+    agent = Path(request.agent_dir)
+    options = request.options
+    settings = request.settings
+    found = Found()
+    no_skills = bool(options.get("no_skills"))
+    if not no_skills:
+        project_entries = setting_list(getattr(settings, "project_data", None), "skills")
+        global_entries = setting_list(getattr(settings, "global_data", None), "skills")
+        project_base = cwd / ".pi"
+
+        def collect(folder: Path) -> list[Path]:
+            return skill_files(folder, root_files=True)
+
+        for path, enabled in settings_files(project_entries, project_base, collect):
+            found.add(path, "project", PROJECT_SETTINGS, enabled)
+        for path, enabled in settings_files(global_entries, agent, collect):
+            found.add(path, "user", USER_SETTINGS, enabled)
+        user_agents = Path.home() / ".agents" / "skills"
+        project_auto = skill_files(project_base / "skills", root_files=True)
+        for folder in agents_skill_dirs(cwd):
+            if os.path.abspath(folder) != os.path.abspath(user_agents):
+                project_auto.extend(skill_files(folder, root_files=False))
+        for path in project_auto:
+            found.add(
+                path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base)
+            )
+        user_auto = skill_files(agent / "skills", root_files=True) + skill_files(
+            user_agents, root_files=False
+        )
+        for path in user_auto:
+            found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
+    for value in options.get("skill") or ():
+        path = resolve_entry(str(value), cwd)
+        if not path.exists():
+            request.diagnostics.append(f"skill path does not exist: {path}")
             continue
-        if entry.is_dir():
-            found.extend(_scan(entry, source, request, root_files=False))
-        elif root_files and entry.is_file() and entry.suffix == ".md":
-            skill = load_skill_file(entry, source, request)
-            if skill:
-                found.append(skill)
-    return found
+        found.add(path, "path", COMMAND_LINE)
+    for value in request.extra_paths.get("skill_paths", []):
+        if request.extra_sources.get(value, "").startswith("packages"):
+            if not no_skills:  # package skills are discovered ones: --no-skills turns them off
+                found.add(Path(value), "package", PACKAGES)
+        else:
+            found.add(Path(value), "path", EXTENSIONS)
+    return found.ordered()
 
 
-def _load_path(path: Path, source: str, request: ResourceRequest) -> list[Skill]:
+def _load(path: Path, source: str, request: ResourceRequest) -> list[Skill]:
     if path.is_dir():
-        return _scan(path, source, request, root_files=True)
-    if path.is_file() and path.suffix == ".md":
-        skill = load_skill_file(path, source, request)
-        return [skill] if skill else []
-    request.diagnostics.append(f"skill path not found: {path}")
-    return []
-
-
-def _agents_dirs(cwd: Path) -> list[Path]:
-    """``.agents/skills`` in cwd and each parent up to the git root (or the filesystem root)."""
-    dirs = []
-    for directory in (cwd, *cwd.parents):
-        candidate = directory / ".agents" / "skills"
-        if candidate.is_dir():
-            dirs.append(candidate)
-        if (directory / ".git").exists():
-            break
-    return dirs
-
-
-def _resolve(value: str, base: Path) -> Path:
-    path = Path(expand_user(value))
-    return path if path.is_absolute() else base / path
+        files = skill_files(path, root_files=True)
+    elif path.is_file() and path.suffix == ".md":
+        files = [path]
+    elif path.exists():
+        request.diagnostics.append(f"skill path is not a markdown file: {path}")
+        return []
+    else:
+        return []
+    return [s for s in (load_skill_file(f, source, request) for f in files) if s is not None]
 
 
 def load_skills(request: ResourceRequest) -> list[Skill]:
-    """Every skill found, first definition of a name wins."""
-    cwd = Path(request.cwd).resolve()
-    agent = Path(request.agent_dir)
-    explicit = [(_resolve(p, cwd), "path") for p in request.options.get("skill") or ()]
-    if request.options.get("no_skills"):
-        return [s for path, source in explicit for s in _load_path(path, source, request)]
-    locations: list[tuple[Path, str]] = list(explicit)
-    locations.append((cwd / ".pi" / "skills", "project"))
-    locations.extend((d, "project") for d in _agents_dirs(cwd))
-    project_settings = request.settings.project_data.get("skills") if request.settings else None
-    for value in project_settings if isinstance(project_settings, list) else []:
-        locations.append((_resolve(str(value), cwd / ".pi"), "project"))
-    locations.append((agent / "skills", "user"))
-    locations.append((Path.home() / ".agents" / "skills", "user"))
-    global_settings = request.settings.global_data.get("skills") if request.settings else None
-    for value in global_settings if isinstance(global_settings, list) else []:
-        locations.append((_resolve(str(value), agent), "user"))
-    locations.extend((Path(p), "path") for p in request.extra_paths.get("skill_paths", []))
+    """Every skill found; the first of a name wins, a later one is reported; the same file
+    reached twice (through a link, or a folder and a file in it) is loaded once."""
     skills: list[Skill] = []
-    seen_dirs: set[Path] = set()
-    names: set[str] = set()
-    for path, source in locations:
-        resolved = path.resolve() if path.exists() else path
-        if resolved in seen_dirs or not path.exists():
-            if not path.exists() and source == "path":
-                request.diagnostics.append(f"skill path not found: {path}")
-            continue
-        seen_dirs.add(resolved)
-        for skill in _load_path(path, source, request):
-            if skill.name in names:
+    by_name: dict[str, Skill] = {}
+    real_paths: set[str] = set()
+    for path, source in _candidates(request):
+        for skill in _load(path, source, request):
+            real = os.path.realpath(skill.file_path)
+            if real in real_paths:
+                continue
+            winner = by_name.get(skill.name)
+            if winner is not None:
                 request.diagnostics.append(
-                    f'skill "{skill.name}" at {skill.file_path} ignored: the name is taken'
+                    f'skill "{skill.name}" at {skill.file_path} ignored: {winner.file_path} has the name'
                 )
                 continue
-            names.add(skill.name)
+            by_name[skill.name] = skill
+            real_paths.add(real)
             skills.append(skill)
     return skills

@@ -1,4 +1,8 @@
-"""``SYSTEM.md`` (replaces the default system prompt) and ``APPEND_SYSTEM.md``: project first, then global."""
+"""``SYSTEM.md`` (replaces the default system prompt) and ``APPEND_SYSTEM.md``: project first, then global.
+
+The session uses them only when the command line gives no ``--system-prompt`` /
+``--append-system-prompt`` (as pi does).
+"""
 
 from __future__ import annotations
 
@@ -14,19 +18,24 @@ def piko_register_resource_loaders(register: Any) -> None:
     register("system_prompts", load_system_prompt_files)
 
 
-def _read(path: Path, request: ResourceRequest) -> str | None:
-    if not path.is_file():
+def _first_existing(paths: list[Path]) -> Path | None:
+    return next((p for p in paths if p.exists()), None)
+
+
+def _read(path: Path | None, request: ResourceRequest) -> str | None:
+    if path is None:
         return None
     try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        request.diagnostics.append(f"Could not read {path}: {exc}")
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        request.diagnostics.append(f"Could not read {path}: {exc.strerror or exc}")
         return None
 
 
 def load_system_prompt_files(request: ResourceRequest) -> SystemPromptFiles:
+    """The project's file if it exists, else the global one (an empty project file still wins)."""
     project = Path(request.cwd) / ".pi"
     agent = Path(request.agent_dir)
-    system = _read(project / "SYSTEM.md", request) or _read(agent / "SYSTEM.md", request)
-    append_text = _read(project / "APPEND_SYSTEM.md", request) or _read(agent / "APPEND_SYSTEM.md", request)
-    return SystemPromptFiles(system=system, append=[append_text] if append_text else [])
+    system = _read(_first_existing([project / "SYSTEM.md", agent / "SYSTEM.md"]), request)
+    append_text = _read(_first_existing([project / "APPEND_SYSTEM.md", agent / "APPEND_SYSTEM.md"]), request)
+    return SystemPromptFiles(system=system or None, append=[append_text] if append_text is not None else [])

@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_mono_samples"
+SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+# provider keys of the developer's own environment must not leak into the runs
+_KEY_SUFFIXES = ("_API_KEY", "_OAUTH_TOKEN", "_BEARER_TOKEN_BEDROCK")
 PI = str(Path(sys.executable).with_name("pi"))
 
 
@@ -39,17 +42,27 @@ class PiEnv:
     server: Any
     extra_env: dict[str, str] = field(default_factory=dict)
 
-    def run(self, *args: str, stdin: str | None = None, timeout: float = 60, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        full_env = dict(os.environ)
+    def run(
+        self,
+        *args: str,
+        stdin: str | None = None,
+        timeout: float = 60,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+    ) -> subprocess.CompletedProcess[str]:
+        full_env = {k: v for k, v in os.environ.items() if not k.endswith(_KEY_SUFFIXES)}
         full_env.pop("PIKO_TRACE", None)
+        full_env.pop(SESSION_DIR_ENV, None)
         full_env.update(
-            PI_CODING_AGENT_DIR=str(self.home), PIKO_CACHE_DIR=str(self.home / "cache"), HOME=str(self.home.parent)
+            PI_CODING_AGENT_DIR=str(self.home),
+            PIKO_CACHE_DIR=str(self.home / "cache"),
+            HOME=str(self.home.parent),
         )
         full_env.update(self.extra_env)
         full_env.update(env or {})
         return subprocess.run(
             [PI, *args],
-            cwd=self.work,
+            cwd=cwd or self.work,
             env=full_env,
             input=stdin,
             stdin=None if stdin is not None else subprocess.DEVNULL,
@@ -60,6 +73,46 @@ class PiEnv:
 
     def sessions(self) -> list[Path]:
         return sorted((self.home / "sessions").rglob("*.jsonl"))
+
+    # -- files and what was sent --------------------------------------------------------------
+
+    @property
+    def user_home(self) -> Path:
+        """``$HOME`` of the runs (``~/.agents/skills`` lives under it)."""
+        return self.home.parent
+
+    def write(self, relative: str, text: str, *, base: Path | None = None) -> Path:
+        """Write a file under the work dir (or ``base``), creating folders."""
+        path = (base or self.work) / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    def settings(self, data: dict[str, Any], *, project: bool = False) -> Path:
+        """Write the global (or the work dir's project) ``settings.json``."""
+        path = (self.work / ".pi" if project else self.home) / "settings.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data), encoding="utf-8")
+        return path
+
+    def models(self, change: Any) -> None:
+        """Edit ``models.json`` in place: ``change(data)`` mutates the parsed file."""
+        path = self.home / "models.json"
+        data = json.loads(path.read_text())
+        change(data)
+        path.write_text(json.dumps(data))
+
+    def system_prompt(self, index: int = 0) -> str:
+        """The system prompt of the ``index``-th request (OpenAI or Anthropic shape)."""
+        return system_prompt_of(self.server.requests[index]["body"])
+
+    def user_texts(self, index: int = -1) -> list[str]:
+        """The text of every user message of a request (content blocks joined)."""
+        return user_texts_of(self.server.requests[index]["body"])
+
+    def tool_names(self, index: int = 0) -> list[str]:
+        body = self.server.requests[index]["body"]
+        return [t.get("function", t).get("name") for t in body.get("tools") or []]
 
     def session_lines(self, index: int = -1) -> list[dict[str, Any]]:
         path = self.sessions()[index]
@@ -82,6 +135,27 @@ def make_env(tmp_path: Path, server: Any, settings: dict[str, Any] | None = None
     if settings:
         (home / "settings.json").write_text(json.dumps(settings))
     return PiEnv(home=home, work=work, server=server)
+
+
+def system_prompt_of(body: dict[str, Any]) -> str:
+    if isinstance(body.get("system"), list):  # anthropic-messages
+        return "".join(block.get("text", "") for block in body["system"])
+    first = body["messages"][0]
+    assert first["role"] in ("system", "developer"), first
+    return str(first["content"])
+
+
+def user_texts_of(body: dict[str, Any]) -> list[str]:
+    texts = []
+    for message in body.get("messages") or []:
+        if message.get("role") != "user":
+            continue
+        content = message["content"]
+        if isinstance(content, str):
+            texts.append(content)
+        else:
+            texts.append("".join(b.get("text", "") for b in content if b.get("type") == "text"))
+    return texts
 
 
 def json_lines(text: str) -> list[dict[str, Any]]:

@@ -22,7 +22,7 @@ def test_layers_merge_key_by_key(env) -> None:
     settings = Settings(env.project, env.agent_dir)
     assert settings.get("retry.maxRetries") == 5
     assert settings.get("retry.baseDelayMs") == 10
-    assert settings.get("retry.maxDelayMs") == DEFAULTS["retry"]["maxDelayMs"]
+    assert settings.get("retry.provider.maxRetryDelayMs") == DEFAULTS["retry"]["provider"]["maxRetryDelayMs"]
     assert settings.get("theme") == "light" and settings["quietStartup"] is True
     assert settings.get("no.such.key", "fallback") == "fallback"
     settings.override("theme", "solarized")

@@ -1,0 +1,269 @@
+"""Where skills and prompt templates are found: folder scans and the settings' path and pattern lists.
+
+The ``skills``/``prompts`` arrays of ``settings.json`` hold paths (relative to ``~/.pi/agent``
+for the global file, to ``.pi`` for a project's) and patterns, as in pi: a glob (``*``, ``?``)
+keeps only the matching files of the listed paths, ``!pattern`` leaves matching files out (also
+the ones found automatically in that scope's folders), ``+path`` forces an exact path in and
+``-path`` forces one out.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def resolve_entry(value: str, base: Path) -> Path:
+    """A settings or command-line path: ``~`` is the home folder, relative paths are under ``base``."""
+    text = value.strip()
+    if text == "~":
+        text = str(Path.home())
+    elif text.startswith("~/"):
+        text = os.path.join(str(Path.home()), text[2:])
+    elif text.startswith("~"):
+        text = os.path.join(str(Path.home()), text[1:])
+    return Path(os.path.normpath(os.path.join(str(base), text)))
+
+
+def setting_list(data: Any, key: str) -> list[str]:
+    """The string entries of a settings array (anything else is ignored)."""
+    value = data.get(key) if isinstance(data, dict) else None
+    return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
+
+
+def is_override(entry: str) -> bool:
+    return entry.startswith(("!", "+", "-"))
+
+
+def is_pattern(entry: str) -> bool:
+    return is_override(entry) or "*" in entry or "?" in entry
+
+
+# ---------------------------------------------------------------------------
+# Matching
+# ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    """A glob as a regex: ``*`` and ``?`` stay within one path segment, ``**`` crosses them."""
+    out = ""
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if pattern.startswith("**/", i):
+            out += "(?:.*/)?"
+            i += 3
+            continue
+        if pattern.startswith("**", i):
+            out += ".*"
+            i += 2
+            continue
+        if ch == "*":
+            out += "[^/]*"
+        elif ch == "?":
+            out += "[^/]"
+        elif ch == "[":
+            close = pattern.find("]", i + 1)
+            if close == -1:
+                out += re.escape(ch)
+            else:
+                body = pattern[i + 1 : close].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out += f"[{body}]"
+                i = close
+        else:
+            out += re.escape(ch)
+        i += 1
+    return re.compile(f"^{out}$")
+
+
+def glob_match(text: str, pattern: str) -> bool:
+    return bool(_glob_regex(pattern).match(text))
+
+
+def _posix(path: str | Path) -> str:
+    return str(path).replace(os.sep, "/")
+
+
+def _forms(path: Path, base: Path) -> tuple[list[str], list[str]]:
+    """``(forms a glob may match, forms an exact path may equal)``: relative, name, absolute;
+    for a ``SKILL.md`` also its folder's."""
+    rel = _posix(os.path.relpath(path, base))
+    absolute = _posix(path)
+    globs = [rel, path.name, absolute]
+    exact = [rel, absolute]
+    if path.name == "SKILL.md":
+        folder = path.parent
+        folder_rel = _posix(os.path.relpath(folder, base))
+        globs += [folder_rel, folder.name, _posix(folder)]
+        exact += [folder_rel, _posix(folder)]
+    return globs, exact
+
+
+def matches_any(path: Path, patterns: Iterable[str], base: Path) -> bool:
+    globs, _exact = _forms(path, base)
+    return any(glob_match(form, _posix(p)) for p in patterns for form in globs)
+
+
+def matches_exact(path: Path, patterns: Iterable[str], base: Path) -> bool:
+    _globs, exact = _forms(path, base)
+    for pattern in patterns:
+        wanted = _posix(pattern[2:] if pattern.startswith(("./", ".\\")) else pattern)
+        if wanted in exact:
+            return True
+    return False
+
+
+def apply_patterns(paths: list[Path], patterns: list[str], base: Path) -> set[Path]:
+    """The paths the patterns keep: includes (all when none), minus ``!``, plus ``+``, minus ``-``."""
+    includes = [p for p in patterns if not is_override(p)]
+    excludes = [p[1:] for p in patterns if p.startswith("!")]
+    force_in = [p[1:] for p in patterns if p.startswith("+")]
+    force_out = [p[1:] for p in patterns if p.startswith("-")]
+    kept = [p for p in paths if not includes or matches_any(p, includes, base)]
+    if excludes:
+        kept = [p for p in kept if not matches_any(p, excludes, base)]
+    if force_in:
+        kept += [p for p in paths if p not in kept and matches_exact(p, force_in, base)]
+    if force_out:
+        kept = [p for p in kept if not matches_exact(p, force_out, base)]
+    return set(kept)
+
+
+def enabled_by_overrides(path: Path, entries: list[str], base: Path) -> bool:
+    """Whether an automatically found file stays on under a scope's ``!``/``+``/``-`` entries."""
+    excludes = [p[1:] for p in entries if p.startswith("!")]
+    force_in = [p[1:] for p in entries if p.startswith("+")]
+    force_out = [p[1:] for p in entries if p.startswith("-")]
+    enabled = True
+    if excludes and matches_any(path, excludes, base):
+        enabled = False
+    if force_in and matches_exact(path, force_in, base):
+        enabled = True
+    if force_out and matches_exact(path, force_out, base):
+        enabled = False
+    return enabled
+
+
+# ---------------------------------------------------------------------------
+# Folder scans
+# ---------------------------------------------------------------------------
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+
+
+def _kind(entry: os.DirEntry[str]) -> str | None:
+    """``"dir"``, ``"file"`` or None (a broken link or anything else), following links."""
+    try:
+        if entry.is_dir():
+            return "dir"
+        if entry.is_file():
+            return "file"
+    except OSError:
+        pass
+    return None
+
+
+def skill_files(folder: Path, *, root_files: bool) -> list[Path]:
+    """The skills under ``folder``: a folder with a ``SKILL.md`` is one skill (not searched further);
+    other folders are searched; with ``root_files`` the ``*.md`` files directly in ``folder`` are
+    skills too. Hidden entries and ``node_modules`` are skipped."""
+    entries = _entries(folder)
+    for entry in entries:
+        if entry.name == "SKILL.md" and _kind(entry) == "file":
+            return [Path(entry.path)]
+    found: list[Path] = []
+    for entry in entries:
+        if entry.name.startswith(".") or entry.name == "node_modules":
+            continue
+        kind = _kind(entry)
+        if kind == "dir":
+            found.extend(skill_files(Path(entry.path), root_files=False))
+        elif kind == "file" and root_files and entry.name.endswith(".md"):
+            found.append(Path(entry.path))
+    return found
+
+
+def markdown_files(folder: Path, *, recursive: bool) -> list[Path]:
+    """``*.md`` files in ``folder`` (and below it when ``recursive``), hidden entries and
+    ``node_modules`` skipped."""
+    found: list[Path] = []
+    for entry in _entries(folder):
+        if entry.name.startswith(".") or entry.name == "node_modules":
+            continue
+        kind = _kind(entry)
+        if kind == "dir" and recursive:
+            found.extend(markdown_files(Path(entry.path), recursive=True))
+        elif kind == "file" and entry.name.endswith(".md"):
+            found.append(Path(entry.path))
+    return found
+
+
+def agents_skill_dirs(cwd: Path) -> list[Path]:
+    """``.agents/skills`` of cwd and each parent, up to the git root (or the filesystem root)."""
+    start = Path(os.path.abspath(cwd))
+    git_root = next((d for d in (start, *start.parents) if (d / ".git").exists()), None)
+    dirs = []
+    for directory in (start, *start.parents):
+        dirs.append(directory / ".agents" / "skills")
+        if git_root is not None and directory == git_root:
+            break
+    return dirs
+
+
+def settings_files(entries: list[str], base: Path, collect: Any) -> list[tuple[Path, bool]]:
+    """``(file, enabled)`` for a settings array: its plain paths collected, its patterns applied."""
+    plain = [e for e in entries if not is_pattern(e)]
+    patterns = [e for e in entries if is_pattern(e)]
+    files: list[Path] = []
+    for entry in plain:
+        path = resolve_entry(entry, base)
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            files.extend(collect(path))
+    enabled = apply_patterns(files, patterns, base)
+    return [(f, f in enabled) for f in files]
+
+
+# pi's precedence ranks: settings paths of the project, the project's folders, the global
+# settings' paths, the user's folders, packages (the first of a name wins)
+PROJECT_SETTINGS, PROJECT_AUTO, USER_SETTINGS, USER_AUTO, PACKAGES, COMMAND_LINE, EXTENSIONS = range(7)
+
+
+class Found:
+    """Resource paths gathered from every place, handed out in precedence order.
+
+    The first mention of a path decides whether it is on (a ``!pattern`` in the project's
+    settings turns a file off even if a later place names it too).
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[int, Path, str, bool]] = {}
+
+    def add(self, path: Path, source: str, rank: int, enabled: bool = True) -> None:
+        self._items.setdefault(str(path), (rank, path, source, enabled))
+
+    def ordered(self) -> list[tuple[Path, str]]:
+        """``(path, source)`` of the enabled paths, by rank, each real file once."""
+        items = sorted(self._items.values(), key=lambda item: item[0])
+        out: list[tuple[Path, str]] = []
+        seen: set[str] = set()
+        for _rank, path, source, enabled in items:
+            real = os.path.realpath(path)
+            if enabled and real not in seen:
+                seen.add(real)
+                out.append((path, source))
+        return out
