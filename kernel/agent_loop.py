@@ -18,7 +18,6 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from piko.abort import AbortSignal
 from piko.events import (
@@ -34,6 +33,7 @@ from piko.events import (
     TurnStartEvent,
 )
 from piko.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResult, ToolResultMessage, Usage
+from piko.records import Record, field
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.wire import blocks_from_wire
 
@@ -44,8 +44,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-@define(kw_only=True)
-class AgentState:
+class AgentState(Record):
     """What the loop works on: system prompt, conversation, active tools."""
 
     system_prompt: str = ""
@@ -53,8 +52,7 @@ class AgentState:
     tools: list[Any] = field(factory=list)  # piko.registries.ToolDefinition
 
 
-@define(kw_only=True)
-class LoopConfig:
+class LoopConfig(Record):
     """How the loop reaches the model and the outside world."""
 
     model: Model
@@ -200,6 +198,7 @@ async def _stream_assistant(
                 kind = event.type
                 if kind == "start":
                     partial = event.partial
+                    assert partial is not None, "a start event carries the partial message"
                     state.messages.append(partial)
                     await emit(MessageStartEvent(message=_snapshot(partial)))
                 elif kind in ("done", "error"):

@@ -19,22 +19,20 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from attrs import define, field
-
 from piko import discovery
 from piko.event_bus import EventBus
 from piko.extension_api import ExtensionAPI
 from piko.paths import agent_dir as default_agent_dir
 from piko.paths import expand_user, project_dir
 from piko.plugin_manager import PikoPluginManager
+from piko.records import Record, field
 from piko.registries import Registries
 from piko.settings import Settings
 from piko.tracing import Tracer
 from piko.trust import TrustStore
 
 
-@define(kw_only=True)
-class BootOptions:
+class BootOptions(Record):
     """What must be known before plugins load (pre-parsed from the command line)."""
 
     disable_plugins: list[str] = field(factory=list)
@@ -115,7 +113,9 @@ class App:
                 self.pm.unregister(plugin)
             del self.pm.infos[name]
         known = set(self.pm.infos)
-        self.pm.load_entry_points([r for r in discovery.scan() if r.name not in known], self.make_extension_api)
+        self.pm.load_entry_points(
+            [r for r in discovery.scan() if r.name not in known], self.make_extension_api
+        )
         for path in self._extension_paths(options, getattr(self, "_package_extensions", None)):
             self.pm.load_extension_file(path, self.make_extension_api)
         self.pm.validate()

@@ -15,17 +15,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from attrs import define
-
 from piko import jsonio
 from piko.paths import cache_dir, interpreter_key
+from piko.records import Record
 
 ENTRY_POINT_GROUP = "piko"
 CACHE_VERSION = 1
 
 
-@define(frozen=True)
-class EntryPointRecord:
+class EntryPointRecord(Record, kw_only=False, frozen=True):
     """One ``name = module[:attr]`` line of the ``[piko]`` group, and where it came from."""
 
     name: str

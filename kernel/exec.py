@@ -7,11 +7,10 @@ import os
 import signal as signals
 from typing import Any
 
-from attrs import define
+from piko.records import Record
 
 
-@define
-class ExecResult:
+class ExecResult(Record, kw_only=False):
     """What a finished program left: its output, exit code, and whether piko killed it."""
 
     stdout: str

@@ -14,9 +14,11 @@ load phase they raise :class:`piko.context.ExtensionRuntimeNotInitializedError`.
 from __future__ import annotations
 
 import inspect
-import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
 
 from piko.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.markers import hookimpl
@@ -119,6 +121,8 @@ class ExtensionAPI:
 
     @property
     def logger(self) -> logging.Logger:
+        import logging  # on first use: logging costs start-up time
+
         return logging.getLogger(f"piko.extensions.{self.name}")
 
     # -- registration ------------------------------------------------------------------------

@@ -19,7 +19,7 @@ Three kinds of hooks live here:
   overruns its budget is reported as an ``extension_error`` event and the others still run;
   ``tool_call`` fails closed (the tool is blocked).
 
-``event`` is an attrs object from :mod:`piko.events` with snake_case attributes;
+``event`` is a record (:class:`piko.records.Record`) from :mod:`piko.events` with snake_case attributes;
 ``ctx`` is the :class:`piko.context.ExtensionContext` of the running session. Handlers return
 ``None`` or a mapping (snake_case or pi's camelCase keys both work) or an object with the named
 attributes.

@@ -83,7 +83,9 @@ def convert_to_llm(messages: list[Any]) -> list[Message]:
                     UserMessage(content=[TextContent(text=bash_execution_text(m))], timestamp=m.timestamp)
                 )
         elif isinstance(m, CustomMessage):
-            content = [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
+            content: list[Any] = (
+                [TextContent(text=m.content)] if isinstance(m.content, str) else list(m.content)
+            )
             out.append(UserMessage(content=content, timestamp=m.timestamp))
         elif isinstance(m, BranchSummaryMessage):
             text = BRANCH_SUMMARY_PREFIX + m.summary + BRANCH_SUMMARY_SUFFIX

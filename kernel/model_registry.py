@@ -26,21 +26,19 @@ model's configured headers with their values resolved like keys, then
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from typing import Any
 
 import attrs
-from attrs import define, field
 
 from piko.messages import Model
+from piko.records import Record, field, replace
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
 
 
-@define(kw_only=True)
-class ProviderConfig:
+class ProviderConfig(Record):
     """A provider: where it lives, how to authenticate, which models it serves.
 
     ``api_key`` and the values of ``headers`` and ``model_headers`` are *config values*: a
@@ -67,8 +65,7 @@ class ProviderConfig:
     plugin: str = ""
 
 
-@define(kw_only=True)
-class RequestAuth:
+class RequestAuth(Record):
     """What one request needs: the key and headers, or why it cannot be made."""
 
     ok: bool = True
@@ -107,7 +104,9 @@ class ModelRegistry:
             return self
         self._loaded = True
         pm = self.app.pm
-        order = {id(plugin): i for i, (_n, plugin) in enumerate(pm.list_name_plugin())}  # plugins may be unhashable
+        order = {
+            id(plugin): i for i, (_n, plugin) in enumerate(pm.list_name_plugin())
+        }  # plugins may be unhashable
 
         def rank(impl: Any) -> tuple[int, int]:
             return (0 if impl.tryfirst else 2 if impl.trylast else 1, order.get(id(impl.plugin), 0))
@@ -156,7 +155,7 @@ class ModelRegistry:
             return
         existing = self.providers.get(config.name)
         if existing is None:
-            merged = attrs.evolve(config, models=[], model_overrides=None, extra=dict(config.extra))
+            merged = replace(config, models=[], model_overrides=None, extra=dict(config.extra))
             self.providers[config.name] = merged
         else:
             merged = existing
@@ -375,6 +374,8 @@ class ModelRegistry:
 
 def run_config_command(command: str) -> str | None:
     """Run a ``!command`` config value with the shell: its trimmed output, or None on failure."""
+    import subprocess  # only for '!command' keys
+
     try:
         done = subprocess.run(
             command,

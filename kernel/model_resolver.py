@@ -14,9 +14,9 @@ import re
 from typing import Any
 
 import attrs
-from attrs import define
 
 from piko.messages import THINKING_LEVELS, Model
+from piko.records import Record
 
 DEFAULT_THINKING_LEVEL = "medium"
 
@@ -62,8 +62,7 @@ class ModelResolutionError(ValueError):
     """``--provider``/``--model`` name nothing that exists."""
 
 
-@define
-class ScopedModel:
+class ScopedModel(Record, kw_only=False):
     """A model in the Ctrl+P cycle, with the thinking level its pattern asked for."""
 
     model: Model

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 import pluggy
-from attrs import define, field
 
 from piko import hookspecs
 from piko.discovery import EntryPointRecord
 from piko.markers import PROJECT_NAME
+from piko.records import Record, field
 
 # Built-ins that cannot be blocked: without them piko cannot run at all.
 ESSENTIAL_PLUGINS = frozenset({"core", "modes.print"})
@@ -43,8 +43,7 @@ class EssentialPluginError(Exception):
     """Someone asked to block a plugin that piko cannot run without."""
 
 
-@define
-class PluginInfo:
+class PluginInfo(Record, kw_only=False):
     """What ``pi plugins`` shows about one plugin."""
 
     name: str

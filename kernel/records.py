@@ -1,19 +1,31 @@
-"""Light record classes for events: declared like attrs classes, built without generating code.
+"""Light record classes: declared like attrs classes, with no code generated until first use.
 
-Event classes are many (one per event) and all defined when the kernel loads; attrs builds each
-with generated methods (about 0.3 ms a class), which start-up pays in full. A :class:`Record`
-subclass reads its annotations once, keeps them in ``FIELDS``, and shares one ``__init__``,
-``__repr__`` and ``__eq__``. Keyword-only construction, defaults and factories work as with
-``attrs.define(kw_only=True)``; :func:`field` marks factories and fields kept off the wire.
+The kernel defines many small classes (events, registry definitions, resources, options) that
+all load at start-up; attrs builds each with generated methods (about 0.35 ms a class), which
+start-up pays in full. A :class:`Record` subclass reads its annotations once and keeps them in
+``FIELDS``; its ``__init__`` is generated the first time an instance is made, so a class that is
+never instantiated costs almost nothing and one that is made often runs as fast as attrs'.
+
+Construction is keyword-only by default (``class Options(Record)``); ``kw_only=False`` allows
+positional arguments in field order, ``frozen=True`` makes instances read-only and hashable, and
+``eq=False`` keeps identity comparison. :func:`field` gives factories and keeps fields off the
+wire; :func:`replace` is ``attrs.evolve`` for records. Type checkers see the generated
+``__init__`` through :func:`typing.dataclass_transform`.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 _NOTHING: Any = object()
+
+R = TypeVar("R", bound="Record")
+
+
+class FrozenRecordError(AttributeError):
+    """Raised when a field of a frozen record is assigned."""
 
 
 class FieldSpec:
@@ -21,7 +33,9 @@ class FieldSpec:
 
     __slots__ = ("default", "factory", "name", "wire")
 
-    def __init__(self, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, wire: bool = True) -> None:
+    def __init__(
+        self, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, wire: bool = True
+    ) -> None:
         self.name = ""
         self.default = default
         self.factory = factory
@@ -33,12 +47,84 @@ def field(*, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, 
     return FieldSpec(default, factory, wire)
 
 
+def _compile_init(cls: type[Record]) -> Callable[..., None]:
+    """Generate ``__init__`` for ``cls``: one assignment per field, defaults bound by name."""
+    namespace: dict[str, Any] = {"_NOTHING": _NOTHING}
+    params: list[str] = []
+    body: list[str] = ["    _d = _self_.__dict__"]
+    for index, spec in enumerate(cls.FIELDS):
+        name = spec.name
+        if spec.factory is not None:
+            namespace[f"_f{index}"] = spec.factory
+            params.append(f"{name}=_NOTHING")
+            body.append(f"    _d[{name!r}] = _f{index}() if {name} is _NOTHING else {name}")
+            continue
+        if spec.default is _NOTHING:
+            params.append(name)
+        else:
+            namespace[f"_v{index}"] = spec.default
+            params.append(f"{name}=_v{index}")
+        body.append(f"    _d[{name!r}] = {name}")
+    if cls._KW_ONLY and params:
+        params.insert(0, "*")
+    elif not cls._KW_ONLY:
+        # positional: required fields may not follow defaulted ones in a def; keep field order
+        # by making every parameter defaulted and checking the required ones in the body
+        params = []
+        for index, spec in enumerate(cls.FIELDS):
+            if spec.factory is None and spec.default is _NOTHING:
+                params.append(f"{spec.name}=_NOTHING")
+                body.insert(1, f"    if {spec.name} is _NOTHING: _missing(_self_, {spec.name!r})")
+            elif spec.factory is not None:
+                params.append(f"{spec.name}=_NOTHING")
+            else:
+                params.append(f"{spec.name}=_v{index}")
+        namespace["_missing"] = _missing
+    source = f"def __init__(_self_, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    exec(compile(source, f"<record {cls.__qualname__}.__init__>", "exec"), namespace)
+    init: Callable[..., None] = namespace["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+def _missing(obj: Any, name: str) -> None:
+    raise TypeError(f"{type(obj).__name__}() missing argument '{name}'")
+
+
+def _first_init(self: Record, *args: Any, **kwargs: Any) -> None:
+    """Each record class starts with this ``__init__``: it compiles the real one and calls it."""
+    cls = type(self)
+    if cls.__dict__.get("__init__") is _first_init:
+        init = _compile_init(cls)
+        cls.__init__ = init  # type: ignore[method-assign]
+    else:  # a subclass with its own __init__ called super().__init__(): compile and keep per class
+        init = cls.__dict__.get("_record_init") or _compile_init(cls)
+        type.__setattr__(cls, "_record_init", init)
+    init(self, *args, **kwargs)
+
+
+def _frozen_setattr(self: Any, name: str, value: Any) -> None:
+    raise FrozenRecordError(f"{type(self).__name__}.{name} cannot be assigned: the record is frozen")
+
+
+def _frozen_delattr(self: Any, name: str) -> None:
+    raise FrozenRecordError(f"{type(self).__name__}.{name} cannot be deleted: the record is frozen")
+
+
+def _frozen_hash(self: Any) -> int:
+    return hash((type(self), *(getattr(self, f.name) for f in self.FIELDS)))
+
+
+@dataclass_transform(kw_only_default=True, field_specifiers=(field,))
 class Record:
-    """Base of event records: fields come from the class annotations, in order."""
+    """Base of record classes: fields come from the class annotations, in order."""
 
     FIELDS: ClassVar[tuple[FieldSpec, ...]] = ()
+    _KW_ONLY: ClassVar[bool] = True
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(
+        cls, *, kw_only: bool | None = None, frozen: bool = False, eq: bool = True, **kwargs: Any
+    ) -> None:
         super().__init_subclass__(**kwargs)
         fields = {f.name: f for f in cls.FIELDS}
         for name, annotation in inspect.get_annotations(cls).items():
@@ -51,21 +137,18 @@ class Record:
                 delattr(cls, name)  # instances always set it; the class keeps no placeholder
             fields[name] = spec
         cls.FIELDS = tuple(fields.values())
-
-    def __init__(self, **kwargs: Any) -> None:
-        for spec in self.FIELDS:
-            name = spec.name
-            if name in kwargs:
-                value = kwargs.pop(name)
-            elif spec.factory is not None:
-                value = spec.factory()
-            elif spec.default is _NOTHING:
-                raise TypeError(f"{type(self).__name__}() missing keyword argument '{name}'")
-            else:
-                value = spec.default
-            self.__dict__[name] = value
-        if kwargs:
-            raise TypeError(f"{type(self).__name__}() got unexpected keyword arguments {sorted(kwargs)}")
+        if kw_only is not None:
+            cls._KW_ONLY = kw_only
+        if "__init__" not in cls.__dict__:
+            cls.__init__ = _first_init  # type: ignore[method-assign,assignment]
+        if frozen:
+            cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
+            cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
+            if eq:
+                cls.__hash__ = _frozen_hash  # type: ignore[method-assign,assignment]
+        if not eq:
+            cls.__eq__ = object.__eq__  # type: ignore[method-assign,assignment]
+            cls.__hash__ = object.__hash__  # type: ignore[method-assign,assignment]
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in self.FIELDS)
@@ -82,3 +165,25 @@ class Record:
 def record_fields(cls_or_obj: Any) -> tuple[FieldSpec, ...]:
     """The fields of a record class or instance."""
     return tuple(getattr(cls_or_obj, "FIELDS", ()))
+
+
+def is_record(obj: Any) -> bool:
+    """Whether ``obj`` is a record instance."""
+    return isinstance(obj, Record)
+
+
+def replace(obj: R, **changes: Any) -> R:
+    """A copy of ``obj`` with ``changes`` applied (``attrs.evolve`` for records)."""
+    values = {f.name: obj.__dict__[f.name] for f in obj.FIELDS}
+    unknown = set(changes) - set(values)
+    if unknown:
+        raise TypeError(f"{type(obj).__name__} has no fields {sorted(unknown)}")
+    values.update(changes)
+    new = object.__new__(type(obj))
+    new.__dict__.update(values)
+    return new
+
+
+def as_dict(obj: Record) -> dict[str, Any]:
+    """The fields of a record as a dict (shallow, like ``attrs.asdict(recurse=False)``)."""
+    return {f.name: obj.__dict__[f.name] for f in obj.FIELDS}

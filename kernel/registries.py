@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from attrs import define, field
+from piko.records import Record, field
 
 T = TypeVar("T")
 
@@ -44,8 +44,7 @@ class Lazy:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True)
-class ToolDefinition(Lazy):
+class ToolDefinition(Lazy, Record):
     """An LLM-callable tool.
 
     ``execute(tool_call_id, params, signal, on_update, ctx)`` returns a
@@ -73,8 +72,7 @@ class ToolDefinition(Lazy):
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
-@define(kw_only=True)
-class ProviderApi(Lazy):
+class ProviderApi(Lazy, Record):
     """A provider wire protocol: ``stream(model, context, options)`` -> async iterator of events."""
 
     name: str
@@ -82,8 +80,7 @@ class ProviderApi(Lazy):
     plugin: str = ""
 
 
-@define(kw_only=True)
-class CommandDefinition:
+class CommandDefinition(Record):
     """A slash command; ``handler(args, ctx)`` may be a coroutine function."""
 
     name: str
@@ -94,8 +91,7 @@ class CommandDefinition:
     plugin: str = ""
 
 
-@define(kw_only=True)
-class CliCommandDefinition(Lazy):
+class CliCommandDefinition(Lazy, Record):
     """A CLI subcommand: a ``click.Command`` or an import string naming one."""
 
     name: str
@@ -104,8 +100,7 @@ class CliCommandDefinition(Lazy):
     plugin: str = ""
 
 
-@define(kw_only=True)
-class FlagDefinition:
+class FlagDefinition(Record):
     """A CLI flag registered by a plugin."""
 
     name: str
@@ -115,8 +110,7 @@ class FlagDefinition:
     plugin: str = ""
 
 
-@define(kw_only=True)
-class ShortcutDefinition:
+class ShortcutDefinition(Record):
     """A keyboard shortcut of the interactive mode."""
 
     key: str
@@ -125,8 +119,7 @@ class ShortcutDefinition:
     plugin: str = ""
 
 
-@define(kw_only=True)
-class ModeDefinition(Lazy):
+class ModeDefinition(Lazy, Record):
     """A run mode: ``run(app) -> int`` (or a coroutine function); ``interactive`` needs a terminal."""
 
     name: str
@@ -136,8 +129,7 @@ class ModeDefinition(Lazy):
     plugin: str = ""
 
 
-@define(kw_only=True)
-class MessageRendererDefinition:
+class MessageRendererDefinition(Record):
     """How the interactive mode shows custom messages of one ``custom_type``."""
 
     custom_type: str
@@ -145,8 +137,7 @@ class MessageRendererDefinition:
     plugin: str = ""
 
 
-@define(kw_only=True)
-class ResourceLoaderDefinition(Lazy):
+class ResourceLoaderDefinition(Lazy, Record):
     """A loader of one resource kind (context files, skills, prompt templates, themes)."""
 
     kind: str
@@ -154,8 +145,7 @@ class ResourceLoaderDefinition(Lazy):
     plugin: str = ""
 
 
-@define(kw_only=True)
-class PackageSourceDefinition(Lazy):
+class PackageSourceDefinition(Lazy, Record):
     """A ``pi install`` source scheme (``pip``, ``git``, ``path``, ``npm``)."""
 
     scheme: str

@@ -10,21 +10,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import define, field
+from piko.records import Record, field
 
 KINDS = ("context_files", "skills", "prompt_templates", "themes", "system_prompts")
 
 
-@define(kw_only=True)
-class ContextFile:
+class ContextFile(Record):
     """An ``AGENTS.md``/``CLAUDE.md`` file included in the system prompt."""
 
     path: str
     content: str
 
 
-@define(kw_only=True)
-class Skill:
+class Skill(Record):
     """A ``SKILL.md`` (or ``*.md``) skill: listed in the system prompt, expanded by ``/skill:name``."""
 
     name: str
@@ -35,8 +33,7 @@ class Skill:
     disable_model_invocation: bool = False
 
 
-@define(kw_only=True)
-class PromptTemplate:
+class PromptTemplate(Record):
     """A ``prompts/*.md`` template, run as ``/name args``."""
 
     name: str
@@ -47,8 +44,7 @@ class PromptTemplate:
     argument_hint: str | None = None  # front matter ``argument-hint``, shown before the description
 
 
-@define(kw_only=True)
-class Theme:
+class Theme(Record):
     """A JSON colour theme."""
 
     name: str
@@ -57,16 +53,14 @@ class Theme:
     source: str = "user"
 
 
-@define(kw_only=True)
-class SystemPromptFiles:
+class SystemPromptFiles(Record):
     """``SYSTEM.md`` (replaces the default prompt) and ``APPEND_SYSTEM.md`` texts found."""
 
     system: str | None = None
     append: list[str] = field(factory=list)
 
 
-@define(kw_only=True)
-class ResourceRequest:
+class ResourceRequest(Record):
     """What a loader needs: where to look and what the user asked for."""
 
     cwd: str
@@ -79,8 +73,7 @@ class ResourceRequest:
     diagnostics: list[str] = field(factory=list)
 
 
-@define(kw_only=True)
-class Resources:
+class Resources(Record):
     """Everything loaded, by kind."""
 
     context_files: list[ContextFile] = field(factory=list)

@@ -12,10 +12,9 @@ import os
 from pathlib import Path
 from typing import Any, Literal
 
-from attrs import define, field
-
 from piko import jsonio
 from piko.paths import agent_dir
+from piko.records import Record
 from piko.session_entries import ENTRY_PREFIX, ms_from_iso
 from piko.session_migrations import encode_cwd
 
@@ -91,8 +90,7 @@ def _utc(ms: float) -> datetime.datetime:
     return datetime.datetime.fromtimestamp(ms / 1000, tz=datetime.UTC)
 
 
-@define(kw_only=True, slots=False)
-class SessionInfo:
+class SessionInfo(Record):
     """One session file as listed: ``created``/``modified`` are aware UTC datetimes."""
 
     path: str
@@ -104,14 +102,14 @@ class SessionInfo:
     modified: datetime.datetime
     message_count: int
     first_message: str
-    _all_text: str | None = field(default=None, alias="_all_text", repr=False)
 
     @property
     def all_messages_text(self) -> str:
         """The text of every user and assistant message, space-joined (read on first use)."""
-        if self._all_text is None:
-            self._all_text = _all_messages_text(self.path)
-        return self._all_text
+        text: str | None = self.__dict__.get("_all_text")
+        if text is None:
+            text = self.__dict__["_all_text"] = _all_messages_text(self.path)
+        return text
 
 
 def _message_text(message: Any) -> str | None:
@@ -303,8 +301,7 @@ def list_all_sessions(sessions_root: str | os.PathLike[str] | None = None) -> li
 # ---------------------------------------------------------------------------
 
 
-@define(frozen=True)
-class ResolvedSession:
+class ResolvedSession(Record, kw_only=False, frozen=True):
     """What a ``--session``/``--fork`` argument names.
 
     ``kind``: ``path`` (the argument is a path), ``local`` (an id prefix matched in this

@@ -15,10 +15,11 @@ import shutil
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from attrs import define, field
+import attrs
 
 from piko import jsonio
 from piko.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
+from piko.records import Record, field
 from piko.session_entries import (
     CURRENT_SESSION_VERSION,
     BranchSummaryEntry,
@@ -105,8 +106,7 @@ class SessionInOtherProjectError(SessionError):
         self.cwd = cwd
 
 
-@define(frozen=True)
-class SessionDiagnostic:
+class SessionDiagnostic(Record, kw_only=False, frozen=True):
     """A problem met while reading a session file (the line was skipped)."""
 
     path: str
@@ -124,8 +124,7 @@ class ModelRef(NamedTuple):
     model_id: str
 
 
-@define
-class SessionContext:
+class SessionContext(Record, kw_only=False):
     """What the model sees on the current branch, and the model and thinking level recorded there."""
 
     messages: list[Any] = field(factory=list)
@@ -133,12 +132,12 @@ class SessionContext:
     model: ModelRef | None = None
 
 
-@define(eq=False)
+@attrs.define(eq=False)
 class SessionTreeNode:
     """A node of :meth:`SessionManager.get_tree`: the entry, its children (oldest first), its label."""
 
     entry: SessionEntry
-    children: list[SessionTreeNode] = field(factory=list)
+    children: list[SessionTreeNode] = attrs.field(factory=list)
     label: str | None = None
     label_timestamp: str | None = None
 

@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from attrs import define, field
+import attrs
 
 from piko.abort import AbortSignal
 from piko.messages import AssistantMessage, Message, Model, ToolCall
+from piko.records import Record, field
 from piko.wire import to_wire
 
 
-@define(kw_only=True)
-class ToolSpec:
+class ToolSpec(Record):
     """A tool as the model sees it."""
 
     name: str
@@ -29,8 +29,7 @@ class ToolSpec:
     parameters: dict[str, Any] = field(factory=lambda: {"type": "object", "properties": {}})
 
 
-@define(kw_only=True)
-class Context:
+class Context(Record):
     """What one provider request is about: system prompt, messages, tools."""
 
     system_prompt: str | None = None
@@ -38,8 +37,7 @@ class Context:
     tools: list[ToolSpec] = field(factory=list)
 
 
-@define(kw_only=True)
-class StreamOptions:
+class StreamOptions(Record):
     """Options of one provider request (pi's ``SimpleStreamOptions``)."""
 
     api_key: str | None = None
@@ -59,7 +57,7 @@ class StreamOptions:
     extra: dict[str, Any] = field(factory=dict)
 
 
-@define(kw_only=True, slots=True)
+@attrs.define(kw_only=True, slots=True)
 class StreamEvent:
     """One assistant message event (pi's ``AssistantMessageEvent``)."""
 

@@ -11,13 +11,11 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from attrs import define, field
-
+from piko.records import Record, field
 from piko.resources import ContextFile, Skill
 
 
-@define(kw_only=True)
-class SystemPromptOptions:
+class SystemPromptOptions(Record):
     """Everything the prompt is built from (handed to ``before_agent_start`` handlers too)."""
 
     cwd: str

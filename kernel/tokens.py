@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import define
-
 from piko.messages import (
     AssistantMessage,
     BashExecutionMessage,
@@ -20,6 +18,7 @@ from piko.messages import (
     Usage,
     UserMessage,
 )
+from piko.records import Record
 
 IMAGE_CHARS = 4800  # an image block counts as 4800 characters (1200 tokens)
 
@@ -89,8 +88,7 @@ def usage_tokens(usage: Usage) -> int:
     return usage.total_tokens or (usage.input + usage.output + usage.cache_read + usage.cache_write)
 
 
-@define(frozen=True)
-class ContextEstimate:
+class ContextEstimate(Record, kw_only=False, frozen=True):
     """How full the context is: the last reported usage plus estimates for what followed it."""
 
     tokens: int

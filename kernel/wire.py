@@ -13,8 +13,6 @@ from collections.abc import Callable
 from typing import Any
 
 import attrs
-import cattrs
-from cattrs.gen import make_dict_structure_fn, override
 
 from piko.messages import (
     AssistantMessage,
@@ -40,14 +38,38 @@ __all__ = [
     "block_from_wire",
     "blocks_from_wire",
     "camel",
-    "converter",
+    "get_converter",
     "message_from_wire",
     "messages_from_wire",
     "model_from_wire",
     "to_wire",
 ]
 
-converter = cattrs.Converter()
+_converter: Any = None
+
+
+def get_converter() -> Any:
+    """The shared ``cattrs.Converter``, made on first use (cattrs costs start-up time)."""
+    global _converter
+    if _converter is None:
+        import cattrs
+
+        converter = cattrs.Converter()
+        # the data-model classes convert through the generated functions above
+        converter.register_unstructure_hook_func(
+            lambda cls: cls in _REGISTRATION, lambda obj: _unstructurers[type(obj)](obj)
+        )
+        converter.register_structure_hook_func(
+            lambda cls: cls in _REGISTRATION, lambda data, cls: _structurers[cls](data)
+        )
+        _converter = converter
+    return _converter
+
+
+def __getattr__(name: str) -> Any:
+    if name == "converter":
+        return get_converter()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def camel(name: str) -> str:
@@ -84,27 +106,29 @@ _ALWAYS_WRITTEN: dict[type, set[str]] = {BashExecutionMessage: {"exit_code"}}
 # Fields never written: a tool result's error flag travels beside it (``isError``), not inside.
 _NEVER_WRITTEN: dict[type, set[str]] = {ToolResult: {"is_error"}}
 
+
 class _LazyTable(dict):  # type: ignore[type-arg]
     """Converters per class, generated the first time a class is converted (cheap start-up)."""
+
+    def __init__(self, build: Callable[[type, str | None, str | None], Callable[..., Any]]) -> None:
+        super().__init__()
+        self.build = build
 
     def __missing__(self, cls: type) -> Any:
         spec = _REGISTRATION.get(cls)
         if spec is None:
             raise KeyError(cls)
         for dependency in _DEPENDENCIES.get(cls, ()):
-            _unstructurers[dependency]
-        _register(cls, *spec)
-        return dict.__getitem__(self, cls)
+            self[dependency]
+        function = self.build(cls, *spec)
+        dict.__setitem__(self, cls, function)
+        return function
 
     def get(self, key: Any, default: Any = None) -> Any:
         try:
             return self[key]
         except KeyError:
             return default
-
-
-_unstructurers: dict[type, Callable[[Any], dict[str, Any]]] = _LazyTable()
-_structurers: dict[type, Callable[[dict[str, Any]], Any]] = _LazyTable()
 
 
 def _content_from_wire(value: Any) -> Any:
@@ -164,7 +188,19 @@ def _compile_unstructure(cls: type, fields: list[Any], tag_key: str | None, tag_
     return namespace["unstructure"]
 
 
-def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
+def _build_unstructure(
+    cls: type, tag_key: str | None, tag_value: str | None
+) -> Callable[[Any], dict[str, Any]]:
+    fields = [f for f in attrs.fields(cls) if f.name != "extra"]
+    return _compile_unstructure(cls, fields, tag_key, tag_value)  # type: ignore[no-any-return]
+
+
+def _build_structure(
+    cls: type, tag_key: str | None, tag_value: str | None
+) -> Callable[[dict[str, Any]], Any]:
+    """Reading needs cattrs, imported here: writing (``to_wire``) never pays for it."""
+    from cattrs.gen import make_dict_structure_fn, override
+
     fields = [f for f in attrs.fields(cls) if f.name != "extra"]
     known = {camel(f.name) for f in fields}
     if tag_key:
@@ -177,9 +213,7 @@ def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
             overrides[f.name] = override(rename=camel(f.name), struct_hook=_identity)
         else:
             overrides[f.name] = override(rename=camel(f.name))
-    base_st: Any = make_dict_structure_fn(cls, converter, **overrides)
-    unstructure = _compile_unstructure(cls, fields, tag_key, tag_value)
-
+    base_st: Any = make_dict_structure_fn(cls, get_converter(), **overrides)
     keeps_extra = any(f.name == "extra" for f in attrs.fields(cls))
 
     def structure(data: dict[str, Any]) -> Any:
@@ -188,10 +222,11 @@ def _register(cls: type, tag_key: str | None, tag_value: str | None) -> None:
             obj.extra = {k: v for k, v in data.items() if k not in known}
         return obj
 
-    dict.__setitem__(_unstructurers, cls, unstructure)
-    dict.__setitem__(_structurers, cls, structure)
-    converter.register_unstructure_hook(cls, unstructure)
-    converter.register_structure_hook(cls, lambda data, _cls: structure(data))
+    return structure
+
+
+_unstructurers: dict[type, Callable[[Any], dict[str, Any]]] = _LazyTable(_build_unstructure)
+_structurers: dict[type, Callable[[dict[str, Any]], Any]] = _LazyTable(_build_structure)
 
 
 _NESTED_NAMES: dict[str, type] = {"Cost": Cost, "Usage": Usage, "ModelCost": ModelCost}
@@ -202,7 +237,11 @@ _REGISTRATION: dict[type, tuple[str | None, str | None]] = {
     **{cls: ("type", tag) for tag, cls in _BLOCK_TYPES.items()},
     **{cls: ("role", tag) for tag, cls in _MESSAGE_ROLES.items()},
 }
-_DEPENDENCIES: dict[type, tuple[type, ...]] = {Usage: (Cost,), AssistantMessage: (Usage,), Model: (ModelCost,)}
+_DEPENDENCIES: dict[type, tuple[type, ...]] = {
+    Usage: (Cost,),
+    AssistantMessage: (Usage,),
+    Model: (ModelCost,),
+}
 
 
 def to_wire(obj: Any) -> Any:
@@ -220,7 +259,7 @@ def to_wire(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {k: to_wire(v) for k, v in obj.items()}
     if attrs.has(type(obj)):
-        return converter.unstructure(obj)
+        return get_converter().unstructure(obj)
     return obj
 
 

@@ -76,6 +76,8 @@ def text_of_blocks(content: Any, sep: str = "\n") -> str:
 
 def image_tag(block: Any, css_class: str = "image") -> str:
     """An inline image (data URI) from an image block; a marked placeholder when its data is unusable."""
+    mime: Any
+    data: Any
     if isinstance(block, ImageContent):
         mime, data = block.mime_type, block.data
     elif isinstance(block, dict):

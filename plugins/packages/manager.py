@@ -13,21 +13,19 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
-
 from piko.plugins.packages.base import PackageContext
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.resources_scan import JS_SUFFIXES, KINDS, package_resources
 from piko.plugins.packages.run import progress
 from piko.plugins.packages.sources import SCHEMES, PackageRef, SourceError, scheme_of, settings_form
+from piko.records import Record, field
 
 SCOPES = ("user", "project")
 # subcommands that manage packages themselves: nothing is installed behind their back at start-up
 PACKAGE_COMMANDS = frozenset({"install", "remove", "uninstall", "update", "list", "config"})
 
 
-@define
-class Configured:
+class Configured(Record, kw_only=False):
     """One entry of a settings ``packages`` list."""
 
     ref: PackageRef
@@ -44,8 +42,7 @@ class Configured:
         return self.entry if isinstance(self.entry, dict) else None
 
 
-@define
-class Resource:
+class Resource(Record, kw_only=False):
     """One extension, skill, prompt template or theme of a package, enabled or not."""
 
     kind: str
@@ -57,8 +54,7 @@ class Resource:
     base: Path  # what the entry's +path/-path patterns are relative to
 
 
-@define
-class StartupResult:
+class StartupResult(Record, kw_only=False):
     """What start-up did, per scheme (see ``PackageSource.startup``)."""
 
     installed: set[str] = field(factory=set)

@@ -21,19 +21,17 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from attrs import define
-
 from piko import jsonio
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.run import run
 from piko.plugins.packages.sources import PackageRef, normalize_dist_name
+from piko.records import Record
 from piko.trust import PROJECT_PYTHON_DIR, project_site_packages
 
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.pip/pip.conf", "~/.config/pip/pip.conf")
 
 
-@define
-class Dist:
+class Dist(Record, kw_only=False):
     """One installed distribution (from its ``.dist-info`` folder)."""
 
     name: str  # normalized

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from attrs import define, field
+from piko.records import Record, field
 
 SCHEMES = ("pip", "git", "path", "npm")
 ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".tgz", ".zip", ".tar.bz2")
@@ -28,8 +28,7 @@ class SourceError(ValueError):
     """A source that cannot be understood."""
 
 
-@define
-class PackageRef:
+class PackageRef(Record, kw_only=False):
     """One package source, parsed.
 
     ``identity`` names the package regardless of version or ref (``pip:piko-foo``,

@@ -8,4 +8,4 @@ the ``httpx`` console script uses it), so importing httpx costs what the client 
 
 import sys
 
-sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
+sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment,arg-type]

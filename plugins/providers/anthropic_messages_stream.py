@@ -195,6 +195,7 @@ def convert_messages(
                 out.append({"role": "user", "content": blocks})
         elif isinstance(msg, AssistantMessage):
             blocks = []
+            block: Any  # text, image and tool-call blocks share this name
             for block in msg.content:
                 if isinstance(block, TextContent):
                     if block.text.strip():

@@ -441,9 +441,10 @@ class ConverseProcessor:
         elif event_type == "contentBlockDelta":
             self._delta(data.get("contentBlockIndex", 0), data.get("delta") or {})
         elif event_type == "contentBlockStop":
-            index = self.open.pop(data.get("contentBlockIndex", 0), None)
-            if index is None:
+            closing = self.open.pop(data.get("contentBlockIndex", 0), None)
+            if closing is None:
                 return
+            index = closing
             block = message.content[index]
             if isinstance(block, TextContent):
                 self.emit(b.text_end(index))

@@ -38,11 +38,24 @@ def piko_register_providers(register: Any) -> None:
         context_window=128000,
         max_tokens=16384,
     )
-    register(ProviderConfig(name=PROVIDER, api=API, models=[model], stream_simple=STREAM, extra={"explicitOnly": True}))
+    register(
+        ProviderConfig(
+            name=PROVIDER, api=API, models=[model], stream_simple=STREAM, extra={"explicitOnly": True}
+        )
+    )
 
 
 _STREAM_API = frozenset(
-    {"stream", "set_responses", "append_responses", "pending_count", "call_count", "configure", "reset", "faux_model"}
+    {
+        "stream",
+        "set_responses",
+        "append_responses",
+        "pending_count",
+        "call_count",
+        "configure",
+        "reset",
+        "faux_model",
+    }
 )
 
 

@@ -250,10 +250,12 @@ def _usage(message: AssistantMessage, context: Context, options: StreamOptions) 
         _STATE.prompt_cache[options.session_id] = prompt
     usage = Usage(input=input_tokens, output=output, cache_read=cache_read, cache_write=cache_write)
     if isinstance(scripted, dict):
-        usage.input = int(scripted.get("input", usage.input))
-        usage.output = int(scripted.get("output", usage.output))
-        usage.cache_read = int(scripted.get("cacheRead", scripted.get("cache_read", usage.cache_read)))
-        usage.cache_write = int(scripted.get("cacheWrite", scripted.get("cache_write", usage.cache_write)))
+        usage.input = int(scripted.get("input", usage.input) or 0)
+        usage.output = int(scripted.get("output", usage.output) or 0)
+        usage.cache_read = int(scripted.get("cacheRead", scripted.get("cache_read", usage.cache_read)) or 0)
+        usage.cache_write = int(
+            scripted.get("cacheWrite", scripted.get("cache_write", usage.cache_write)) or 0
+        )
     usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
     return usage
 

@@ -16,8 +16,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import attrs
-
 from piko.messages import (
     AssistantMessage,
     ImageContent,
@@ -42,6 +40,7 @@ from piko.plugins.providers.common import (
     sanitize_surrogates,
     transform_messages,
 )
+from piko.records import replace
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 
 if TYPE_CHECKING:
@@ -118,6 +117,7 @@ def convert_messages(model: Model, context: Context) -> list[dict[str, Any]]:
                 contents.append({"role": "user", "parts": [{"text": sanitize_surrogates(message.content)}]})
                 continue
             parts: list[dict[str, Any]] = []
+            block: Any  # text, image and tool-call blocks share this name
             for block in message.content:
                 if isinstance(block, TextContent):
                     parts.append({"text": sanitize_surrogates(block.text)})
@@ -445,7 +445,7 @@ def without_sdk_retries(options: StreamOptions) -> StreamOptions:
     """The Google SDK does not retry unless asked to (``options.extra["max_retries"]``)."""
     if "max_retries" in options.extra:
         return options
-    return attrs.evolve(options, extra={**options.extra, "max_retries": 0})
+    return replace(options, extra={**options.extra, "max_retries": 0})
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:

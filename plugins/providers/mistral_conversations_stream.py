@@ -11,8 +11,6 @@ import re
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from piko.messages import (
     AssistantMessage,
     ImageContent,
@@ -40,6 +38,7 @@ from piko.plugins.providers.common import (
     transform_messages,
 )
 from piko.plugins.providers.short_hash import short_hash
+from piko.records import replace
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 
 if TYPE_CHECKING:
@@ -121,6 +120,7 @@ def to_chat_messages(messages: list[Message], supports_images: bool) -> list[dic
                 continue
             had_images = any(isinstance(b, ImageContent) for b in message.content)
             content: list[dict[str, Any]] = []
+            block: Any  # text, image and tool-call blocks share this name
             for block in message.content:
                 if isinstance(block, TextContent):
                     content.append({"type": "text", "text": sanitize_surrogates(block.text)})
@@ -433,7 +433,7 @@ async def decode(
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Mistral (pi asks its SDK for no retries)."""
     if "max_retries" not in options.extra:
-        options = attrs.evolve(options, extra={**options.extra, "max_retries": 0})
+        options = replace(options, extra={**options.extra, "max_retries": 0})
     return run_stream(
         MessageBuilder(model),
         options,

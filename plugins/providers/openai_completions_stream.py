@@ -500,9 +500,9 @@ class ChunkDecoder:
         block = self.text_block
         if block is None:
             self.text_index, event = self.b.text_start()
-            block = self.content[self.text_index]
-            assert isinstance(block, TextContent)
-            self.text_block = block
+            started = self.content[self.text_index]
+            assert isinstance(started, TextContent)
+            self.text_block = block = started
             out.append(event)
         block.text += text
         out.append(

@@ -126,6 +126,7 @@ def convert_messages(
                 )
                 continue
             parts: list[dict[str, Any]] = []
+            block: Any  # text, image and tool-call blocks share this name
             for block in message.content:
                 if isinstance(block, TextContent):
                     parts.append({"type": "input_text", "text": sanitize_surrogates(block.text)})

@@ -78,9 +78,9 @@ def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill 
     has_description = isinstance(description, str) and bool(description.strip())
     if not has_description:
         request.diagnostics.append(f"skill {path}: description is required; skipped")
-    elif len(description) > MAX_DESCRIPTION:
+    elif len(str(description)) > MAX_DESCRIPTION:
         request.diagnostics.append(
-            f"skill {path}: description exceeds {MAX_DESCRIPTION} characters ({len(description)})"
+            f"skill {path}: description exceeds {MAX_DESCRIPTION} characters ({len(str(description))})"
         )
     for problem in name_problems(name, parent):
         request.diagnostics.append(f"skill {path}: {problem}")

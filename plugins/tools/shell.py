@@ -16,7 +16,6 @@ import tempfile
 from collections.abc import Callable
 from typing import IO, Any
 
-import attrs
 from attrs import define
 
 from piko.exec import kill_process_group
@@ -26,6 +25,7 @@ from piko.plugins.tools.truncate import (
     TruncationResult,
     truncate_tail,
 )
+from piko.records import replace
 
 __all__ = [
     "BashExecutionResult",
@@ -286,7 +286,7 @@ class OutputAccumulator:
             truncated_by = tail.truncated_by or (
                 "bytes" if self.total_decoded_bytes > self.max_bytes else "lines"
             )
-        truncation = attrs.evolve(
+        truncation = replace(
             tail,
             truncated=truncated,
             truncated_by=truncated_by,

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import define
+from piko.records import Record
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
 GREP_MAX_LINE_LENGTH = 500
 
 
-@define(kw_only=True)
-class TruncationResult:
+class TruncationResult(Record):
     """What was kept and why (``truncated_by`` is ``"lines"``, ``"bytes"`` or ``None``)."""
 
     content: str

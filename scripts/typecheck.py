@@ -1,0 +1,53 @@
+"""Type-check piko as one package: mypy sees ``piko`` and ``piko.plugins`` the way Python does.
+
+The source folders (``kernel/`` -> ``piko``, ``plugins/`` -> ``piko.plugins``) do not match the
+import names, and the editable install maps them with an import hook that mypy cannot follow, so
+a plain ``mypy kernel`` sees every ``from piko... import`` as unknown. This script builds a tree
+of symbolic links in ``.typecheck/piko`` (files link back, so reported paths name the real
+sources) and runs mypy on ``-p piko`` with the settings from ``pyproject.toml``.
+
+    .venv/bin/python scripts/typecheck.py [extra mypy arguments]
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TREE = ROOT / ".typecheck"
+
+
+def build_tree() -> None:
+    """``.typecheck/piko`` mirrors ``kernel/``, with ``plugins`` linked inside it."""
+    if TREE.exists():
+        shutil.rmtree(TREE)
+    package = TREE / "piko"
+    package.mkdir(parents=True)
+    for source in sorted((ROOT / "kernel").glob("*.py")):
+        (package / source.name).symlink_to(source)
+    (package / "py.typed").touch()
+    (package / "plugins").symlink_to(ROOT / "plugins", target_is_directory=True)
+
+
+def main(argv: list[str]) -> int:
+    build_tree()
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--config-file",
+        str(ROOT / "pyproject.toml"),
+        "-p",
+        "piko",
+        *argv,
+    ]
+    env = {**os.environ, "MYPYPATH": str(TREE)}
+    return subprocess.call(command, cwd=TREE, env=env)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
