@@ -1,4 +1,7 @@
-"""Images for the read tool: detection by magic bytes, dimensions, and resizing to pi's limits.
+"""Images sent to the model: detection by magic bytes, dimensions, and resizing to pi's limits.
+
+Used by the read tool and by ``@file`` arguments on the command line (settings
+``images.autoResize``).
 
 Detection and dimension parsing are plain Python; Pillow is imported only when an image must
 actually be resized (larger than 2000x2000 or its base64 over 4.5 MB).
@@ -11,9 +14,8 @@ import io
 import struct
 from typing import Any
 
-from attrs import define
-
-from piko.plugins.tools.node_compat import js_round, js_to_fixed
+from piko.jsnumbers import js_round, js_to_fixed
+from piko.records import Record
 
 __all__ = [
     "ResizedImage",
@@ -140,8 +142,7 @@ def _webp_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-@define(frozen=True)
-class ResizedImage:
+class ResizedImage(Record, kw_only=False, frozen=True):
     """An image ready to send: base64 ``data``, its type, and its size before and after."""
 
     data: str

@@ -13,26 +13,11 @@ from typing import Any
 from piko.messages import ImageContent
 from piko.paths import expand_user
 
-_IMAGE_MAGIC = (
-    (b"\x89PNG\r\n\x1a\n", "image/png"),
-    (b"\xff\xd8\xff", "image/jpeg"),
-    (b"GIF87a", "image/gif"),
-    (b"GIF89a", "image/gif"),
-)
+IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
 
 
 class InitialMessageError(Exception):
     """An ``@file`` argument cannot be used (missing or unreadable)."""
-
-
-def image_mime(head: bytes) -> str | None:
-    """The image type from a file's first bytes (PNG, JPEG, GIF, WebP), else None."""
-    for magic, mime in _IMAGE_MAGIC:
-        if head.startswith(magic):
-            return mime
-    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
-        return "image/webp"
-    return None
 
 
 def read_piped_stdin() -> str | None:
@@ -75,11 +60,17 @@ def resolve_file_argument(raw: str, cwd: str) -> str:
     return resolved
 
 
-def process_file_arguments(paths: list[str], cwd: str) -> tuple[str, list[ImageContent]]:
+def process_file_arguments(
+    paths: list[str], cwd: str, *, auto_resize: bool = True
+) -> tuple[str, list[ImageContent]]:
     """``<file name="...">`` blocks for text files and image attachments for images.
 
-    Empty files are skipped; a missing or unreadable file raises :class:`InitialMessageError`.
+    Images are fitted to 2000x2000 and 4.5 MB (``auto_resize``, settings ``images.autoResize``),
+    with pi's note on the new size; one that cannot be made small enough is left out with pi's
+    note. Empty files are skipped; a missing or unreadable file raises :class:`InitialMessageError`.
     """
+    from piko.images import SNIFF_BYTES, detect_image_mime_type
+
     text = ""
     images: list[ImageContent] = []
     for raw in paths:
@@ -93,10 +84,21 @@ def process_file_arguments(paths: list[str], cwd: str) -> tuple[str, list[ImageC
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise InitialMessageError(f"Could not read file {path}: {reason}") from exc
-        mime = image_mime(data[:16])
+        mime = detect_image_mime_type(data[:SNIFF_BYTES])
         if mime:
-            images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
-            text += f'<file name="{path}"></file>\n'
+            note = ""
+            if auto_resize:
+                from piko.images import format_dimension_note, resize_image
+
+                resized = resize_image(data, mime)
+                if resized is None:
+                    text += f'<file name="{path}">{IMAGE_OMITTED}</file>\n'
+                    continue
+                note = format_dimension_note(resized) or ""
+                images.append(ImageContent(data=resized.data, mime_type=resized.mime_type))
+            else:
+                images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
+            text += f'<file name="{path}">{note}</file>\n'
         else:
             text += f'<file name="{path}">\n{data.decode("utf-8", "replace")}\n</file>\n'
     return text, images
@@ -109,7 +111,10 @@ def build_initial_message(
     args = [str(a) for a in app.options.get("args") or ()]
     files = [a[1:] for a in args if a.startswith("@")]
     messages = [a for a in args if not a.startswith("@")]
-    file_text, images = process_file_arguments(files, str(app.cwd)) if files else ("", [])
+    auto_resize = app.settings.get("images.autoResize", True) is not False
+    file_text, images = (
+        process_file_arguments(files, str(app.cwd), auto_resize=auto_resize) if files else ("", [])
+    )
     parts: list[str] = []
     if stdin_text is not None:
         parts.append(stdin_text)

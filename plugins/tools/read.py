@@ -108,7 +108,7 @@ def _non_vision_note(ctx: Any) -> str | None:
 
 def read_file(absolute: str, path: str, options: _ReadOptions) -> ToolResult:
     """Read ``absolute`` (``path`` is how the model named it, used in notices)."""
-    from piko.plugins.tools.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.images import SNIFF_BYTES, detect_image_mime_type
     from piko.plugins.tools.node_compat import NodeFsError
 
     _check_readable(absolute)
@@ -147,7 +147,7 @@ def _check_readable(absolute: str) -> None:
 def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResult:
     import base64
 
-    from piko.plugins.tools.images import format_dimension_note, resize_image
+    from piko.images import format_dimension_note, resize_image
 
     notes: list[str]
     blocks: list[Any] = []

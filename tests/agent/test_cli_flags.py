@@ -51,6 +51,45 @@ def test_file_arguments_text_and_image(pi_env: Any) -> None:
     }
 
 
+def _wide_png(width: int, height: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("auto_resize", [True, False])
+def test_large_image_arguments_are_resized_with_pi_s_note(pi_env: Any, auto_resize: bool) -> None:
+    import io
+
+    from PIL import Image
+
+    env = pi_env(OK)
+    env.models(_with_images)
+    original = _wide_png(3000, 10)
+    (env.work / "wide.png").write_bytes(original)
+    env.settings({"images": {"autoResize": auto_resize}})
+    done = env.run("-p", *MOCK, "@wide.png", "look")
+    assert done.returncode == 0, done.stderr
+    (user,) = [m for m in env.server.requests[0]["body"]["messages"] if m["role"] == "user"]
+    text, image = user["content"]
+    url = image["image_url"]["url"]
+    sent = base64.b64decode(url.split(",", 1)[1])
+    if auto_resize:
+        note = (
+            "[Image: original 3000x10, displayed at 2000x7. "
+            "Multiply coordinates by 1.50 to map to original image.]"
+        )
+        assert text["text"] == f'<file name="{env.work / "wide.png"}">{note}</file>\nlook'
+        assert Image.open(io.BytesIO(sent)).size == (2000, 7)
+    else:
+        assert text["text"] == f'<file name="{env.work / "wide.png"}"></file>\nlook'
+        assert sent == original
+
+
 def test_missing_file_argument_fails_before_any_request(pi_env: Any) -> None:
     env = pi_env(OK)
     done = env.run("-p", *MOCK, "@nope.txt", "hi")

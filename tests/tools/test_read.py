@@ -257,7 +257,7 @@ def test_image_too_large_even_when_scaled_down_falls_back_to_jpeg(
     """Noise does not compress: a 2000x2000 PNG is over the limit, so a JPEG is sent instead."""
     from PIL import Image
 
-    from piko.plugins.tools import images
+    from piko import images
 
     noise = Image.frombytes("RGB", (2000, 2000), os.urandom(2000 * 2000 * 3))
     out = io.BytesIO()
@@ -309,7 +309,7 @@ def test_images_auto_resize_setting_off_sends_the_original(work: Path) -> None:
     ],
 )
 def test_image_detection_by_magic_bytes(head: bytes, expected: str | None) -> None:
-    from piko.plugins.tools.images import detect_image_mime_type
+    from piko.images import detect_image_mime_type
 
     assert detect_image_mime_type(head) == expected
 
@@ -317,7 +317,7 @@ def test_image_detection_by_magic_bytes(head: bytes, expected: str | None) -> No
 def test_image_sizes_from_headers() -> None:
     from PIL import Image
 
-    from piko.plugins.tools.images import image_size
+    from piko.images import image_size
 
     for fmt, mime in (
         ("PNG", "image/png"),
