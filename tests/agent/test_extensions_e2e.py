@@ -8,7 +8,7 @@ from typing import Any
 
 from agent_harness import json_lines, sample
 
-RECORDER = '''
+RECORDER = """
 import json, os
 LOG = os.environ["PIKO_TEST_LOG"]
 
@@ -23,7 +23,7 @@ def activate(pi):
                  "after_provider_response", "tool_call", "tool_result", "input", "assistant_message",
                  "session_shutdown", "model_select", "resources_discover"]:
         pi.on(name, (lambda n: lambda event, ctx: record(n))(name))
-'''
+"""
 
 
 def _log(path: Path) -> list[str]:
@@ -35,7 +35,9 @@ def test_every_event_reaches_an_extension_in_order(pi_env: Any, tmp_path: Path) 
     ext.write_text(RECORDER)
     log = tmp_path / "log.jsonl"
     env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
-    done = env.run("-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)})
+    done = env.run(
+        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
+    )
     assert done.returncode == 0, done.stderr
     events = _log(log)
     assert events[:2] == ["resources_discover", "session_start"]
@@ -46,7 +48,7 @@ def test_every_event_reaches_an_extension_in_order(pi_env: Any, tmp_path: Path) 
     assert "before_provider_request" in events and "after_provider_response" in events
     assert events.index("before_provider_request") < events.index("after_provider_response")
     tool = events.index("tool_execution_start")
-    assert events[tool:tool + 2] == ["tool_execution_start", "tool_call"]
+    assert events[tool : tool + 2] == ["tool_execution_start", "tool_call"]
     assert events.index("tool_result") < events.index("tool_execution_end")
     assert events.count("assistant_message") == 2
     assert events[-2:] == ["agent_end", "session_shutdown"]
@@ -60,14 +62,17 @@ def _run_with(pi_env: Any, tmp_path: Path, code: str, turns: list[dict[str, Any]
 
 
 def test_tool_call_block_reaches_the_model_as_an_error(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 def activate(pi):
     def gate(event, ctx):
         if event.tool_name == "bash" and "rm" in event.input["command"]:
             return {"block": True, "reason": "Blocked by policy"}
     pi.on("tool_call", gate)
-'''
-    turns = [{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "rm -rf build"}}}]}, {"blocks": [{"text": "ok"}]}]
+"""
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "rm -rf build"}}}]},
+        {"blocks": [{"text": "ok"}]},
+    ]
     env, done = _run_with(pi_env, tmp_path, code, turns, "clean up")
     assert done.returncode == 0, done.stderr
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
@@ -78,13 +83,16 @@ def activate(pi):
 
 
 def test_tool_call_handler_that_raises_blocks_the_call(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 def activate(pi):
     def broken(event, ctx):
         raise RuntimeError("policy service down")
     pi.on("tool_call", broken)
-'''
-    turns = [{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]}, {"blocks": [{"text": "ok"}]}]
+"""
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]},
+        {"blocks": [{"text": "ok"}]},
+    ]
     env, done = _run_with(pi_env, tmp_path, code, turns, "go")
     events = json_lines(done.stdout)
     end = next(e for e in events if e["type"] == "tool_execution_end")
@@ -95,7 +103,7 @@ def activate(pi):
 
 
 def test_tool_call_may_revise_input_and_tool_result_may_patch(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 def activate(pi):
     def revise(event, ctx):
         event.input["command"] = "echo revised"
@@ -103,15 +111,20 @@ def activate(pi):
         return {"content": [{"type": "text", "text": "patched: " + event.content[0].text}]}
     pi.on("tool_call", revise)
     pi.on("tool_result", patch)
-'''
-    turns = [{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo original"}}}]}, {"blocks": [{"text": "ok"}]}]
+"""
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo original"}}}]},
+        {"blocks": [{"text": "ok"}]},
+    ]
     _env, done = _run_with(pi_env, tmp_path, code, turns, "go")
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
     assert end["result"]["content"][0]["text"] == "patched: revised\n"
 
 
-def test_context_and_payload_and_system_prompt_changes_reach_the_provider(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+def test_context_and_payload_and_system_prompt_changes_reach_the_provider(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    code = """
 from piko import UserMessage, TextContent
 def activate(pi):
     pi.on("before_agent_start", lambda event, ctx: {"system_prompt": event.system_prompt + "\\nALWAYS ANSWER IN FRENCH"})
@@ -121,7 +134,7 @@ def activate(pi):
         body["temperature"] = 0.25
         return body
     pi.on("before_provider_request", payload)
-'''
+"""
     env, done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "bonjour"}]}], "hello")
     assert done.returncode == 0, done.stderr
     body = env.server.requests[0]["body"]
@@ -133,14 +146,14 @@ def activate(pi):
 
 
 def test_input_transform_and_handled(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 def activate(pi):
     def shout(event, ctx):
         if event.text == "skip me":
             return {"action": "handled"}
         return {"action": "transform", "text": event.text.upper()}
     pi.on("input", shout)
-'''
+"""
     env, _done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "hello there")
     assert env.server.requests[0]["body"]["messages"][-1]["content"][0]["text"] == "HELLO THERE"
     env2, done2 = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "never"}]}], "skip me")
@@ -149,12 +162,12 @@ def activate(pi):
 
 
 def test_message_end_and_assistant_message_rewrite_what_is_saved(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 def activate(pi):
     def fix(event, ctx):
         return {"content": [{"type": "text", "text": b.text.replace("teh", "the")} if b.TYPE == "text" else b for b in event.message.content]}
     pi.on("assistant_message", fix)
-'''
+"""
     env, done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "teh answer"}]}], "q")
     end = [e for e in json_lines(done.stdout) if e["type"] == "message_end"][-1]
     assert end["message"]["content"][0]["text"] == "the answer"
@@ -163,7 +176,7 @@ def activate(pi):
 
 
 def test_extension_tool_and_command_and_flag(pi_env: Any, tmp_path: Path) -> None:
-    code = '''
+    code = """
 from piko import ToolResult, TextContent
 def activate(pi):
     pi.register_flag("shout", description="Upper-case the greeting", type="boolean", default=False)
@@ -173,12 +186,17 @@ def activate(pi):
     pi.register_tool(name="greet", label="Greet", description="Greet someone",
                      parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
                      execute=greet)
-'''
-    turns = [{"blocks": [{"tool_call": {"name": "greet", "arguments": {"name": "Ada"}}}]}, {"blocks": [{"text": "done"}]}]
+"""
+    turns = [
+        {"blocks": [{"tool_call": {"name": "greet", "arguments": {"name": "Ada"}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]
     ext = tmp_path / "ext.py"
     ext.write_text(code)
     env = pi_env(turns)
-    done = env.run("--mode", "json", "-e", str(ext), "--shout", "--provider", "mock", "--model", "mock-1", "greet Ada")
+    done = env.run(
+        "--mode", "json", "-e", str(ext), "--shout", "--provider", "mock", "--model", "mock-1", "greet Ada"
+    )
     assert done.returncode == 0, done.stderr
     assert "greet" in [t["function"]["name"] for t in env.server.requests[0]["body"]["tools"]]
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
@@ -186,7 +204,10 @@ def activate(pi):
 
 
 def test_invalid_tool_arguments_become_an_error_result(pi_env: Any) -> None:
-    turns = [{"blocks": [{"tool_call": {"name": "read", "arguments": {"offset": 3}}}]}, {"blocks": [{"text": "sorry"}]}]
+    turns = [
+        {"blocks": [{"tool_call": {"name": "read", "arguments": {"offset": 3}}}]},
+        {"blocks": [{"text": "sorry"}]},
+    ]
     env = pi_env(turns)
     done = env.run("--mode", "json", "--provider", "mock", "--model", "mock-1", "read")
     assert done.returncode == 0, done.stderr
@@ -200,7 +221,16 @@ def test_invalid_tool_arguments_become_an_error_result(pi_env: Any) -> None:
 def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     """pi 0.73.1 advertises ``edits[]`` but still takes top-level ``oldText``/``newText``."""
     turns = [
-        {"blocks": [{"tool_call": {"name": "edit", "arguments": {"path": "notes.txt", "oldText": "second", "newText": "2nd"}}}]},
+        {
+            "blocks": [
+                {
+                    "tool_call": {
+                        "name": "edit",
+                        "arguments": {"path": "notes.txt", "oldText": "second", "newText": "2nd"},
+                    }
+                }
+            ]
+        },
         {"blocks": [{"text": "ok"}]},
     ]
     env = pi_env(turns)
@@ -211,7 +241,7 @@ def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     assert (env.work / "notes.txt").read_text() == "hello world\n2nd line\n"
 
 
-RUNTIME_ACTIONS = '''
+RUNTIME_ACTIONS = """
 import json, os
 from piko import ToolResult, TextContent
 
@@ -251,7 +281,7 @@ def activate(pi):
     def on_end(event, ctx):
         log(ended=True)
     pi.on("agent_end", on_end)
-'''
+"""
 
 
 def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:

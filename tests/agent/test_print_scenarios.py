@@ -58,7 +58,17 @@ def test_tool_turns_stream_pis_events(pi_env: Any) -> None:
 def test_tool_turns_send_what_pi_sends(pi_env: Any) -> None:
     env = pi_env(sample("c-tools-json", "scenario.json"))
     prompt = "Run echo hello, read notes.txt, create new.txt, edit it, then list the directory."
-    env.run("--mode", "json", "--tools", "read,bash,edit,write,grep,find,ls", "--provider", "mock", "--model", "mock-1", prompt)
+    env.run(
+        "--mode",
+        "json",
+        "--tools",
+        "read,bash,edit,write,grep,find,ls",
+        "--provider",
+        "mock",
+        "--model",
+        "mock-1",
+        prompt,
+    )
     theirs = sample("c-tools-json", "requests.jsonl")
     ours = env.server.requests
     assert len(ours) == len(theirs)

@@ -215,7 +215,10 @@ def test_regeneration_reproduces_pi_0_73_1s_catalog(tmp_path: Path) -> None:
     )
     assert "31 providers, 969 models" in done.stdout
     pi_catalog = Path(__file__).resolve().parent / "fixtures" / "catalog-pi-0.73.1" / "models.json"
-    fresh, shipped = json.loads(out.read_text(encoding="utf-8")), json.loads(pi_catalog.read_text(encoding="utf-8"))
+    fresh, shipped = (
+        json.loads(out.read_text(encoding="utf-8")),
+        json.loads(pi_catalog.read_text(encoding="utf-8")),
+    )
     fresh["source"].pop("generatedAt")
     shipped["source"].pop("generatedAt")
     assert fresh == shipped

@@ -10,7 +10,9 @@ from typing import Any
 from piko.plugins.providers.catalog import CATALOG_PATH
 
 # The registry tests describe pi 0.73.1's catalog; piko ships a newer one (shared/data).
-PI_CATALOG = Path(__file__).resolve().parents[1] / "providers" / "fixtures" / "catalog-pi-0.73.1" / "models.json"
+PI_CATALOG = (
+    Path(__file__).resolve().parents[1] / "providers" / "fixtures" / "catalog-pi-0.73.1" / "models.json"
+)
 
 # Variables that would give some provider credentials or change where files are read.
 _PREFIXES = ("AWS_", "GOOGLE_", "GCLOUD_", "AZURE_", "CLOUDFLARE_", "PI_", "PIKO_")
