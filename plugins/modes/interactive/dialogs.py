@@ -1,0 +1,408 @@
+"""Dialogs that take the editor's place: a filterable selector, a one-line input and a text editor.
+
+Each is a :class:`Panel` with its own keys; the mode shows the newest panel instead of the
+editor, and ``await panel.result()`` gives the answer: the chosen value, the text, or ``None``
+when cancelled (Escape, Ctrl+C, a ``timeout`` in milliseconds, an aborted ``signal``).
+They look like pi's (a rule above and below, the title in the accent colour, key hints).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.layout import (
+    BufferControl,
+    ConditionalContainer,
+    Dimension,
+    FormattedTextControl,
+    HSplit,
+    Window,
+)
+from prompt_toolkit.layout.processors import BeforeInput
+
+from piko.fuzzy import fuzzy_filter
+from piko.plugins.modes.interactive.command_api import PickItem
+
+MAX_VISIBLE = 10
+
+
+class Panel:
+    """Something shown in place of the editor until it is answered."""
+
+    container: Any
+    focus: Any
+
+    def __init__(
+        self, *, timeout: Any = None, signal: Any = None, on_change: Callable[[], None] | None = None
+    ) -> None:
+        self.future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.on_change = on_change or (lambda: None)
+        self.remaining: int | None = None
+        self._timer: asyncio.Task[None] | None = None
+        self._remove_listener: Callable[[], None] | None = None
+        seconds = timeout / 1000.0 if isinstance(timeout, (int, float)) and timeout > 0 else None
+        if seconds is not None:
+            self.remaining = max(1, int(seconds + 0.999))
+            self._timer = asyncio.get_running_loop().create_task(self._countdown(seconds))
+        if signal is not None:
+            if getattr(signal, "aborted", False):
+                self.close(None)
+            elif hasattr(signal, "add_listener"):
+                self._remove_listener = signal.add_listener(lambda: self.close(None))
+
+    async def _countdown(self, seconds: float) -> None:
+        loop = asyncio.get_running_loop()
+        end = loop.time() + seconds
+        while True:
+            left = end - loop.time()
+            if left <= 0:
+                self.close(None)
+                return
+            self.remaining = max(1, int(left + 0.999))
+            self.on_change()
+            await asyncio.sleep(min(1.0, left - (self.remaining - 1)) or 0.05)
+
+    def close(self, value: Any) -> None:
+        if not self.future.done():
+            self.future.set_result(value)
+        if self._timer is not None and self._timer is not asyncio.current_task():
+            self._timer.cancel()
+        if self._remove_listener is not None:
+            with contextlib.suppress(Exception):
+                self._remove_listener()
+            self._remove_listener = None
+        self.on_change()
+
+    @property
+    def closed(self) -> bool:
+        return self.future.done()
+
+    async def result(self) -> Any:
+        return await self.future
+
+    def _title_suffix(self) -> str:
+        return f" ({self.remaining}s)" if self.remaining is not None else ""
+
+
+def _rule() -> Window:
+    return Window(char="─", height=1, style="class:border")
+
+
+def _blank() -> Window:
+    return Window(height=1)
+
+
+def _hints(*pairs: tuple[str, str]) -> StyleAndTextTuples:
+    out: StyleAndTextTuples = [("", " ")]
+    for index, (key, text) in enumerate(pairs):
+        if index:
+            out.append(("", "  "))
+        out.append(("class:t-dim", key))
+        out.append(("class:t-muted", f" {text}"))
+    return out
+
+
+class SelectPanel(Panel):
+    """Pick one of ``items`` (filterable by typing when ``filterable``)."""
+
+    def __init__(
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        filterable: bool = True,
+        initial: Any = None,
+        bold_title: bool = True,
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        self.title = title
+        self.items = items
+        self.filterable = filterable
+        self.bold_title = bold_title
+        self.shown: list[PickItem] = list(items)
+        self.index = 0
+        for i, item in enumerate(items):
+            if (initial is not None and item.value == initial) or (initial is None and item.current):
+                self.index = i
+                break
+        self.query = Buffer(multiline=False, on_text_changed=lambda _b: self._filter())
+        kb = KeyBindings()
+
+        @kb.add("up")
+        @kb.add("c-p")
+        def _up(event: KeyPressEvent) -> None:
+            self.move(-1)
+
+        @kb.add("down")
+        @kb.add("c-n")
+        def _down(event: KeyPressEvent) -> None:
+            self.move(1)
+
+        @kb.add("pageup")
+        def _page_up(event: KeyPressEvent) -> None:
+            self.move(-MAX_VISIBLE)
+
+        @kb.add("pagedown")
+        def _page_down(event: KeyPressEvent) -> None:
+            self.move(MAX_VISIBLE)
+
+        @kb.add("enter")
+        def _choose(event: KeyPressEvent) -> None:
+            if self.shown:
+                self.close(self.shown[self.index].value)
+
+        @kb.add("escape")
+        @kb.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        if not filterable:
+
+            @kb.add("k")
+            def _k(event: KeyPressEvent) -> None:
+                self.move(-1)
+
+            @kb.add("j")
+            def _j(event: KeyPressEvent) -> None:
+                self.move(1)
+
+        self.kb = kb
+        list_control = FormattedTextControl(self._list_fragments, focusable=not filterable, key_bindings=kb)
+        query_control = BufferControl(
+            self.query, key_bindings=kb, input_processors=[BeforeInput(" Search: ", style="class:t-muted")]
+        )
+        query_window = Window(query_control, height=1)
+        parts: list[Any] = [
+            _rule(),
+            _blank(),
+            Window(FormattedTextControl(self._title_fragments), dont_extend_height=True, wrap_lines=True),
+            _blank(),
+        ]
+        if filterable:
+            parts.append(query_window)
+        parts += [
+            Window(list_control, height=Dimension(min=1), dont_extend_height=True, wrap_lines=False),
+            _blank(),
+            Window(
+                FormattedTextControl(
+                    lambda: _hints(("↑↓", "navigate"), ("enter", "select"), ("escape", "cancel"))
+                ),
+                height=1,
+            ),
+            _blank(),
+            _rule(),
+        ]
+        self.container = HSplit(parts)
+        self.focus = query_window if filterable else list_control
+
+    def _title_fragments(self) -> StyleAndTextTuples:
+        style = "class:t-accent bold" if self.bold_title else "class:t-accent"
+        lines = (self.title + self._title_suffix()).split("\n")
+        out: StyleAndTextTuples = []
+        for i, line in enumerate(lines):
+            if i:
+                out.append(("", "\n"))
+            out.append((style if i == 0 else "", f" {line}"))
+        return out
+
+    def _filter(self) -> None:
+        query = self.query.text.strip()
+        current = self.shown[self.index].value if self.shown and self.index < len(self.shown) else None
+        if query:
+            self.shown = fuzzy_filter(self.items, query, lambda item: f"{item.label} {item.detail}")
+        else:
+            self.shown = list(self.items)
+        self.index = (
+            next((i for i, item in enumerate(self.shown) if item.value == current), 0) if not query else 0
+        )
+        self.on_change()
+
+    def move(self, delta: int) -> None:
+        if not self.shown:
+            return
+        self.index = max(0, min(len(self.shown) - 1, self.index + delta))
+        self.on_change()
+
+    def _list_fragments(self) -> StyleAndTextTuples:
+        if not self.shown:
+            return [("class:t-muted", "   No matches")]
+        start = max(0, min(self.index - MAX_VISIBLE // 2, len(self.shown) - MAX_VISIBLE))
+        visible = self.shown[start : start + MAX_VISIBLE]
+        out: StyleAndTextTuples = []
+        filtering = bool(self.query.text.strip())
+        for offset, item in enumerate(visible):
+            selected = start + offset == self.index
+            if out:
+                out.append(("", "\n"))
+            indent = "" if filtering else "  " * item.depth
+            out.append(("class:t-accent" if selected else "", " → " if selected else "   "))
+            out.append(("class:t-accent" if selected else "", indent + item.label))
+            if item.current:
+                out.append(("class:t-success", " ✓"))
+            if item.detail:
+                out.append(("class:t-muted", f"  {item.detail}"))
+        if len(self.shown) > MAX_VISIBLE:
+            out.append(("", "\n"))
+            out.append(("class:t-muted", f"   ({self.index + 1}/{len(self.shown)})"))
+        return out
+
+
+class InputPanel(Panel):
+    """One line of text (``placeholder`` shown while empty)."""
+
+    def __init__(
+        self, title: str, placeholder: str | None = None, *, prefill: str = "", **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self.title = title
+        self.placeholder = placeholder or ""
+        self.buffer = Buffer(multiline=False, document=None)
+        if prefill:
+            self.buffer.text = prefill
+            self.buffer.cursor_position = len(prefill)
+        kb = KeyBindings()
+
+        @kb.add("enter")
+        def _submit(event: KeyPressEvent) -> None:
+            self.close(self.buffer.text)
+
+        @kb.add("escape")
+        @kb.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        empty = Condition(lambda: not self.buffer.text)
+        window = Window(BufferControl(self.buffer, key_bindings=kb), height=1)
+        placeholder_window = ConditionalContainer(
+            Window(FormattedTextControl(lambda: [("class:t-dim", f" {self.placeholder}")]), height=1),
+            filter=empty & Condition(lambda: bool(self.placeholder)),
+        )
+        self.container = HSplit(
+            [
+                _rule(),
+                _blank(),
+                Window(
+                    FormattedTextControl(
+                        lambda: [("class:t-accent", f" {self.title}{self._title_suffix()}")]
+                    ),
+                    dont_extend_height=True,
+                    wrap_lines=True,
+                ),
+                _blank(),
+                HSplit([window, placeholder_window]),
+                _blank(),
+                Window(
+                    FormattedTextControl(lambda: _hints(("enter", "submit"), ("escape", "cancel"))), height=1
+                ),
+                _blank(),
+                _rule(),
+            ]
+        )
+        self.focus = window
+
+
+class EditorPanel(Panel):
+    """Several lines of text: Enter submits, Shift+Enter / Ctrl+J add a line, Ctrl+G opens ``$EDITOR``."""
+
+    def __init__(
+        self,
+        title: str,
+        prefill: str | None = None,
+        *,
+        external: Callable[[Buffer], Any] | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(**options)
+        self.title = title
+        self.buffer = Buffer(multiline=True)
+        if prefill:
+            self.buffer.text = prefill
+            self.buffer.cursor_position = len(prefill)
+        kb = KeyBindings()
+
+        @kb.add("enter")
+        def _submit(event: KeyPressEvent) -> None:
+            self.close(self.buffer.text)
+
+        @kb.add("c-j")
+        @kb.add("escape", "enter")
+        def _newline(event: KeyPressEvent) -> None:
+            self.buffer.newline(copy_margin=False)
+
+        from piko.plugins.modes.interactive.keys import to_prompt_toolkit
+
+        kb.add(*to_prompt_toolkit("shift+enter"))(_newline)
+
+        @kb.add("escape")
+        @kb.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
+        if external is not None:
+
+            @kb.add("c-g")
+            def _external(event: KeyPressEvent) -> None:
+                external(self.buffer)
+
+        self.container = HSplit(
+            [
+                _rule(),
+                _blank(),
+                Window(
+                    FormattedTextControl(
+                        lambda: [("class:t-accent", f" {self.title}{self._title_suffix()}")]
+                    ),
+                    dont_extend_height=True,
+                    wrap_lines=True,
+                ),
+                _blank(),
+                Window(
+                    BufferControl(self.buffer, key_bindings=kb),
+                    height=Dimension(min=3, max=15),
+                    wrap_lines=True,
+                ),
+                _blank(),
+                Window(
+                    FormattedTextControl(
+                        lambda: (
+                            _hints(("enter", "submit"), ("shift+enter", "newline"), ("escape", "cancel"))
+                            + (
+                                [("", "  "), ("class:t-dim", "ctrl+g"), ("class:t-muted", " external editor")]
+                                if external
+                                else []
+                            )
+                        )
+                    ),
+                    height=1,
+                ),
+                _blank(),
+                _rule(),
+            ]
+        )
+        self.focus = self.container.children[4]
+
+
+def pick_items(options: list[Any]) -> list[PickItem]:
+    """``ui.select`` options (texts, or dicts with ``label``/``value``) as selector items."""
+    items: list[PickItem] = []
+    for option in options:
+        if isinstance(option, PickItem):
+            items.append(option)
+        elif isinstance(option, dict):
+            label = str(option.get("label", option.get("value", "")))
+            items.append(
+                PickItem(
+                    label=label, value=option.get("value", label), detail=str(option.get("description") or "")
+                )
+            )
+        else:
+            items.append(PickItem(label=str(option), value=option))
+    return items

@@ -1,0 +1,468 @@
+"""The bottom region and the printing above it: layout, live region, spinner, footer, panels.
+
+:class:`Screen` builds the prompt_toolkit application (not full screen): the live part of the
+transcript, queued messages, the spinner line, widgets, the editor between two rules (or a
+dialog in its place), the completion list and the footer. :meth:`Screen.print_lines` puts
+final lines into the terminal's scrollback above it: the region is erased, the lines written
+and the region drawn again in one synchronized update, so nothing flickers and nothing that
+was printed is ever redrawn or wiped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from prompt_toolkit.application import Application
+from prompt_toolkit.buffer import Buffer
+from prompt_toolkit.completion import ThreadedCompleter
+from prompt_toolkit.filters import Condition
+from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.key_binding import merge_key_bindings
+from prompt_toolkit.key_binding.bindings.basic import load_basic_bindings
+from prompt_toolkit.key_binding.bindings.emacs import load_emacs_bindings
+from prompt_toolkit.layout import (
+    BufferControl,
+    ConditionalContainer,
+    Dimension,
+    DynamicContainer,
+    FormattedTextControl,
+    HSplit,
+    Layout,
+    Window,
+)
+from prompt_toolkit.styles import Style
+
+from piko.plugins.modes.interactive.completion import EditorCompleter
+from piko.plugins.modes.interactive.dialogs import Panel
+from piko.plugins.modes.interactive.editor import HISTORY_FILE, PromptHistory
+from piko.plugins.modes.interactive.footer import Subscription, footer_fragments
+from piko.plugins.modes.interactive.theme import TOKENS, xterm_hex
+from piko.plugins.modes.interactive.transcript import join_pieces
+
+SPINNER = ("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
+MAX_WIDGET_LINES = 10
+WORKING = "__working__"
+RETRYING = "__retry__"
+
+
+class Screen:
+    """The prompt_toolkit application of one interactive run and everything drawn on the terminal."""
+
+    def __init__(self, mode: Any) -> None:
+        self.mode = mode
+        self.application: Application[Any] | None = None
+        self.buffer = Buffer()  # the editor's buffer; replaced by build()
+        self.editor_window: Any = None
+        self.panels: list[Panel] = []
+        self.statuses: dict[str, str] = {}
+        self.widgets_above: dict[str, Any] = {}
+        self.widgets_below: dict[str, Any] = {}
+        self.custom_footer: Any = None
+        self.working_message: str | None = None
+        self.working_visible = True
+        self.loader: str | None = None  # the spinner's message: WORKING, RETRYING, or a text
+        self.loader_token = "accent"
+        self.retry_deadline: float | None = None
+        self.retry_attempt: tuple[int, int] = (0, 0)
+        self.frame = 0
+        self.started = False  # printing is held back until the start-up output is out
+        self.exiting = False
+        self._pending: list[str] = []
+        self._flush_scheduled = False
+        self._spinner_task: asyncio.Task[None] | None = None
+        self._provider_count: int | None = None
+        self.subscription = Subscription(Path(mode.app.agent_dir))
+
+    # -- sizes -----------------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        app = self.application
+        return app is not None and app.is_running
+
+    @property
+    def width(self) -> int:
+        if self.running:
+            assert self.application is not None
+            with contextlib.suppress(Exception):
+                return max(20, self.application.output.get_size().columns)
+        return max(20, shutil.get_terminal_size((80, 24)).columns)
+
+    @property
+    def height(self) -> int:
+        if self.running:
+            assert self.application is not None
+            with contextlib.suppress(Exception):
+                return max(8, self.application.output.get_size().rows)
+        return max(8, shutil.get_terminal_size((80, 24)).lines)
+
+    def invalidate(self) -> None:
+        if self.running:
+            assert self.application is not None
+            self.application.invalidate()
+
+    # -- printing --------------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Print what became final in the transcript, then redraw the live region."""
+        if not self.started:
+            return
+        mode = self.mode
+        ctx = mode.render_context
+        ctx.width = self.width
+        pieces = mode.transcript.pump(ctx)
+        if pieces:
+            self.print_lines(join_pieces(pieces))
+        self.invalidate()
+
+    def print_lines(self, lines: list[str]) -> None:
+        """Put ``lines`` into the scrollback (batched; the live region shows them until then)."""
+        if not self.running or self.exiting:
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
+            return
+        self._pending.extend(lines)
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            asyncio.get_running_loop().call_soon(self._flush)
+
+    def _flush(self) -> None:
+        """Erase the bottom region, print the pending lines, draw the region again: one frame."""
+        self._flush_scheduled = False
+        lines, self._pending = self._pending, []
+        if not lines:
+            return
+        text = "\n".join(lines) + "\n"
+        app = self.application
+        if app is None or not app.is_running:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+            return
+        output = app.output
+        output.write_raw("\x1b[?2026h")  # synchronized update (ignored where unsupported)
+        app.renderer.erase(leave_alternate_screen=False)
+        output.write_raw(text)
+        try:
+            app._redraw()  # at once, so the region is never missing from a frame
+        except Exception:
+            app.invalidate()
+        output.write_raw("\x1b[?2026l")
+        output.flush()
+
+    def write_raw(self, sequence: str) -> None:
+        """A control sequence for the terminal (a title)."""
+        if self.running:
+            assert self.application is not None
+            self.application.output.write_raw(sequence)
+            self.application.output.flush()
+        elif sys.stdout.isatty():
+            sys.stdout.write(sequence)
+            sys.stdout.flush()
+
+    # -- the spinner -----------------------------------------------------------------------------
+
+    def set_loader(self, message: str | None, token: str = "accent") -> None:
+        self.loader = message
+        self.loader_token = token
+        if message is not None:
+            self.start_spinner()
+        self.invalidate()
+
+    def start_spinner(self) -> None:
+        if self._spinner_task is None or self._spinner_task.done():
+            self._spinner_task = asyncio.get_running_loop().create_task(self._spin())
+
+    async def _spin(self) -> None:
+        while self.loader is not None or self.mode.transcript.animated():
+            await asyncio.sleep(0.08)
+            self.frame += 1
+            self.invalidate()
+
+    def spinner_frame(self) -> str:
+        return SPINNER[self.frame % len(SPINNER)]
+
+    def stop(self) -> None:
+        if self._spinner_task is not None:
+            self._spinner_task.cancel()
+
+    # -- panels ----------------------------------------------------------------------------------
+
+    async def show_panel(self, panel: Panel) -> Any:
+        """Show ``panel`` in place of the editor until it is answered; its answer."""
+        if panel.closed:
+            return panel.future.result()
+        self.panels.append(panel)
+        self._focus_top()
+        try:
+            return await panel.result()
+        finally:
+            if panel in self.panels:
+                self.panels.remove(panel)
+            self._focus_top()
+
+    def _focus_top(self) -> None:
+        self.invalidate()
+        app = self.application
+        if app is None:
+            return
+        target = self.panels[-1].focus if self.panels else self.editor_window
+        with contextlib.suppress(ValueError):
+            app.layout.focus(target)
+
+    # -- the application -------------------------------------------------------------------------
+
+    def style(self) -> Style:
+        theme = self.mode.theme
+        rules: dict[str, str] = {}
+        for token in TOKENS:
+            rules[f"t-{token.lower()}"] = theme.pt_color(token)
+            rules[f"bg-{token.lower()}"] = theme.pt_color(token, bg=True)
+        rules["border"] = theme.pt_color("borderMuted")
+        return Style.from_dict(rules)
+
+    def _border_style(self) -> str:
+        mode = self.mode
+        if self.buffer.text.lstrip().startswith("!"):
+            color = mode.theme.color("bashMode")
+        else:
+            color = mode.theme.thinking_border(mode.session.thinking_level if mode.session else "off")
+        if color is None:
+            return ""
+        if color.startswith("color("):
+            color = xterm_hex(int(color[6:-1]))
+        return f"fg:{color}"
+
+    def history_ready(self, session_entries: list[str]) -> None:
+        """The session is known: Up browses its user messages first, then the saved history."""
+        history = self.buffer.history
+        if isinstance(history, PromptHistory):
+            history.release(session_entries)
+
+    def build(self, key_bindings: Any) -> Application[Any]:
+        """The application: live region, queue, spinner, widgets, editor or dialog, completions, footer."""
+        mode = self.mode
+        completer = EditorCompleter(mode.command_entries, str(mode.app.cwd))
+
+        def completing_context() -> bool:
+            before = self.buffer.document.text_before_cursor
+            if before.startswith("/") and "\n" not in before:
+                return True
+            word = before.split()[-1] if before and not before[-1].isspace() else ""
+            return word.startswith("@")
+
+        self.buffer = Buffer(
+            multiline=True,
+            history=PromptHistory(mode.app.agent_dir / HISTORY_FILE, held=True),
+            completer=ThreadedCompleter(completer),
+            complete_while_typing=Condition(completing_context),
+            enable_history_search=False,
+            on_text_changed=lambda _b: self.invalidate(),
+        )
+        self.editor_window = Window(
+            BufferControl(self.buffer),
+            height=lambda: Dimension(min=1, max=max(3, self.height // 2)),
+            wrap_lines=True,
+            dont_extend_height=True,
+        )
+        editor_area = HSplit(
+            [
+                Window(char="─", height=1, style=self._border_style),
+                self.editor_window,
+                Window(char="─", height=1, style=self._border_style),
+            ]
+        )
+        body = HSplit(
+            [
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(self._live_fragments), dont_extend_height=True, wrap_lines=False
+                    ),
+                    filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(self._queue_fragments), dont_extend_height=True),
+                    filter=Condition(lambda: bool(mode.queued[0] or mode.queued[1] or mode.compaction_queue)),
+                ),
+                ConditionalContainer(
+                    Window(FormattedTextControl(self._loader_fragments), dont_extend_height=True),
+                    filter=Condition(lambda: self.loader is not None and self.working_visible),
+                ),
+                Window(
+                    FormattedTextControl(lambda: self._widget_fragments(self.widgets_above, True)),
+                    dont_extend_height=True,
+                ),
+                DynamicContainer(lambda: self.panels[-1].container if self.panels else editor_area),
+                ConditionalContainer(
+                    Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True),
+                    filter=Condition(lambda: not self.panels and self.buffer.complete_state is not None),
+                ),
+                ConditionalContainer(
+                    Window(
+                        FormattedTextControl(lambda: self._widget_fragments(self.widgets_below, False)),
+                        dont_extend_height=True,
+                    ),
+                    filter=Condition(lambda: bool(self.widgets_below)),
+                ),
+                Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True),
+            ]
+        )
+        from prompt_toolkit.output.color_depth import ColorDepth
+
+        truecolor = mode.render_context.color_system == "truecolor"
+        application: Application[Any] = Application(
+            layout=Layout(body, focused_element=self.editor_window),
+            key_bindings=merge_key_bindings([load_basic_bindings(), load_emacs_bindings(), key_bindings]),
+            style=self.style(),
+            include_default_pygments_style=False,
+            full_screen=False,
+            mouse_support=False,
+            erase_when_done=True,
+            color_depth=ColorDepth.TRUE_COLOR if truecolor else ColorDepth.DEPTH_8_BIT,
+            min_redraw_interval=0.03,
+            enable_page_navigation_bindings=False,
+        )
+        application.timeoutlen = 0.05  # a lone Escape is not kept waiting for a key sequence
+        application.ttimeoutlen = 0.05
+        self.application = application
+        return application
+
+    # -- fragments -------------------------------------------------------------------------------
+
+    def _live_fragments(self) -> StyleAndTextTuples:
+        mode = self.mode
+        ctx = mode.render_context
+        ctx.width = self.width
+        budget = max(3, self.height - self._bottom_height())
+        ctx.live_lines = budget
+        lines = list(self._pending) + join_pieces(mode.transcript.live_pieces(ctx))
+        if not lines:
+            return []
+        if len(lines) > budget:
+            lines = lines[-budget:]
+        return to_formatted_text(ANSI("\n".join(lines)))
+
+    def _bottom_height(self) -> int:
+        """About how many rows everything under the live region takes."""
+        mode = self.mode
+        height = min(self.buffer.document.line_count, max(3, self.height // 2)) + 2 + 2 + 1
+        height += 1 if self.statuses else 0
+        if self.loader is not None:
+            height += 2
+        if mode.queued[0] or mode.queued[1]:
+            height += 2 + len(mode.queued[0]) + len(mode.queued[1])
+        if self.buffer.complete_state is not None:
+            height += 6
+        return height
+
+    def _queue_fragments(self) -> StyleAndTextTuples:
+        mode = self.mode
+        steering, follow_up = mode.queued
+        rows = [("Steering", t) for t in steering] + [("Follow-up", t) for t in follow_up]
+        rows += [("Follow-up" if m == "followUp" else "Steering", t) for t, m in mode.compaction_queue]
+        width = self.width - 2
+        out: StyleAndTextTuples = [("", "\n")]
+        for prefix, text in rows:
+            line = f" {prefix}: {text}".replace("\n", " ")
+            out.append(("class:t-dim", (line[: width - 3] + "..." if len(line) > width else line) + "\n"))
+        out.append(("class:t-dim", f" ↳ {mode.key_text('app.message.dequeue')} to edit all queued messages"))
+        return out
+
+    def _loader_fragments(self) -> StyleAndTextTuples:
+        mode = self.mode
+        message = self.loader or ""
+        if self.loader == RETRYING and self.retry_deadline is not None:
+            left = max(0, int(self.retry_deadline - time.monotonic() + 0.999))
+            attempt, total = self.retry_attempt
+            message = (
+                f"Retrying ({attempt}/{total}) in {left}s... ({mode.key_text('app.interrupt')} to cancel)"
+            )
+        elif self.loader == WORKING:
+            message = self.working_message or f"Working... ({mode.key_text('app.interrupt')} to interrupt)"
+        return [
+            ("", "\n "),
+            (f"class:t-{self.loader_token}", self.spinner_frame() + " "),
+            ("class:t-muted", message),
+        ]
+
+    def _widget_fragments(self, widgets: dict[str, Any], above: bool) -> StyleAndTextTuples:
+        if not widgets:
+            return [("", "")] if above else []  # above the editor: a blank line when empty (pi's spacer)
+        lines: list[str] = []
+        for content in widgets.values():
+            lines.extend(self.widget_lines(content))
+        text = ("\n" if above else "") + "\n".join(lines[:MAX_WIDGET_LINES])
+        return to_formatted_text(ANSI(text))
+
+    def widget_lines(self, content: Any) -> list[str]:
+        """A widget's lines: text, a list of lines, a rich renderable, or a callable giving one."""
+        mode = self.mode
+        try:
+            if callable(content):
+                content = content(mode.theme)
+            if content is None:
+                return []
+            if isinstance(content, str):
+                return content.split("\n")
+            if isinstance(content, (list, tuple)):
+                return [str(line) for line in content]
+            return list(mode.render_context.painter.lines(content, self.width))
+        except Exception as exc:
+            return [f"[widget error: {exc}]"]
+
+    def _completion_fragments(self) -> StyleAndTextTuples:
+        state = self.buffer.complete_state
+        if state is None or not state.completions:
+            return []
+        completions = state.completions
+        maximum = max(3, min(20, int(self.mode.settings.get("autocompleteMaxVisible", 5) or 5)))
+        index = state.complete_index if state.complete_index is not None else 0
+        start = max(0, min(index - maximum // 2, len(completions) - maximum))
+        visible = completions[start : start + maximum]
+        name_width = min(32, max(len(c.display_text) for c in visible) + 2)
+        out: StyleAndTextTuples = []
+        for offset, completion in enumerate(visible):
+            selected = start + offset == index
+            if out:
+                out.append(("", "\n"))
+            style = "class:t-accent" if selected else ""
+            out.append((style, ("→ " if selected else "  ") + completion.display_text.ljust(name_width)))
+            meta = completion.display_meta_text
+            if meta:
+                room = max(0, self.width - name_width - 4)
+                out.append((style or "class:t-muted", meta[:room]))
+        if len(completions) > maximum:
+            out.append(("", "\n"))
+            out.append(("class:t-dim", f"  ({index + 1}/{len(completions)})"))
+        return out
+
+    def _footer_fragments(self) -> StyleAndTextTuples:
+        mode = self.mode
+        if mode.session is None:
+            return [("class:t-dim", str(mode.app.cwd))]
+        if self.custom_footer is not None:
+            with contextlib.suppress(Exception):
+                value = self.custom_footer(self.width) if callable(self.custom_footer) else self.custom_footer
+                if value is not None:
+                    lines = value if isinstance(value, list) else self.widget_lines(value)
+                    return to_formatted_text(ANSI("\n".join(str(x) for x in lines)))
+        if self._provider_count is None:
+            try:
+                self._provider_count = len({m.provider for m in mode.app.model_registry.available_models()})
+            except Exception:
+                self._provider_count = 1
+        model = mode.session.model
+        return footer_fragments(
+            mode.session,
+            self.width,
+            data=mode.footer_data,
+            branch=mode.git.get(),
+            statuses=self.statuses,
+            provider_count=self._provider_count,
+            using_subscription=bool(model is not None and self.subscription.uses(model.provider)),
+        )

@@ -1,0 +1,164 @@
+"""``ctx.ui`` in the interactive mode: dialogs in place of the editor, notices, statuses, widgets, themes.
+
+Dialogs (``select``, ``confirm``, ``input``, ``editor``) end with their cancel value (``None``,
+``False`` for confirm) on Escape, on a ``timeout`` (milliseconds) or an aborted ``signal``.
+``custom(factory)`` shows a prompt_toolkit container: ``factory(done)`` returns it and calls
+``done(value)`` to close. Widgets are lines (text or ANSI), a rich renderable, or a callable
+returning one, shown above the editor (``placement="aboveEditor"``, the default) or below it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
+
+
+class _CustomPanel(Panel):
+    def __init__(self, factory: Any, **options: Any) -> None:
+        super().__init__(**options)
+        from prompt_toolkit.layout import to_container
+
+        container = factory(self.close)
+        self.container = to_container(container)
+        from prompt_toolkit.layout import walk
+
+        windows: list[Any] = [w for w in walk(self.container) if getattr(w, "content", None) is not None]
+        focusable = [w for w in windows if w.content.is_focusable()]
+        self.focus = focusable[0] if focusable else (windows[0] if windows else self.container)
+
+
+class InteractiveUI:
+    """The extension UI bound to the running interactive mode."""
+
+    has_ui = True
+
+    def __init__(self, mode: Any) -> None:
+        self._mode = mode
+
+    # -- dialogs ---------------------------------------------------------------------------------
+
+    async def select(self, title: str, options: list[Any], **opts: Any) -> Any:
+        panel = SelectPanel(
+            title,
+            pick_items(list(options)),
+            filterable=bool(opts.get("filterable", False)),
+            timeout=opts.get("timeout"),
+            signal=opts.get("signal"),
+            on_change=self._mode.invalidate,
+        )
+        return await self._mode.show_panel(panel)
+
+    async def confirm(self, title: str, message: str = "", **opts: Any) -> bool:
+        text = f"{title}\n{message}" if message else title
+        answer = await self.select(text, ["Yes", "No"], **opts)
+        return answer == "Yes"
+
+    async def input(self, title: str, placeholder: str | None = None, **opts: Any) -> str | None:
+        panel = InputPanel(
+            title,
+            placeholder,
+            prefill=str(opts.get("prefill") or ""),
+            timeout=opts.get("timeout"),
+            signal=opts.get("signal"),
+            on_change=self._mode.invalidate,
+        )
+        value = await self._mode.show_panel(panel)
+        return value if isinstance(value, str) else None
+
+    async def editor(self, title: str, prefill: str | None = None, **opts: Any) -> str | None:
+        panel = EditorPanel(
+            title,
+            prefill,
+            external=self._mode.edit_buffer_externally,
+            timeout=opts.get("timeout"),
+            signal=opts.get("signal"),
+            on_change=self._mode.invalidate,
+        )
+        value = await self._mode.show_panel(panel)
+        return value if isinstance(value, str) else None
+
+    async def custom(self, component: Any, **opts: Any) -> Any:
+        if not callable(component):
+            return None
+        try:
+            panel = _CustomPanel(component, signal=opts.get("signal"), on_change=self._mode.invalidate)
+        except Exception as exc:
+            self._mode.show_error(f"Custom component failed: {exc}")
+            return None
+        return await self._mode.show_panel(panel)
+
+    # -- notices ---------------------------------------------------------------------------------
+
+    def notify(self, message: str, level: str = "info") -> None:
+        if level == "error":
+            self._mode.show_error(message)
+        elif level == "warning":
+            self._mode.show_warning(message)
+        else:
+            self._mode.show_status(message)
+
+    def set_status(self, key: str, text: str | None = None) -> None:
+        self._mode.set_extension_status(key, text)
+
+    def set_working_message(self, message: str | None = None) -> None:
+        self._mode.screen.working_message = message
+        self._mode.invalidate()
+
+    def set_working_visible(self, visible: bool = True) -> None:
+        self._mode.screen.working_visible = bool(visible)
+        self._mode.invalidate()
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        self._mode.render_context.hidden_thinking_label = label or "Thinking..."
+        self._mode.invalidate()
+
+    def set_widget(self, key: str, content: Any = None, **opts: Any) -> None:
+        placement = opts.get("placement") or "aboveEditor"
+        self._mode.set_widget(key, content, below=placement == "belowEditor")
+
+    def set_footer(self, factory: Any = None) -> None:
+        self._mode.screen.custom_footer = factory
+        self._mode.invalidate()
+
+    def set_header(self, factory: Any = None) -> None:
+        self._mode.custom_header = factory
+
+    def set_title(self, title: str) -> None:
+        self._mode.set_terminal_title(title)
+
+    # -- the editor ------------------------------------------------------------------------------
+
+    def set_editor_text(self, text: str) -> None:
+        self._mode.set_editor_text(text)
+
+    def get_editor_text(self) -> str:
+        return self._mode.get_editor_text()
+
+    def paste_to_editor(self, text: str) -> None:
+        self._mode.paste(text)
+
+    def set_editor_component(self, factory: Any = None) -> None:
+        return None  # the editor is prompt_toolkit's; replacing it is not supported
+
+    def get_tools_expanded(self) -> bool:
+        return bool(self._mode.render_context.expanded)
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        self._mode.set_tools_expanded(bool(expanded))
+
+    # -- themes ----------------------------------------------------------------------------------
+
+    def get_all_themes(self) -> list[Any]:
+        themes = self._mode.themes
+        return [{"name": t.name, "path": t.path} for t in themes.themes.values()]
+
+    def get_theme(self, name: str) -> Any:
+        return self._mode.themes.get(name)
+
+    def set_theme(self, theme: Any) -> Any:
+        return self._mode.set_theme(theme)
+
+    @property
+    def theme(self) -> Any:
+        return self._mode.theme

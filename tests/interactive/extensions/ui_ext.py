@@ -1,0 +1,83 @@
+"""Test extension for the interactive mode: commands using ``ctx.ui``, a shortcut, renderers, a tool."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+
+
+def activate(pi: Any) -> None:
+    async def pick(args: str, ctx: Any) -> None:
+        choice = await ctx.ui.select("Pick one", ["alpha", "beta", "gamma"])
+        ctx.ui.notify(f"picked {choice!r}", "info")
+
+    async def sure(args: str, ctx: Any) -> None:
+        answer = await ctx.ui.confirm("Sure?", "Really do it?")
+        ctx.ui.notify(f"confirmed {answer!r}", "warning")
+
+    async def ask(args: str, ctx: Any) -> None:
+        name = await ctx.ui.input("Your name", "e.g. Ada")
+        ctx.ui.notify(f"name {name!r}")
+
+    async def edit(args: str, ctx: Any) -> None:
+        text = await ctx.ui.editor("Edit the text", "prefilled")
+        ctx.ui.notify(f"edited {text!r}")
+
+    async def quick(args: str, ctx: Any) -> None:
+        choice = await ctx.ui.select("Quick!", ["a", "b"], timeout=1500)
+        ctx.ui.notify(f"timed out with {choice!r}", "error")
+
+    def decorate(args: str, ctx: Any) -> None:
+        ctx.ui.set_status("ext", "ext-status-on")
+        ctx.ui.set_widget("w", ["widget line one", "widget line two"])
+        ctx.ui.set_widget("b", ["below the editor"], placement="belowEditor")
+
+    def undecorate(args: str, ctx: Any) -> None:
+        ctx.ui.set_status("ext", None)
+        ctx.ui.set_widget("w", None)
+        ctx.ui.set_widget("b", None)
+
+    def note(args: str, ctx: Any) -> None:
+        pi.send_message({"custom_type": "ext-note", "content": args or "noted", "display": True})
+
+    def editor_text(args: str, ctx: Any) -> None:
+        ctx.ui.set_editor_text("text from the extension")
+
+    pi.register_command("pick", description="Pick from a list", handler=pick)
+    pi.register_command("sure", description="Confirm something", handler=sure)
+    pi.register_command("ask", description="Ask for a name", handler=ask)
+    pi.register_command("edit-it", description="Edit a text", handler=edit)
+    pi.register_command("quick", description="A dialog that times out", handler=quick)
+    pi.register_command("decorate", description="Status and widgets", handler=decorate)
+    pi.register_command("undecorate", description="Remove status and widgets", handler=undecorate)
+    pi.register_command("note", description="Send a custom message", handler=note)
+    pi.register_command("fill", description="Put text in the editor", handler=editor_text)
+    pi.register_command(
+        "colour",
+        description="Pick a colour",
+        handler=lambda args, ctx: ctx.ui.notify(f"colour {args}"),
+        get_argument_completions=lambda prefix: [c for c in ("red", "green", "blue") if c.startswith(prefix)],
+    )
+    pi.register_shortcut("alt+x", description="Say hi", handler=lambda ctx: ctx.ui.notify("shortcut fired"))
+    pi.register_shortcut("ctrl+t", description="Reserved", handler=lambda ctx: ctx.ui.notify("must not fire"))
+    pi.register_message_renderer(
+        "ext-note", lambda message, options, theme: Text(f"NOTE>> {message.content}", style="bold")
+    )
+    pi.register_tool(
+        name="shout",
+        label="Shout",
+        description="Shout the text",
+        parameters={"type": "object", "properties": {"text": {"type": "string"}}},
+        execute=lambda tool_call_id, params, signal, on_update, ctx: {
+            "content": [{"type": "text", "text": params.get("text", "").upper()}]
+        },
+        render_call=lambda args, theme: f"SHOUTING {args.get('text', '')}",
+        render_result=lambda result, options, theme: Text(
+            "loud: "
+            + "".join(
+                b.get("text", "") if isinstance(b, dict) else getattr(b, "text", "")
+                for b in result["content"]
+            )
+        ),
+    )
