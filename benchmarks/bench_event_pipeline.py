@@ -67,7 +67,9 @@ async def _run_once(handlers: int, deltas: int) -> float:
 
     with tempfile.TemporaryDirectory() as tmp:
         app, counters = _app(tmp, handlers, deltas)
-        session = AgentSession(app, SessionManager.in_memory(tmp), model=app.model_registry.find("bench", "bench-1"))
+        session = AgentSession(
+            app, SessionManager.in_memory(tmp), model=app.model_registry.find("bench", "bench-1")
+        )
         start = time.perf_counter()
         await session.prompt("go")
         elapsed = time.perf_counter() - start
@@ -94,13 +96,17 @@ def main() -> int:
         "per_delta_us_without_handlers": statistics.median(without),
         "per_delta_us_with_handlers": statistics.median(with_handlers),
     }
-    result["handlers_overhead_us"] = result["per_delta_us_with_handlers"] - result["per_delta_us_without_handlers"]
+    result["handlers_overhead_us"] = (
+        result["per_delta_us_with_handlers"] - result["per_delta_us_without_handlers"]
+    )
     ok = result["per_delta_us_with_handlers"] < TARGET_US
     if args.json:
         print(json.dumps(result, indent=2))
     else:
         print(f"per delta, no handlers:        {result['per_delta_us_without_handlers']:6.1f} µs")
-        print(f"per delta, {args.handlers} handlers:         {result['per_delta_us_with_handlers']:6.1f} µs  (target < {TARGET_US:g} µs)")
+        print(
+            f"per delta, {args.handlers} handlers:         {result['per_delta_us_with_handlers']:6.1f} µs  (target < {TARGET_US:g} µs)"
+        )
         print(f"the handlers' share:           {result['handlers_overhead_us']:6.1f} µs")
         print("target met" if ok else "TARGET MISSED")
     return 0 if ok else 1

@@ -84,7 +84,9 @@ def main() -> int:
     else:
         for name in programs:
             r = results[name]
-            print(f"{name:5}  median {r['wall_s'] * 1000:7.0f} ms  (min {r['min_wall_s'] * 1000:.0f} ms)  peak RSS {r['peak_rss_mb']:.0f} MB")
+            print(
+                f"{name:5}  median {r['wall_s'] * 1000:7.0f} ms  (min {r['min_wall_s'] * 1000:.0f} ms)  peak RSS {r['peak_rss_mb']:.0f} MB"
+            )
         if "ratio" in results:
             print(f"piko / pi wall time: {results['ratio']['wall']:.3f}x  (target <= 0.15x)")
         print("target met" if ok else "TARGET MISSED")

@@ -8,46 +8,47 @@ between compacting and retrying.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from piko.messages import AssistantMessage
 
-# Provider error messages meaning the input exceeds the context window.
-OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"prompt is too long",  # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
-        r"request_too_large",  # Anthropic: request body over the byte limit (HTTP 413)
-        r"input is too long for requested model",  # Amazon Bedrock
-        r"exceeds the context window",  # OpenAI (completions and responses)
-        r"input token count.*exceeds the maximum",  # Google Gemini
-        r"maximum prompt length is \d+",  # xAI Grok
-        r"reduce the length of the messages",  # Groq
-        r"maximum context length is \d+ tokens",  # OpenRouter, all backends
-        r"exceeds the limit of \d+",  # GitHub Copilot
-        r"exceeds the available context size",  # llama.cpp server
-        r"greater than the context length",  # LM Studio
-        r"context window exceeds limit",  # MiniMax
-        r"exceeded model token limit",  # Kimi For Coding
-        r"too large for model with \d+ maximum context length",  # Mistral
-        r"model_context_window_exceeded",  # z.ai finish reason surfaced as an error
-        r"prompt too long; exceeded (?:max )?context length",  # Ollama
-        r"context[_ ]length[_ ]exceeded",  # generic
-        r"too many tokens",  # generic
-        r"token limit exceeded",  # generic
-        r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",  # Cerebras: 400/413 without a body
-    )
+# Provider error messages meaning the input exceeds the context window (case-insensitive).
+OVERFLOW_PATTERNS: tuple[str, ...] = (
+    r"prompt is too long",  # Anthropic: "prompt is too long: 213462 tokens > 200000 maximum"
+    r"request_too_large",  # Anthropic: request body over the byte limit (HTTP 413)
+    r"input is too long for requested model",  # Amazon Bedrock
+    r"exceeds the context window",  # OpenAI (completions and responses)
+    r"input token count.*exceeds the maximum",  # Google Gemini
+    r"maximum prompt length is \d+",  # xAI Grok
+    r"reduce the length of the messages",  # Groq
+    r"maximum context length is \d+ tokens",  # OpenRouter, all backends
+    r"exceeds the limit of \d+",  # GitHub Copilot
+    r"exceeds the available context size",  # llama.cpp server
+    r"greater than the context length",  # LM Studio
+    r"context window exceeds limit",  # MiniMax
+    r"exceeded model token limit",  # Kimi For Coding
+    r"too large for model with \d+ maximum context length",  # Mistral
+    r"model_context_window_exceeded",  # z.ai finish reason surfaced as an error
+    r"prompt too long; exceeded (?:max )?context length",  # Ollama
+    r"context[_ ]length[_ ]exceeded",  # generic
+    r"too many tokens",  # generic
+    r"token limit exceeded",  # generic
+    r"^4(?:00|13)\s*(?:status code)?\s*\(no body\)",  # Cerebras: 400/413 without a body
 )
 
 # Errors that may contain an overflow phrase but are not overflows (throttling, rate limits).
-NON_OVERFLOW_PATTERNS: tuple[re.Pattern[str], ...] = tuple(
-    re.compile(p, re.IGNORECASE)
-    for p in (
-        r"^(Throttling error|Service unavailable):",  # Amazon Bedrock
-        r"rate limit",
-        r"too many requests",
-    )
+NON_OVERFLOW_PATTERNS: tuple[str, ...] = (
+    r"^(Throttling error|Service unavailable):",  # Amazon Bedrock
+    r"rate limit",
+    r"too many requests",
 )
+
+
+@functools.cache
+def _matcher(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One compiled alternation per pattern list, made the first time an error is classified."""
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
 
 
 def is_context_overflow(message: AssistantMessage, context_window: int | None = None) -> bool:
@@ -58,9 +59,7 @@ def is_context_overflow(message: AssistantMessage, context_window: int | None = 
     """
     if message.stop_reason == "error" and message.error_message:
         text = message.error_message
-        if not any(p.search(text) for p in NON_OVERFLOW_PATTERNS) and any(
-            p.search(text) for p in OVERFLOW_PATTERNS
-        ):
+        if not _matcher(NON_OVERFLOW_PATTERNS).search(text) and _matcher(OVERFLOW_PATTERNS).search(text):
             return True
     if context_window:
         usage = message.usage

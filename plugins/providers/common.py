@@ -585,6 +585,44 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient
 )
 
 
+class _TransportOnFirstUse:
+    """An ``httpx.AsyncHTTPTransport`` made when its first request is sent.
+
+    Making a TLS transport loads the certificate store (about 20 ms). A client talking only to a
+    plain-``http`` local server (Ollama, llama.cpp, the test servers) never needs it, so the
+    ``https`` transport waits for an ``https`` request; plain ``http`` gets its own transport,
+    which has no TLS to verify (a redirect to ``https`` goes through the verifying one).
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.transport: Any = None
+
+    async def handle_async_request(self, request: Any) -> Any:
+        if self.transport is None:
+            import httpx
+
+            self.transport = httpx.AsyncHTTPTransport(**self.options)
+        return await self.transport.handle_async_request(request)
+
+    async def __aenter__(self) -> _TransportOnFirstUse:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self.transport is not None:
+            await self.transport.aclose()
+
+
+def _plain_http_mount(limits: Any) -> dict[str, Any]:
+    """Its own transport for ``http://`` URLs, unless a proxy variable routes them elsewhere."""
+    if any(key.lower() in ("http_proxy", "all_proxy") for key in os.environ):
+        return {}  # httpx's proxy mounts must keep handling http:// requests
+    return {"http://": _TransportOnFirstUse(limits=limits, verify=False)}
+
+
 def get_client() -> httpx.AsyncClient:
     """The HTTP client of the running event loop (connection pooling across requests)."""
     import httpx
@@ -592,10 +630,12 @@ def get_client() -> httpx.AsyncClient:
     loop = asyncio.get_running_loop()
     client = _clients.get(loop)
     if client is None or client.is_closed:
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
         client = httpx.AsyncClient(
             timeout=DEFAULT_TIMEOUT_S,
             follow_redirects=True,
-            limits=httpx.Limits(max_connections=100, max_keepalive_connections=20),
+            transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
+            mounts=_plain_http_mount(limits),
         )
         _clients[loop] = client
     return client

@@ -1,0 +1,101 @@
+"""The shared HTTP client: plain-http requests skip the TLS set-up, https still verifies certificates."""
+
+from __future__ import annotations
+
+import asyncio
+import http.server
+import shutil
+import ssl
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from piko.plugins.providers import common
+
+
+class _Hello(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b"hello"
+        self.send_response(200)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def _serve(server: http.server.HTTPServer) -> Iterator[str]:
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def plain_server() -> Iterator[str]:
+    yield from _serve(http.server.HTTPServer(("127.0.0.1", 0), _Hello))
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[str]:
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed to make a self-signed certificate")
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    server = http.server.HTTPServer(("127.0.0.1", 0), _Hello)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    yield from _serve(server)
+
+
+def test_plain_http_requests_never_build_the_tls_transport(
+    plain_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(key, raising=False)
+
+    async def run() -> tuple[str, object]:
+        client = common.get_client()
+        try:
+            response = await client.get(f"http://{plain_server}/")
+            return response.text, client._transport.transport  # type: ignore[attr-defined]
+        finally:
+            await client.aclose()
+
+    text, tls_transport = asyncio.run(run())
+    assert text == "hello"
+    assert tls_transport is None  # the certificate store was never loaded
+
+
+def test_https_requests_still_verify_certificates(tls_server: str) -> None:
+    async def run() -> None:
+        client = common.get_client()
+        try:
+            await client.get(f"https://{tls_server}/")
+        finally:
+            await client.aclose()
+
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        asyncio.run(run())
+
+
+def test_a_proxy_variable_keeps_httpx_s_own_routing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    assert common._plain_http_mount(httpx.Limits()) == {}
+    monkeypatch.delenv("HTTP_PROXY")
+    for key in ("http_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    assert list(common._plain_http_mount(httpx.Limits())) == ["http://"]
