@@ -50,6 +50,14 @@ def test_extension_select_confirm_input_and_editor_dialogs(term):
     t.keys("Enter")
     t.wait_for(r"name 'Grace'")
 
+    t.submit("/secret")
+    t.wait_for(r"Your token")
+    t.type("hunter2")
+    screen = t.wait_for(r"\*{7}")
+    assert "hunter2" not in screen  # typed text is masked
+    t.keys("Enter")
+    t.wait_for(r"token has 7 characters")
+
     t.submit("/edit-it")
     t.wait_for(r"Edit the text")
     t.keys("End")

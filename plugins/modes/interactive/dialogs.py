@@ -25,7 +25,7 @@ from prompt_toolkit.layout import (
     HSplit,
     Window,
 )
-from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
 
 from piko.fuzzy import fuzzy_filter
 from piko.plugins.modes.interactive.command_api import PickItem
@@ -256,10 +256,16 @@ class SelectPanel(Panel):
 
 
 class InputPanel(Panel):
-    """One line of text (``placeholder`` shown while empty)."""
+    """One line of text (``placeholder`` shown while empty; ``password`` shows ``*`` per character)."""
 
     def __init__(
-        self, title: str, placeholder: str | None = None, *, prefill: str = "", **options: Any
+        self,
+        title: str,
+        placeholder: str | None = None,
+        *,
+        prefill: str = "",
+        password: bool = False,
+        **options: Any,
     ) -> None:
         super().__init__(**options)
         self.title = title
@@ -280,7 +286,8 @@ class InputPanel(Panel):
             self.close(None)
 
         empty = Condition(lambda: not self.buffer.text)
-        window = Window(BufferControl(self.buffer, key_bindings=kb), height=1)
+        processors = [PasswordProcessor()] if password else []
+        window = Window(BufferControl(self.buffer, input_processors=processors, key_bindings=kb), height=1)
         placeholder_window = ConditionalContainer(
             Window(FormattedTextControl(lambda: [("class:t-dim", f" {self.placeholder}")]), height=1),
             filter=empty & Condition(lambda: bool(self.placeholder)),

@@ -59,6 +59,7 @@ class InteractiveUI:
             title,
             placeholder,
             prefill=str(opts.get("prefill") or ""),
+            password=bool(opts.get("password")),
             timeout=opts.get("timeout"),
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,

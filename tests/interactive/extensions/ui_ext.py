@@ -20,6 +20,10 @@ def activate(pi: Any) -> None:
         name = await ctx.ui.input("Your name", "e.g. Ada")
         ctx.ui.notify(f"name {name!r}")
 
+    async def secret(args: str, ctx: Any) -> None:
+        value = await ctx.ui.input("Your token", password=True)
+        ctx.ui.notify(f"token has {len(value or '')} characters")
+
     async def edit(args: str, ctx: Any) -> None:
         text = await ctx.ui.editor("Edit the text", "prefilled")
         ctx.ui.notify(f"edited {text!r}")
@@ -47,6 +51,7 @@ def activate(pi: Any) -> None:
     pi.register_command("pick", description="Pick from a list", handler=pick)
     pi.register_command("sure", description="Confirm something", handler=sure)
     pi.register_command("ask", description="Ask for a name", handler=ask)
+    pi.register_command("secret", description="Ask for a token, hidden", handler=secret)
     pi.register_command("edit-it", description="Edit a text", handler=edit)
     pi.register_command("quick", description="A dialog that times out", handler=quick)
     pi.register_command("decorate", description="Status and widgets", handler=decorate)
