@@ -2,7 +2,9 @@
 
 ``text`` prints the final assistant text to stdout; an error or abort goes to stderr with exit
 code 1. ``json`` prints the session header, then each event as one JSON line, as pi's
-``--mode json`` does. Piped stdin is prepended to the first prompt.
+``--mode json`` does. Piped stdin is prepended to the first prompt. SIGTERM and SIGHUP stop
+the run as pi's print mode does: what runs is aborted, the session shuts down (extensions see
+``session_shutdown``), and piko exits with 143 or 129.
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ import sys
 from typing import Any
 
 from piko import hookimpl
+
+# Exit codes after a signal, as pi's print mode uses them (128 + the signal's number).
+SIGNAL_EXIT = {"SIGTERM": 143, "SIGHUP": 129}
+# How long an abort may take before the run is cancelled outright.
+ABORT_GRACE_S = 3.0
 
 
 @hookimpl
@@ -35,6 +42,8 @@ def _error(message: str) -> int:
 
 async def run_print(app: Any, *, json_output: bool) -> int:
     """Run a print-mode session; returns the exit code."""
+    import asyncio
+
     from piko import jsonio
     from piko.events import event_to_wire
     from piko.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
@@ -69,12 +78,18 @@ async def run_print(app: Any, *, json_output: bool) -> int:
 
         session.subscribe(print_event)
     code = 0
+    stopped: list[int] = []
+    remove_handlers = _on_signals(session, stopped)
     try:
         if first:
             await session.prompt(first, images)
         for message in rest:
+            if stopped:
+                break
             await session.prompt(message)
-        if not json_output:
+        if stopped:
+            code = stopped[0]
+        elif not json_output:
             last = session.messages[-1] if session.messages else None
             if isinstance(last, AssistantMessage):
                 if last.stop_reason in ("error", "aborted"):
@@ -83,12 +98,55 @@ async def run_print(app: Any, *, json_output: bool) -> int:
                     for block in last.content:
                         if isinstance(block, TextContent):
                             out.write(block.text + "\n")
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+        code = stopped[0]
     except Exception as exc:
         code = _error(str(exc) or type(exc).__name__)
     finally:
+        remove_handlers()
         await session.shutdown()
         try:
             out.flush()
         except OSError:
             pass
     return code
+
+
+def _on_signals(session: Any, stopped: list[int]) -> Any:
+    """Handle SIGTERM/SIGHUP: abort the session, and cancel the run if the abort hangs."""
+    import asyncio
+    import signal
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    installed: list[int] = []
+    aborts: list[Any] = []  # keeps the abort task referenced until it ends
+
+    def cancel_if_still_running() -> None:
+        if task is not None and not task.done():
+            task.cancel()
+
+    def stop(code: int) -> None:
+        if stopped:
+            return
+        stopped.append(code)
+        aborts.append(loop.create_task(session.abort()))
+        loop.call_later(ABORT_GRACE_S, cancel_if_still_running)
+
+    for name, code in SIGNAL_EXIT.items():
+        number = getattr(signal, name, None)
+        if number is None:
+            continue
+        try:
+            loop.add_signal_handler(number, stop, code)
+        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
+            continue
+        installed.append(number)
+
+    def remove() -> None:
+        for number in installed:
+            loop.remove_signal_handler(number)
+
+    return remove

@@ -50,6 +50,19 @@ class PiEnv:
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
     ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [PI, *args],
+            cwd=cwd or self.work,
+            env=self.environment(env),
+            input=stdin,
+            stdin=None if stdin is not None else subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def environment(self, env: dict[str, str] | None = None) -> dict[str, str]:
+        """The variables a run gets: this env's config dirs, no keys or session dir from the shell."""
         full_env = {k: v for k, v in os.environ.items() if not k.endswith(_KEY_SUFFIXES)}
         full_env.pop("PIKO_TRACE", None)
         full_env.pop(SESSION_DIR_ENV, None)
@@ -60,15 +73,18 @@ class PiEnv:
         )
         full_env.update(self.extra_env)
         full_env.update(env or {})
-        return subprocess.run(
+        return full_env
+
+    def start(self, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+        """``pi *args`` running in the background (stdin closed, output piped)."""
+        return subprocess.Popen(
             [PI, *args],
-            cwd=cwd or self.work,
-            env=full_env,
-            input=stdin,
-            stdin=None if stdin is not None else subprocess.DEVNULL,
-            capture_output=True,
+            cwd=self.work,
+            env=self.environment(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=timeout,
         )
 
     def sessions(self) -> list[Path]:
