@@ -410,16 +410,17 @@ async def get_commands(host: Any, command: dict[str, Any]) -> Any:
                 "sourceInfo": _source_info(template.file_path, template.source),
             }
         )
-    if session.settings.get("enableSkillCommands", True):
-        for skill in session.resources.skills:
-            commands.append(
-                {
-                    "name": f"skill:{skill.name}",
-                    "description": skill.description,
-                    "source": "skill",
-                    "sourceInfo": _source_info(skill.file_path, skill.source, skill.base_dir),
-                }
-            )
+    # every skill, whatever enableSkillCommands says: that setting only hides them from the
+    # interactive completion list, and pi's get_commands lists them regardless
+    for skill in session.resources.skills:
+        commands.append(
+            {
+                "name": f"skill:{skill.name}",
+                "description": skill.description,
+                "source": "skill",
+                "sourceInfo": _source_info(skill.file_path, skill.source, skill.base_dir),
+            }
+        )
     return {"commands": commands}
 
 

@@ -463,6 +463,11 @@ def test_get_commands_lists_extension_commands_templates_and_skills(rpc: Any) ->
     tidy = by_name["skill:tidy"]
     assert (tidy["source"], tidy["description"]) == ("skill", "Tidy things up")
     assert tidy["sourceInfo"]["path"] == str(home / "skills" / "tidy" / "SKILL.md")
+    # enableSkillCommands only hides skills from interactive completion: get_commands lists them (as pi)
+    process = rpc(prepare=prepare, settings={"enableSkillCommands": False})
+    commands = process.request({"id": "c", "type": "get_commands"})["data"]["commands"]
+    assert process.close() == 0
+    assert "skill:tidy" in {c["name"] for c in commands}
     # a template runs through prompt, expanded
     process = rpc([text_turn("reviewed")], prepare=prepare)
     process.request({"id": "p", "type": "prompt", "message": "/review main.py"})
