@@ -127,6 +127,7 @@ class AgentSession:
         self._retry_attempt = 0
         self._retry_controller: AbortController | None = None
         self._overflow_recovery_attempted = False
+        self._threshold_compacted = False  # set by a threshold compaction after a run (compaction_flow)
         self.is_compacting = False
         self._compaction_controller: AbortController | None = None
         self._bash_controller: AbortController | None = None
@@ -628,7 +629,13 @@ class AgentSession:
                     await self.agent.continue_()
                     continue
                 return
+            self._threshold_compacted = False
             if await self._check_compaction(last, skip_aborted=True):
+                await self.agent.continue_()
+                continue
+            if self._threshold_compacted and self.agent.has_queued_messages():
+                # messages queued while the run ended or compaction ran would otherwise wait for
+                # the next prompt: deliver them now, as pi does
                 await self.agent.continue_()
                 continue
             return

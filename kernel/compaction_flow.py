@@ -86,6 +86,7 @@ async def check_compaction(session: Any, message: AssistantMessage, *, skip_abor
     reserve = int(compaction_settings(session)["reserveTokens"])
     if window and tokens > window - reserve:
         await run_compaction(session, "threshold", will_retry=False)
+        session._threshold_compacted = True
     return False
 
 

@@ -148,6 +148,40 @@ def test_threshold_compaction_after_a_long_exchange(world, run) -> None:
     assert roles[2:] == [("user", questions[2]), ("assistant", answers[2]), ("user", questions[3])]
 
 
+def test_a_message_queued_during_threshold_compaction_is_delivered_after_it(world, run) -> None:
+    turns = [
+        reply(words("answer 0", 100), total=1100),
+        reply(words("answer 1", 100), total=2100),
+        reply(words("answer 2", 100), total=3200),  # > 4000 - 1000: compact after this answer
+        reply("## Goal\nSUMMARY"),
+        reply("answer to the queued message"),
+    ]
+
+    async def scenario() -> Any:
+        session = await world.session(
+            turns,
+            context_window=4000,
+            settings={"compaction": {"reserveTokens": 1000, "keepRecentTokens": 150}},
+        )
+        queued: list[Any] = []
+
+        def on_event(event: Any) -> None:
+            if getattr(type(event), "TYPE", None) == "compaction_start" and not queued:
+                queued.append(asyncio.ensure_future(session.follow_up("and one more thing")))
+
+        session.subscribe(on_event)
+        for i in range(3):
+            await session.prompt(words(f"question {i}", 100))
+        return session
+
+    session = run(scenario())
+    assert world.event_types().count("compaction_end") == 1
+    # the queued message went to the model after the compaction, without a new prompt
+    assert len(world.requests()) == 5
+    assert prompt_text(world.requests()[4]) == "and one more thing"
+    assert session.messages[-1].content[0].text == "answer to the queued message"
+
+
 def test_below_the_threshold_nothing_happens(world, run) -> None:
     async def scenario() -> Any:
         session = await world.session(
