@@ -129,18 +129,25 @@ def read_json_file(path: str | os.PathLike[str]) -> Any:
         return loads(fh.read())
 
 
-def write_atomic(path: str | os.PathLike[str], text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` through a temporary file and a rename, optionally with ``mode``."""
+def write_atomic(
+    path: str | os.PathLike[str], data: str | bytes, mode: int | None = None, *, fsync: bool = True
+) -> None:
+    """Write ``data`` to ``path`` through a temporary file and a rename, optionally with ``mode``.
+
+    ``fsync`` makes the content durable before the rename (files people would miss: settings,
+    auth); a session rewrite skips it, as its appends do.
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
     try:
         if mode is not None:
             os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            if fsync:
+                fh.flush()
+                os.fsync(fh.fileno())
         os.replace(tmp, target)
     except BaseException:
         try:

@@ -804,19 +804,12 @@ def _file_stamp(timestamp: str) -> str:
 
 
 def _write_bytes_atomic(path: str, data: bytes) -> None:
-    directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{path}.{os.getpid()}.tmp"
+    """Replace a session file whole, keeping its permissions (new files get the usual 0644)."""
     try:
-        with open(tmp, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    jsonio.write_atomic(path, data, mode, fsync=False)
 
 
 def _ends_torn(path: str) -> bool:

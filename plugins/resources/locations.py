@@ -256,6 +256,40 @@ class Found:
     def add(self, path: Path, source: str, rank: int, enabled: bool = True) -> None:
         self._items.setdefault(str(path), (rank, path, source, enabled))
 
+    def add_settings_paths(
+        self, settings: Any, key: str, project_base: Path, agent: Path, collect: Any
+    ) -> tuple[list[str], list[str]]:
+        """The paths the project's and the global settings' ``key`` arrays name; returns both arrays."""
+        project_entries = setting_list(getattr(settings, "project_data", None), key)
+        global_entries = setting_list(getattr(settings, "global_data", None), key)
+        for path, enabled in settings_files(project_entries, project_base, collect):
+            self.add(path, "project", PROJECT_SETTINGS, enabled)
+        for path, enabled in settings_files(global_entries, agent, collect):
+            self.add(path, "user", USER_SETTINGS, enabled)
+        return project_entries, global_entries
+
+    def add_explicit_paths(
+        self, request: Any, *, option: str, extra_key: str, what: str, discovery_off: bool
+    ) -> None:
+        """Paths from the command line (``--<option>``), then from packages and extensions.
+
+        Package paths count as discovered ones (``discovery_off`` drops them); a missing
+        command-line path is reported as ``<what> path does not exist``.
+        """
+        cwd = Path(os.path.abspath(request.cwd))
+        for value in request.options.get(option) or ():
+            path = resolve_entry(str(value), cwd)
+            if not path.exists():
+                request.diagnostics.append(f"{what} path does not exist: {path}")
+                continue
+            self.add(path, "path", COMMAND_LINE)
+        for value in request.extra_paths.get(extra_key, []):
+            if request.extra_sources.get(value, "").startswith("packages"):
+                if not discovery_off:
+                    self.add(Path(value), "package", PACKAGES)
+            else:
+                self.add(Path(value), "path", EXTENSIONS)
+
     def ordered(self) -> list[tuple[Path, str]]:
         """``(path, source)`` of the enabled paths, by rank, each real file once."""
         items = sorted(self._items.values(), key=lambda item: item[0])

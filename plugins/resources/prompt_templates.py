@@ -17,19 +17,11 @@ from typing import Any
 from piko import hookimpl
 from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.plugins.resources.locations import (
-    COMMAND_LINE,
-    EXTENSIONS,
-    PACKAGES,
     PROJECT_AUTO,
-    PROJECT_SETTINGS,
     USER_AUTO,
-    USER_SETTINGS,
     Found,
     enabled_by_overrides,
     markdown_files,
-    resolve_entry,
-    setting_list,
-    settings_files,
 )
 from piko.resources import PromptTemplate, ResourceRequest
 
@@ -69,35 +61,27 @@ def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
     found = Found()
     disabled = bool(options.get("no_prompt_templates"))
     if not disabled:
-        project_entries = setting_list(getattr(settings, "project_data", None), "prompts")
-        global_entries = setting_list(getattr(settings, "global_data", None), "prompts")
         project_base = cwd / ".pi"
 
         def collect(folder: Path) -> list[Path]:
             return markdown_files(folder, recursive=True)
 
-        for path, enabled in settings_files(project_entries, project_base, collect):
-            found.add(path, "project", PROJECT_SETTINGS, enabled)
-        for path, enabled in settings_files(global_entries, agent, collect):
-            found.add(path, "user", USER_SETTINGS, enabled)
+        project_entries, global_entries = found.add_settings_paths(
+            settings, "prompts", project_base, agent, collect
+        )
         for path in markdown_files(project_base / "prompts", recursive=False):
             found.add(
                 path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base)
             )
         for path in markdown_files(agent / "prompts", recursive=False):
             found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
-    for value in options.get("prompt_template") or ():
-        path = resolve_entry(str(value), cwd)
-        if not path.exists():
-            request.diagnostics.append(f"prompt template path does not exist: {path}")
-            continue
-        found.add(path, "path", COMMAND_LINE)
-    for value in request.extra_paths.get("prompt_paths", []):
-        if request.extra_sources.get(value, "").startswith("packages"):
-            if not disabled:
-                found.add(Path(value), "package", PACKAGES)
-        else:
-            found.add(Path(value), "path", EXTENSIONS)
+    found.add_explicit_paths(
+        request,
+        option="prompt_template",
+        extra_key="prompt_paths",
+        what="prompt template",
+        discovery_off=disabled,
+    )
     return found.ordered()
 
 

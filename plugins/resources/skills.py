@@ -21,19 +21,11 @@ from typing import Any
 from piko import hookimpl
 from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.plugins.resources.locations import (
-    COMMAND_LINE,
-    EXTENSIONS,
-    PACKAGES,
     PROJECT_AUTO,
-    PROJECT_SETTINGS,
     USER_AUTO,
-    USER_SETTINGS,
     Found,
     agents_skill_dirs,
     enabled_by_overrides,
-    resolve_entry,
-    setting_list,
-    settings_files,
     skill_files,
 )
 from piko.resources import ResourceRequest, Skill
@@ -105,17 +97,14 @@ def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
     found = Found()
     no_skills = bool(options.get("no_skills"))
     if not no_skills:
-        project_entries = setting_list(getattr(settings, "project_data", None), "skills")
-        global_entries = setting_list(getattr(settings, "global_data", None), "skills")
         project_base = cwd / ".pi"
 
         def collect(folder: Path) -> list[Path]:
             return skill_files(folder, root_files=True)
 
-        for path, enabled in settings_files(project_entries, project_base, collect):
-            found.add(path, "project", PROJECT_SETTINGS, enabled)
-        for path, enabled in settings_files(global_entries, agent, collect):
-            found.add(path, "user", USER_SETTINGS, enabled)
+        project_entries, global_entries = found.add_settings_paths(
+            settings, "skills", project_base, agent, collect
+        )
         user_agents = Path.home() / ".agents" / "skills"
         project_auto = skill_files(project_base / "skills", root_files=True)
         for folder in agents_skill_dirs(cwd):
@@ -130,18 +119,10 @@ def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
         )
         for path in user_auto:
             found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
-    for value in options.get("skill") or ():
-        path = resolve_entry(str(value), cwd)
-        if not path.exists():
-            request.diagnostics.append(f"skill path does not exist: {path}")
-            continue
-        found.add(path, "path", COMMAND_LINE)
-    for value in request.extra_paths.get("skill_paths", []):
-        if request.extra_sources.get(value, "").startswith("packages"):
-            if not no_skills:  # package skills are discovered ones: --no-skills turns them off
-                found.add(Path(value), "package", PACKAGES)
-        else:
-            found.add(Path(value), "path", EXTENSIONS)
+    # package skills are discovered ones: --no-skills turns them off
+    found.add_explicit_paths(
+        request, option="skill", extra_key="skill_paths", what="skill", discovery_off=no_skills
+    )
     return found.ordered()
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from session_helpers import FIXTURES, assistant, context_json, copy_fixture, user
@@ -221,16 +223,28 @@ def test_cwd_encoding() -> None:
     assert encode_cwd("relative/dir") == "--relative-dir--"
 
 
-def test_failed_migration_write_is_retried_with_the_next_entry(tmp_path: Path) -> None:
+def test_failed_migration_write_is_retried_with_the_next_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = copy_fixture(FIXTURES / "v2_session.jsonl", tmp_path, "old.jsonl")
     original = path.read_bytes()
-    blocker = tmp_path / f"old.jsonl.{os.getpid()}.tmp"
-    blocker.mkdir()  # the atomic rewrite's temporary file cannot be created
+    # the rename that completes the atomic rewrite fails (a full or read-only disk; tests run as
+    # root, so permissions cannot make it fail for real)
+    failing = [True]
+    real_replace = os.replace
+
+    def replace(src: Any, dst: Any) -> None:
+        if failing[0]:
+            raise OSError(errno.EROFS, "Read-only file system", str(dst))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
     manager = SessionManager.open(str(path))
     assert isinstance(manager.write_error, OSError)
     assert path.read_bytes() == original  # the old file is untouched, not half-written
     assert len(manager.build_context().messages) == 3  # the migrated session is usable in memory
-    blocker.rmdir()
+    assert not list(tmp_path.glob(".old.jsonl.*"))  # no temporary file is left behind
+    failing[0] = False
     new = manager.append_message(user("after"))
     rewritten = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines()]
     assert rewritten[0]["version"] == 3 and rewritten[-1]["id"] == new and manager.write_error is None

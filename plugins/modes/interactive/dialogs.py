@@ -25,7 +25,7 @@ from prompt_toolkit.layout import (
     HSplit,
     Window,
 )
-from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor
+from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor, Processor
 
 from piko.fuzzy import fuzzy_filter
 from piko.plugins.modes.interactive.command_api import PickItem
@@ -286,7 +286,7 @@ class InputPanel(Panel):
             self.close(None)
 
         empty = Condition(lambda: not self.buffer.text)
-        processors = [PasswordProcessor()] if password else []
+        processors: list[Processor] = [PasswordProcessor()] if password else []
         window = Window(BufferControl(self.buffer, input_processors=processors, key_bindings=kb), height=1)
         placeholder_window = ConditionalContainer(
             Window(FormattedTextControl(lambda: [("class:t-dim", f" {self.placeholder}")]), height=1),
