@@ -227,6 +227,23 @@ def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | Non
     """
 
 
+@hookspec(firstresult=True)
+def piko_credential_store(app: Any) -> Any:
+    """The credential store the interactive ``/login`` and ``/logout`` (and ``pi`` commands) use.
+
+    Asked whenever a command needs to save or remove a login. The built-in ``providers.auth``
+    plugin answers with its ``auth.json`` store; a plugin may answer first (``tryfirst``) to keep
+    credentials elsewhere (a system keychain, a company vault); such a plugin also answers
+    ``piko_resolve_api_key`` so that requests find the keys it keeps.
+
+    :param app: the :class:`piko.app.App`.
+    Return value: an object with ``auth_path()``, ``get_storage()`` (``.get(provider)`` gives the
+    stored credential dict), ``oauth_providers()``, ``save_api_key(provider, key)``,
+    ``login_oauth(provider, **callbacks)`` and ``logout(provider)``, or ``None`` to let the next
+    implementation answer. With no answer, logins are not available and commands say so.
+    """
+
+
 @hookspec
 def piko_compaction_prepare(request: Any, ctx: Any) -> Any:
     """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).

@@ -250,6 +250,36 @@ def logout(provider: str, app: Any = None) -> dict[str, Any] | None:
 # ---------------------------------------------------------------------------
 
 
+class AuthJsonStore:
+    """``auth.json`` as the credential store of one app (the answer to ``piko_credential_store``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def auth_path(self) -> Path:
+        return auth_path(self.app)
+
+    def get_storage(self) -> Any:
+        return get_storage(self.app)
+
+    def oauth_providers(self) -> list[Any]:
+        return oauth_providers(self.app)
+
+    def save_api_key(self, provider: str, key: str) -> Path:
+        return save_api_key(provider, key, self.app)
+
+    def login_oauth(self, provider: str, **callbacks: Any) -> Path:
+        return login_oauth(provider, self.app, **callbacks)
+
+    def logout(self, provider: str) -> dict[str, Any] | None:
+        return logout(provider, self.app)
+
+
+@hookimpl
+def piko_credential_store(app: Any) -> AuthJsonStore:
+    return AuthJsonStore(app)
+
+
 @hookimpl(tryfirst=True)
 def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | None:
     """auth.json key, then OAuth token, then environment variables (pi's order)."""

@@ -280,3 +280,53 @@ def test_login_without_the_auth_plugin(world, run, monkeypatch: pytest.MonkeyPat
     ctx = run(scenario())
     message = "Logins are not available: the providers.auth plugin is blocked or missing (see `pi plugins`)"
     assert ctx.texts("error") == [message, message]
+
+
+class VaultStore:
+    """A credential store kept in memory, as a company vault plugin would offer one."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, dict[str, Any]] = {}
+
+    def auth_path(self) -> str:
+        return "vault://team"
+
+    def get_storage(self) -> Any:
+        return self.saved
+
+    def oauth_providers(self) -> list[Any]:
+        return []
+
+    def save_api_key(self, provider: str, key: str) -> str:
+        self.saved[provider] = {"type": "api_key", "key": key}
+        return "vault://team"
+
+    def login_oauth(self, provider: str, **callbacks: Any) -> str:
+        raise ValueError("no OAuth in the vault")
+
+    def logout(self, provider: str) -> dict[str, Any] | None:
+        return self.saved.pop(provider, None)
+
+
+def test_a_plugin_may_keep_credentials_elsewhere(world, run) -> None:
+    from piko import hookimpl
+
+    vault = VaultStore()
+
+    class VaultPlugin:
+        @hookimpl(tryfirst=True)
+        def piko_credential_store(self, app: Any) -> VaultStore:
+            return vault
+
+    async def scenario() -> Any:
+        session = await world.session()
+        session.app.pm.register(VaultPlugin(), name="vault")
+        ctx = world.context(session)
+        ctx.ui.script("input", "gsk-from-vault")
+        await ctx.run("/login groq")
+        return ctx
+
+    ctx = run(scenario())
+    assert vault.saved == {"groq": {"type": "api_key", "key": "gsk-from-vault"}}
+    assert not (world.agent_dir / "auth.json").exists()  # auth.json was not used
+    assert ctx.texts("info") == ["Saved API key for Groq. Credentials saved to vault://team"]

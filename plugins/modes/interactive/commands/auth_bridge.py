@@ -1,10 +1,8 @@
-"""Reaching the credential library of the ``providers.auth`` plugin from the interactive mode.
+"""Reaching the credential store from the interactive mode: the ``piko_credential_store`` hook.
 
-Plugins of one kind do not import another kind's modules, and the kernel offers no credential
-service yet, so the library is looked up through the plugin manager: the plugin registered as
-``providers.auth`` *is* its module (``auth_path``, ``get_storage``, ``oauth_providers``,
-``save_api_key``, ``login_oauth``, ``logout``...). When that plugin is blocked or missing,
-logins are not available and the commands say so.
+The built-in ``providers.auth`` plugin answers with its ``auth.json`` store; another plugin may
+answer first (a keychain, a vault). When no plugin answers (the auth plugin is blocked), logins
+are not available and the commands say so.
 """
 
 from __future__ import annotations
@@ -16,18 +14,18 @@ _NEEDED = ("auth_path", "get_storage", "oauth_providers", "save_api_key", "login
 
 
 class AuthUnavailableError(RuntimeError):
-    """No usable ``providers.auth`` plugin is loaded."""
+    """No plugin offers a credential store."""
 
 
 def auth_library(app: Any) -> Any:
-    """The ``providers.auth`` plugin's module (raises :class:`AuthUnavailableError`)."""
+    """The credential store (raises :class:`AuthUnavailableError` when there is none)."""
     pm = getattr(app, "pm", None)
-    plugin = pm.get_plugin(AUTH_PLUGIN) if pm is not None else None
-    if plugin is None or not all(callable(getattr(plugin, name, None)) for name in _NEEDED):
+    store = pm.hook.piko_credential_store(app=app) if pm is not None else None
+    if store is None or not all(callable(getattr(store, name, None)) for name in _NEEDED):
         raise AuthUnavailableError(
             f"Logins are not available: the {AUTH_PLUGIN} plugin is blocked or missing (see `pi plugins`)"
         )
-    return plugin
+    return store
 
 
 def stored_credential(app: Any, provider: str) -> dict[str, Any] | None:
@@ -36,5 +34,5 @@ def stored_credential(app: Any, provider: str) -> dict[str, Any] | None:
         library = auth_library(app)
     except AuthUnavailableError:
         return None
-    credential = library.get_storage(app).get(provider)
+    credential = library.get_storage().get(provider)
     return credential if isinstance(credential, dict) else None

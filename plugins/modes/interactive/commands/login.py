@@ -68,7 +68,7 @@ def is_api_key_provider(name: str, config: Any, oauth_ids: set[str]) -> bool:
 def provider_options(app: Any, library: Any, auth_type: str | None = None) -> list[tuple[str, str, str]]:
     """``(provider id, display name, "oauth" | "api_key")`` one may log in to, sorted by name."""
     registry = app.model_registry.load()
-    oauth = list(library.oauth_providers(app))
+    oauth = list(library.oauth_providers())
     oauth_ids = {p.id for p in oauth}
     options = [(p.id, str(getattr(p, "name", p.id) or p.id), "oauth") for p in oauth]
     for name, config in registry.providers.items():
@@ -81,7 +81,7 @@ def provider_options(app: Any, library: Any, auth_type: str | None = None) -> li
 
 def _status(app: Any, library: Any, provider: str, auth_type: str) -> str:
     """pi's status of a provider in the login list (``✓ configured``, ``• unconfigured``...)."""
-    credential = library.get_storage(app).get(provider)
+    credential = library.get_storage().get(provider)
     if credential is not None:
         if credential.get("type") == auth_type:
             return "✓ configured"
@@ -199,7 +199,7 @@ async def _api_key_login(ctx: InteractiveContext, library: Any, provider: str, n
     if key is None:
         return None
     try:
-        path = await asyncio.to_thread(library.save_api_key, provider, key, ctx.app)
+        path = await asyncio.to_thread(library.save_api_key, provider, key)
     except Exception as exc:
         ctx.show_error(f"Failed to save API key for {name}: {error_text(exc)}")
         return None
@@ -265,7 +265,6 @@ async def _race_paste(ctx: InteractiveContext, server: Any) -> str | None:
 
 async def _oauth_login(ctx: InteractiveContext, library: Any, provider: str, name: str) -> str | None:
     loop = asyncio.get_running_loop()
-    app = ctx.app
 
     def on_loop(coroutine: Coroutine[Any, Any, Any]) -> Any:
         return asyncio.run_coroutine_threadsafe(coroutine, loop).result()
@@ -294,11 +293,11 @@ async def _oauth_login(ctx: InteractiveContext, library: Any, provider: str, nam
         return result
 
     callbacks: dict[str, Any] = {"on_auth": on_auth, "on_prompt": on_prompt, "on_progress": on_progress}
-    oauth = next((p for p in library.oauth_providers(app) if p.id == provider), None)
+    oauth = next((p for p in library.oauth_providers() if p.id == provider), None)
     if getattr(oauth, "uses_callback_server", False):
         callbacks["wait_for_input"] = wait_for_input
     try:
-        path = await asyncio.to_thread(library.login_oauth, provider, app, **callbacks)
+        path = await asyncio.to_thread(library.login_oauth, provider, **callbacks)
     except LoginCancelledError:
         ctx.show_info("Login cancelled")
         return None
@@ -370,7 +369,7 @@ async def logout_command(ctx: InteractiveContext, args: str) -> None:
     except AuthUnavailableError as exc:
         ctx.show_error(str(exc))
         return
-    storage = library.get_storage(app)
+    storage = library.get_storage()
     registry = app.model_registry
     stored = []
     for provider in storage.list():
@@ -401,7 +400,7 @@ async def logout_command(ctx: InteractiveContext, args: str) -> None:
             return
     provider, name, kind = match
     try:
-        await asyncio.to_thread(library.logout, provider, app)
+        await asyncio.to_thread(library.logout, provider)
     except Exception as exc:
         ctx.show_error(f"Logout failed: {error_text(exc)}")
         return
