@@ -14,7 +14,6 @@ JavaScript extensions are found too, so that they can be reported as unsupported
 
 from __future__ import annotations
 
-import fnmatch
 import glob
 import os
 from collections.abc import Iterable
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import jsonio
+from piko.resource_patterns import apply_patterns, is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
 JS_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs")
@@ -151,58 +151,15 @@ def files_from_paths(paths: Iterable[Path], kind: str) -> list[Path]:
 # ---------------------------------------------------------------------------
 
 
-def _is_override(pattern: str) -> bool:
-    return pattern.startswith(("!", "+", "-"))
-
-
 def _has_glob(pattern: str) -> bool:
     return any(c in pattern for c in "*?[")
-
-
-def _candidates(path: Path, base: Path) -> list[str]:
-    rel = os.path.relpath(path, base).replace(os.sep, "/")
-    names = [rel, path.name, path.as_posix()]
-    if path.name == "SKILL.md":
-        parent = path.parent
-        names += [os.path.relpath(parent, base).replace(os.sep, "/"), parent.name, parent.as_posix()]
-    return names
-
-
-def _matches_any(path: Path, patterns: list[str], base: Path) -> bool:
-    names = _candidates(path, base)
-    return any(fnmatch.fnmatchcase(name, p.replace("\\", "/")) for p in patterns for name in names)
-
-
-def _matches_exact(path: Path, patterns: list[str], base: Path) -> bool:
-    if not patterns:
-        return False
-    rel = os.path.relpath(path, base).replace(os.sep, "/")
-    exact = {rel, path.as_posix()}
-    if path.name == "SKILL.md":
-        exact |= {os.path.relpath(path.parent, base).replace(os.sep, "/"), path.parent.as_posix()}
-    return any(p.removeprefix("./").replace("\\", "/") in exact for p in patterns)
-
-
-def apply_patterns(paths: list[Path], patterns: list[str], base: Path) -> set[Path]:
-    """The enabled subset of ``paths`` under pi's pattern rules."""
-    includes = [p for p in patterns if not _is_override(p)]
-    excludes = [p[1:] for p in patterns if p.startswith("!")]
-    force_in = [p[1:] for p in patterns if p.startswith("+")]
-    force_out = [p[1:] for p in patterns if p.startswith("-")]
-    result = [p for p in paths if not includes or _matches_any(p, includes, base)]
-    if excludes:
-        result = [p for p in result if not _matches_any(p, excludes, base)]
-    for path in paths:
-        if path not in result and _matches_exact(path, force_in, base):
-            result.append(path)
-    return {p for p in result if not _matches_exact(p, force_out, base)}
 
 
 def manifest_files(entries: list[str], root: Path, kind: str) -> list[Path]:
     """Every resource the manifest's plain entries (globs expanded) name, before overrides."""
     paths: list[Path] = []
     for entry in entries:
-        if _is_override(entry):
+        if is_override(entry):
             continue
         if _has_glob(entry):
             matches = sorted(glob.glob(entry, root_dir=str(root), recursive=True))
@@ -231,7 +188,7 @@ def _available(root: Path, manifest: dict[str, Any] | None, kind: str) -> list[P
     entries = _entries(manifest, kind)
     if entries:
         files = manifest_files(entries, root, kind)
-        overrides = [e for e in entries if _is_override(e)]
+        overrides = [e for e in entries if is_override(e)]
         enabled = apply_patterns(files, overrides, root) if overrides else set(files)
         return [f for f in files if f in enabled]
     if entries is not None:  # an explicit empty list: nothing of this kind

@@ -20,9 +20,9 @@ from piko.plugins.resources.locations import (
     PROJECT_AUTO,
     USER_AUTO,
     Found,
-    enabled_by_overrides,
     markdown_files,
 )
+from piko.resource_patterns import enabled_by_overrides
 from piko.resources import PromptTemplate, ResourceRequest
 
 

@@ -25,9 +25,9 @@ from piko.plugins.resources.locations import (
     USER_AUTO,
     Found,
     agents_skill_dirs,
-    enabled_by_overrides,
     skill_files,
 )
+from piko.resource_patterns import enabled_by_overrides
 from piko.resources import ResourceRequest, Skill
 
 MAX_NAME = 64

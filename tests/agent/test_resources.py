@@ -12,7 +12,7 @@ from agent_harness import PiEnv
 
 from piko.expansion import expand_prompt_template, parse_command_args, strip_frontmatter, substitute_args
 from piko.plugins.resources.frontmatter import parse_frontmatter
-from piko.plugins.resources.locations import apply_patterns, glob_match
+from piko.resource_patterns import apply_patterns, glob_match
 from piko.resources import PromptTemplate
 
 MOCK = ("--provider", "mock", "--model", "mock-1")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from piko.plugins.packages.resources_scan import apply_patterns, package_resources
+from piko.plugins.packages.resources_scan import package_resources
+from piko.resource_patterns import apply_patterns
 
 
 def _files(root: Path, names: list[str]) -> None:
@@ -65,3 +66,14 @@ def test_pattern_rules(tmp_path: Path) -> None:
     assert apply_patterns(paths, ["!a/x.md"], tmp_path) == {paths[1], paths[2]}
     assert apply_patterns(paths, ["a/*", "!y.md", "+b"], tmp_path) == {paths[0], paths[2]}
     assert apply_patterns(paths, ["+a/x.md", "-a/x.md"], tmp_path) == {paths[1], paths[2]}
+
+
+def test_manifest_overrides_match_within_a_segment_as_pi_s_minimatch(tmp_path: Path) -> None:
+    """``!prompts/*`` leaves out the templates directly in ``prompts/``, not the ones deeper."""
+    for name in ("prompts/top.md", "prompts/deep/inner.md"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("---\ndescription: d\n---\nbody\n", encoding="utf-8")
+    manifest = {"pi": {"prompts": ["prompts/top.md", "prompts/deep/inner.md", "!prompts/*"]}}
+    (tmp_path / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
+    found = package_resources(tmp_path, {"source": "x"})
+    assert _names(found["prompts"], tmp_path) == ["prompts/deep/inner.md"]
