@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import jsonio
+from piko.resource_files import files_with_suffix, skill_files
 from piko.resource_patterns import apply_patterns, is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
@@ -79,32 +80,6 @@ def _is_file(entry: os.DirEntry[str]) -> bool:
         return False
 
 
-def _files_with_suffix(folder: Path, suffix: str) -> list[Path]:
-    found: list[Path] = []
-    for entry in _scandir(folder):
-        path = Path(entry.path)
-        if _is_dir(entry):
-            found.extend(_files_with_suffix(path, suffix))
-        elif _is_file(entry) and entry.name.endswith(suffix):
-            found.append(path)
-    return found
-
-
-def _skill_files(folder: Path, root: bool = True) -> list[Path]:
-    """pi's skill discovery: a folder with ``SKILL.md`` is one skill; top-level ``*.md`` are skills too."""
-    skill = folder / "SKILL.md"
-    if skill.is_file():
-        return [skill]
-    found: list[Path] = []
-    for entry in _scandir(folder):
-        path = Path(entry.path)
-        if root and _is_file(entry) and entry.name.endswith(".md"):
-            found.append(path)
-        elif _is_dir(entry):
-            found.extend(_skill_files(path, root=False))
-    return found
-
-
 def _extension_entries(folder: Path) -> list[Path]:
     """Python extension files and package folders in ``folder`` (and pi's JS/TS ones, to report)."""
     if (folder / "__init__.py").is_file():
@@ -130,10 +105,10 @@ def _extension_entries(folder: Path) -> list[Path]:
 def collect_kind(folder: Path, kind: str) -> list[Path]:
     """The resources of ``kind`` under ``folder``."""
     if kind == "skills":
-        return _skill_files(folder)
+        return skill_files(folder, root_files=True)
     if kind == "extensions":
         return _extension_entries(folder)
-    return _files_with_suffix(folder, ".md" if kind == "prompts" else ".json")
+    return files_with_suffix(folder, ".md" if kind == "prompts" else ".json")
 
 
 def files_from_paths(paths: Iterable[Path], kind: str) -> list[Path]:

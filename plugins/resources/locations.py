@@ -42,61 +42,6 @@ def setting_list(data: Any, key: str) -> list[str]:
 # ---------------------------------------------------------------------------
 
 
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def _kind(entry: os.DirEntry[str]) -> str | None:
-    """``"dir"``, ``"file"`` or None (a broken link or anything else), following links."""
-    try:
-        if entry.is_dir():
-            return "dir"
-        if entry.is_file():
-            return "file"
-    except OSError:
-        pass
-    return None
-
-
-def skill_files(folder: Path, *, root_files: bool) -> list[Path]:
-    """The skills under ``folder``: a folder with a ``SKILL.md`` is one skill (not searched further);
-    other folders are searched; with ``root_files`` the ``*.md`` files directly in ``folder`` are
-    skills too. Hidden entries and ``node_modules`` are skipped."""
-    entries = _entries(folder)
-    for entry in entries:
-        if entry.name == "SKILL.md" and _kind(entry) == "file":
-            return [Path(entry.path)]
-    found: list[Path] = []
-    for entry in entries:
-        if entry.name.startswith(".") or entry.name == "node_modules":
-            continue
-        kind = _kind(entry)
-        if kind == "dir":
-            found.extend(skill_files(Path(entry.path), root_files=False))
-        elif kind == "file" and root_files and entry.name.endswith(".md"):
-            found.append(Path(entry.path))
-    return found
-
-
-def markdown_files(folder: Path, *, recursive: bool) -> list[Path]:
-    """``*.md`` files in ``folder`` (and below it when ``recursive``), hidden entries and
-    ``node_modules`` skipped."""
-    found: list[Path] = []
-    for entry in _entries(folder):
-        if entry.name.startswith(".") or entry.name == "node_modules":
-            continue
-        kind = _kind(entry)
-        if kind == "dir" and recursive:
-            found.extend(markdown_files(Path(entry.path), recursive=True))
-        elif kind == "file" and entry.name.endswith(".md"):
-            found.append(Path(entry.path))
-    return found
-
-
 def agents_skill_dirs(cwd: Path) -> list[Path]:
     """``.agents/skills`` of cwd and each parent, up to the git root (or the filesystem root)."""
     start = Path(os.path.abspath(cwd))

@@ -20,8 +20,8 @@ from piko.plugins.resources.locations import (
     PROJECT_AUTO,
     USER_AUTO,
     Found,
-    markdown_files,
 )
+from piko.resource_files import markdown_files
 from piko.resource_patterns import enabled_by_overrides
 from piko.resources import PromptTemplate, ResourceRequest
 

@@ -25,8 +25,8 @@ from piko.plugins.resources.locations import (
     USER_AUTO,
     Found,
     agents_skill_dirs,
-    skill_files,
 )
+from piko.resource_files import skill_files
 from piko.resource_patterns import enabled_by_overrides
 from piko.resources import ResourceRequest, Skill
 
