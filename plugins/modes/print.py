@@ -57,6 +57,7 @@ async def run_print(app: Any, *, json_output: bool) -> int:
     try:
         session = await app.create_agent_session(mode="json" if json_output else "print")
     except SetupError as exc:
+        app.report()  # a broken models.json or settings file may be why (pi says nothing here)
         return _error(str(exc) if getattr(exc, "bare", False) else f"Error: {exc}")
     app.report()
     if session.model is None:

@@ -337,3 +337,15 @@ def test_provider_error_exits_1_with_the_message(pi_env: Any) -> None:
     done = env.run("-p", *MOCK, "hi")
     assert done.returncode == 1 and done.stdout == ""
     assert "bad request here" in done.stderr
+
+
+def test_a_broken_models_json_is_reported_with_the_error_it_causes(pi_env: Any) -> None:
+    """pi prints only 'Unknown provider'; piko says why the provider is unknown first."""
+    env = pi_env(OK)
+    (env.home / "models.json").write_text('{"providers": {', encoding="utf-8")
+    done = env.run("-p", *MOCK, "hi")
+    assert done.returncode == 1 and done.stdout == ""
+    warning, _, error = done.stderr.partition("Error: ")
+    assert warning.startswith("Warning: errors loading models.json:\nFailed to parse models.json")
+    assert error == 'Unknown provider "mock". Use --list-models to see available providers/models.\n'
+    assert env.server.requests == []
