@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import jsonio
-from piko.resource_files import files_with_suffix, skill_files
+from piko.resource_files import IgnoreRules, files_with_suffix, skill_files
 from piko.resource_patterns import apply_patterns, is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
@@ -88,9 +88,11 @@ def _extension_entries(folder: Path) -> list[Path]:
         if (folder / index).is_file():
             return [folder / index]
     found: list[Path] = []
+    ignored = IgnoreRules(folder)
+    ignored.add_folder(folder)
     for entry in _scandir(folder):
         path = Path(entry.path)
-        if entry.name.startswith("_"):
+        if entry.name.startswith("_") or ignored.ignores(path, is_dir=_is_dir(entry)):
             continue
         if _is_file(entry) and (entry.name.endswith(".py") or entry.name.endswith(JS_SUFFIXES)):
             found.append(path)

@@ -10,11 +10,13 @@ that ``resources_discover`` handlers add (packages). A file must be a JSON objec
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
 from piko.paths import expand_user
+from piko.resource_files import files_with_suffix
 from piko.resources import ResourceRequest, Theme
 
 
@@ -49,10 +51,11 @@ def load_theme_file(path: Path, source: str, request: ResourceRequest) -> Theme 
 def _from_path(path: Path, source: str, request: ResourceRequest) -> list[Theme]:
     if path.is_dir():
         try:
-            files = sorted(p for p in path.iterdir() if p.suffix == ".json" and p.is_file())
+            os.scandir(path).close()  # an unreadable folder is reported, not silently empty
         except OSError as exc:
             request.diagnostics.append(f"theme folder {path}: {exc.strerror or exc}")
             return []
+        files = files_with_suffix(path, ".json", recursive=False)  # honours ignore files, as pi
     elif path.is_file():
         files = [path]
     else:

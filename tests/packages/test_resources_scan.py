@@ -77,3 +77,19 @@ def test_manifest_overrides_match_within_a_segment_as_pi_s_minimatch(tmp_path: P
     (tmp_path / "package.json").write_text(json.dumps(manifest), encoding="utf-8")
     found = package_resources(tmp_path, {"source": "x"})
     assert _names(found["prompts"], tmp_path) == ["prompts/deep/inner.md"]
+
+
+def test_ignore_files_in_package_folders(tmp_path: Path) -> None:
+    _files(tmp_path, [
+        "skills/a/SKILL.md", "skills/wip/SKILL.md", "prompts/p.md", "prompts/draft.md",
+        "themes/t.json", "themes/old.json", "extensions/e.py", "extensions/scratch.py",
+    ])  # fmt: skip
+    (tmp_path / "skills" / ".gitignore").write_text("wip/\n", encoding="utf-8")
+    (tmp_path / "prompts" / ".ignore").write_text("draft.md\n", encoding="utf-8")
+    (tmp_path / "themes" / ".fdignore").write_text("old.*\n", encoding="utf-8")
+    (tmp_path / "extensions" / ".gitignore").write_text("scratch.py\n", encoding="utf-8")
+    found = package_resources(tmp_path)
+    assert _names(found["skills"], tmp_path) == ["skills/a/SKILL.md"]
+    assert _names(found["prompts"], tmp_path) == ["prompts/p.md"]
+    assert _names(found["themes"], tmp_path) == ["themes/t.json"]
+    assert _names(found["extensions"], tmp_path) == ["extensions/e.py"]
