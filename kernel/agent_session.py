@@ -663,8 +663,21 @@ class AgentSession:
         """``/skill:name args`` and ``/template args`` expansion (unknown names pass through)."""
         from piko.expansion import expand_prompt_template, expand_skill_command
 
-        text = expand_skill_command(text, self.resources.skills)
+        text = expand_skill_command(text, self.resources.skills, self._skill_unreadable)
         return expand_prompt_template(text, self.resources.prompt_templates)
+
+    def _skill_unreadable(self, skill: Any, error: OSError) -> None:
+        """Report a skill file that cannot be read, as pi does: an extension error of the skill."""
+        import errno
+
+        from piko.context import schedule
+        from piko.dispatch import Handler
+
+        code = errno.errorcode.get(error.errno or 0, "EIO")
+        # worded as Node words it, as pi reports it: ENOENT: no such file or directory, open '...'
+        reason = OSError(f"{code}: {(error.strerror or str(error)).lower()}, open '{skill.file_path}'")
+        handler = Handler("skills", skill.file_path, lambda event, ctx: None)
+        schedule(self.dispatcher.report(handler, "skill_expansion", reason))
 
     async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Queue a message delivered before the next model call (expanded; no extension commands)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -74,12 +75,15 @@ def strip_frontmatter(text: str) -> str:
     return normalized
 
 
-def expand_skill_command(text: str, skills: list[Any]) -> str:
+def expand_skill_command(
+    text: str, skills: list[Any], on_error: Callable[[Any, OSError], None] | None = None
+) -> str:
     """``/skill:name args`` -> a ``<skill>`` block with the skill file's body, then the arguments.
 
-    Unknown names and unreadable files leave the text as it is. As in pi this works whatever
-    ``enableSkillCommands`` says: that setting only decides whether skills are offered as
-    commands (completion, command lists).
+    Unknown names and unreadable files leave the text as it is; ``on_error(skill, error)`` hears
+    of an unreadable one (pi reports it as a ``skill_expansion`` extension error). As in pi this
+    works whatever ``enableSkillCommands`` says: that setting only decides whether skills are
+    offered as commands (completion, command lists).
     """
     if not text.startswith("/skill:"):
         return text
@@ -89,7 +93,9 @@ def expand_skill_command(text: str, skills: list[Any]) -> str:
         return text
     try:
         body = strip_frontmatter(Path(skill.file_path).read_text(encoding="utf-8", errors="replace")).strip()
-    except OSError:
+    except OSError as exc:
+        if on_error is not None:
+            on_error(skill, exc)
         return text
     block = (
         f'<skill name="{skill.name}" location="{skill.file_path}">\n'

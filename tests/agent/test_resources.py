@@ -162,6 +162,21 @@ def test_skill_command_expands_with_arguments(pi_env: Any) -> None:
     assert env.user_texts(-1) == [block + "\n\nfind   docs", block, "/skill:nope x"]
 
 
+def test_an_unreadable_skill_file_is_reported_and_the_text_passes_through(pi_env: Any) -> None:
+    env = pi_env(OK)
+    path = env.write("skills/gone/SKILL.md", skill_md("Soon gone.", "gone"), base=env.home)
+    # the file is there when skills are found, and gone when the prompt expands it
+    extension = env.write(
+        "remover.py",
+        "import os\n\ndef activate(pi):\n"
+        f"    pi.on('session_start', lambda event, ctx: os.remove({str(path)!r}))\n",
+    )
+    done = env.run("-p", "-e", str(extension), *MOCK, "/skill:gone now")
+    assert done.returncode == 0, done.stderr
+    assert f"Extension error ({path}): ENOENT: no such file or directory, open '{path}'" in done.stderr
+    assert env.user_texts()[0] == "/skill:gone now"
+
+
 def test_skill_hidden_from_the_model_still_runs_as_a_command(pi_env: Any) -> None:
     env = pi_env(OK)
     env.write(
