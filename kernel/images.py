@@ -31,6 +31,8 @@ MAX_HEIGHT = 2000
 MAX_BASE64_BYTES = int(4.5 * 1024 * 1024)  # headroom below Anthropic's 5 MB per image
 JPEG_QUALITY = 80
 _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# pi's words for an image that could not be made small enough to send
+IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 
 
 def detect_image_mime_type(head: bytes) -> str | None:

@@ -13,8 +13,6 @@ from typing import Any
 from piko.messages import ImageContent
 from piko.paths import expand_user
 
-IMAGE_OMITTED = "[Image omitted: could not be resized below the inline image size limit.]"
-
 
 class InitialMessageError(Exception):
     """An ``@file`` argument cannot be used (missing or unreadable)."""
@@ -88,11 +86,11 @@ def process_file_arguments(
         if mime:
             note = ""
             if auto_resize:
-                from piko.images import format_dimension_note, resize_image
+                from piko.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
 
                 resized = resize_image(data, mime)
                 if resized is None:
-                    text += f'<file name="{path}">{IMAGE_OMITTED}</file>\n'
+                    text += f'<file name="{path}">{IMAGE_OMITTED_NOTE}</file>\n'
                     continue
                 note = format_dimension_note(resized) or ""
                 images.append(ImageContent(data=resized.data, mime_type=resized.mime_type))

@@ -35,7 +35,6 @@ PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
 
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
-IMAGE_OMITTED_NOTE = "[Image omitted: could not be resized below the inline image size limit.]"
 
 
 @hookimpl
@@ -147,7 +146,7 @@ def _check_readable(absolute: str) -> None:
 def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResult:
     import base64
 
-    from piko.images import format_dimension_note, resize_image
+    from piko.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
 
     notes: list[str]
     blocks: list[Any] = []
