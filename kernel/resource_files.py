@@ -15,6 +15,8 @@ import os
 import re
 from pathlib import Path
 
+from piko.resource_patterns import glob_regex_source
+
 __all__ = ["IgnoreRules", "files_with_suffix", "markdown_files", "skill_files"]
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
@@ -22,47 +24,10 @@ IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
 @functools.lru_cache(maxsize=512)
 def _pattern_regex(pattern: str) -> re.Pattern[str]:
-    """A gitignore pattern (no ``!``, no trailing ``/``) as a regex over ``/``-separated paths."""
-    anchored = "/" in pattern
-    out = ""
-    i = 0
-    while i < len(pattern):
-        if pattern.startswith("**/", i):
-            out += "(?:.*/)?"
-            i += 3
-            continue
-        if pattern.startswith("/**", i) and i + 3 == len(pattern):
-            out += "/.*"
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out += ".*"
-            i += 2
-            continue
-        ch = pattern[i]
-        if ch == "\\" and i + 1 < len(pattern):
-            out += re.escape(pattern[i + 1])
-            i += 2
-            continue
-        if ch == "*":
-            out += "[^/]*"
-        elif ch == "?":
-            out += "[^/]"
-        elif ch == "[":
-            close = pattern.find("]", i + 1)
-            if close == -1:
-                out += re.escape(ch)
-            else:
-                body = pattern[i + 1 : close].replace("\\", "\\\\")
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out += f"[{body}]"
-                i = close
-        else:
-            out += re.escape(ch)
-        i += 1
-    prefix = "^" if anchored else "^(?:.*/)?"
-    return re.compile(f"{prefix}{out}(?:/.*)?$")
+    """A gitignore pattern (no ``!``, no trailing ``/``) as a regex over ``/``-separated paths:
+    anchored when it holds a ``/``, else matching at any depth; what is inside a match matches."""
+    prefix = "^" if "/" in pattern else "^(?:.*/)?"
+    return re.compile(f"{prefix}{glob_regex_source(pattern, backslash_escapes=True)}(?:/.*)?$")
 
 
 class IgnoreRules:

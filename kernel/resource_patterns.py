@@ -19,6 +19,7 @@ __all__ = [
     "apply_patterns",
     "enabled_by_overrides",
     "glob_match",
+    "glob_regex_source",
     "is_override",
     "is_pattern",
     "matches_any",
@@ -39,9 +40,11 @@ def is_pattern(entry: str) -> bool:
 # ---------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=256)
-def _glob_regex(pattern: str) -> re.Pattern[str]:
-    """A glob as a regex: ``*`` and ``?`` stay within one path segment, ``**`` crosses them."""
+def glob_regex_source(pattern: str, *, backslash_escapes: bool = False) -> str:
+    """A glob as regex source: ``*`` and ``?`` stay within one path segment, ``**`` crosses them.
+
+    With ``backslash_escapes`` (gitignore files) ``\\x`` stands for a literal ``x``.
+    """
     out = ""
     i = 0
     while i < len(pattern):
@@ -52,6 +55,10 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
             continue
         if pattern.startswith("**", i):
             out += ".*"
+            i += 2
+            continue
+        if backslash_escapes and ch == "\\" and i + 1 < len(pattern):
+            out += re.escape(pattern[i + 1])
             i += 2
             continue
         if ch == "*":
@@ -71,7 +78,12 @@ def _glob_regex(pattern: str) -> re.Pattern[str]:
         else:
             out += re.escape(ch)
         i += 1
-    return re.compile(f"^{out}$")
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _glob_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(f"^{glob_regex_source(pattern)}$")
 
 
 def glob_match(text: str, pattern: str) -> bool:
