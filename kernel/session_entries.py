@@ -352,15 +352,29 @@ class ThinkingLevelChangeEntry(SessionEntry):
         return self._str("thinkingLevel")
 
 
-class CompactionEntry(SessionEntry):
-    """``{"type":"compaction",...,"summary","firstKeptEntryId","tokensBefore"[,"details"][,"fromHook"]}``."""
+class _SummaryEntry(SessionEntry):
+    """What compaction and branch-summary entries share: ``summary``, ``details``, ``fromHook``."""
 
-    TYPE = "compaction"
     __slots__ = ()
 
     @property
     def summary(self) -> str:
         return self._str("summary")
+
+    @property
+    def details(self) -> Any:
+        return self.raw.get("details")
+
+    @property
+    def from_hook(self) -> bool | None:
+        return self.raw.get("fromHook")
+
+
+class CompactionEntry(_SummaryEntry):
+    """``{"type":"compaction",...,"summary","firstKeptEntryId","tokensBefore"[,"details"][,"fromHook"]}``."""
+
+    TYPE = "compaction"
+    __slots__ = ()
 
     @property
     def first_kept_entry_id(self) -> str | None:
@@ -372,16 +386,8 @@ class CompactionEntry(SessionEntry):
         value = self.raw.get("tokensBefore")
         return value if isinstance(value, int) else int(value) if isinstance(value, float) else 0
 
-    @property
-    def details(self) -> Any:
-        return self.raw.get("details")
 
-    @property
-    def from_hook(self) -> bool | None:
-        return self.raw.get("fromHook")
-
-
-class BranchSummaryEntry(SessionEntry):
+class BranchSummaryEntry(_SummaryEntry):
     """``{"type":"branch_summary",...,"fromId","summary"[,"details"][,"fromHook"]}``."""
 
     TYPE = "branch_summary"
@@ -390,18 +396,6 @@ class BranchSummaryEntry(SessionEntry):
     @property
     def from_id(self) -> str:
         return self._str("fromId")
-
-    @property
-    def summary(self) -> str:
-        return self._str("summary")
-
-    @property
-    def details(self) -> Any:
-        return self.raw.get("details")
-
-    @property
-    def from_hook(self) -> bool | None:
-        return self.raw.get("fromHook")
 
 
 class CustomEntry(SessionEntry):
