@@ -60,6 +60,18 @@ def _save(key: str, kind: str = "str") -> Callable[[InteractiveContext, str], No
     return write
 
 
+def _toggle(setting_id: str, label: str, description: str, key: str, *, default: bool) -> Setting:
+    """A true/false setting stored under ``key`` of the global settings."""
+    return Setting(
+        id=setting_id,
+        label=label,
+        description=description,
+        values=BOOL,
+        read=_flag(key, default),
+        write=_save(key, "bool"),
+    )
+
+
 def _write_hide_thinking(ctx: InteractiveContext, value: str) -> None:
     ctx.app.settings.set_global("hideThinkingBlock", value == "true")
     ctx.redraw_conversation()
@@ -121,13 +133,8 @@ SETTINGS: list[Setting] = [
         read=lambda ctx: "true" if ctx.session.auto_retry_enabled else "false",
         write=lambda ctx, v: ctx.session.set_auto_retry_enabled(v == "true"),
     ),
-    Setting(
-        id="show-images",
-        label="Show images",
-        description="Render images inline in terminal",
-        values=BOOL,
-        read=_flag("terminal.showImages", True),
-        write=_save("terminal.showImages", "bool"),
+    _toggle(
+        "show-images", "Show images", "Render images inline in terminal", "terminal.showImages", default=True
     ),
     Setting(
         id="image-width-cells",
@@ -137,37 +144,33 @@ SETTINGS: list[Setting] = [
         read=_text("terminal.imageWidthCells", 60),
         write=_save("terminal.imageWidthCells", "int"),
     ),
-    Setting(
-        id="auto-resize-images",
-        label="Auto-resize images",
-        description="Resize large images to 2000x2000 max for better model compatibility",
-        values=BOOL,
-        read=_flag("images.autoResize", True),
-        write=_save("images.autoResize", "bool"),
+    _toggle(
+        "auto-resize-images",
+        "Auto-resize images",
+        "Resize large images to 2000x2000 max for better model compatibility",
+        "images.autoResize",
+        default=True,
     ),
-    Setting(
-        id="block-images",
-        label="Block images",
-        description="Prevent images from being sent to LLM providers",
-        values=BOOL,
-        read=_flag("images.blockImages", False),
-        write=_save("images.blockImages", "bool"),
+    _toggle(
+        "block-images",
+        "Block images",
+        "Prevent images from being sent to LLM providers",
+        "images.blockImages",
+        default=False,
     ),
-    Setting(
-        id="skill-commands",
-        label="Skill commands",
-        description="Register skills as /skill:name commands",
-        values=BOOL,
-        read=_flag("enableSkillCommands", True),
-        write=_save("enableSkillCommands", "bool"),
+    _toggle(
+        "skill-commands",
+        "Skill commands",
+        "Register skills as /skill:name commands",
+        "enableSkillCommands",
+        default=True,
     ),
-    Setting(
-        id="show-hardware-cursor",
-        label="Show hardware cursor",
-        description="Show the terminal cursor while still positioning it for IME support",
-        values=BOOL,
-        read=_flag("showHardwareCursor", False),
-        write=_save("showHardwareCursor", "bool"),
+    _toggle(
+        "show-hardware-cursor",
+        "Show hardware cursor",
+        "Show the terminal cursor while still positioning it for IME support",
+        "showHardwareCursor",
+        default=False,
     ),
     Setting(
         id="editor-padding",
@@ -185,21 +188,19 @@ SETTINGS: list[Setting] = [
         read=_text("autocompleteMaxVisible", 5),
         write=_save("autocompleteMaxVisible", "int"),
     ),
-    Setting(
-        id="clear-on-shrink",
-        label="Clear on shrink",
-        description="Clear empty rows when content shrinks (may cause flicker)",
-        values=BOOL,
-        read=_flag("terminal.clearOnShrink", False),
-        write=_save("terminal.clearOnShrink", "bool"),
+    _toggle(
+        "clear-on-shrink",
+        "Clear on shrink",
+        "Clear empty rows when content shrinks (may cause flicker)",
+        "terminal.clearOnShrink",
+        default=False,
     ),
-    Setting(
-        id="terminal-progress",
-        label="Terminal progress",
-        description="Show OSC 9;4 progress indicators in the terminal tab bar",
-        values=BOOL,
-        read=_flag("terminal.showTerminalProgress", False),
-        write=_save("terminal.showTerminalProgress", "bool"),
+    _toggle(
+        "terminal-progress",
+        "Terminal progress",
+        "Show OSC 9;4 progress indicators in the terminal tab bar",
+        "terminal.showTerminalProgress",
+        default=False,
     ),
     Setting(
         id="steering-mode",
@@ -231,13 +232,8 @@ SETTINGS: list[Setting] = [
         read=_flag("hideThinkingBlock", False),
         write=_write_hide_thinking,
     ),
-    Setting(
-        id="quiet-startup",
-        label="Quiet startup",
-        description="Disable verbose printing at startup",
-        values=BOOL,
-        read=_flag("quietStartup", False),
-        write=_save("quietStartup", "bool"),
+    _toggle(
+        "quiet-startup", "Quiet startup", "Disable verbose printing at startup", "quietStartup", default=False
     ),
     Setting(
         id="double-escape-action",
