@@ -127,7 +127,6 @@ class AgentSession:
         self._retry_attempt = 0
         self._retry_controller: AbortController | None = None
         self._overflow_recovery_attempted = False
-        self._threshold_compacted = False  # set by a threshold compaction after a run (compaction_flow)
         self.is_compacting = False
         self._compaction_controller: AbortController | None = None
         self._bash_controller: AbortController | None = None
@@ -629,11 +628,11 @@ class AgentSession:
                     await self.agent.continue_()
                     continue
                 return
-            self._threshold_compacted = False
-            if await self._check_compaction(last, skip_aborted=True):
+            outcome = await self._check_compaction(last, skip_aborted=True)
+            if outcome == "retry":
                 await self.agent.continue_()
                 continue
-            if self._threshold_compacted and self.agent.has_queued_messages():
+            if outcome == "compacted" and self.agent.has_queued_messages():
                 # messages queued while the run ended or compaction ran would otherwise wait for
                 # the next prompt: deliver them now, as pi does
                 await self.agent.continue_()
@@ -942,8 +941,8 @@ class AgentSession:
     # Compaction (the strategy is a plugin: see piko.compaction_flow)
     # ------------------------------------------------------------------------------------------
 
-    async def _check_compaction(self, message: AssistantMessage, *, skip_aborted: bool) -> bool:
-        """Compact when the context overflowed or crossed the threshold; True means retry now."""
+    async def _check_compaction(self, message: AssistantMessage, *, skip_aborted: bool) -> str | None:
+        """Compact when the context overflowed or crossed the threshold (see ``check_compaction``)."""
         from piko.compaction_flow import check_compaction
 
         return await check_compaction(self, message, skip_aborted=skip_aborted)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from typing import Any
+from typing import Any, Literal
 
 from piko.abort import AbortController
 from piko.events import (
@@ -46,48 +46,54 @@ def _latest_compaction_time(session: Any) -> int | None:
     return None
 
 
-async def check_compaction(session: Any, message: AssistantMessage, *, skip_aborted: bool) -> bool:
-    """Compact if needed after ``message``; True when the failed request should be retried."""
+async def check_compaction(
+    session: Any, message: AssistantMessage, *, skip_aborted: bool
+) -> Literal["retry", "compacted"] | None:
+    """Compact if needed after ``message``.
+
+    ``"retry"``: an overflow was compacted and the failed request should be sent again;
+    ``"compacted"``: the context passed the threshold and was compacted; ``None``: nothing done.
+    """
     if not session.auto_compaction_enabled or session.model is None:
-        return False
+        return None
     if skip_aborted and message.stop_reason == "aborted":
-        return False
+        return None
     model = session.model
     window = model.context_window or 0
     compacted_at = _latest_compaction_time(session)
     # strictly earlier: a retry started in the same millisecond as the compaction came after it
     if compacted_at is not None and message.timestamp < compacted_at:
-        return False
+        return None
     from piko.overflow import is_context_overflow
 
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
         if session._overflow_recovery_attempted:
             await session._notify(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP))
-            return False
+            return None
         session._overflow_recovery_attempted = True
         messages = session.agent.state.messages
         if messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
-        return await run_compaction(session, "overflow", will_retry=True)
+        return "retry" if await run_compaction(session, "overflow", will_retry=True) else None
     if message.stop_reason == "error":
         # no usage on a failed response: estimate from the last successful one, unless that
         # one predates the latest compaction (its usage measured the old, larger context)
         messages = session.agent.state.messages
         estimate = context_estimate(messages)
         if estimate.last_usage_index is None:
-            return False
+            return None
         source = messages[estimate.last_usage_index]
         if compacted_at is not None and source.timestamp <= compacted_at:
-            return False
+            return None
         tokens = estimate.tokens
     else:
         tokens = usage_tokens(message.usage)
     reserve = int(compaction_settings(session)["reserveTokens"])
     if window and tokens > window - reserve:
         await run_compaction(session, "threshold", will_retry=False)
-        session._threshold_compacted = True
-    return False
+        return "compacted"
+    return None
 
 
 def compaction_settings(session: Any) -> dict[str, Any]:
