@@ -14,8 +14,6 @@ from typing import Any
 
 from piko import hookimpl
 
-# Exit codes after a signal, as pi's print mode uses them (128 + the signal's number).
-SIGNAL_EXIT = {"SIGTERM": 143, "SIGHUP": 129}
 # How long an abort may take before the run is cancelled outright.
 ABORT_GRACE_S = 3.0
 
@@ -118,11 +116,11 @@ async def run_print(app: Any, *, json_output: bool) -> int:
 def _on_signals(session: Any, stopped: list[int]) -> Any:
     """Handle SIGTERM/SIGHUP: abort the session, and cancel the run if the abort hangs."""
     import asyncio
-    import signal
+
+    from piko.exit_signals import on_exit_signals
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    installed: list[int] = []
     aborts: list[Any] = []  # keeps the abort task referenced until it ends
 
     def cancel_if_still_running() -> None:
@@ -136,18 +134,4 @@ def _on_signals(session: Any, stopped: list[int]) -> Any:
         aborts.append(loop.create_task(session.abort()))
         loop.call_later(ABORT_GRACE_S, cancel_if_still_running)
 
-    for name, code in SIGNAL_EXIT.items():
-        number = getattr(signal, name, None)
-        if number is None:
-            continue
-        try:
-            loop.add_signal_handler(number, stop, code)
-        except (NotImplementedError, RuntimeError, ValueError):  # no signals here (Windows, a thread)
-            continue
-        installed.append(number)
-
-    def remove() -> None:
-        for number in installed:
-            loop.remove_signal_handler(number)
-
-    return remove
+    return on_exit_signals(stop)

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 import threading
 from typing import Any
 
+from piko.exit_signals import on_exit_signals
 from piko.plugins.modes.rpc_commands import ANSWERED, COMMANDS, NO_DATA, CommandError
 from piko.plugins.modes.rpc_jsonl import LineSplitter, ParseError, parse_line, serialize
 from piko.plugins.modes.rpc_output import ProtocolOutput, take_over_stdout
@@ -25,7 +25,6 @@ from piko.plugins.modes.rpc_ui import RpcUI
 
 READ_SIZE = 1 << 16
 SETTLE_SECONDS = 5.0  # how long stopped commands may take to answer before they are cancelled
-_SIGNAL_EXIT = {"SIGTERM": 143, "SIGHUP": 129, "SIGINT": 130}
 
 
 async def run_rpc(app: Any) -> int:
@@ -68,7 +67,7 @@ class RpcHost:
         self.app.report()
         self.app.dispatcher.error_listeners.append(lambda error: self.output.send(event_to_wire(error)))
         self.session.subscribe(lambda event: self.output.send(event_to_wire(event)))
-        self._install_signal_handlers()
+        on_exit_signals(self.stop, interrupt=True)  # SIGTERM/SIGHUP/SIGINT: stop with 143/129/130
         self._start_reader()
         await self._stopped.wait()
         await self._shutdown()
@@ -107,17 +106,6 @@ class RpcHost:
             task.cancel()
         if pending:
             await asyncio.wait(pending, timeout=1.0)
-
-    def _install_signal_handlers(self) -> None:
-        assert self._loop is not None
-        for name, code in _SIGNAL_EXIT.items():
-            number = getattr(signal, name, None)
-            if number is None:
-                continue
-            try:
-                self._loop.add_signal_handler(number, self.stop, code)
-            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals
-                pass
 
     # -- input -----------------------------------------------------------------------------------
 

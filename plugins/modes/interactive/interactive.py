@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 from typing import Any
 
+from piko.exit_signals import on_exit_signals
 from piko.plugins.modes.interactive.completion import CommandEntry
 from piko.plugins.modes.interactive.context import CommandContext
 from piko.plugins.modes.interactive.dialogs import Panel
@@ -521,11 +521,8 @@ class InteractiveMode:
             if not ready.done():
                 ready.set_result(None)
 
-        for name in ("SIGTERM", "SIGHUP"):  # quit cleanly: the terminal is restored, the session closed
-            signum = getattr(signal, name, None)
-            if signum is not None:
-                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                    loop.add_signal_handler(signum, self.request_exit)
+        # SIGTERM, SIGHUP: quit cleanly, the terminal restored and the session closed
+        on_exit_signals(lambda _code: self.request_exit())
         # pi's blank first line, written now: the region is then never drawn from the screen's top
         # corner, where erasing it would count as clearing the screen (tmux's scroll-on-clear would
         # push a copy of the editor into the scrollback)
