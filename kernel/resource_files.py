@@ -120,7 +120,8 @@ def skill_files(folder: Path, *, root_files: bool, rules: IgnoreRules | None = N
     for entry in entries:
         if entry.name == "SKILL.md" and _kind(entry) == "file":
             path = Path(entry.path)
-            return [] if rules.ignores(path, is_dir=False) else [path]
+            if not rules.ignores(path, is_dir=False):  # an ignored one: search on, as pi does
+                return [path]
     found: list[Path] = []
     for entry in entries:
         if not _visible(entry):

@@ -52,6 +52,13 @@ def test_ignore_files_hide_skills_as_pi_reads_them(tmp_path: Path) -> None:
     assert _rel(skill_files(tmp_path, root_files=True), tmp_path) == ["final.md"]
 
 
+def test_below_an_ignored_skill_md_the_search_goes_on(tmp_path: Path) -> None:
+    """As pi 0.73.1's ``loadSkillsFromDir`` does (checked on the same tree)."""
+    _tree(tmp_path, ["a/SKILL.md", "a/sub/SKILL.md"])
+    (tmp_path / ".gitignore").write_text("a/SKILL.md\n", encoding="utf-8")
+    assert _rel(skill_files(tmp_path, root_files=True), tmp_path) == ["a/sub/SKILL.md"]
+
+
 def test_a_folder_pattern_does_not_hide_a_file_of_that_name(tmp_path: Path) -> None:
     _tree(tmp_path, ["notes/a.md", "sub/notes"])
     (tmp_path / ".gitignore").write_text("notes/\n", encoding="utf-8")
