@@ -17,7 +17,7 @@ from pathlib import Path
 
 from piko.resource_patterns import glob_regex_source
 
-__all__ = ["IgnoreRules", "files_with_suffix", "markdown_files", "skill_files"]
+__all__ = ["IgnoreRules", "files_with_suffix", "markdown_files", "skill_files", "visible_entries"]
 
 IGNORE_FILE_NAMES = (".gitignore", ".ignore", ".fdignore")
 
@@ -106,8 +106,21 @@ def _kind(entry: os.DirEntry[str]) -> str | None:
     return None
 
 
-def _visible(entry: os.DirEntry[str]) -> bool:
-    return not entry.name.startswith(".") and entry.name != "node_modules"
+def visible_entries(folder: Path, rules: IgnoreRules) -> list[tuple[Path, str]]:
+    """``(path, "dir" | "file")`` of ``folder``'s entries in name order, after reading its ignore
+    files into ``rules``: hidden entries, ``node_modules``, broken links and ignored paths left out."""
+    rules.add_folder(folder)
+    found: list[tuple[Path, str]] = []
+    for entry in _entries(folder):
+        if entry.name.startswith(".") or entry.name == "node_modules":
+            continue
+        kind = _kind(entry)
+        if kind is None:
+            continue
+        path = Path(entry.path)
+        if not rules.ignores(path, is_dir=kind == "dir"):
+            found.append((path, kind))
+    return found
 
 
 def skill_files(folder: Path, *, root_files: bool, rules: IgnoreRules | None = None) -> list[Path]:
@@ -115,24 +128,15 @@ def skill_files(folder: Path, *, root_files: bool, rules: IgnoreRules | None = N
     further); other folders are searched; with ``root_files`` the ``*.md`` files directly in
     ``folder`` are skills too."""
     rules = rules or IgnoreRules(folder)
-    rules.add_folder(folder)
-    entries = _entries(folder)
-    for entry in entries:
-        if entry.name == "SKILL.md" and _kind(entry) == "file":
-            path = Path(entry.path)
-            if not rules.ignores(path, is_dir=False):  # an ignored one: search on, as pi does
-                return [path]
+    entries = visible_entries(folder, rules)
+    for path, kind in entries:
+        if kind == "file" and path.name == "SKILL.md":  # an ignored one is not listed: search on
+            return [path]
     found: list[Path] = []
-    for entry in entries:
-        if not _visible(entry):
-            continue
-        kind = _kind(entry)
-        path = Path(entry.path)
-        if kind is None or rules.ignores(path, is_dir=kind == "dir"):
-            continue
+    for path, kind in entries:
         if kind == "dir":
             found.extend(skill_files(path, root_files=False, rules=rules))
-        elif root_files and entry.name.endswith(".md"):
+        elif root_files and path.name.endswith(".md"):
             found.append(path)
     return found
 
@@ -142,19 +146,12 @@ def files_with_suffix(
 ) -> list[Path]:
     """Files ending in ``suffix`` in ``folder`` (and below it when ``recursive``)."""
     rules = rules or IgnoreRules(folder)
-    rules.add_folder(folder)
     found: list[Path] = []
-    for entry in _entries(folder):
-        if not _visible(entry):
-            continue
-        kind = _kind(entry)
-        path = Path(entry.path)
-        if kind is None or rules.ignores(path, is_dir=kind == "dir"):
-            continue
+    for path, kind in visible_entries(folder, rules):
         if kind == "dir":
             if recursive:
                 found.extend(files_with_suffix(path, suffix, recursive=True, rules=rules))
-        elif entry.name.endswith(suffix):
+        elif path.name.endswith(suffix):
             found.append(path)
     return found
 

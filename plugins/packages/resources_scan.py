@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import jsonio
-from piko.resource_files import IgnoreRules, files_with_suffix, skill_files
+from piko.resource_files import IgnoreRules, files_with_suffix, skill_files, visible_entries
 from piko.resource_patterns import apply_patterns, is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
@@ -52,34 +52,6 @@ def read_manifest(root: Path) -> dict[str, Any] | None:
     return None
 
 
-def _visible(entries: Iterable[os.DirEntry[str]]) -> list[os.DirEntry[str]]:
-    return sorted(
-        (e for e in entries if not e.name.startswith(".") and e.name != "node_modules"), key=lambda e: e.name
-    )
-
-
-def _scandir(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return _visible(it)
-    except OSError:
-        return []
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
-
-
-def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
-
-
 def _extension_entries(folder: Path) -> list[Path]:
     """Python extension files and package folders in ``folder`` (and pi's JS/TS ones, to report)."""
     if (folder / "__init__.py").is_file():
@@ -88,15 +60,12 @@ def _extension_entries(folder: Path) -> list[Path]:
         if (folder / index).is_file():
             return [folder / index]
     found: list[Path] = []
-    ignored = IgnoreRules(folder)
-    ignored.add_folder(folder)
-    for entry in _scandir(folder):
-        path = Path(entry.path)
-        if entry.name.startswith("_") or ignored.ignores(path, is_dir=_is_dir(entry)):
+    for path, kind in visible_entries(folder, IgnoreRules(folder)):
+        if path.name.startswith("_"):
             continue
-        if _is_file(entry) and (entry.name.endswith(".py") or entry.name.endswith(JS_SUFFIXES)):
+        if kind == "file" and (path.name.endswith(".py") or path.name.endswith(JS_SUFFIXES)):
             found.append(path)
-        elif _is_dir(entry):
+        elif kind == "dir":
             if (path / "__init__.py").is_file():
                 found.append(path)
             else:
