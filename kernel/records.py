@@ -49,37 +49,32 @@ def field(*, default: Any = _NOTHING, factory: Callable[[], Any] | None = None, 
 
 def _compile_init(cls: type[Record]) -> Callable[..., None]:
     """Generate ``__init__`` for ``cls``: one assignment per field, defaults bound by name."""
-    namespace: dict[str, Any] = {"_NOTHING": _NOTHING}
+    namespace: dict[str, Any] = {"_NOTHING": _NOTHING, "_missing": _missing}
+    positional = not cls._KW_ONLY
     params: list[str] = []
-    body: list[str] = ["    _d = _self_.__dict__"]
+    checks: list[str] = []
+    assignments: list[str] = []
     for index, spec in enumerate(cls.FIELDS):
         name = spec.name
         if spec.factory is not None:
             namespace[f"_f{index}"] = spec.factory
             params.append(f"{name}=_NOTHING")
-            body.append(f"    _d[{name!r}] = _f{index}() if {name} is _NOTHING else {name}")
+            assignments.append(f"    _d[{name!r}] = _f{index}() if {name} is _NOTHING else {name}")
             continue
-        if spec.default is _NOTHING:
-            params.append(name)
-        else:
+        if spec.default is not _NOTHING:
             namespace[f"_v{index}"] = spec.default
             params.append(f"{name}=_v{index}")
-        body.append(f"    _d[{name!r}] = {name}")
-    if cls._KW_ONLY and params:
+        elif positional:
+            # in a def a required parameter may not follow defaulted ones: keep field order by
+            # defaulting it to a marker and checking it in the body
+            params.append(f"{name}=_NOTHING")
+            checks.append(f"    if {name} is _NOTHING: _missing(_self_, {name!r})")
+        else:
+            params.append(name)
+        assignments.append(f"    _d[{name!r}] = {name}")
+    if not positional and params:
         params.insert(0, "*")
-    elif not cls._KW_ONLY:
-        # positional: required fields may not follow defaulted ones in a def; keep field order
-        # by making every parameter defaulted and checking the required ones in the body
-        params = []
-        for index, spec in enumerate(cls.FIELDS):
-            if spec.factory is None and spec.default is _NOTHING:
-                params.append(f"{spec.name}=_NOTHING")
-                body.insert(1, f"    if {spec.name} is _NOTHING: _missing(_self_, {spec.name!r})")
-            elif spec.factory is not None:
-                params.append(f"{spec.name}=_NOTHING")
-            else:
-                params.append(f"{spec.name}=_v{index}")
-        namespace["_missing"] = _missing
+    body = [*checks, "    _d = _self_.__dict__", *assignments]
     source = f"def __init__(_self_, {', '.join(params)}):\n" + "\n".join(body) + "\n"
     exec(compile(source, f"<record {cls.__qualname__}.__init__>", "exec"), namespace)
     init: Callable[..., None] = namespace["__init__"]
