@@ -588,10 +588,10 @@ _clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient
 class _TransportOnFirstUse:
     """An ``httpx.AsyncHTTPTransport`` made when its first request is sent.
 
-    Making a TLS transport loads the certificate store (about 20 ms). A client talking only to a
-    plain-``http`` local server (Ollama, llama.cpp, the test servers) never needs it, so the
-    ``https`` transport waits for an ``https`` request; plain ``http`` gets its own transport,
-    which has no TLS to verify (a redirect to ``https`` goes through the verifying one).
+    Making a TLS transport loads the certificate store (about 20 ms), and httpx's transports
+    import httpcore and anyio. A client talking only to a plain-``http`` local server (Ollama,
+    llama.cpp, the test servers) needs neither: the ``https`` transport waits for an ``https``
+    request.
     """
 
     def __init__(self, **options: Any) -> None:
@@ -616,11 +616,14 @@ class _TransportOnFirstUse:
             await self.transport.aclose()
 
 
-def _plain_http_mount(limits: Any) -> dict[str, Any]:
-    """Its own transport for ``http://`` URLs, unless a proxy variable routes them elsewhere."""
+def _plain_http_mount() -> dict[str, Any]:
+    """:class:`~piko.plugins.providers.plain_http.PlainHTTPTransport` for ``http://`` URLs, unless
+    a proxy variable routes them elsewhere (a redirect to ``https`` goes through the verifying one)."""
     if any(key.lower() in ("http_proxy", "all_proxy") for key in os.environ):
         return {}  # httpx's proxy mounts must keep handling http:// requests
-    return {"http://": _TransportOnFirstUse(limits=limits, verify=False)}
+    from piko.plugins.providers.plain_http import PlainHTTPTransport
+
+    return {"http://": PlainHTTPTransport()}
 
 
 def get_client() -> httpx.AsyncClient:
@@ -635,7 +638,7 @@ def get_client() -> httpx.AsyncClient:
             timeout=DEFAULT_TIMEOUT_S,
             follow_redirects=True,
             transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
-            mounts=_plain_http_mount(limits),
+            mounts=_plain_http_mount(),
         )
         _clients[loop] = client
     return client
