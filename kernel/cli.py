@@ -163,29 +163,19 @@ def _dest(decls: tuple[str, ...]) -> str:
 
 
 def _flag_dest(name: str) -> str:
-    """The click parameter name of a plugin flag: an identifier (``plan-mode`` -> ``plugin_flag__plan_mode``)."""
+    """Where a plugin flag's value goes: apart from the core options (``plan-mode`` -> ``plugin_flag__plan_mode``)."""
     return "plugin_flag__" + "".join(c if c.isalnum() else "_" for c in name)
 
 
-def build_command(app: Any) -> Any:
-    """The click command for ``pi [options] [@files...] [messages...]``, plugin flags included."""
-    import click
+def option_specs(app: Any) -> list[Any]:
+    """The main command's options: pi's own, then every flag plugins registered."""
+    from piko.cli_args import OptionSpec
 
-    params: list[click.Parameter] = []
-    taken: set[str] = set()
-    for decls, kind, _metavar, help_text in CORE_OPTIONS:
-        name = _dest(decls)
-        taken.update(decls)
-        if kind == "flag":
-            params.append(click.Option([*decls, name], is_flag=True, default=False, help=help_text))
-        elif kind == "multi":
-            params.append(click.Option([*decls, name], multiple=True, help=help_text))
-        elif kind == "optional":
-            params.append(
-                click.Option([*decls, name], is_flag=False, flag_value="", default=None, help=help_text)
-            )
-        else:
-            params.append(click.Option([*decls, name], default=None, help=help_text))
+    specs = [
+        OptionSpec(decls, _dest(decls), kind, False if kind == "flag" else None)
+        for decls, kind, _metavar, _help in CORE_OPTIONS
+    ]
+    taken = {name for spec in specs for name in spec.names}
     for flag in app.registries.flags:
         decl = f"--{flag.name}"
         if decl in taken:
@@ -194,15 +184,10 @@ def build_command(app: Any) -> Any:
             )
             continue
         taken.add(decl)
-        dest = _flag_dest(flag.name)
-        if flag.type == "boolean":
-            params.append(click.Option([decl, dest], is_flag=True, default=None, help=flag.description))
-        else:
-            params.append(click.Option([decl, dest], default=None, help=flag.description))
-    params.append(click.Argument(["args"], nargs=-1))
-    return click.Command(
-        APP_NAME, params=params, add_help_option=False, context_settings={"ignore_unknown_options": False}
-    )
+        specs.append(
+            OptionSpec((decl,), _flag_dest(flag.name), "flag" if flag.type == "boolean" else "value")
+        )
+    return specs
 
 
 def help_text(app: Any) -> str:
@@ -266,8 +251,6 @@ def _say_error(message: str) -> int:
 
 def run(argv: list[str]) -> int:
     """Load plugins, then run a subcommand or the selected mode; returns the exit code."""
-    import click
-
     from piko.app import App
     from piko.plugin_manager import EssentialPluginError
 
@@ -282,14 +265,12 @@ def run(argv: list[str]) -> int:
         app.report()
         return _run_subcommand(app, argv[first], argv[first + 1 :])
 
-    command = build_command(app)
+    from piko.cli_args import ArgumentError, parse_arguments
+
     try:
-        ctx = command.make_context(APP_NAME, list(argv), resilient_parsing=False)
-    except click.NoSuchOption as exc:
-        return _say_error(f"Unknown option: {exc.option_name}")
-    except click.UsageError as exc:
-        return _say_error(exc.format_message())
-    values = dict(ctx.params)
+        values = parse_arguments(argv, option_specs(app))
+    except ArgumentError as exc:
+        return _say_error(str(exc))
     flag_names = {_flag_dest(flag.name): flag.name for flag in app.registries.flags}
     app.flag_values = {
         flag_names.get(key, key.removeprefix("plugin_flag__")): value

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +138,8 @@ def write_atomic(
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # only here: it brings shutil along, 5 ms a start-up
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=str(target.parent))
     try:
         if mode is not None:

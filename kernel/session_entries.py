@@ -10,7 +10,6 @@ order, with :func:`piko.jsonio.dumpb` (JavaScript's ``JSON.stringify`` output).
 
 from __future__ import annotations
 
-import calendar
 import contextlib
 import gc
 import os
@@ -141,6 +140,8 @@ def ms_from_iso(text: Any) -> int | None:
     frac = m.group(7) or "0"
     millis = int((frac + "00")[:3])
     try:
+        import calendar
+
         seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
     except (OverflowError, ValueError):
         return None

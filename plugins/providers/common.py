@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
 import json
 import os
 import random
@@ -668,6 +667,8 @@ def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     except ValueError:
         pass
     try:
+        import email.utils
+
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
         return None
