@@ -44,6 +44,7 @@ class _App: pm = None
 registry = ModelRegistry(_App())
 for config in configs:
     registry.add_provider(config)
+registry.all_models()  # the catalog's models are built when first needed: build them all
 t4 = time.perf_counter()
 from piko.app import App
 app = App(cwd=os.getcwd()).boot()

@@ -71,14 +71,14 @@ from piko.system_prompt import build_system_prompt, options_for_tools
 
 Listener = Callable[[Any], Any]
 
-# pi's pattern of errors worth retrying (overloads, rate limits, 5xx, network trouble).
-RETRYABLE = re.compile(
+# pi's pattern of errors worth retrying (overloads, rate limits, 5xx, network trouble); compiled
+# on the first error, not at every start-up
+RETRYABLE_PATTERN = (
     r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
     r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
     r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
     r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
-    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay",
-    re.IGNORECASE,
+    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay"
 )
 
 
@@ -885,7 +885,7 @@ class AgentSession:
 
         if is_context_overflow(message, self.model.context_window if self.model else 0):
             return False
-        return bool(RETRYABLE.search(message.error_message))
+        return re.search(RETRYABLE_PATTERN, message.error_message, re.IGNORECASE) is not None
 
     async def _wait_for_retry(self, message: AssistantMessage) -> bool:
         """Wait the backoff delay and drop the failed message; False when retries are exhausted."""

@@ -263,6 +263,14 @@ def _policy_blocked(app: App, records: list[Any]) -> dict[str, str]:
     return blocked
 
 
+def packages_configured(app: Any) -> bool:
+    """Whether settings list any package (a project's list counts once the project is trusted)."""
+    return bool(
+        app.settings.global_data.get("packages")
+        or (app.project_trusted and app.settings.project_data.get("packages"))
+    )
+
+
 def _start_packages(app: App, options: BootOptions) -> list[Path]:
     """Let package sources install what settings list but is missing, and name package extension files.
 
@@ -270,10 +278,7 @@ def _start_packages(app: App, options: BootOptions) -> list[Path]:
     with ``installed`` (something new is on the import path), ``extensions`` (extension files of
     its packages) and ``notices``. Plugins installed just now are discovered and loaded here.
     """
-    configured = app.settings.global_data.get("packages") or (
-        app.settings.project_data.get("packages") if app.project_trusted else None
-    )
-    if not configured:
+    if not packages_configured(app):
         return []
     offline = options.offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes")
     installed = False

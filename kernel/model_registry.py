@@ -13,6 +13,13 @@ Registering a provider name that exists merges, as pi merges ``models.json`` int
   (``compat`` is merged key by key); ``model_overrides`` patch models already there;
 * settings that are set (API, key, headers, ...) override; environment variable lists join.
 
+A provider may hand over ``models_factory`` instead of ``models`` (the built-in catalog does:
+building its thousand models costs about 6 ms). Its models are built the first time they are
+asked for (:meth:`ModelRegistry.find`, :meth:`~ModelRegistry.models_of`,
+:meth:`~ModelRegistry.all_models`, :meth:`~ModelRegistry.provider`, or a later registration
+merging into it) and take the place in :meth:`~ModelRegistry.all_models` that they would have
+taken had they been built at once.
+
 API keys are resolved in pi's order: the runtime override (``--api-key``), then
 ``piko_resolve_api_key`` implementations (auth.json key, OAuth token, environment variables,
 custom resolvers), then the provider's own ``api_key`` (a literal, an environment variable
@@ -55,6 +62,7 @@ class ProviderConfig(Record):
     headers: dict[str, str] | None = None  # request headers (config values)
     auth_header: bool = False  # send "Authorization: Bearer <key>" whatever the API
     models: list[Model] = field(factory=list)
+    models_factory: Callable[[], list[Model]] | None = None  # builds ``models`` when first needed
     model_overrides: dict[str, dict[str, Any]] | None = None  # model id -> pi's override fields
     model_headers: dict[str, dict[str, str]] | None = None  # model id -> request headers (config values)
     compat: dict[str, Any] | None = None
@@ -91,7 +99,8 @@ class ModelRegistry:
     def __init__(self, app: Any) -> None:
         self.app = app
         self.providers: dict[str, ProviderConfig] = {}
-        self._models: dict[str, Model] = {}  # key "provider/id"
+        self._models: dict[str, Model | None] = {}  # key "provider/id"; None marks a waiting provider's place
+        self._waiting: dict[str, ProviderConfig] = {}  # provider name -> registration whose models wait
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
         self._loaded = False
@@ -125,6 +134,7 @@ class ModelRegistry:
         """Collect the providers again (plugins came or went); ``--api-key`` overrides are kept."""
         self.providers.clear()
         self._models.clear()
+        self._waiting.clear()
         self.diagnostics.clear()
         self._loaded = False
         return self.load()
@@ -154,6 +164,17 @@ class ModelRegistry:
                 self.diagnostics.append(message)
             return
         existing = self.providers.get(config.name)
+        if existing is not None:
+            self._build_waiting((config.name,))  # merging needs the models that are there
+        if config.models_factory is not None:
+            if existing is None and not config.models and not config.model_overrides:
+                self.providers[config.name] = replace(
+                    config, models=[], models_factory=None, extra=dict(config.extra)
+                )
+                self._waiting[config.name] = config
+                self._models[_waiting_key(config.name)] = None
+                return
+            config = replace(config, models=[*config.models, *config.models_factory()], models_factory=None)
         if existing is None:
             merged = replace(config, models=[], model_overrides=None, extra=dict(config.extra))
             self.providers[config.name] = merged
@@ -179,7 +200,10 @@ class ModelRegistry:
             merged.model_headers = {**(merged.model_headers or {}), **config.model_headers}
         if config.model_overrides:
             self._apply_overrides(merged, config.model_overrides)
-        for model in config.models:
+        self._add_models(merged, config, config.models)
+
+    def _add_models(self, merged: ProviderConfig, config: ProviderConfig, models: list[Model]) -> None:
+        for model in models:
             model = self._complete(model, merged, config)
             key = f"{model.provider}/{model.id}"
             if key not in self._models:
@@ -188,10 +212,29 @@ class ModelRegistry:
                 merged.models = [model if m.id == model.id else m for m in merged.models]
             self._models[key] = model
 
+    def _build_waiting(self, names: tuple[str, ...] | None = None) -> None:
+        """Build the models of waiting providers (all of them, or ``names``) in their place."""
+        chosen = list(self._waiting) if names is None else [n for n in names if n in self._waiting]
+        if not chosen:
+            return
+        places = {_waiting_key(name): self._waiting.pop(name) for name in chosen}
+        entries, self._models = self._models, {}
+        for key, model in entries.items():
+            config = places.get(key)
+            if config is None:
+                self._models[key] = model
+            elif config.models_factory is not None:
+                self._add_models(self.providers[config.name], config, config.models_factory())
+
     def remove_provider(self, name: str) -> None:
         """Forget a provider and its models."""
         self.providers.pop(name, None)
-        self._models = {k: m for k, m in self._models.items() if m.provider != name}
+        self._waiting.pop(name, None)
+        self._models = {
+            k: m
+            for k, m in self._models.items()
+            if k != _waiting_key(name) and (m is None or m.provider != name)
+        }
 
     def _replace(self, provider: ProviderConfig, model: Model) -> None:
         self._models[f"{provider.name}/{model.id}"] = model
@@ -261,15 +304,29 @@ class ModelRegistry:
     def all_models(self) -> list[Model]:
         """Every registered model."""
         self.load()
-        return list(self._models.values())
+        self._build_waiting()
+        return [model for model in self._models.values() if model is not None]
 
     def find(self, provider: str, model_id: str) -> Model | None:
         """The model ``provider/model_id``."""
         self.load()
+        self._build_waiting((provider,))
         return self._models.get(f"{provider}/{model_id}")
 
-    def provider(self, name: str) -> ProviderConfig | None:
+    def models_of(self, provider: str) -> list[Model]:
+        """The models of one provider (exact name), in registration order."""
+        config = self.provider(provider)
+        return list(config.models) if config is not None else []
+
+    def model_providers(self) -> list[str]:
+        """Names of the providers that serve at least one model, without building any model."""
         self.load()
+        return [name for name, config in self.providers.items() if config.models or name in self._waiting]
+
+    def provider(self, name: str) -> ProviderConfig | None:
+        """A provider's configuration, its models built."""
+        self.load()
+        self._build_waiting((name,))
         return self.providers.get(name)
 
     def display_name(self, provider: str) -> str:
@@ -370,6 +427,11 @@ class ModelRegistry:
         if api is None:
             return None
         return api.resolved("stream")
+
+
+def _waiting_key(provider: str) -> str:
+    """The place of a waiting provider's models in the registry's ordered index (never a model key)."""
+    return "\0" + provider
 
 
 def run_config_command(command: str) -> str | None:

@@ -180,18 +180,24 @@ def parse_model_pattern(
     return None, None, warning
 
 
+def _exact_match(text: str, models: list[Model]) -> Model | None:
+    """The model whose id or ``provider/id`` is ``text``, ignoring case."""
+    lower = text.lower()
+    return next((m for m in models if m.id.lower() == lower or f"{m.provider}/{m.id}".lower() == lower), None)
+
+
 def resolve_cli_model(
     registry: Any, provider: str | None, model: str | None
 ) -> tuple[Model | None, str | None, str | None]:
     """``(model, thinking level, warning)`` for ``--provider``/``--model``; raises on no match."""
     if not model:
         return None, None, None
-    models = registry.all_models()
-    if not models:
+    names = registry.model_providers()
+    if not names:
         raise ModelResolutionError(
             "No models available. Check your installation or add models to models.json."
         )
-    providers = {m.provider.lower(): m.provider for m in models}
+    providers = {name.lower(): name for name in names}
     chosen = providers.get(provider.lower()) if provider else None
     if provider and chosen is None:
         raise ModelResolutionError(
@@ -204,30 +210,26 @@ def resolve_cli_model(
         if maybe is not None:
             chosen, pattern, inferred = maybe, model.split("/", 1)[1], True
     if chosen is None:
-        lower = model.lower()
-        exact = next(
-            (m for m in models if m.id.lower() == lower or f"{m.provider}/{m.id}".lower() == lower), None
-        )
+        exact = _exact_match(model, registry.all_models())
         if exact is not None:
             return exact, None, None
     if provider and chosen and model.lower().startswith(f"{chosen}/".lower()):
         pattern = model[len(chosen) + 1 :]
-    candidates = [m for m in models if m.provider == chosen] if chosen else models
+    # with a provider known only its models are needed (the others may not even be built)
+    candidates = registry.models_of(chosen) if chosen else registry.all_models()
     found, level, warning = parse_model_pattern(pattern, candidates, strict=True)
     if found is not None:
         return found, level, warning
     if inferred:
-        lower = model.lower()
-        exact = next(
-            (m for m in models if m.id.lower() == lower or f"{m.provider}/{m.id}".lower() == lower), None
-        )
+        models = registry.all_models()
+        exact = _exact_match(model, models)
         if exact is not None:
             return exact, None, None
         found, level, warning = parse_model_pattern(model, models, strict=True)
         if found is not None:
             return found, level, warning
     if chosen:
-        own = [m for m in models if m.provider == chosen]
+        own = registry.models_of(chosen)
         if own:
             default_id = DEFAULT_MODEL_PER_PROVIDER.get(chosen)
             base = next((m for m in own if m.id == default_id), own[0])

@@ -195,7 +195,8 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
         from piko.model_resolver import DEFAULT_MODEL_PER_PROVIDER
 
         provider = str(options["provider"])
-        own = [m for m in registry.all_models() if m.provider.lower() == provider.lower()]
+        name = next((n for n in registry.model_providers() if n.lower() == provider.lower()), None)
+        own = registry.models_of(name) if name is not None else []
         if not own:
             raise SetupError(
                 f'Unknown provider "{provider}". Use --list-models to see available providers/models.'

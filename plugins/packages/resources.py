@@ -12,6 +12,10 @@ def piko_resources_discover(event: Any, ctx: Any) -> Any:
     app = getattr(ctx, "app", None)
     if app is None:
         return None
+    from piko.app import packages_configured
+
+    if not packages_configured(app):
+        return None  # the package manager is not even imported
     from piko.plugins.packages.manager import manager_for
 
     return manager_for(app).resource_paths(refresh=getattr(event, "reason", "startup") == "reload")

@@ -90,8 +90,22 @@ def build_model(provider: str, data: dict[str, Any]) -> Any:
     return model
 
 
+def build_models(provider: str, raw_models: list[dict[str, Any]]) -> list[Any]:
+    """The models of one catalog provider (the cyclic collector paused: many objects, no garbage)."""
+    import gc
+
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return [build_model(provider, m) for m in raw_models]
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
-    """One :class:`piko.model_registry.ProviderConfig` per catalog provider."""
+    """One :class:`piko.model_registry.ProviderConfig` per catalog provider; each builds its models
+    when the registry first needs them (``models_factory``)."""
     from piko.model_registry import ProviderConfig
 
     catalog = catalog if catalog is not None else read_catalog()
@@ -105,7 +119,7 @@ def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
                 base_url=first.get("baseUrl") or entry.get("defaultBaseUrl") or "",
                 api=first.get("api") or next(iter(entry.get("apis") or []), ""),
                 env_keys=list(entry.get("envKeys") or []),
-                models=[build_model(name, m) for m in raw_models],
+                models_factory=functools.partial(build_models, name, raw_models) if raw_models else None,
                 display_name=entry.get("name") or name,
                 extra={k: v for k, v in entry.items() if k not in ("models", "name")},
             )
@@ -116,15 +130,5 @@ def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
 @hookimpl(tryfirst=True)
 def piko_register_providers(register: Any) -> None:
     """Register every catalog provider (first, so that models.json and plugins can override)."""
-    import gc
-
-    # Thousands of new objects and no garbage: the cyclic collector would only slow this down.
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        configs = provider_configs()
-    finally:
-        if enabled:
-            gc.enable()
-    for config in configs:
+    for config in provider_configs():
         register(config)

@@ -83,10 +83,11 @@ def test_provider_configs_carry_defaults_keys_and_raw_data() -> None:
     assert "{CLOUDFLARE_ACCOUNT_ID}" in configs["cloudflare-workers-ai"].base_url
     assert {"AWS_REGION", "AWS_PROFILE"} <= set(pi_raw()["providers"]["amazon-bedrock"]["extraEnv"])
     assert catalog.provider_entry("nope") is None
-    model = next(m for m in anthropic.models if m.id == "claude-sonnet-4-5")
+    assert anthropic.models == []  # built when the registry first needs them
+    model = next(m for m in anthropic.models_factory() if m.id == "claude-sonnet-4-5")
     assert model.provider == "anthropic" and model.reasoning and "image" in model.input
     assert model.cost.input == 3 and model.cost.cache_write == 3.75 and model.context_window == 200000
-    copilot = configs["github-copilot"].models[0]
+    copilot = configs["github-copilot"].models_factory()[0]
     assert copilot.headers and "Copilot-Integration-Id" in copilot.headers
 
 
