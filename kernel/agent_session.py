@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from piko import startup_gc
 from piko.abort import AbortController
 from piko.agent import Agent
 from piko.agent_loop import AgentState, LoopConfig
@@ -457,6 +458,8 @@ class AgentSession:
                 await self._notify(self._queue_event())
         await self._emit_extension_event(event)
         await self._notify(event)
+        if kind == "turn_end":
+            startup_gc.resume()
         if kind == "message_end":
             message = event.message
             if isinstance(message, CustomMessage):

@@ -45,6 +45,9 @@ def main(argv: list[str] | None = None) -> None:
         stream.write(f"{__version__}\n")
         stream.flush()
         raise SystemExit(0)
+    from piko import startup_gc
+
+    startup_gc.pause()  # resumed when the first agent turn ends
     raise SystemExit(run(args))
 
 
