@@ -21,13 +21,31 @@ def _extra() -> Any:
     return field(factory=dict, repr=False, eq=False)
 
 
+class _Shown:
+    """One ``__repr__`` for every class here, as attrs writes it: ``TextContent(text='hi')``.
+
+    attrs would compile one per class; sharing this one makes ``import piko.messages`` (on every
+    start) about 2 ms faster.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{a.name}={getattr(self, a.name)!r}"
+            for a in self.__attrs_attrs__  # type: ignore[attr-defined]
+            if a.repr
+        )
+        return f"{type(self).__name__}({shown})"
+
+
 # ---------------------------------------------------------------------------
 # Content blocks
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True, slots=True)
-class TextContent:
+@define(kw_only=True, slots=True, repr=False)
+class TextContent(_Shown):
     """Plain text; ``text_signature`` is provider replay state (OpenAI responses ids)."""
 
     TYPE: ClassVar[str] = "text"
@@ -36,8 +54,8 @@ class TextContent:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class ThinkingContent:
+@define(kw_only=True, slots=True, repr=False)
+class ThinkingContent(_Shown):
     """Model reasoning; ``thinking_signature`` is replayed to the provider that made it."""
 
     TYPE: ClassVar[str] = "thinking"
@@ -47,8 +65,8 @@ class ThinkingContent:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class ImageContent:
+@define(kw_only=True, slots=True, repr=False)
+class ImageContent(_Shown):
     """A base64-encoded image."""
 
     TYPE: ClassVar[str] = "image"
@@ -57,8 +75,8 @@ class ImageContent:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class ToolCall:
+@define(kw_only=True, slots=True, repr=False)
+class ToolCall(_Shown):
     """A tool invocation requested by the model; ``arguments`` is the parsed JSON object."""
 
     TYPE: ClassVar[str] = "toolCall"
@@ -79,8 +97,8 @@ ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCal
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True, slots=True)
-class Cost:
+@define(kw_only=True, slots=True, repr=False)
+class Cost(_Shown):
     """Dollar cost of one response, by token kind."""
 
     input: float = 0
@@ -91,8 +109,8 @@ class Cost:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class Usage:
+@define(kw_only=True, slots=True, repr=False)
+class Usage(_Shown):
     """Token counts of one response (``input`` excludes cache reads) and their cost."""
 
     input: int = 0
@@ -109,8 +127,8 @@ class Usage:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True, slots=True)
-class UserMessage:
+@define(kw_only=True, slots=True, repr=False)
+class UserMessage(_Shown):
     """What the user said: a string or text and image blocks."""
 
     ROLE: ClassVar[str] = "user"
@@ -119,8 +137,8 @@ class UserMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class AssistantMessage:
+@define(kw_only=True, slots=True, repr=False)
+class AssistantMessage(_Shown):
     """One model response, complete or (while streaming) partial."""
 
     ROLE: ClassVar[str] = "assistant"
@@ -137,8 +155,8 @@ class AssistantMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class ToolResultMessage:
+@define(kw_only=True, slots=True, repr=False)
+class ToolResultMessage(_Shown):
     """The result of one tool call, sent back to the model."""
 
     ROLE: ClassVar[str] = "toolResult"
@@ -151,8 +169,8 @@ class ToolResultMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class BashExecutionMessage:
+@define(kw_only=True, slots=True, repr=False)
+class BashExecutionMessage(_Shown):
     """A command the user ran with ``!`` (or ``!!``, excluded from the model's context)."""
 
     ROLE: ClassVar[str] = "bashExecution"
@@ -167,8 +185,8 @@ class BashExecutionMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class CustomMessage:
+@define(kw_only=True, slots=True, repr=False)
+class CustomMessage(_Shown):
     """A message injected by an extension (``send_message``)."""
 
     ROLE: ClassVar[str] = "custom"
@@ -180,8 +198,8 @@ class CustomMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class BranchSummaryMessage:
+@define(kw_only=True, slots=True, repr=False)
+class BranchSummaryMessage(_Shown):
     """Summary of a branch the conversation came back from."""
 
     ROLE: ClassVar[str] = "branchSummary"
@@ -191,8 +209,8 @@ class BranchSummaryMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class CompactionSummaryMessage:
+@define(kw_only=True, slots=True, repr=False)
+class CompactionSummaryMessage(_Shown):
     """Summary standing in for compacted history."""
 
     ROLE: ClassVar[str] = "compactionSummary"
@@ -202,8 +220,8 @@ class CompactionSummaryMessage:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class UnknownMessage:
+@define(kw_only=True, slots=True, repr=False)
+class UnknownMessage(_Shown):
     """A message with a role this version does not know; kept verbatim in ``extra``."""
 
     ROLE: ClassVar[str] = ""
@@ -236,8 +254,8 @@ def message_role(message: AgentMessage) -> str:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True, slots=True)
-class ModelCost:
+@define(kw_only=True, slots=True, repr=False)
+class ModelCost(_Shown):
     """Prices in dollars per million tokens."""
 
     input: float = 0
@@ -247,8 +265,8 @@ class ModelCost:
     extra: dict[str, Any] = _extra()
 
 
-@define(kw_only=True, slots=True)
-class Model:
+@define(kw_only=True, slots=True, repr=False)
+class Model(_Shown):
     """A model a provider serves, with the API used to reach it."""
 
     id: str
@@ -277,8 +295,8 @@ class Model:
 # ---------------------------------------------------------------------------
 
 
-@define(kw_only=True, slots=True)
-class ToolResult:
+@define(kw_only=True, slots=True, repr=False)
+class ToolResult(_Shown):
     """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs)."""
 
     content: list[UserContentBlock] = field(factory=list)
