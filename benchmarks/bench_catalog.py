@@ -42,6 +42,7 @@ configs = catalog.provider_configs(data)
 t3 = time.perf_counter()
 class _App: pm = None
 registry = ModelRegistry(_App())
+registry._loaded = True  # filled by hand below: no plugin hooks to ask
 for config in configs:
     registry.add_provider(config)
 registry.all_models()  # the catalog's models are built when first needed: build them all

@@ -4,7 +4,9 @@ The stream is served from 127.0.0.1 by the scripted LLM server (``tests/support/
 running in its own process. Two clients read the same stream: a bare ``httpx`` iteration of
 ``response.aiter_lines()`` (the floor) and piko's ``openai-completions`` stream function
 (request, SSE parsing, JSON decoding, message building, one event per delta). Target: the
-decode takes at most 2x the bare iteration.
+decode takes at most 2x the bare iteration. A third client iterates the lines through piko's
+plain-http transport (what piko's requests to ``http://`` servers use), which sets the
+transport apart from the decoding.
 
 Run: ``.venv/bin/python benchmarks/bench_sse_decode.py [--deltas N] [--rounds R]``; exits 1
 when the ratio is above the target.
@@ -53,10 +55,17 @@ def start_server(deltas: int, coalesce: bool) -> tuple[subprocess.Popen[str], st
     return proc, base_url
 
 
-async def bare(base_url: str) -> tuple[float, int]:
+async def bare(base_url: str, transport: str = "httpx") -> tuple[float, int]:
+    """Iterate the lines of the stream with nothing else done; ``transport`` ``piko``: through
+    piko's plain-http transport, the one piko's own requests use."""
     import httpx
 
-    async with httpx.AsyncClient(timeout=60) as client:
+    mounts: dict[str, object] = {}
+    if transport == "piko":
+        from piko.plugins.providers.plain_http import PlainHTTPTransport
+
+        mounts = {"http://": PlainHTTPTransport()}
+    async with httpx.AsyncClient(timeout=60, mounts=mounts) as client:  # type: ignore[arg-type]
         start = time.perf_counter()
         lines = 0
         async with client.stream(
@@ -90,13 +99,17 @@ async def run(deltas: int, rounds: int, coalesce: bool) -> int:
     try:
         # warm up both paths (imports, connection pools, server caches)
         await bare(base_url)
+        await bare(base_url, "piko")
         await decode(base_url)
         bare_times: list[float] = []
+        same_transport_times: list[float] = []
         decode_times: list[float] = []
         events = 0
         for _ in range(rounds):
             elapsed, _lines = await bare(base_url)
             bare_times.append(elapsed)
+            elapsed, _lines = await bare(base_url, "piko")
+            same_transport_times.append(elapsed)
             elapsed, events, last = await decode(base_url)
             decode_times.append(elapsed)
             if last != "done":
@@ -115,6 +128,10 @@ async def run(deltas: int, rounds: int, coalesce: bool) -> int:
     print(f"deltas: {deltas}, rounds: {rounds}, events per stream: {events}, server: {mode}")
     print(
         f"bare httpx aiter_lines: {bare_s * 1000:.1f} ms (best), {statistics.median(bare_times) * 1000:.1f} ms (median)"
+    )
+    print(
+        f"same, piko's transport: {min(same_transport_times) * 1000:.1f} ms (best), "
+        f"{statistics.median(same_transport_times) * 1000:.1f} ms (median)"
     )
     print(
         f"piko decode:            {decode_s * 1000:.1f} ms (best), {statistics.median(decode_times) * 1000:.1f} ms "

@@ -303,35 +303,26 @@ class _ResponseBody(httpx.AsyncByteStream):
         self._finish(connection)
 
     async def _chunks(self, connection: _Connection) -> AsyncIterator[bytes]:
+        """The data of a chunked body: every chunk complete in what has arrived, joined.
+
+        One socket read per arrival (one timer), however many chunks it holds: a server writing
+        an SSE event per chunk costs a read per event, not three.
+        """
+        decoder = _ChunkedDecoder(self.request)
         while True:
-            size_line = await _read_line(connection, self.request, self.read_s)
-            if not size_line:
+            data = await self._read(connection, READ_CHUNK)
+            if not data:
                 raise httpx.RemoteProtocolError(
                     "peer closed connection without sending complete message body (incomplete chunked read)",
                     request=self.request,
                 )
-            try:
-                size = int(size_line.split(b";", 1)[0].strip(), 16)
-            except ValueError:
-                raise httpx.RemoteProtocolError(
-                    f"bad chunk size line: {size_line[:80]!r}", request=self.request
-                ) from None
-            if size == 0:
-                while (await _read_line(connection, self.request, self.read_s)) not in (b"\r\n", b"\n", b""):
-                    pass  # trailers
+            body = decoder.feed(data)
+            if body:
+                yield body
+            if decoder.finished:
+                if decoder.leftover:
+                    connection.reusable = False  # bytes nobody asked for: do not reuse
                 return
-            remaining = size
-            while remaining > 0:
-                part = await self._read(connection, min(remaining, READ_CHUNK))
-                if not part:
-                    raise httpx.RemoteProtocolError(
-                        "peer closed connection without sending complete message body (incomplete chunked read)",
-                        request=self.request,
-                    )
-                remaining -= len(part)
-                yield part
-            if (await _read_line(connection, self.request, self.read_s)) not in (b"\r\n", b"\n"):
-                raise httpx.RemoteProtocolError("chunk not followed by CRLF", request=self.request)
 
     async def _read(self, connection: _Connection, size: int) -> bytes:
         try:
@@ -349,3 +340,62 @@ class _ResponseBody(httpx.AsyncByteStream):
         connection, self.connection = self.connection, None
         if connection is not None:
             connection.close()  # closed before its body was read through: not reusable
+
+
+class _ChunkedDecoder:
+    """``Transfer-Encoding: chunked`` framing, fed the bytes as they arrive."""
+
+    def __init__(self, request: httpx.Request) -> None:
+        self.request = request
+        self.pending = b""  # bytes not parsed yet
+        self.remaining = 0  # data bytes left in the current chunk
+        self.after_data = False  # the CRLF closing a chunk's data is due
+        self.in_trailers = False
+        self.finished = False
+        self.leftover = False
+
+    def feed(self, data: bytes) -> bytes:
+        """The body data that ``data`` completes (possibly empty)."""
+        buffer = self.pending + data if self.pending else data
+        position, end = 0, len(buffer)
+        pieces: list[bytes] = []
+        while not self.finished:
+            if self.remaining:
+                take = min(self.remaining, end - position)
+                if take:
+                    pieces.append(buffer[position : position + take])
+                    position += take
+                    self.remaining -= take
+                if self.remaining:
+                    break
+                self.after_data = True
+            if self.after_data:
+                if end - position < 2:
+                    break
+                if buffer[position : position + 2] != b"\r\n":
+                    raise httpx.RemoteProtocolError("chunk not followed by CRLF", request=self.request)
+                position += 2
+                self.after_data = False
+            newline = buffer.find(b"\n", position)
+            if newline < 0:
+                if end - position > MAX_HEADER_LINE:
+                    raise httpx.RemoteProtocolError("chunk size line too long", request=self.request)
+                break
+            line = buffer[position:newline].rstrip(b"\r")
+            position = newline + 1
+            if self.in_trailers:
+                self.finished = not line  # an empty line ends the trailers, and the body
+                continue
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise httpx.RemoteProtocolError(
+                    f"bad chunk size line: {line[:80]!r}", request=self.request
+                ) from None
+            if size == 0:
+                self.in_trailers = True
+            else:
+                self.remaining = size
+        self.pending = buffer[position:]
+        self.leftover = self.finished and bool(self.pending)
+        return pieces[0] if len(pieces) == 1 else b"".join(pieces)

@@ -248,3 +248,31 @@ def test_a_body_left_unread_closes_its_connection_instead_of_pooling_it() -> Non
 
     assert asyncio.run(_with_server(handler, run)) == "0123456789"
     assert len(connections) == 2
+
+
+CHUNKED = b"5;name=x\r\nhello\r\n1\r\n \r\nb\r\ndata: one\n\n\r\n0\r\nTrailer: t\r\n\r\n"
+
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, len(CHUNKED)])
+def test_chunked_framing_survives_any_split_of_the_bytes(size: int) -> None:
+    from piko.plugins.providers.plain_http import _ChunkedDecoder
+
+    decoder = _ChunkedDecoder(httpx.Request("GET", "http://127.0.0.1/"))
+    body = b""
+    for start in range(0, len(CHUNKED), size):
+        assert not decoder.finished
+        body += decoder.feed(CHUNKED[start : start + size])
+    assert body == b"hello data: one\n\n"
+    assert decoder.finished and not decoder.leftover
+
+
+def test_chunked_framing_errors() -> None:
+    from piko.plugins.providers.plain_http import _ChunkedDecoder
+
+    request = httpx.Request("GET", "http://127.0.0.1/")
+    with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
+        _ChunkedDecoder(request).feed(b"zz\r\n")
+    with pytest.raises(httpx.RemoteProtocolError, match="CRLF"):
+        _ChunkedDecoder(request).feed(b"2\r\nabXY")
+    decoder = _ChunkedDecoder(request)
+    assert decoder.feed(b"0\r\n\r\nextra") == b"" and decoder.finished and decoder.leftover
