@@ -511,29 +511,31 @@ def make_decoder(context: Context, oauth: bool) -> Any:
         response: httpx.Response, b: MessageBuilder, guard: AbortGuard
     ) -> AsyncIterator[list[StreamEvent]]:
         decoder = EventDecoder(b, context.tools, oauth)
+        # a list per SSE event, handed on before the next is applied: listeners see the message
+        # exactly as of each event, however the network cut the body
         async for batch in iter_sse_batches(response.aiter_bytes()):
-            out: list[StreamEvent] = []
-            try:
-                for name, data in batch:
-                    if name == "error":
-                        raise ProviderError(data.decode("utf-8", "replace"))
-                    if name not in _MESSAGE_EVENTS:
-                        continue
+            for name, data in batch:
+                if name == "error":
+                    raise ProviderError(data.decode("utf-8", "replace"))
+                if name not in _MESSAGE_EVENTS:
+                    continue
+                try:
+                    event = parse_json_with_repair(data.decode("utf-8", "replace"))
+                except ValueError as exc:
+                    text = data.decode("utf-8", "replace")
+                    raise ProviderError(
+                        f"Could not parse Anthropic SSE event {name}: {exc}; data={text}"
+                    ) from exc
+                if isinstance(event, dict):
+                    out: list[StreamEvent] = []
                     try:
-                        event = parse_json_with_repair(data.decode("utf-8", "replace"))
-                    except ValueError as exc:
-                        text = data.decode("utf-8", "replace")
-                        raise ProviderError(
-                            f"Could not parse Anthropic SSE event {name}: {exc}; data={text}"
-                        ) from exc
-                    if isinstance(event, dict):
                         decoder.feed(event, out)
-            except ProviderError:
-                if out:  # what came before the failure is still announced
-                    yield out
-                raise
-            if out:
-                yield out
+                    except ProviderError:
+                        if out:  # what came before the failure is still announced
+                            yield out
+                        raise
+                    if out:
+                        yield out
         if decoder.saw_start and not decoder.saw_stop:
             raise ProviderError("Anthropic stream ended before message_stop")
         if guard.aborted:

@@ -681,21 +681,28 @@ class ChunkDecoder:
 async def decode(
     response: httpx.Response, b: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
-    """The response's events, a list per network chunk."""
+    """The response's events, a list per SSE event.
+
+    Each list is handed on before the next SSE event is applied to the message: whoever listens
+    sees the message exactly as of that event, however the network cut the body (pi's
+    snapshots can run a delta or two ahead when events arrive together).
+    """
     decoder = ChunkDecoder(b)
     feed = decoder.feed_bytes
+    out: list[StreamEvent]
     async for batch in iter_sse_batches(response.aiter_bytes()):
-        out: list[StreamEvent] = []
-        try:
-            for event_name, data in batch:
-                if event_name is None or not event_name.startswith("thread."):
-                    feed(data, out)
-        except ProviderError:
-            if out:  # what came before the failure is still announced
+        for event_name, data in batch:
+            if event_name is not None and event_name.startswith("thread."):
+                continue
+            out = []
+            try:
+                feed(data, out)
+            except ProviderError:
+                if out:  # what came before the failure is still announced
+                    yield out
+                raise
+            if out:
                 yield out
-            raise
-        if out:
-            yield out
     out = []
     decoder.finish(out)
     yield out

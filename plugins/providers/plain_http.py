@@ -168,6 +168,9 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
             error = httpx.WriteError(str(exc) or type(exc).__name__, request=request)
             error.piko_before_response = True  # type: ignore[attr-defined]
             raise error from exc
+        except BaseException:  # a timeout or a cancellation (an abort) half-way through the request
+            connection.close()
+            raise
         try:
             status, reason, headers, keep_alive = await self._read_head(connection, request, read_s)
         except BaseException:
