@@ -4,7 +4,13 @@ The block is found as pi finds it: the text starts with ``---`` and the front ma
 the next line starting with ``---``; the body after it is trimmed. Values follow YAML 1.2's
 core schema (``true``/``false``, ``null``, numbers; ``yes``/``no`` stay text): plain, quoted
 and flow-list scalars, ``|``/``>`` block scalars, nested mappings and ``- item`` lists.
-Anything this reader does not understand is skipped rather than failing the file.
+
+The mistakes people make in front matter fail as they fail in pi, whose ``yaml`` package
+rejects them, with that package's wording and pointer (:class:`FrontmatterError`): a plain
+value holding ``": "`` (``description: Use when: asked``), an unclosed quote or flow list,
+text after a quoted value, tabs in the indentation, a key given twice, a plain value starting
+with ``@`` or a backtick. Other constructs this reader does not understand are skipped rather
+than failing the file.
 """
 
 from __future__ import annotations
@@ -14,7 +20,33 @@ from typing import Any
 
 _INT = re.compile(r"^[-+]?\d+$")
 _FLOAT = re.compile(r"^[-+]?(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?$")
+_RESERVED_STARTS = ("@", "`")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/", "0": "\0", " ": " "}
+
+
+class FrontmatterError(ValueError):
+    """Front matter pi's YAML parser rejects; the message is worded and pointed as that parser's."""
+
+
+def _error(message: str, lines: list[str], index: int, column: int, width: int = 1) -> FrontmatterError:
+    """``message at line L, column C:`` and the line with a ``^`` pointer under column ``column``
+    (0-based), the previous line too when the pointer is at the start, as the ``yaml`` package words it."""
+    line_no, col = index + 1, column + 1
+    text = f"{message} at line {line_no}, column {col}"
+    shown = lines[index] if index < len(lines) else ""
+    at = column
+    if at >= 60 and len(shown) > 80:
+        trim = min(at - 39, len(shown) - 79)
+        shown = "…" + shown[trim:]
+        at -= trim - 1
+    if len(shown) > 80:
+        shown = shown[:79] + "…"
+    if index > 0 and not shown[:at].strip(" "):
+        previous = lines[index - 1]
+        shown = (previous[:79] + "…" if len(previous) > 80 else previous) + "\n" + shown
+    if shown.strip(" "):
+        text += f":\n\n{shown}\n{' ' * at}{'^' * max(1, min(width, 80 - at))}\n"
+    return FrontmatterError(text)
 
 
 def normalize_newlines(text: str) -> str:
@@ -33,7 +65,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str]:
 
 
 def parse_frontmatter(text: str) -> tuple[dict[str, Any], str]:
-    """``(fields, body)`` of a markdown file."""
+    """``(fields, body)`` of a markdown file; raises :class:`FrontmatterError` where pi's parser would."""
     yaml_text, body = split_frontmatter(text)
     if not yaml_text or not yaml_text.strip():
         return {}, body
@@ -82,6 +114,9 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
         line = lines[i]
         if _indent(line) < indent:
             break
+        lead = line[: len(line) - len(line.lstrip())]
+        if "\t" in lead:
+            raise _error("Tabs are not allowed as indentation", lines, i, lead.index("\t"))
         if _indent(line) > indent:  # stray deeper line: skip it
             i += 1
             continue
@@ -89,6 +124,8 @@ def _mapping(lines: list[str], i: int, indent: int) -> tuple[dict[str, Any], int
         if key is None:
             i += 1
             continue
+        if key in out:
+            raise _error("Map keys must be unique", lines, i, indent)
         out[key], i = _value_after_key(lines, i, indent, rest)
     return out, i
 
@@ -136,26 +173,44 @@ def _key_value(text: str) -> tuple[str | None, str]:
 
 def _value_after_key(lines: list[str], i: int, indent: int, rest: str) -> tuple[Any, int]:
     """The value of the key on line ``i``; returns it and the index of the next line to read."""
+    key_line = i
+    start = lines[i].rfind(rest) if rest else -1  # the value's column on the key's line
     i += 1
     if rest[:1] in ("|", ">"):
         return _block_scalar(lines, i, indent, rest)
     if rest and not rest.startswith("#"):
-        if rest[:1] in ("'", '"') and not _closed(rest):
-            # a quoted value that goes on over the following lines
+        if rest[:1] in ("'", '"'):
+            # a quoted value, maybe going on over the following lines
             parts = [rest]
-            while i < len(lines) and not _closed(" ".join(parts)):
+            while not _closed(" ".join(parts)):
+                if i >= len(lines):
+                    last = i - 1
+                    raise _error(f"Missing closing {rest[0]}quote", lines, last, len(lines[last]))
                 parts.append(lines[i].strip())
                 i += 1
-            return _scalar(" ".join(parts)), i
+            value = " ".join(parts)
+            after = value[_end_quote(value) + 1 :].strip()
+            if after and not after.startswith("#") and i == key_line + 1:
+                column = lines[key_line].rfind(after)
+                raise _error("Unexpected scalar at node end", lines, key_line, column, len(after))
+            return _scalar(value), i
+        if rest[:1] == "[":
+            if not _comment_free(rest).endswith("]"):
+                flow = "Flow sequence in block collection must be sufficiently indented and end with a ]"
+                raise _error(flow, lines, key_line, len(lines[key_line]))
+            return _scalar(rest), i
+        if rest[:1] in _RESERVED_STARTS:
+            raise _error(
+                f"Plain value cannot start with reserved character {rest[0]}", lines, key_line, start
+            )
         parts = [rest]
-        while (
-            i < len(lines)
-            and not _skippable(lines[i])
-            and _indent(lines[i]) > indent
-            and rest[:1] not in ("'", '"', "[")
-        ):
+        while i < len(lines) and not _skippable(lines[i]) and _indent(lines[i]) > indent:
+            if lines[i][:1] == "\t":
+                raise _error("Tabs are not allowed as indentation", lines, i, 0)
             parts.append(lines[i].strip())  # a plain scalar continued on deeper lines
             i += 1
+        if any(_holds_mapping(part) for part in parts):
+            raise _error("Nested mappings are not allowed in compact mappings", lines, key_line, start)
         return _scalar(" ".join(parts)), i
     i = _skip(lines, i)
     if i < len(lines):
@@ -163,6 +218,17 @@ def _value_after_key(lines: list[str], i: int, indent: int, rest: str) -> tuple[
         if _indent(nxt) > indent or (_indent(nxt) == indent and nxt.strip().startswith("- ")):
             return _block(lines, i, _indent(nxt))
     return None, i
+
+
+def _comment_free(text: str) -> str:
+    """A plain scalar without its trailing `` #comment``."""
+    return text.split(" #", 1)[0].rstrip()
+
+
+def _holds_mapping(text: str) -> bool:
+    """Whether a plain scalar's text would start a mapping (``a: b`` or ``a:`` at its end)."""
+    plain = _comment_free(text)
+    return ": " in plain or plain.endswith(":")
 
 
 def _closed(text: str) -> bool:

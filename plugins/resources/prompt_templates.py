@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.plugins.resources.locations import (
     PROJECT_AUTO,
     USER_AUTO,
@@ -35,7 +35,7 @@ def load_template_file(path: Path, source: str) -> PromptTemplate | None:
     """A template: its description is the front matter's, else its first line (60 characters)."""
     try:
         fields, body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
-    except OSError:
+    except (OSError, FrontmatterError):  # pi skips such a template without a word
         return None
     description = fields.get("description") or ""
     if not description:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.plugins.resources.locations import (
     PROJECT_AUTO,
     USER_AUTO,
@@ -62,6 +62,9 @@ def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill 
         fields, _body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
         request.diagnostics.append(f"skill {path}: {exc.strerror or exc}")
+        return None
+    except FrontmatterError as exc:  # pi skips the skill with its YAML parser's message
+        request.diagnostics.append(f"skill {path}: {exc}")
         return None
     description = fields.get("description")
     parent = path.parent.name

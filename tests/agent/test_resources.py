@@ -11,7 +11,7 @@ import pytest
 from agent_harness import PiEnv
 
 from piko.expansion import expand_prompt_template, parse_command_args, strip_frontmatter, substitute_args
-from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.resource_patterns import apply_patterns, glob_match
 from piko.resources import PromptTemplate
 
@@ -58,7 +58,7 @@ def _skill_tree(env: PiEnv) -> None:
     env.write(".agents/skills/ignored.md", skill_md("Root files of .agents folders are no skills."))
     env.write("skills/above-git/SKILL.md", skill_md("Above the git root."), base=work.parent / ".agents")
     env.write("skills/user-skill/SKILL.md", skill_md("User skill."), base=home)
-    env.write("skills/shared/SKILL.md", skill_md("Loses: the project has the name."), base=home)
+    env.write("skills/shared/SKILL.md", skill_md("Loses, the project has the name."), base=home)
     env.write("skills/user-loose.md", skill_md("A loose user file."), base=home)
     env.write(".agents/skills/home-agents/SKILL.md", skill_md("From ~/.agents."), base=env.user_home)
 
@@ -105,6 +105,25 @@ def test_invalid_skills_are_reported_and_the_ones_without_description_skipped(pi
         f"Warning: skill {skills / 'no-desc/SKILL.md'}: description is required; skipped",
         f'Warning: skill {skills / "other-dir/SKILL.md"}: name "renamed" does not match parent directory "other-dir"',
     ]
+
+
+def test_skills_and_templates_whose_front_matter_pi_rejects_are_skipped(pi_env: Any) -> None:
+    env = pi_env(OK * 3)
+    env.write("skills/colon/SKILL.md", skill_md("Use when: the user asks", "colon"), base=env.home)
+    env.write("skills/fine/SKILL.md", skill_md("Fine.", "fine"), base=env.home)
+    env.write("prompts/broken.md", '---\ndescription: "unclosed\n---\nBody\n', base=env.home)
+    env.write("prompts/ok.md", "---\ndescription: Works\n---\nBody\n", base=env.home)
+    done = env.run("-p", *MOCK, "hi")
+    assert done.returncode == 0, done.stderr
+    assert [name for name, _ in listed_skills(env.system_prompt())] == ["fine"]
+    assert warnings(done.stderr) == [
+        f"Warning: skill {env.home / 'skills/colon/SKILL.md'}: Nested mappings are not allowed in compact "
+        "mappings at line 2, column 14:"
+    ]
+    assert "description: Use when: the user asks\n             ^" in done.stderr
+    assert env.run("-p", *MOCK, "/broken").returncode == 0  # not a template: the text goes as typed
+    assert env.run("-p", *MOCK, "/ok").returncode == 0
+    assert [env.user_texts(i) for i in range(3)] == [["hi"], ["/broken"], ["Body"]]
 
 
 def test_skill_flag_adds_even_with_no_skills(pi_env: Any) -> None:
@@ -319,6 +338,54 @@ def test_frontmatter_reads_the_yaml_skills_use() -> None:
 )
 def test_frontmatter_edges(text: str, fields: dict[str, Any], body: str) -> None:
     assert parse_frontmatter(text) == (fields, body)
+
+
+# What pi 0.73.1's parser (the yaml package, 2.9.1) answers for the same front matter
+@pytest.mark.parametrize(
+    ("yaml", "message"),
+    [
+        ("name: x\ndescription: Use when: the user asks",
+         "Nested mappings are not allowed in compact mappings at line 2, column 14:\n\n"
+         "description: Use when: the user asks\n             ^\n"),
+        ("description: ends with colon:",
+         "Nested mappings are not allowed in compact mappings at line 1, column 14:\n\n"
+         "description: ends with colon:\n             ^\n"),
+        ("description: a\n  b\n  c: d",
+         "Nested mappings are not allowed in compact mappings at line 1, column 14:\n\ndescription: a\n             ^\n"),
+        ("tags:\n  - a: b: c",
+         "Nested mappings are not allowed in compact mappings at line 2, column 8:\n\n  - a: b: c\n       ^\n"),
+        ('name: x\ndescription: "unclosed',
+         'Missing closing "quote at line 2, column 23:\n\ndescription: "unclosed\n                      ^\n'),
+        ('description: "multi\n  line unclosed',
+         'Missing closing "quote at line 2, column 16:\n\n  line unclosed\n               ^\n'),
+        ("description: 'x' trailing",
+         "Unexpected scalar at node end at line 1, column 18:\n\ndescription: 'x' trailing\n                 ^^^^^^^^\n"),
+        ("name: x\n\tdescription: tab",
+         "Tabs are not allowed as indentation at line 2, column 1:\n\nname: x\n\tdescription: tab\n^\n"),
+        (" \tdescription: x",
+         "Tabs are not allowed as indentation at line 1, column 2:\n\n \tdescription: x\n ^\n"),
+        ("metadata:\n  author: me\n  author: you",
+         "Map keys must be unique at line 3, column 3:\n\n  author: me\n  author: you\n  ^\n"),
+        ("name: x\ndescription: @at",
+         "Plain value cannot start with reserved character @ at line 2, column 14:\n\ndescription: @at\n             ^\n"),
+        ("name: x\ndescription: [a, b",
+         "Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 19:\n\n"
+         "description: [a, b\n                  ^\n"),
+    ],
+)  # fmt: skip
+def test_front_matter_pi_rejects_fails_with_pis_words(yaml: str, message: str) -> None:
+    with pytest.raises(FrontmatterError) as caught:
+        parse_frontmatter(f"---\n{yaml}\n---\nBody")
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(
+    "yaml",
+    ["description: url http://x.y/z", "description: time 10:30", "description: a #not: comment",
+     "description: foo:bar", "description: 'quoted: fine'", "description: \"it's: fine\""],
+)  # fmt: skip
+def test_colons_pi_accepts(yaml: str) -> None:
+    assert parse_frontmatter(f"---\n{yaml}\n---\n")[0]["description"]
 
 
 def test_strip_frontmatter_matches_the_parser() -> None:
