@@ -203,11 +203,15 @@ class App:
 
         return ExtensionContext(host, app=self, ui=ui, mode=mode)
 
-    async def create_agent_session(self, *, ui: Any = None, mode: str | None = None) -> Any:
-        """Build the agent session the options describe and bind it as the extensions' runtime."""
+    async def create_agent_session(
+        self, *, ui: Any = None, mode: str | None = None, session_manager: Any = None
+    ) -> Any:
+        """Build the agent session the options describe and bind it as the extensions' runtime
+        (with ``session_manager`` when the mode opened it already)."""
         from piko.session_setup import create_agent_session
 
-        return await create_agent_session(self, ui=ui, mode=mode or str(self.options.get("mode") or "print"))
+        mode = mode or str(self.options.get("mode") or "print")
+        return await create_agent_session(self, ui=ui, mode=mode, session_manager=session_manager)
 
     # -- diagnostics -----------------------------------------------------------------------------
 

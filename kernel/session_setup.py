@@ -225,10 +225,16 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
     return default_available_model(registry), None, warnings, False
 
 
-async def create_agent_session(app: Any, *, ui: Any = None, mode: str = "print") -> AgentSession:
-    """The agent session for this run, bound as the extensions' runtime, after ``session_start``."""
+async def create_agent_session(
+    app: Any, *, ui: Any = None, mode: str = "print", session_manager: Any = None
+) -> AgentSession:
+    """The agent session for this run, bound as the extensions' runtime, after ``session_start``.
+
+    ``session_manager``: one :func:`open_session_manager` gave earlier (a mode that, as pi, looks
+    the session up before it reads ``@file`` arguments); by default it is opened here.
+    """
     options = app.options
-    manager = open_session_manager(app)
+    manager = session_manager if session_manager is not None else open_session_manager(app)
     for message in getattr(manager, "diagnostics", []):
         app.notices.append(message)
     context = manager.build_context()

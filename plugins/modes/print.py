@@ -46,17 +46,26 @@ async def run_print(app: Any, *, json_output: bool) -> int:
     from piko.events import event_to_wire
     from piko.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
     from piko.messages import AssistantMessage, TextContent
-    from piko.session_setup import SetupError
+    from piko.session_setup import SetupError, open_session_manager
 
+    def setup_failed(exc: SetupError) -> int:
+        app.report()  # a broken models.json or settings file may be why (pi says nothing here)
+        return _error(str(exc) if getattr(exc, "bare", False) else f"Error: {exc}")
+
+    try:
+        manager = open_session_manager(app)  # pi looks the session up before reading @files
+    except SetupError as exc:
+        return setup_failed(exc)
     try:
         first, images, rest = build_initial_message(app, read_piped_stdin())
     except InitialMessageError as exc:
         return _error(f"Error: {exc}")
     try:
-        session = await app.create_agent_session(mode="json" if json_output else "print")
+        session = await app.create_agent_session(
+            mode="json" if json_output else "print", session_manager=manager
+        )
     except SetupError as exc:
-        app.report()  # a broken models.json or settings file may be why (pi says nothing here)
-        return _error(str(exc) if getattr(exc, "bare", False) else f"Error: {exc}")
+        return setup_failed(exc)
     app.report()
     if session.model is None:
         from piko.guidance import no_models_message

@@ -250,6 +250,9 @@ def test_session_errors(pi_env: Any) -> None:
     env = pi_env(OK)
     done = env.run("-p", "--session", "zzzz", *MOCK, "hi")
     assert (done.returncode, done.stderr) == (1, "No session found matching 'zzzz'\n")
+    # as pi: the session is looked up before @file arguments are read
+    done = env.run("-p", "--session", "zzzz", *MOCK, "@missing.txt", "hi")
+    assert (done.returncode, done.stderr) == (1, "No session found matching 'zzzz'\n")
     done = env.run("-p", "--fork", "abc", "--session", "abc", "-c", *MOCK, "hi")
     assert (done.returncode, done.stderr) == (
         1,

@@ -136,3 +136,11 @@ def test_custom_theme_from_the_agent_dir_is_listed_and_used(term):
     t.submit("in colour")
     t.wait_for(r"neon reply")
     assert "48;2;16;32;48" in t.screen(colors=True)
+
+
+def test_a_missing_session_stops_before_the_screen_opens(term):
+    t = term(args=["--provider", "faux", "--session", "zzzz", "@missing.txt"])
+    screen = t.wait_for(r"piko exited with 1")
+    # as pi: the session is looked up first (before the @files), and no editor was drawn
+    assert t.stderr.read_text() == "No session found matching 'zzzz'\n"
+    assert "ctrl+c" not in screen

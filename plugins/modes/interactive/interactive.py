@@ -69,6 +69,7 @@ class InteractiveMode:
         self.app = app
         self.settings = app.settings
         self.session: Any = None
+        self._session_manager: Any = None  # opened before the screen, handed to the session
         self.ui = InteractiveUI(self)
         self.commands = builtin_commands if builtin_commands is not None else load_builtin_commands()
         self.command_context = CommandContext(self)
@@ -500,9 +501,15 @@ class InteractiveMode:
 
         from piko.initial_message import InitialMessageError, build_initial_message
         from piko.plugins.modes.interactive.keys import install_extended_keys
+        from piko.session_setup import SetupError, open_session_manager
 
         if not _is_terminal(sys.stdin):
             sys.stderr.write("Error: the interactive mode needs a terminal; use -p or --mode json|rpc\n")
+            return 1
+        try:  # as pi: the session is looked up first, before the screen and the @files
+            self._session_manager = open_session_manager(self.app)
+        except SetupError as exc:
+            sys.stderr.write(f"{exc}\n" if getattr(exc, "bare", False) else f"Error: {exc}\n")
             return 1
         try:
             first, images, rest = build_initial_message(self.app, None)
@@ -548,7 +555,9 @@ class InteractiveMode:
         screen = self.screen
         try:
             # what session_start handlers show waits in the live region until the header is out
-            self.session = await self.app.create_agent_session(ui=self.ui, mode="tui")
+            self.session = await self.app.create_agent_session(
+                ui=self.ui, mode="tui", session_manager=self._session_manager
+            )
         except SetupError as exc:
             self._fatal = str(exc)
             self.exit_code = 1
