@@ -42,7 +42,12 @@ class _Connection:
         self.reusable = False
 
     def is_idle_and_open(self) -> bool:
-        return not self.reader.at_eof() and not self.writer.is_closing() and not self.reader._buffer  # type: ignore[attr-defined]
+        """Open, and nothing arrived while idle (a server's parting ``408`` would otherwise be
+        read as the answer to the next request). StreamReader has no public way to ask what it
+        holds; its ``_buffer`` has been there since Python 3.4, and without it we only lose the
+        second check."""
+        unread = getattr(self.reader, "_buffer", b"")
+        return not self.reader.at_eof() and not self.writer.is_closing() and not unread
 
     def close(self) -> None:
         self.reusable = False

@@ -276,3 +276,30 @@ def test_chunked_framing_errors() -> None:
         _ChunkedDecoder(request).feed(b"2\r\nabXY")
     decoder = _ChunkedDecoder(request)
     assert decoder.feed(b"0\r\n\r\nextra") == b"" and decoder.finished and decoder.leftover
+
+
+def test_bytes_arriving_on_an_idle_connection_retire_it() -> None:
+    connections: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfirst")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        # a parting answer nobody asked for, the connection left open
+        writer.write(b"HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
+        await writer.drain()
+        if (await _read_request(reader))[0]:
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+            await writer.drain()
+        await reader.read()
+
+    async def run(base: str) -> object:
+        async with _client() as client:
+            first = (await client.get(base)).text
+            await asyncio.sleep(0.2)
+            return first, (await client.get(base)).text
+
+    assert asyncio.run(_with_server(handler, run)) == ("first", "first")
+    assert len(connections) == 2
