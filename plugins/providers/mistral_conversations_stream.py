@@ -24,7 +24,6 @@ from piko.messages import (
 )
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
-    NON_VISION_USER_IMAGE_PLACEHOLDER,
     AbortGuard,
     ProviderError,
     RequestSpec,
@@ -37,6 +36,7 @@ from piko.plugins.providers.common import (
     sanitize_surrogates,
     transform_messages,
 )
+from piko.plugins.providers.replay import NON_VISION_USER_IMAGE_PLACEHOLDER
 from piko.plugins.providers.short_hash import short_hash
 from piko.records import replace
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec

@@ -1,48 +1,73 @@
-"""Server-sent events decoding shared by the provider plugins (no vendor SDKs)."""
+"""Server-sent events straight from the bytes of a response body (no vendor SDKs, no text
+decoding first: ``data`` stays bytes, which orjson parses directly)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
-from attrs import define
 
-
-@define(slots=True)
-class SSEEvent:
-    """One event: its ``event`` name (``None`` when the stream names none) and its ``data`` text."""
-
-    event: str | None
-    data: str
-    id: str | None = None
-
-
-async def iter_sse(lines: AsyncIterator[str]) -> AsyncIterator[SSEEvent]:
-    """Events from the lines of an SSE body (``response.aiter_lines()``).
-
-    Follows the WHATWG rules that matter here: ``data`` lines of one event are joined with
-    newlines, comment lines (``:``) are skipped, one leading space after the colon is dropped,
-    and an event is complete at a blank line (or at the end of the stream).
-    """
+def _parse_block(block: bytes) -> tuple[str | None, bytes] | None:
+    """One event block (the lines between two blank lines): ``(event, data)`` or ``None``."""
     event: str | None = None
-    data: list[str] = []
-    event_id: str | None = None
-    async for raw in lines:
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if not line:
-            if data:
-                yield SSEEvent(event, "\n".join(data), event_id)
-            event, data = None, []
+    data: list[bytes] | None = None
+    for line in block.split(b"\n"):
+        if not line or line[0] == 58:  # empty, or a ':' comment
             continue
-        if line[0] == ":":
-            continue
-        name, sep, value = line.partition(":")
-        if sep and value[:1] == " ":
+        name, sep, value = line.partition(b":")
+        if sep and value[:1] == b" ":
             value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-        elif name == "id":
-            event_id = value
-    if data:
-        yield SSEEvent(event, "\n".join(data), event_id)
+        if name == b"data":
+            if data is None:
+                data = [value]
+            else:
+                data.append(value)
+        elif name == b"event":
+            event = value.decode("utf-8", "replace")
+    if data is None:
+        return None
+    return event, data[0] if len(data) == 1 else b"\n".join(data)
+
+
+async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[tuple[str | None, bytes]]]:
+    """``(event, data)`` pairs from the raw byte chunks of an SSE body (``response.aiter_bytes()``),
+    as one list per network chunk (iterating a list is much cheaper than an async generator).
+
+    The WHATWG rules that matter here: CR, LF and CRLF line ends; the ``data`` lines of one event
+    joined with newlines; ``:`` comment lines skipped; one leading space after the colon
+    dropped; an event complete at a blank line or at the end of the stream.
+    """
+    pending = b""
+    skip_lf = False
+    async for chunk in chunks:
+        if skip_lf and chunk[:1] == b"\n":
+            chunk = chunk[1:]
+        skip_lf = False
+        if b"\r" in chunk:
+            skip_lf = chunk.endswith(b"\r")  # the LF of a CRLF may open the next chunk
+            chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if pending:
+            chunk = pending + chunk
+        blocks = chunk.split(b"\n\n")
+        pending = blocks.pop()
+        batch: list[tuple[str | None, bytes]] = []
+        for block in blocks:
+            # the common case: one "data: ..." line
+            if block.startswith(b"data: ") and b"\n" not in block:
+                batch.append((None, block[6:]))
+            elif block:
+                item = _parse_block(block)
+                if item is not None:
+                    batch.append(item)
+        if batch:
+            yield batch
+    if pending:
+        item = _parse_block(pending)
+        if item is not None:
+            yield [item]
+
+
+async def iter_sse_bytes(chunks: AsyncIterator[bytes]) -> AsyncIterator[tuple[str | None, bytes]]:
+    """``(event, data)`` pairs one by one (see :func:`iter_sse_batches`)."""
+    async for batch in iter_sse_batches(chunks):
+        for item in batch:
+            yield item

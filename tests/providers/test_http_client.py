@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from piko.plugins.providers import common
+from piko.plugins.providers import common, http_client
 
 
 class _Hello(http.server.BaseHTTPRequestHandler):
@@ -94,8 +94,8 @@ def test_https_requests_still_verify_certificates(tls_server: str) -> None:
 
 def test_a_proxy_variable_keeps_httpx_s_own_routing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-    assert common._plain_http_mount() == {}
+    assert http_client._plain_http_mount() == {}
     monkeypatch.delenv("HTTP_PROXY")
     for key in ("http_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(key, raising=False)
-    assert list(common._plain_http_mount()) == ["http://"]
+    assert list(http_client._plain_http_mount()) == ["http://"]

@@ -1,0 +1,203 @@
+"""The HTTP side of providers: one shared ``httpx.AsyncClient`` per event loop (plain ``http``
+through piko's own transport, ``https`` through httpx's, made on first use), request timeouts,
+``retry-after`` and :func:`send_with_retries`, the OpenAI and Anthropic SDKs' retry rules.
+httpx is imported inside the functions that need it."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import time
+import weakref
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from piko.plugins.providers.provider_errors import ProviderError, network_error_message
+from piko.plugins.providers.replay import js_json
+from piko.streaming import StreamOptions
+
+if TYPE_CHECKING:
+    import httpx
+
+
+DEFAULT_TIMEOUT_S = 600.0  # the SDKs' default request timeout (10 minutes)
+DEFAULT_MAX_RETRIES = 2  # the SDKs' default
+DEFAULT_MAX_RETRY_DELAY_MS = 60_000  # pi's retry.provider.maxRetryDelayMs default
+
+
+_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, httpx.AsyncClient] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class _TransportOnFirstUse:
+    """An ``httpx.AsyncHTTPTransport`` made when its first request is sent.
+
+    Making a TLS transport loads the certificate store (about 20 ms), and httpx's transports
+    import httpcore and anyio. A client talking only to a plain-``http`` local server (Ollama,
+    llama.cpp, the test servers) needs neither: the ``https`` transport waits for an ``https``
+    request.
+    """
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+        self.transport: Any = None
+
+    async def handle_async_request(self, request: Any) -> Any:
+        if self.transport is None:
+            import httpx
+
+            self.transport = httpx.AsyncHTTPTransport(**self.options)
+        return await self.transport.handle_async_request(request)
+
+    async def __aenter__(self) -> _TransportOnFirstUse:
+        return self
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self.transport is not None:
+            await self.transport.aclose()
+
+
+def _plain_http_mount() -> dict[str, Any]:
+    """:class:`~piko.plugins.providers.plain_http.PlainHTTPTransport` for ``http://`` URLs, unless
+    a proxy variable routes them elsewhere (a redirect to ``https`` goes through the verifying one)."""
+    if any(key.lower() in ("http_proxy", "all_proxy") for key in os.environ):
+        return {}  # httpx's proxy mounts must keep handling http:// requests
+    from piko.plugins.providers.plain_http import PlainHTTPTransport
+
+    return {"http://": PlainHTTPTransport()}
+
+
+def get_client() -> httpx.AsyncClient:
+    """The HTTP client of the running event loop (connection pooling across requests)."""
+    import httpx
+
+    loop = asyncio.get_running_loop()
+    client = _clients.get(loop)
+    if client is None or client.is_closed:
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        client = httpx.AsyncClient(
+            timeout=DEFAULT_TIMEOUT_S,
+            follow_redirects=True,
+            transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
+            mounts=_plain_http_mount(),
+        )
+        _clients[loop] = client
+    return client
+
+
+def request_timeout(options: StreamOptions) -> httpx.Timeout:
+    """``timeout_s`` for connecting and for every read (a stalled body times out too)."""
+    import httpx
+
+    seconds = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
+    return httpx.Timeout(seconds)
+
+
+def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
+    """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), in seconds."""
+    value = headers.get("retry-after-ms")
+    if value:
+        try:
+            return float(value) / 1000
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        pass
+    try:
+        import email.utils
+
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
+    hint = headers.get("x-should-retry")
+    if hint == "true":
+        return True
+    if hint == "false":
+        return False
+    return status in (408, 409, 429) or status >= 500
+
+
+def _backoff_s(retries_done: int, max_retries: int) -> float:
+    return float(min(0.5 * 2.0**retries_done, 8.0) * (1 - random.random() * 0.25))
+
+
+def _int_option(options: StreamOptions, key: str, default: int) -> int:
+    value = options.extra.get(key)
+    return int(value) if isinstance(value, int | float) and value >= 0 else default
+
+
+@attrs.define(kw_only=True)
+class RequestSpec:
+    """One provider request: URL, headers and JSON payload (``on_payload`` may replace it)."""
+
+    url: str
+    headers: dict[str, str]
+    body: Any
+
+
+async def send_with_retries(
+    spec: RequestSpec,
+    options: StreamOptions,
+    *,
+    format_error: Callable[[int, str], str],
+) -> httpx.Response:
+    """POST ``spec`` and return the open streaming response of a 2xx answer.
+
+    Retries as the SDKs do (``options.extra["max_retries"]``, default 2): on 408, 409, 429, 5xx
+    and network failures, waiting ``retry-after(-ms)`` or 0.5 s doubling to 8 s with jitter. A
+    server asking for longer than ``max_retry_delay_ms`` (default 60 s) is not retried. The last
+    failure raises :class:`ProviderError` worded by ``format_error(status, body_text)``.
+    """
+    import httpx
+
+    client = get_client()
+    max_retries = _int_option(options, "max_retries", DEFAULT_MAX_RETRIES)
+    max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
+    timeout = request_timeout(options)
+    content = spec.body if isinstance(spec.body, bytes) else js_json(spec.body).encode()
+    retries = 0
+    while True:
+        request = client.build_request(
+            "POST", spec.url, headers=spec.headers, content=content, timeout=timeout
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.TransportError as exc:
+            if retries < max_retries:
+                await asyncio.sleep(_backoff_s(retries, max_retries))
+                retries += 1
+                continue
+            raise ProviderError(network_error_message(exc, streaming=False)) from exc
+        if response.status_code < 400:
+            return response
+        try:
+            raw = await response.aread()
+        except httpx.TransportError:
+            raw = b""
+        finally:
+            await response.aclose()
+        if retries < max_retries and _should_retry(response.status_code, response.headers):
+            wait = retry_after_seconds(response.headers)
+            if wait is None or wait < 0:
+                wait = _backoff_s(retries, max_retries)
+            if wait <= max_delay_s:
+                await asyncio.sleep(wait)
+                retries += 1
+                continue
+        raise ProviderError(format_error(response.status_code, raw.decode("utf-8", "replace")))

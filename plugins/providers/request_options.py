@@ -1,0 +1,125 @@
+"""Request details several provider APIs share: cache retention, max tokens, thinking levels
+and budgets, base URLs and GitHub Copilot's per-request headers."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from piko.messages import (
+    ImageContent,
+    Message,
+    Model,
+    ToolResultMessage,
+    UserMessage,
+)
+from piko.plugins.providers.provider_errors import ProviderError
+from piko.streaming import StreamOptions
+
+if TYPE_CHECKING:
+    pass
+
+
+_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
+MIN_OUTPUT_TOKENS = 1024
+
+
+def resolve_cache_retention(value: str | None) -> str:
+    """``none``/``short``/``long``; unset means ``short`` unless ``PI_CACHE_RETENTION=long``."""
+    if value:
+        return value
+    return "long" if os.environ.get("PI_CACHE_RETENTION") == "long" else "short"
+
+
+def base_max_tokens(model: Model, options: StreamOptions) -> int | None:
+    """The requested output limit: the option, else the model's (at most 32000)."""
+    if options.max_tokens:
+        return int(options.max_tokens)
+    return min(model.max_tokens, 32000) if model.max_tokens > 0 else None
+
+
+def supported_thinking_levels(model: Model) -> list[str]:
+    """Levels a model accepts (``off`` only for non-reasoning models; ``xhigh`` only when mapped)."""
+    if not model.reasoning:
+        return ["off"]
+    level_map = model.thinking_level_map or {}
+    levels = []
+    for level in _LEVELS:
+        if level in level_map and level_map[level] is None:
+            continue
+        if level == "xhigh" and level not in level_map:
+            continue
+        levels.append(level)
+    return levels
+
+
+def clamp_thinking_level(model: Model, level: str) -> str:
+    """The nearest supported level: the next higher one, else the next lower one."""
+    available = supported_thinking_levels(model)
+    if level in available:
+        return level
+    if level not in _LEVELS:
+        return available[0] if available else "off"
+    index = _LEVELS.index(level)
+    for candidate in _LEVELS[index:]:
+        if candidate in available:
+            return candidate
+    for candidate in reversed(_LEVELS[:index]):
+        if candidate in available:
+            return candidate
+    return available[0] if available else "off"
+
+
+def adjust_max_tokens_for_thinking(
+    base: int, model_max: int, level: str, budgets: Mapping[str, int] | None = None
+) -> tuple[int, int]:
+    """``(max_tokens, thinking_budget)`` for budget-based thinking (``xhigh`` counts as ``high``)."""
+    merged = {**DEFAULT_THINKING_BUDGETS, **(budgets or {})}
+    key = "high" if level == "xhigh" else level
+    budget = int(merged.get(key, DEFAULT_THINKING_BUDGETS["high"]))
+    max_tokens = min(base + budget, model_max)
+    if max_tokens <= budget:
+        budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
+    return max_tokens, budget
+
+
+_PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
+
+
+def resolve_base_url(model: Model) -> str:
+    """The model's base URL with ``{ENV_VAR}`` placeholders (Cloudflare) filled from the environment."""
+    url = model.base_url
+    if "{" not in url:
+        return url
+
+    def substitute(match: re.Match[str]) -> str:
+        value = os.environ.get(match.group(1))
+        if not value:
+            raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
+        return value
+
+    return _PLACEHOLDER.sub(substitute, url)
+
+
+def has_copilot_vision_input(messages: Iterable[Message]) -> bool:
+    """Whether a user message or tool result carries an image (GitHub Copilot's vision header)."""
+    for msg in messages:
+        if isinstance(msg, UserMessage | ToolResultMessage) and isinstance(msg.content, list):
+            if any(isinstance(b, ImageContent) for b in msg.content):
+                return True
+    return False
+
+
+def copilot_dynamic_headers(messages: list[Message]) -> dict[str, str]:
+    """GitHub Copilot's per-request headers: initiator, intent, vision."""
+    last = messages[-1] if messages else None
+    headers = {
+        "X-Initiator": "agent" if last is not None and not isinstance(last, UserMessage) else "user",
+        "Openai-Intent": "conversation-edits",
+    }
+    if has_copilot_vision_input(messages):
+        headers["Copilot-Vision-Request"] = "true"
+    return headers
