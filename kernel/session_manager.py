@@ -5,7 +5,8 @@
 branch summaries applied). A new session writes nothing until its first assistant message, then
 everything so far, then one line per entry. Opening a file reads the tree fields of each line and
 parses messages only when the context needs them; broken lines are skipped and reported in
-``diagnostics``; files of older versions are migrated and rewritten, as pi does.
+``diagnostics``; files of older versions are migrated and rewritten, as pi does. Reading the
+file is :mod:`piko.session_file`'s job, building the context :mod:`piko.session_context`'s.
 """
 
 from __future__ import annotations
@@ -13,34 +14,31 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import attrs
 
 from piko import jsonio
-from piko.messages import BranchSummaryMessage, CompactionSummaryMessage, CustomMessage
-from piko.records import Record, field
+from piko.session_context import ModelRef, SessionContext, build_session_context
 from piko.session_entries import (
-    CURRENT_SESSION_VERSION,
-    BranchSummaryEntry,
-    CompactionEntry,
-    CustomMessageEntry,
-    EntryParseError,
     LabelEntry,
     MessageEntry,
-    ModelChangeEntry,
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
-    ThinkingLevelChangeEntry,
     entry_from_dict,
     gc_paused,
     iso_now,
-    ms_from_iso,
     new_entry,
     new_entry_id,
     new_session_id,
-    read_entries,
+)
+from piko.session_file import (
+    SessionDiagnostic,
+    SessionError,
+    SessionFileError,
+    ends_torn,
+    read_session_file,
 )
 from piko.session_list import (
     SessionInfo,
@@ -51,7 +49,6 @@ from piko.session_list import (
     read_header,
     resolve_session,
 )
-from piko.session_migrations import migrate_to_current_version
 from piko.wire import message_from_wire, to_wire
 
 __all__ = [
@@ -73,20 +70,12 @@ __all__ = [
 ]
 
 
-class SessionError(ValueError):
-    """A session operation that cannot be done; the message says why."""
-
-
 class EntryNotFoundError(SessionError):
     """``Entry <id> not found``."""
 
     def __init__(self, entry_id: str | None) -> None:
         super().__init__(f"Entry {entry_id} not found")
         self.entry_id = entry_id
-
-
-class SessionFileError(SessionError):
-    """A file that cannot be used as a session file (not one, unreadable)."""
 
 
 class SessionNotFoundError(SessionError):
@@ -106,32 +95,6 @@ class SessionInOtherProjectError(SessionError):
         self.cwd = cwd
 
 
-class SessionDiagnostic(Record, kw_only=False, frozen=True):
-    """A problem met while reading a session file (the line was skipped)."""
-
-    path: str
-    line: int
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
-
-
-class ModelRef(NamedTuple):
-    """The model recorded on a branch: ``provider, model_id = ref`` works."""
-
-    provider: str
-    model_id: str
-
-
-class SessionContext(Record, kw_only=False):
-    """What the model sees on the current branch, and the model and thinking level recorded there."""
-
-    messages: list[Any] = field(factory=list)
-    thinking_level: str = "off"
-    model: ModelRef | None = None
-
-
 @attrs.define(eq=False)
 class SessionTreeNode:
     """A node of :meth:`SessionManager.get_tree`: the entry, its children (oldest first), its label."""
@@ -140,94 +103,6 @@ class SessionTreeNode:
     children: list[SessionTreeNode] = attrs.field(factory=list)
     label: str | None = None
     label_timestamp: str | None = None
-
-
-# ---------------------------------------------------------------------------
-# Context building
-# ---------------------------------------------------------------------------
-
-
-def _context_messages(entry: SessionEntry, out: list[Any], problems: list[str]) -> None:
-    if isinstance(entry, MessageEntry):
-        try:
-            out.append(entry.message)
-        except Exception as exc:  # a line cut short or a message the data model rejects
-            problems.append(f"entry {entry.id}: unreadable message skipped ({exc})")
-    elif isinstance(entry, CustomMessageEntry):
-        out.append(
-            CustomMessage(
-                custom_type=entry.custom_type,
-                content=entry.content,
-                display=entry.display,
-                details=entry.details,
-                timestamp=ms_from_iso(entry.timestamp) or 0,
-            )
-        )
-    elif isinstance(entry, BranchSummaryEntry) and entry.summary:
-        out.append(
-            BranchSummaryMessage(
-                summary=entry.summary, from_id=entry.from_id, timestamp=ms_from_iso(entry.timestamp) or 0
-            )
-        )
-
-
-def build_session_context(path: list[SessionEntry], problems: list[str] | None = None) -> SessionContext:
-    """pi's ``buildSessionContext`` over a root-to-leaf path of entries.
-
-    The latest ``thinking_level_change`` gives the thinking level; the latest ``model_change`` or
-    assistant message the model. With a compaction on the path, the context is its summary, the
-    entries from ``firstKeptEntryId`` up to it, then everything after it. Only the messages
-    that end up in the context are parsed.
-    """
-    problems = problems if problems is not None else []
-    thinking_level = "off"
-    model: ModelRef | None = None
-    compaction_index = -1
-    found_level = found_model = False
-    for index in range(len(path) - 1, -1, -1):
-        entry = path[index]
-        if not found_level and isinstance(entry, ThinkingLevelChangeEntry):
-            thinking_level = entry.thinking_level
-            found_level = True
-        elif not found_model and isinstance(entry, ModelChangeEntry):
-            model = ModelRef(entry.provider, entry.model_id)
-            found_model = True
-        elif not found_model and isinstance(entry, MessageEntry) and entry.role == "assistant":
-            try:
-                message = entry.message
-            except Exception:
-                continue
-            model = ModelRef(getattr(message, "provider", ""), getattr(message, "model", ""))
-            found_model = True
-        elif compaction_index < 0 and isinstance(entry, CompactionEntry):
-            compaction_index = index
-        if found_level and found_model and compaction_index >= 0:
-            break
-
-    messages: list[Any] = []
-    if compaction_index >= 0:
-        compaction = path[compaction_index]
-        assert isinstance(compaction, CompactionEntry)
-        messages.append(
-            CompactionSummaryMessage(
-                summary=compaction.summary,
-                tokens_before=compaction.tokens_before,
-                timestamp=ms_from_iso(compaction.timestamp) or 0,
-            )
-        )
-        first_kept = compaction.first_kept_entry_id
-        keeping = False
-        for entry in path[:compaction_index]:
-            if entry.id == first_kept:
-                keeping = True
-            if keeping:
-                _context_messages(entry, messages, problems)
-        for entry in path[compaction_index + 1 :]:
-            _context_messages(entry, messages, problems)
-    else:
-        for entry in path:
-            _context_messages(entry, messages, problems)
-    return SessionContext(messages, thinking_level, model)
 
 
 # ---------------------------------------------------------------------------
@@ -329,7 +204,7 @@ class SessionManager:
             raise SessionNotFoundError(path_or_id)
         source = resolved.path
         try:
-            header, entries, _problems, _migrated = _read_session_file(source)
+            header, entries, _problems, _migrated = read_session_file(source)
         except (OSError, SessionFileError):
             header = None
             entries = []
@@ -371,7 +246,7 @@ class SessionManager:
             self.new_session()
             self.session_file = resolved
             return
-        header, entries, problems, migrated = _read_session_file(resolved)
+        header, entries, problems, migrated = read_session_file(resolved)
         if header is None:
             # An empty file: start afresh and write the header now, as pi does.
             self.new_session()
@@ -395,7 +270,7 @@ class SessionManager:
             self._rewrite_pending = True
             self._flush_rewrite()
         else:
-            self._needs_newline = _ends_torn(resolved)
+            self._needs_newline = ends_torn(resolved)
 
     def _flush_rewrite(self) -> None:
         """Write the whole file now (migration, empty file); on failure retry with the next entry."""
@@ -495,7 +370,7 @@ class SessionManager:
             self.write_error = None
         except OSError as exc:
             self._write_failed(exc)
-            self._needs_newline = self._needs_newline or _ends_torn(self.session_file)
+            self._needs_newline = self._needs_newline or ends_torn(self.session_file)
 
     def _append(
         self, entry_type: str, fields: dict[str, Any], *, fields_first: bool = False, message: Any = None
@@ -810,120 +685,6 @@ def _write_bytes_atomic(path: str, data: bytes) -> None:
     except OSError:
         mode = 0o644
     jsonio.write_atomic(path, data, mode, fsync=False)
-
-
-def _ends_torn(path: str) -> bool:
-    """Whether a non-empty file does not end in a newline (its last line was cut short)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            if fh.tell() == 0:
-                return False
-            fh.seek(-1, os.SEEK_END)
-            return fh.read(1) != b"\n"
-    except OSError:
-        return False
-
-
-def _read_session_file(
-    path: str,
-) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
-    """Read a session file (see :func:`_read_session_file_unpaused`) with the collector paused."""
-    with gc_paused():
-        return _read_session_file_unpaused(path)
-
-
-def _read_session_file_unpaused(
-    path: str,
-) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
-    """``(header, entries, diagnostics, migrated)`` of a session file.
-
-    A blank file gives no header. A file whose first readable line is not a session header
-    raises :class:`SessionFileError` (pi would overwrite it; piko leaves it alone). Older
-    versions are migrated in memory (``migrated`` is then true and every line is new).
-    """
-    problems: list[SessionDiagnostic] = []
-    header: SessionHeader | None = None
-    entries: list[SessionEntry] = []
-    seen_content = False
-    try:
-        fh = open(path, "rb")
-    except OSError as exc:
-        raise SessionFileError(f"Cannot read session file {path}: {exc.strerror or exc}") from exc
-    with fh:
-        lines = iter(fh)
-        number = 0
-        for raw_line in lines:
-            number += 1
-            if not raw_line.strip():
-                continue
-            seen_content = True
-            try:
-                obj = jsonio.loads(raw_line)
-            except ValueError:
-                try:
-                    obj = jsonio.loads(raw_line.decode("utf-8", "replace"))
-                except ValueError:
-                    problems.append(SessionDiagnostic(path, number, "invalid JSON, line skipped"))
-                    continue
-            if (
-                not isinstance(obj, dict)
-                or obj.get("type") != "session"
-                or not isinstance(obj.get("id"), str)
-            ):
-                raise SessionFileError(
-                    f"{path} is not a session file: its first line is not a session header"
-                )
-            header = SessionHeader(obj, raw_line if raw_line.endswith(b"\n") else raw_line + b"\n")
-            break
-        if header is None:
-            if seen_content:
-                raise SessionFileError(f"{path} is not a session file: no session header")
-            return None, [], problems, False
-        if header.version < CURRENT_SESSION_VERSION:
-            return _read_old_version(path, header, lines, number, problems)
-        rest = fh.readlines()
-    entries, skipped = read_entries(rest)
-    for index, problem in skipped:
-        problems.append(SessionDiagnostic(path, number + 1 + index, f"{problem}, line skipped"))
-    return header, entries, problems, False
-
-
-def _read_old_version(
-    path: str,
-    header: SessionHeader,
-    lines: Iterator[bytes],
-    number: int,
-    problems: list[SessionDiagnostic],
-) -> tuple[SessionHeader, list[SessionEntry], list[SessionDiagnostic], bool]:
-    objects: list[dict[str, Any]] = [header.raw]
-    for raw_line in lines:
-        number += 1
-        if not raw_line.strip():
-            continue
-        try:
-            obj = jsonio.loads(raw_line)
-        except ValueError:
-            problems.append(SessionDiagnostic(path, number, "invalid JSON, line skipped"))
-            continue
-        if not isinstance(obj, dict):
-            problems.append(SessionDiagnostic(path, number, "not a JSON object, line skipped"))
-            continue
-        objects.append(obj)
-    migrate_to_current_version(objects)
-    entries: list[SessionEntry] = []
-    for obj in objects[1:]:
-        if obj.get("type") == "session":
-            continue
-        try:
-            entry = entry_from_dict(obj)
-        except EntryParseError as exc:
-            problems.append(SessionDiagnostic(path, 0, f"{exc}, entry skipped"))
-            continue
-        if isinstance(entry, MessageEntry):
-            entry._raw = None
-        entries.append(entry)
-    return SessionHeader(objects[0]), entries, problems, True
 
 
 # ---------------------------------------------------------------------------

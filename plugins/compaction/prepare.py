@@ -220,7 +220,7 @@ def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
 
 def context_tokens(entries: list[Any]) -> int:
     """The estimated size of the context the branch builds now."""
-    from piko.session_manager import build_session_context
+    from piko.session_context import build_session_context
 
     return context_estimate(build_session_context(entries).messages).tokens
 
