@@ -5,8 +5,9 @@ plugin authors writing a provider API of their own:
 
 * :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules, surrogate removal,
   JavaScript-style JSON;
-* :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking levels
-  and budgets, base URLs, Copilot headers;
+* :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
+  budgets, base URLs, Copilot headers (the levels a model supports are the kernel's,
+  :mod:`piko.model_resolver`);
 * :mod:`~piko.plugins.providers.json_repair`: JSON repair and streaming tool arguments;
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
 * :mod:`~piko.plugins.providers.provider_errors`: ``ProviderError`` and the SDKs' error wording;
@@ -16,6 +17,7 @@ plugin authors writing a provider API of their own:
 
 from __future__ import annotations
 
+from piko.model_resolver import clamp_thinking_level, supported_thinking_levels
 from piko.plugins.providers.http_client import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_DELAY_MS,
@@ -45,12 +47,10 @@ from piko.plugins.providers.replay import js_json, sanitize_surrogates, transfor
 from piko.plugins.providers.request_options import (
     adjust_max_tokens_for_thinking,
     base_max_tokens,
-    clamp_thinking_level,
     copilot_dynamic_headers,
     has_copilot_vision_input,
     resolve_base_url,
     resolve_cache_retention,
-    supported_thinking_levels,
 )
 from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
 from piko.plugins.providers.stream_loop import AbortGuard, run_stream, strip_scratch

@@ -1,5 +1,5 @@
-"""Request details several provider APIs share: cache retention, max tokens, thinking levels
-and budgets, base URLs and GitHub Copilot's per-request headers."""
+"""Request details several provider APIs share: cache retention, max tokens, thinking budgets,
+base URLs and GitHub Copilot's per-request headers."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     pass
 
 
-_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_OUTPUT_TOKENS = 1024
 
@@ -39,38 +38,6 @@ def base_max_tokens(model: Model, options: StreamOptions) -> int | None:
     if options.max_tokens:
         return int(options.max_tokens)
     return min(model.max_tokens, 32000) if model.max_tokens > 0 else None
-
-
-def supported_thinking_levels(model: Model) -> list[str]:
-    """Levels a model accepts (``off`` only for non-reasoning models; ``xhigh`` only when mapped)."""
-    if not model.reasoning:
-        return ["off"]
-    level_map = model.thinking_level_map or {}
-    levels = []
-    for level in _LEVELS:
-        if level in level_map and level_map[level] is None:
-            continue
-        if level == "xhigh" and level not in level_map:
-            continue
-        levels.append(level)
-    return levels
-
-
-def clamp_thinking_level(model: Model, level: str) -> str:
-    """The nearest supported level: the next higher one, else the next lower one."""
-    available = supported_thinking_levels(model)
-    if level in available:
-        return level
-    if level not in _LEVELS:
-        return available[0] if available else "off"
-    index = _LEVELS.index(level)
-    for candidate in _LEVELS[index:]:
-        if candidate in available:
-            return candidate
-    for candidate in reversed(_LEVELS[:index]):
-        if candidate in available:
-            return candidate
-    return available[0] if available else "off"
 
 
 def adjust_max_tokens_for_thinking(
