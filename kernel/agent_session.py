@@ -1157,24 +1157,11 @@ class AgentSession:
         return {k: v for k, v in stats.items() if v is not None}
 
     def get_commands(self) -> list[dict[str, Any]]:
-        """Extension commands, prompt templates and skills, as RPC ``get_commands`` lists them."""
-        out: list[dict[str, Any]] = []
-        for command in self.app.registries.commands:
-            out.append(
-                {"name": command.name, "description": command.description or None, "source": "extension"}
-            )
-        for template in self.resources.prompt_templates:
-            out.append(
-                {"name": template.name, "description": template.description, "source": "template",
-                 "location": template.source, "path": template.file_path}
-            )  # fmt: skip
-        if self.settings.get("enableSkillCommands", True):
-            for skill in self.resources.skills:
-                out.append(
-                    {"name": f"skill:{skill.name}", "description": skill.description, "source": "skill",
-                     "location": skill.source, "path": skill.file_path}
-                )  # fmt: skip
-        return [{k: v for k, v in c.items() if v is not None} for c in out]
+        """Extension commands, prompt templates and skills, as pi lists them (RPC ``get_commands``,
+        extensions' ``pi.get_commands()``)."""
+        from piko.command_list import list_commands
+
+        return list_commands(self.app, self.resources)
 
     def read_only_session_manager(self) -> Any:
         return self.session_manager.read_only_session_manager()

@@ -367,61 +367,9 @@ async def get_tree(host: Any, command: dict[str, Any]) -> Any:
 # Commands a prompt can run
 # ---------------------------------------------------------------------------
 
-_SCOPES = {
-    "user": ("auto", "user", "top-level"),
-    "project": ("auto", "project", "top-level"),
-    "path": ("cli", "temporary", "top-level"),
-    "package": ("package", "user", "package"),
-}
-
-
-def _source_info(path: str, location: str, base_dir: str | None = None) -> dict[str, Any]:
-    source, scope, origin = _SCOPES.get(location, ("local", "user", "top-level"))
-    info = {"path": path, "source": source, "scope": scope, "origin": origin, "baseDir": base_dir}
-    return {k: v for k, v in info.items() if v is not None}
-
-
-def _extension_source_info(app: Any, plugin: str) -> dict[str, Any]:
-    info = app.pm.infos.get(plugin)
-    if info is not None and info.origin == "file":
-        return {"path": info.path or plugin, "source": "local", "scope": "user", "origin": "top-level"}
-    if info is not None and info.origin == "distribution":
-        return {"path": plugin, "source": info.source, "scope": "user", "origin": "package"}
-    return {"path": plugin, "source": "built-in", "scope": "user", "origin": "top-level"}
-
 
 async def get_commands(host: Any, command: dict[str, Any]) -> Any:
-    session = host.session
-    commands: list[dict[str, Any]] = []
-    for definition in host.app.registries.commands:
-        entry = {
-            "name": definition.name,
-            "description": definition.description or None,
-            "source": "extension",
-            "sourceInfo": _extension_source_info(host.app, definition.plugin),
-        }
-        commands.append({k: v for k, v in entry.items() if v is not None})
-    for template in session.resources.prompt_templates:
-        commands.append(
-            {
-                "name": template.name,
-                "description": template.description,
-                "source": "prompt",
-                "sourceInfo": _source_info(template.file_path, template.source),
-            }
-        )
-    # every skill, whatever enableSkillCommands says: that setting only hides them from the
-    # interactive completion list, and pi's get_commands lists them regardless
-    for skill in session.resources.skills:
-        commands.append(
-            {
-                "name": f"skill:{skill.name}",
-                "description": skill.description,
-                "source": "skill",
-                "sourceInfo": _source_info(skill.file_path, skill.source, skill.base_dir),
-            }
-        )
-    return {"commands": commands}
+    return {"commands": host.session.get_commands()}
 
 
 # ---------------------------------------------------------------------------

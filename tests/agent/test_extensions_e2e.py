@@ -320,3 +320,38 @@ def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
     custom = next(e for e in lines if e["type"] == "custom")
     assert custom["customType"] == "com.example.state" and custom["data"] == {"count": 1}
     assert any(e["type"] == "custom_message" and e["customType"] == "note" for e in lines)
+
+
+def test_get_commands_lists_what_rpc_lists(pi_env: Any, tmp_path: Path) -> None:
+    """pi.get_commands(): extension commands, templates ("prompt"), every skill, with sourceInfo."""
+    code = """
+import json, os
+
+def activate(pi):
+    pi.register_command("hello", description="Say hello", handler=lambda args, ctx: None)
+    def dump(event, ctx):
+        with open(os.environ["PIKO_TEST_LOG"], "w") as fh:
+            json.dump(pi.get_commands(), fh)
+    pi.on("session_start", dump)
+"""
+    ext = tmp_path / "ext.py"
+    ext.write_text(code)
+    env = pi_env([{"blocks": [{"text": "ok"}]}], settings={"enableSkillCommands": False})
+    env.write(".pi/prompts/review.md", "---\ndescription: Review it\n---\nReview $1\n")
+    env.write(".pi/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy up\n---\nBody\n")
+    log = tmp_path / "commands.json"
+    done = env.run(
+        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "hi", env={"PIKO_TEST_LOG": str(log)}
+    )
+    assert done.returncode == 0, done.stderr
+    commands = json.loads(log.read_text())
+    assert [(c["name"], c["source"]) for c in commands] == [
+        ("hello", "extension"), ("review", "prompt"), ("skill:tidy", "skill"),
+    ]  # fmt: skip
+    assert commands[0]["sourceInfo"] == {
+        "path": str(ext),
+        "source": "local",
+        "scope": "user",
+        "origin": "top-level",
+    }
+    assert commands[2]["sourceInfo"]["baseDir"] == str(env.work / ".pi/skills/tidy")
