@@ -9,7 +9,6 @@ URL, else ``us-east-1``; a custom base URL (a proxy, a VPC endpoint) is used as 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import random
@@ -17,8 +16,6 @@ import re
 from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
-
-from attrs import define
 
 from piko.messages import (
     AssistantMessage,
@@ -32,23 +29,19 @@ from piko.messages import (
 )
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
-    ABORTED_BEFORE_REQUEST,
-    ABORTED_MESSAGE,
-    DEFAULT_MAX_RETRY_DELAY_MS,
     AbortGuard,
     ProviderError,
+    RequestSpec,
     adjust_max_tokens_for_thinking,
     base_max_tokens,
-    get_client,
     js_json,
-    network_error_message,
-    request_timeout,
     resolve_cache_retention,
     retry_after_seconds,
+    run_stream,
     sanitize_surrogates,
-    strip_scratch,
     transform_messages,
 )
+from piko.plugins.providers.http_client import RetryRules
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 
 if TYPE_CHECKING:
@@ -512,8 +505,11 @@ def stream_exception(message_type: str, headers: Mapping[str, Any], payload: byt
     return ProviderError(format_error(name, str(text or "UnknownError")))
 
 
-async def decode(response: httpx.Response, builder: MessageBuilder) -> AsyncIterator[StreamEvent]:
-    """Event-stream frames -> events; exception frames end the stream with pi's wording."""
+async def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
+) -> AsyncIterator[list[StreamEvent]]:
+    """Event-stream frames -> events, a list per frame; exception frames end the stream with
+    pi's wording."""
     from piko.plugins.providers.aws_eventstream import EventStreamDecoder, EventStreamError
 
     events: list[StreamEvent] = []
@@ -530,9 +526,9 @@ async def decode(response: httpx.Response, builder: MessageBuilder) -> AsyncIter
                 except ValueError as exc:
                     raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
                 processor.handle(frame.event_type or "", data if isinstance(data, dict) else {})
-                for event in events:
-                    yield event
-                events.clear()
+                if events:
+                    yield list(events)
+                    events.clear()
         if decoder.pending:
             raise ProviderError("terminated")
     except EventStreamError as exc:
@@ -546,15 +542,6 @@ async def decode(response: httpx.Response, builder: MessageBuilder) -> AsyncIter
 
 def model_url(endpoint: str, model_id: str) -> str:
     return f"{endpoint}/model/{quote(model_id, safe='-_.~')}/converse-stream"
-
-
-@define(kw_only=True)
-class _Request:
-    """One prepared ConverseStream call."""
-
-    url: str
-    headers: dict[str, str]
-    body: bytes
 
 
 def prepare(model: Model, context: Context, options: StreamOptions) -> tuple[dict[str, Any], str, str]:
@@ -589,117 +576,46 @@ def authorize(
     return aws_sigv4.sign("POST", url, headers, body, credentials, region=region, service=SERVICE).headers
 
 
-async def _send(request: _Request, options: StreamOptions, guard: AbortGuard) -> httpx.Response:
-    """POST with the AWS SDK's retries; a 2xx answer is returned open for streaming."""
-    import httpx
-
-    client = get_client()
-    value = options.extra.get("max_retries")
-    retries_allowed = int(value) if isinstance(value, int | float) and value >= 0 else SDK_MAX_ATTEMPTS - 1
-    max_delay_s = DEFAULT_MAX_RETRY_DELAY_MS / 1000
-    timeout = request_timeout(options)
-    retries = 0
-    guard.arm()  # an abort cancels the send, a retry's wait or the read of an error body
-    try:
-        while True:
-            if guard.aborted:
-                raise ProviderError(ABORTED_BEFORE_REQUEST)
-            built = client.build_request(
-                "POST", request.url, headers=request.headers, content=request.body, timeout=timeout
-            )
-            try:
-                response = await client.send(built, stream=True)
-            except httpx.TransportError as exc:
-                if retries < retries_allowed:
-                    await asyncio.sleep(retry_delay(retries, {}))
-                    retries += 1
-                    continue
-                raise ProviderError(network_error_message(exc, streaming=False)) from exc
-            if response.status_code < 300:
-                return response
-            try:
-                raw = await response.aread()
-            except httpx.TransportError:
-                raw = b""
-            finally:
-                await response.aclose()
-            if retries < retries_allowed and should_retry(response.status_code, response.headers):
-                wait = retry_delay(retries, response.headers)
-                if wait <= max_delay_s:
-                    await asyncio.sleep(wait)
-                    retries += 1
-                    continue
-            raise ProviderError(http_error_message(response.status_code, response.headers, raw))
-    finally:
-        guard.disarm()
+# The AWS SDK's standard retry mode: three attempts, full-jitter backoff, only 2xx succeeds.
+AWS_RETRIES = RetryRules(
+    SDK_MAX_ATTEMPTS - 1, should_retry, retry_delay, success_below=300, configurable=False
+)
 
 
-async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Bedrock's ConverseStream; never raises."""
-    import httpx
-
     builder = MessageBuilder(model)
     builder.message.api = "bedrock-converse-stream"
-    guard = AbortGuard(options.signal)
-    started = False
-    try:
-        if guard.aborted:
-            raise ProviderError(ABORTED_BEFORE_REQUEST)
+    target: dict[str, str] = {}
+
+    def prepare_request() -> RequestSpec:
         payload, endpoint, region = prepare(model, context, options)
-        if options.on_payload is not None:
-            replaced = await options.on_payload(payload, model)
-            if replaced is not None:
-                payload = replaced
-        model_id = payload.get("modelId") if isinstance(payload, dict) else None
-        url = model_url(endpoint, str(model_id or model.id))
-        body = dumps(_without_model_id(payload)).encode("utf-8")
+        target.update(endpoint=endpoint, region=region)
         headers = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
         headers.update(model.headers or {})
         headers.update(options.headers or {})
-        request = _Request(url=url, headers=authorize(url, headers, body, region, options), body=body)
-        if guard.aborted:
-            raise ProviderError(ABORTED_BEFORE_REQUEST)
-        response = await _send(request, options, guard)
-        try:
-            if options.on_response is not None:
-                await options.on_response(response.status_code, dict(response.headers), model)
-            started = True
-            yield builder.start()
-            if guard.aborted:
-                raise ProviderError(ABORTED_MESSAGE)
-            guard.arm()
-            async for event in decode(response, builder):
-                guard.disarm()
-                yield event
-                if guard.aborted:
-                    raise ProviderError(ABORTED_MESSAGE)
-                guard.arm()
-            guard.disarm()
-        finally:
-            guard.disarm()
-            await response.aclose()
-        if guard.aborted:
-            raise ProviderError(ABORTED_MESSAGE)
-        reason = builder.message.stop_reason
-        if reason in ("error", "aborted"):
-            raise ProviderError(builder.message.error_message or UNKNOWN_ERROR)
-        yield builder.done(reason)
-    except asyncio.CancelledError:
-        if not guard.consume():
-            raise
-        strip_scratch(builder.message)
-        yield builder.error(ABORTED_MESSAGE if started else ABORTED_BEFORE_REQUEST, aborted=True)
-    except ProviderError as exc:
-        guard.disarm()
-        yield builder.error(str(exc), aborted=guard.aborted)
-    except httpx.TransportError as exc:
-        guard.disarm()
-        yield builder.error(network_error_message(exc, streaming=started), aborted=guard.aborted)
-    except Exception as exc:  # whatever went wrong, the stream ends with an error event
-        guard.disarm()
-        yield builder.error(str(exc) or type(exc).__name__, aborted=guard.aborted)
-    finally:
-        guard.close()
+        return RequestSpec(url="", headers=headers, body=payload)
+
+    def seal(spec: RequestSpec) -> RequestSpec:
+        """Once ``on_payload`` had its say: the model id picks the URL, and the body is signed."""
+        payload = spec.body
+        model_id = payload.get("modelId") if isinstance(payload, dict) else None
+        url = model_url(target["endpoint"], str(model_id or model.id))
+        body = dumps(_without_model_id(payload)).encode("utf-8")
+        return RequestSpec(
+            url=url, headers=authorize(url, spec.headers, body, target["region"], options), body=body
+        )
+
+    return run_stream(
+        builder,
+        options,
+        prepare_request,
+        decode,
+        describe_error=http_error_message,
+        rules=AWS_RETRIES,
+        seal=seal,
+        unknown_error=UNKNOWN_ERROR,
+    )
 
 
 def _without_model_id(payload: Any) -> Any:

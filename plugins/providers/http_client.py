@@ -17,6 +17,7 @@ import attrs
 
 from piko.plugins.providers.provider_errors import ProviderError, network_error_message
 from piko.plugins.providers.replay import js_json
+from piko.records import Record
 from piko.streaming import StreamOptions
 
 if TYPE_CHECKING:
@@ -133,13 +134,36 @@ def _should_retry(status: int, headers: Mapping[str, str]) -> bool:
     return status in (408, 409, 429) or status >= 500
 
 
-def _backoff_s(retries_done: int, max_retries: int) -> float:
+def _sdk_delay_s(retries_done: int, headers: Mapping[str, str]) -> float:
+    """``retry-after(-ms)`` when the server gives one, else 0.5 s doubling to 8 s, less up to a quarter."""
+    hint = retry_after_seconds(headers)
+    if hint is not None and hint >= 0:
+        return hint
     return float(min(0.5 * 2.0**retries_done, 8.0) * (1 - random.random() * 0.25))
 
 
 def _int_option(options: StreamOptions, key: str, default: int) -> int:
     value = options.extra.get(key)
     return int(value) if isinstance(value, int | float) and value >= 0 else default
+
+
+class RetryRules(Record, kw_only=False, frozen=True):
+    """How a vendor SDK retries a request.
+
+    ``delay_s(retries_done, headers)`` is the wait before the next try (``headers`` empty after
+    a network failure). ``configurable``: ``options.extra["max_retries"]`` and
+    ``["max_retry_delay_ms"]`` apply, as pi passes them to the OpenAI and Anthropic SDKs.
+    """
+
+    max_retries: int
+    should_retry: Callable[[int, Mapping[str, str]], bool]
+    delay_s: Callable[[int, Mapping[str, str]], float]
+    success_below: int = 400
+    configurable: bool = True
+
+
+# The OpenAI and Anthropic SDKs: 2 retries on 408, 409, 429, 5xx and network failures.
+SDK_RETRIES = RetryRules(DEFAULT_MAX_RETRIES, _should_retry, _sdk_delay_s)
 
 
 @attrs.define(kw_only=True)
@@ -155,20 +179,26 @@ async def send_with_retries(
     spec: RequestSpec,
     options: StreamOptions,
     *,
-    format_error: Callable[[int, str], str],
+    format_error: Callable[[int, str], str] | None = None,
+    describe_error: Callable[[int, Mapping[str, str], bytes], str] | None = None,
+    rules: RetryRules = SDK_RETRIES,
 ) -> httpx.Response:
-    """POST ``spec`` and return the open streaming response of a 2xx answer.
+    """POST ``spec`` and return the open streaming response of a successful answer.
 
-    Retries as the SDKs do (``options.extra["max_retries"]``, default 2): on 408, 409, 429, 5xx
-    and network failures, waiting ``retry-after(-ms)`` or 0.5 s doubling to 8 s with jitter. A
-    server asking for longer than ``max_retry_delay_ms`` (default 60 s) is not retried. The last
-    failure raises :class:`ProviderError` worded by ``format_error(status, body_text)``.
+    Retries by ``rules`` (by default the SDKs': ``retry-after(-ms)`` or 0.5 s doubling to 8 s
+    with jitter). A server asking for longer than ``max_retry_delay_ms`` (default 60 s) is not
+    retried. The last failure raises :class:`ProviderError` worded by
+    ``format_error(status, body_text)``, or by ``describe_error(status, headers, body)`` for an
+    API whose wording needs the headers (Bedrock's error type).
     """
     import httpx
 
     client = get_client()
-    max_retries = _int_option(options, "max_retries", DEFAULT_MAX_RETRIES)
-    max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
+    if rules.configurable:
+        max_retries = _int_option(options, "max_retries", rules.max_retries)
+        max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
+    else:
+        max_retries, max_delay_s = rules.max_retries, DEFAULT_MAX_RETRY_DELAY_MS / 1000
     timeout = request_timeout(options)
     content = spec.body if isinstance(spec.body, bytes) else js_json(spec.body).encode()
     retries = 0
@@ -180,11 +210,11 @@ async def send_with_retries(
             response = await client.send(request, stream=True)
         except httpx.TransportError as exc:
             if retries < max_retries:
-                await asyncio.sleep(_backoff_s(retries, max_retries))
+                await asyncio.sleep(rules.delay_s(retries, {}))
                 retries += 1
                 continue
             raise ProviderError(network_error_message(exc, streaming=False)) from exc
-        if response.status_code < 400:
+        if response.status_code < rules.success_below:
             return response
         try:
             raw = await response.aread()
@@ -192,12 +222,13 @@ async def send_with_retries(
             raw = b""
         finally:
             await response.aclose()
-        if retries < max_retries and _should_retry(response.status_code, response.headers):
-            wait = retry_after_seconds(response.headers)
-            if wait is None or wait < 0:
-                wait = _backoff_s(retries, max_retries)
+        if retries < max_retries and rules.should_retry(response.status_code, response.headers):
+            wait = rules.delay_s(retries, response.headers)
             if wait <= max_delay_s:
                 await asyncio.sleep(wait)
                 retries += 1
                 continue
-        raise ProviderError(format_error(response.status_code, raw.decode("utf-8", "replace")))
+        if describe_error is not None:
+            raise ProviderError(describe_error(response.status_code, response.headers, raw))
+        text = raw.decode("utf-8", "replace")
+        raise ProviderError(format_error(response.status_code, text) if format_error else text)

@@ -7,13 +7,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from piko.messages import AssistantMessage
-from piko.plugins.providers.http_client import RequestSpec, send_with_retries
+from piko.plugins.providers.http_client import SDK_RETRIES, RequestSpec, RetryRules, send_with_retries
 from piko.plugins.providers.provider_errors import (
     ABORTED_BEFORE_REQUEST,
     ABORTED_MESSAGE,
@@ -111,16 +111,22 @@ async def run_stream(
     prepare: Callable[[], RequestSpec | Awaitable[RequestSpec]],
     decode: Decoder,
     *,
-    format_error: Callable[[int, str], str],
+    format_error: Callable[[int, str], str] | None = None,
+    describe_error: Callable[[int, Mapping[str, str], bytes], str] | None = None,
+    rules: RetryRules = SDK_RETRIES,
+    seal: Callable[[RequestSpec], RequestSpec] | None = None,
+    unknown_error: str = "Provider returned an error stop reason",
 ) -> AsyncIterator[StreamEvent]:
     """``start``, the decoder's events, then ``done`` — or one ``error`` event, never an exception.
 
     ``prepare()`` builds the request (its exceptions become the error message); the payload
-    goes through ``options.on_payload``; ``options.on_response`` sees status and headers of the
-    answer. ``decode(response, builder, guard)`` yields lists of events (one list per network
-    chunk: cheaper than one async step per event) and leaves the stop reason in
-    ``builder.message.stop_reason``; it raises :class:`ProviderError` for provider-reported
-    failures. An abort stops everything at once with reason ``aborted``.
+    goes through ``options.on_payload``, then ``seal(spec)`` when given (Bedrock signs the final
+    body there); ``options.on_response`` sees status and headers of the answer. The request is
+    sent by :func:`send_with_retries` with ``rules`` and the error wording given.
+    ``decode(response, builder, guard)`` yields lists of events (each list handed on before the
+    decoder goes on) and leaves the stop reason in ``builder.message.stop_reason``; it raises
+    :class:`ProviderError` for provider-reported failures. An ``error`` stop reason without a
+    message ends with ``unknown_error``. An abort stops everything at once with reason ``aborted``.
     """
     import httpx
 
@@ -137,10 +143,14 @@ async def run_stream(
             replaced = await options.on_payload(spec.body, model)
             if replaced is not None:
                 spec = attrs.evolve(spec, body=replaced)
+        if seal is not None:
+            spec = seal(spec)
         if guard.aborted:
             raise ProviderError(ABORTED_BEFORE_REQUEST)
         guard.arm()
-        response = await send_with_retries(spec, options, format_error=format_error)
+        response = await send_with_retries(
+            spec, options, format_error=format_error, describe_error=describe_error, rules=rules
+        )
         guard.disarm()
         try:
             if options.on_response is not None:
@@ -176,7 +186,7 @@ async def run_stream(
         if reason == "aborted":
             raise ProviderError(ABORTED_MESSAGE)
         if reason == "error":
-            raise ProviderError(builder.message.error_message or "Provider returned an error stop reason")
+            raise ProviderError(builder.message.error_message or unknown_error)
         yield builder.done(reason)
     except asyncio.CancelledError:
         if not guard.consume():
