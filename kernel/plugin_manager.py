@@ -121,18 +121,18 @@ class PikoPluginManager(pluggy.PluginManager):
     def parse_hookimpl_opts(self, plugin: Any, name: str) -> Any:
         """pluggy's lookup, after two quick ways to say "not a hook".
 
-        Dunder names are never hooks. In a plugin module, an object that is not a function, or a
-        function without the ``piko_impl`` marker, is not one either: pluggy's own check
-        (``inspect.getattr_static`` per name) made registering the built-in plugins cost 3 ms.
+        Dunder names are never hooks. In a plugin module, an object that is not a function is not
+        one either, and a plain function's options are its ``piko_impl`` marker: pluggy's own
+        lookup (``inspect.getattr_static`` per name) made registering the built-in plugins cost 3 ms.
         """
         if name.startswith("__"):
             return None
         if isinstance(plugin, types.ModuleType):
             value = plugin.__dict__.get(name)
             if isinstance(value, types.FunctionType):
-                if _IMPL_MARKER not in value.__dict__:
-                    return None
-            elif not isinstance(value, staticmethod | classmethod | types.MethodType):
+                opts = value.__dict__.get(_IMPL_MARKER)  # what pluggy would find, found directly
+                return opts if isinstance(opts, dict) else None
+            if not isinstance(value, staticmethod | classmethod | types.MethodType):
                 return None
         return super().parse_hookimpl_opts(plugin, name)
 
