@@ -213,8 +213,15 @@ class PlainHTTPTransport(httpx.AsyncBaseTransport):
         self, connection: _Connection, request: httpx.Request, read_s: float | None
     ) -> tuple[int, bytes, list[tuple[bytes, bytes]], bool]:
         """Status, reason, headers and keep-alive of the final (non-1xx) response."""
+        first = True
         while True:
-            line = await _read_line(connection, request, read_s)
+            try:
+                line = await _read_line(connection, request, read_s)
+            except httpx.ReadError as exc:  # reset before a byte of the answer: as good as closed
+                if first:
+                    exc.piko_before_response = True  # type: ignore[attr-defined]
+                raise
+            first = False
             if not line:
                 error = httpx.RemoteProtocolError(
                     "Server disconnected without sending a response.", request=request

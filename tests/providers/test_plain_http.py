@@ -303,3 +303,30 @@ def test_bytes_arriving_on_an_idle_connection_retire_it() -> None:
 
     assert asyncio.run(_with_server(handler, run)) == ("first", "first")
     assert len(connections) == 2
+
+
+def test_a_kept_alive_connection_reset_by_the_server_is_retried_once_on_a_new_one() -> None:
+    import struct
+
+    served: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        served.append(0)
+        first_connection = len(served) == 1
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\none")
+        await writer.drain()
+        if first_connection and (await _read_request(reader))[0]:
+            # the next request on this connection: reset it without a word (RST)
+            sock = writer.get_extra_info("socket")
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            writer.transport.abort()
+            return
+        await reader.read()
+
+    async def run(base: str) -> object:
+        async with _client() as client:
+            return (await client.get(base)).text, (await client.get(base)).text
+
+    assert asyncio.run(_with_server(handler, run)) == ("one", "one")
+    assert len(served) == 2
