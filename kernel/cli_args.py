@@ -7,7 +7,8 @@ reads them, rather than through click, whose import and parser set-up cost ``pi 
 Option kinds: ``flag`` (``--print``), ``value`` (``--model x`` or ``--model=x``; the last one
 given wins), ``multi`` (repeatable, values kept in order) and ``optional`` (``--list-models``
 with or without a search word; a following ``-option`` or ``@file`` is not taken as its value).
-``--`` ends the options. Anything else starting with ``-`` is an unknown option.
+``--`` ends the options. Anything else starting with ``-`` is an unknown option, and so, as in
+pi, are a value option with nothing after it and a flag given a value (``--print=yes``).
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def parse_arguments(argv: Sequence[str], options: Iterable[OptionSpec]) -> dict[
             raise ArgumentError(f"Unknown option: {name}")
         spec = found
         if spec.kind == "flag":
-            if has_inline:
-                raise ArgumentError(f"Option '{name}' does not take a value.")
+            if has_inline:  # pi matches flags whole: --print=yes is no flag it knows
+                raise ArgumentError(f"Unknown option: {name}")
             values[spec.dest] = True
             continue
         if has_inline:
@@ -73,8 +74,8 @@ def parse_arguments(argv: Sequence[str], options: Iterable[OptionSpec]) -> dict[
                 value, i = following, i + 1
         elif i < len(argv):
             value, i = argv[i], i + 1
-        else:
-            raise ArgumentError(f"Option '{name}' requires an argument.")
+        else:  # pi reads a value option with nothing after it as an option it does not know
+            raise ArgumentError(f"Unknown option: {name}")
         values[spec.dest] = (*values[spec.dest], value) if spec.kind == "multi" else value
     values["args"] = tuple(positional)
     return values
