@@ -17,7 +17,7 @@ import re
 import threading
 import time
 import uuid
-from collections.abc import Container, Iterator
+from collections.abc import Container, Iterator, Mapping
 from typing import Any, ClassVar
 
 from piko import jsonio
@@ -603,6 +603,30 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
         except EntryParseError as exc:
             problems.append((index, str(exc)))
     return entries, problems
+
+
+def branch_path(by_id: Mapping[str, SessionEntry], leaf_id: str | None) -> list[SessionEntry]:
+    """The entries from the root to ``leaf_id`` by their parent links; a parent cycle (a
+    hand-edited file, colliding ids) stops at the repeat."""
+    path: list[SessionEntry] = []
+    append = path.append
+    current = by_id.get(leaf_id) if leaf_id else None
+    budget = len(by_id)
+    while current is not None and budget > 0:
+        append(current)
+        budget -= 1
+        parent = current.parent_id
+        current = by_id.get(parent) if parent else None
+    if current is not None:  # more steps than entries: there is a cycle, walk again watching for it
+        path = []
+        seen: set[str] = set()
+        current = by_id.get(leaf_id) if leaf_id else None
+        while current is not None and current.id not in seen:
+            seen.add(current.id)
+            path.append(current)
+            current = by_id.get(current.parent_id) if current.parent_id else None
+    path.reverse()
+    return path
 
 
 def _jsonable(value: Any) -> Any:

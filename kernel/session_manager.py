@@ -26,6 +26,7 @@ from piko.session_entries import (
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
+    branch_path,
     entry_from_dict,
     gc_paused,
     iso_now,
@@ -540,27 +541,7 @@ class SessionManager:
 
     def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
         """The entries from the root to ``leaf_id`` (default: the current leaf)."""
-        path: list[SessionEntry] = []
-        append = path.append
-        by_id = self._by_id
-        start = leaf_id if leaf_id is not None else self._leaf_id
-        current = by_id.get(start) if start else None
-        budget = len(by_id)
-        while current is not None and budget > 0:
-            append(current)
-            budget -= 1
-            parent = current.parent_id
-            current = by_id.get(parent) if parent else None
-        if current is not None:  # a parent cycle (hand-edited file, colliding ids): stop at the repeat
-            path = []
-            seen: set[str] = set()
-            current = by_id.get(start) if start else None
-            while current is not None and current.id not in seen:
-                seen.add(current.id)
-                path.append(current)
-                current = by_id.get(current.parent_id) if current.parent_id else None
-        path.reverse()
-        return path
+        return branch_path(self._by_id, leaf_id if leaf_id is not None else self._leaf_id)
 
     def get_tree(self) -> list[SessionTreeNode]:
         """All entries as a forest (normally one root; orphans become roots), children oldest first."""

@@ -21,6 +21,7 @@ from piko.session_entries import (
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
+    branch_path,
     entry_from_dict,
 )
 
@@ -126,16 +127,7 @@ class SessionView:
 
     def branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``leaf_id`` (default: the session's leaf); stops at a cycle."""
-        by_id = {e.id: e for e in self.entries}
-        current = by_id.get(leaf_id or self.leaf_id or "")
-        path: list[SessionEntry] = []
-        seen: set[str] = set()
-        while current is not None and current.id not in seen:
-            seen.add(current.id)
-            path.append(current)
-            current = by_id.get(current.parent_id) if current.parent_id else None
-        path.reverse()
-        return path
+        return branch_path({e.id: e for e in self.entries}, leaf_id or self.leaf_id)
 
     def tree_rows(self) -> list[TreeRow]:
         """Every entry in pre-order, children oldest first; indentation grows only where the tree forks."""
