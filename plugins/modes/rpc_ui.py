@@ -16,6 +16,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from piko.ui import NoOpUI
+
 _TRUTHY = ("1", "true", "yes", "on")
 
 
@@ -37,8 +39,10 @@ def _without_none(request: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in request.items() if v is not None}
 
 
-class RpcUI:
-    """The extension UI of RPC mode; ``send`` writes one protocol record."""
+class RpcUI(NoOpUI):
+    """The extension UI of RPC mode; ``send`` writes one protocol record. What needs a terminal
+    (custom components, footer, header, themes, reading the editor: it lives in the client, and
+    a synchronous call cannot ask it) is :class:`~piko.ui.NoOpUI`'s nothing."""
 
     has_ui = True
 
@@ -139,9 +143,6 @@ class RpcUI:
         response = await self._dialog(request, opts)
         return response.get("value") if response is not None else None
 
-    async def custom(self, component: Any, **opts: Any) -> Any:
-        return None  # custom components need the terminal UI
-
     # -- fire and forget -------------------------------------------------------------------------
 
     def _notice(self, request: dict[str, Any]) -> None:
@@ -174,33 +175,3 @@ class RpcUI:
 
     def paste_to_editor(self, text: str) -> None:
         self.set_editor_text(text)
-
-    def get_editor_text(self) -> str:
-        return ""  # the editor lives in the client; a synchronous call cannot ask it
-
-    # -- what needs a terminal -------------------------------------------------------------------
-
-    def set_working_message(self, message: str | None = None) -> None:
-        return None
-
-    def set_footer(self, factory: Any = None) -> None:
-        return None
-
-    def set_header(self, factory: Any = None) -> None:
-        return None
-
-    def set_editor_component(self, factory: Any = None) -> None:
-        return None
-
-    def get_all_themes(self) -> list[Any]:
-        return []
-
-    def get_theme(self, name: str) -> Any:
-        return None
-
-    def set_theme(self, theme: Any) -> bool:
-        return False  # theme switching needs the terminal UI
-
-    @property
-    def theme(self) -> Any:
-        return None
