@@ -77,32 +77,44 @@ class Item:
         return True
 
 
-class StaticItem(Item):
+class OnceItem(Item):
+    """Drawn live until :attr:`finished`, then printed once as it looks then."""
+
+    _taken = False
+
+    @property
+    def finished(self) -> bool:
+        return True
+
+    def pieces(self, ctx: RenderContext) -> list[Piece]:
+        raise NotImplementedError
+
+    def take(self, ctx: RenderContext) -> list[Piece]:
+        if not self.finished or self._taken:
+            return []
+        self._taken = True
+        return self.pieces(ctx)
+
+    def live(self, ctx: RenderContext) -> list[Piece]:
+        return [] if self._taken else self.pieces(ctx)
+
+    @property
+    def settled(self) -> bool:
+        return self._taken
+
+
+class StaticItem(OnceItem):
     """Something final from the start (a user message, a notice, a summary)."""
 
     def __init__(self, render: Any) -> None:
         self._render = render  # a renderable, or ``callable(ctx) -> renderable``
-        self._taken = False
 
-    def _piece(self, ctx: RenderContext) -> list[Piece]:
+    def pieces(self, ctx: RenderContext) -> list[Piece]:
         renderable = self._render(ctx) if callable(self._render) else self._render
         if renderable is None:
             return []
         lines = ctx.painter.lines(renderable, ctx.width)
         return [lines] if lines else []
-
-    def take(self, ctx: RenderContext) -> list[Piece]:
-        if self._taken:
-            return []
-        self._taken = True
-        return self._piece(ctx)
-
-    def live(self, ctx: RenderContext) -> list[Piece]:
-        return [] if self._taken else self._piece(ctx)
-
-    @property
-    def settled(self) -> bool:
-        return self._taken
 
 
 class MarkdownItem(Item):
@@ -240,13 +252,12 @@ class MarkdownItem(Item):
         return self.finished and self._offset >= len(self.text)
 
 
-class ToolItem(Item):
+class ToolItem(OnceItem):
     """A tool call: drawn live while its arguments stream and it runs, printed when it is done."""
 
     def __init__(self, view: ToolView) -> None:
         self.view = view
         self.done = False
-        self._taken = False
 
     def _definition(self, ctx: RenderContext) -> Any:
         table = ctx.tool_definitions
@@ -260,21 +271,15 @@ class ToolItem(Item):
     def render(self, ctx: RenderContext) -> Piece:
         return ctx.painter.lines(ctx.tools.render(self.view, ctx.expanded, self._definition(ctx)), ctx.width)
 
-    def take(self, ctx: RenderContext) -> list[Piece]:
-        if not self.done or self._taken:
-            return []
-        self._taken = True
+    @property
+    def finished(self) -> bool:
+        return self.done
+
+    def pieces(self, ctx: RenderContext) -> list[Piece]:
         return [self.render(ctx)]
 
-    def live(self, ctx: RenderContext) -> list[Piece]:
-        return [] if self._taken else [self.render(ctx)]
 
-    @property
-    def settled(self) -> bool:
-        return self._taken
-
-
-class BashItem(Item):
+class BashItem(OnceItem):
     """A ``!command`` the user ran: streamed output, then its exit status."""
 
     PREVIEW_LINES = 20
@@ -288,7 +293,6 @@ class BashItem(Item):
         self.full_output_path: str | None = None
         self.truncated = False
         self.spinner = spinner  # callable() -> current spinner frame
-        self._taken = False
 
     def append(self, chunk: str) -> None:
         from piko.plugins.modes.interactive.tool_view import _ANSI
@@ -362,18 +366,12 @@ class BashItem(Item):
         edge = ctx.painter.lines(border, ctx.width)
         return [*edge, *body, *edge]
 
-    def take(self, ctx: RenderContext) -> list[Piece]:
-        if self.status == "running" or self._taken:
-            return []
-        self._taken = True
-        return [self.render(ctx)]
-
-    def live(self, ctx: RenderContext) -> list[Piece]:
-        return [] if self._taken else [self.render(ctx)]
-
     @property
-    def settled(self) -> bool:
-        return self._taken
+    def finished(self) -> bool:
+        return self.status != "running"
+
+    def pieces(self, ctx: RenderContext) -> list[Piece]:
+        return [self.render(ctx)]
 
 
 @define
