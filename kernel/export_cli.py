@@ -38,6 +38,21 @@ async def request_export(app: Any, request: Any, ctx: Any) -> str:
     raise ExportFailed(errors[-1] if errors else NO_EXPORTER)
 
 
+async def export_running_session(session: Any, output_path: str | None) -> str:
+    """The running session (its entries as they are now) as an HTML page through ``export_html``;
+    the path written, or :class:`ExportFailed`."""
+    from piko.events import ExportRequest
+
+    manager = session.session_manager
+    request = ExportRequest(
+        session_file=session.session_file,
+        entries=list(manager.get_entries()),
+        header=manager.header,
+        output_path=output_path,
+    )
+    return await request_export(session.app, request, session.ctx)
+
+
 def export_session(app: Any, session_file: str, output_path: str | None, stream: TextIO) -> int:
     """``--export``: print ``Exported to: <path>`` on ``stream`` (0) or ``Error: <message>`` on stderr (1)."""
     from piko.events import ExportRequest

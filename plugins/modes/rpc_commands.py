@@ -294,20 +294,10 @@ async def get_session_stats(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def export_html(host: Any, command: dict[str, Any]) -> Any:
-    from piko.events import ExportRequest
-
-    session = host.session
-    manager = session.session_manager
-    request = ExportRequest(
-        session_file=session.session_file,
-        entries=list(manager.get_entries()),
-        header=manager.header,
-        output_path=command.get("outputPath"),
-    )
-    from piko.export_cli import ExportFailed, request_export
+    from piko.export_cli import ExportFailed, export_running_session
 
     try:
-        path = await request_export(host.app, request, session.ctx)
+        path = await export_running_session(host.session, command.get("outputPath"))
     except ExportFailed as exc:
         raise CommandError(str(exc)) from exc
     return {"path": path}

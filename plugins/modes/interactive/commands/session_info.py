@@ -138,21 +138,12 @@ def export_jsonl(session: Any, output_path: str | None = None) -> str:
 
 async def export_html(ctx: InteractiveContext, output_path: str | None) -> str:
     """Ask the exporter plugin (``piko_export_html``) for an HTML page; returns the path written."""
-    from piko.events import ExportRequest
-
-    session = ctx.session
-    manager = session.session_manager
-    request = ExportRequest(
-        session_file=session.session_file,
-        entries=list(manager.get_entries()),
-        header=manager.header,
-        output_path=_absolute(output_path, session.cwd) if output_path else None,
-    )
     if not ctx.app.dispatcher.has_handlers("export_html"):
         raise RuntimeError(EXPORT_UNAVAILABLE)
-    from piko.export_cli import request_export
+    from piko.export_cli import export_running_session
 
-    return await request_export(ctx.app, request, session.ctx)
+    session = ctx.session
+    return await export_running_session(session, _absolute(output_path, session.cwd) if output_path else None)
 
 
 async def export_command(ctx: InteractiveContext, args: str) -> None:
