@@ -1,0 +1,61 @@
+"""Counting what a battery case tried, what failed and what was lost, with the first few reasons."""
+
+from __future__ import annotations
+
+import os
+
+import attrs
+
+SAMPLE = int(os.environ.get("PIKO_BATTERY_SAMPLE", "0") or 0) or None
+"""Override the CI-sized sample (tries per case in the default run) from the environment."""
+
+
+def tries(default: int, full: int, *, slow: bool) -> int:
+    """How many tries a case makes: ``full`` under ``-m slow``, else the sample size."""
+    if slow:
+        return full
+    return SAMPLE or default
+
+
+@attrs.define
+class Tally:
+    """One case's counts; ``reasons`` keeps the first few failures for the report."""
+
+    case: str
+    tries: int = 0
+    failures: int = 0
+    lost: int = 0
+    reasons: list[str] = attrs.field(factory=list)
+
+    def fail(self, reason: str) -> None:
+        self.failures += 1
+        if len(self.reasons) < 5:
+            self.reasons.append(reason)
+
+    def lose(self, count: int, reason: str) -> None:
+        if count > 0:
+            self.lost += count
+            if len(self.reasons) < 5:
+                self.reasons.append(f"lost {count}: {reason}")
+
+
+class Battery:
+    """The tallies of one test; ``check()`` fails the test when any case failed or lost data."""
+
+    def __init__(self, test: str) -> None:
+        self.test = test
+        self.tallies: list[Tally] = []
+
+    def case(self, name: str) -> Tally:
+        tally = Tally(case=name)
+        self.tallies.append(tally)
+        return tally
+
+    def check(self) -> None:
+        bad = [t for t in self.tallies if t.failures or t.lost]
+        if bad:
+            lines = [
+                f"{t.case}: {t.failures}/{t.tries} failed, {t.lost} lost; " + "; ".join(t.reasons)
+                for t in bad
+            ]
+            raise AssertionError("battery cases went wrong:\n" + "\n".join(lines))
