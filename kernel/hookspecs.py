@@ -531,7 +531,11 @@ def piko_message_start(event: Any, ctx: Any) -> None:
 def piko_message_update(event: Any, ctx: Any) -> None:
     """A streaming assistant message changed (one provider delta).
 
-    :param event: ``MessageUpdateEvent(message, assistant_message_event)``.
+    :param event: ``MessageUpdateEvent(message, assistant_message_event)``. ``message`` is the
+        message as it stands (the same object throughout the stream); the change itself is
+        ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A streaming block's
+        text and a tool call's arguments are joined or parsed when read, so reading them costs
+        time in proportion to their size: use the delta when that is enough.
     Semantics: notify. Called once per delta: keep it cheap.
     """
 

@@ -33,6 +33,7 @@ from piko.messages import (
     Usage,
     UserMessage,
 )
+from piko.stream_blocks import STREAMING_BLOCKS
 
 __all__ = [
     "block_from_wire",
@@ -236,6 +237,8 @@ _REGISTRATION: dict[type, tuple[str | None, str | None]] = {
     **{cls: (None, None) for cls in (Cost, Usage, ModelCost, Model, ToolResult)},
     **{cls: ("type", tag) for tag, cls in _BLOCK_TYPES.items()},
     **{cls: ("role", tag) for tag, cls in _MESSAGE_ROLES.items()},
+    # blocks still streaming are written as the blocks they will settle into
+    **{cls: ("type", plain.TYPE) for cls, plain in STREAMING_BLOCKS.items()},
 }
 _DEPENDENCIES: dict[type, tuple[type, ...]] = {
     Usage: (Cost,),

@@ -464,7 +464,6 @@ class EventDecoder:
             assert isinstance(call, ToolCall)
             initial = block.get("input")
             call.arguments = initial if isinstance(initial, dict) else {}
-            call.extra["partialJson"] = ""
         else:
             return
         self.message.content[index].extra["index"] = wire_index
@@ -484,9 +483,7 @@ class EventDecoder:
         elif kind == "thinking_delta" and isinstance(block, ThinkingContent):
             out.append(self.b.thinking_delta(index, delta.get("thinking") or ""))
         elif kind == "input_json_delta" and isinstance(block, ToolCall):
-            fragment = delta.get("partial_json") or ""
-            block.extra["partialJson"] = block.extra.get("partialJson", "") + fragment
-            out.append(self.b.toolcall_delta(index, fragment))
+            out.append(self.b.toolcall_delta(index, delta.get("partial_json") or ""))
         elif kind == "signature_delta" and isinstance(block, ThinkingContent):
             self.b.thinking_signature(index, delta.get("signature") or "", append=True)
 
@@ -502,8 +499,7 @@ class EventDecoder:
         elif isinstance(block, ThinkingContent):
             out.append(self.b.thinking_end(index))
         elif isinstance(block, ToolCall):
-            partial = block.extra.pop("partialJson", "")
-            out.append(self.b.toolcall_end(index, parse_streaming_json(partial)))
+            out.append(self.b.toolcall_end(index, parse_streaming_json(self.b.partial_json(index))))
 
 
 def make_decoder(context: Context, oauth: bool) -> Any:

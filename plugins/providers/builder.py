@@ -4,11 +4,14 @@ Every provider API plugin feeds what its wire format says (text, thinking, tool 
 usage, stop reason) into a :class:`MessageBuilder`, which keeps ``message`` (the partial
 :class:`~piko.messages.AssistantMessage`, the same object throughout, as pi's) and returns the
 :class:`~piko.streaming.StreamEvent` to yield. It also computes cost from the model's prices.
+
+Blocks grow in linear time: while a block streams it is one of :mod:`piko.stream_blocks`'
+classes, which keep the deltas as pieces and join (or, for tool arguments, parse) them only
+when read; when the block ends it is replaced by its plain form.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -20,59 +23,21 @@ from piko.messages import (
     ToolCall,
     Usage,
 )
+from piko.partial_json import parse_partial_json
+from piko.plugins.providers.json_repair import fast_json_loads
+from piko.stream_blocks import (
+    StreamingTextContent,
+    StreamingThinkingContent,
+    StreamingToolCall,
+    settle_content,
+)
 from piko.streaming import StreamEvent
+
+__all__ = ["MessageBuilder", "final_arguments", "now_ms", "parse_partial_json"]
 
 
 def now_ms() -> int:
     return int(time.time() * 1000)
-
-
-def parse_partial_json(text: str) -> dict[str, Any] | None:
-    """Best effort on an incomplete JSON object: close open strings, arrays and objects."""
-    if not text.strip():
-        return {}
-    text = text.lstrip()  # trailing blanks may sit inside an unterminated string
-    try:
-        value = json.loads(text)
-        return value if isinstance(value, dict) else None
-    except ValueError:
-        pass
-    stack: list[str] = []
-    in_string = False
-    escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    candidate = text
-    if escaped:
-        candidate = candidate[:-1]
-    if in_string:
-        candidate += '"'
-    for _ in range(3):
-        attempt = candidate.rstrip().rstrip(",").rstrip(":")
-        if attempt.endswith('"') and attempt.count('"') % 2 == 1:
-            attempt = attempt[:-1]
-        try:
-            value = json.loads(attempt + "".join(reversed(stack)))
-            return value if isinstance(value, dict) else None
-        except ValueError:
-            # drop a dangling key or value and try again
-            cut = max(attempt.rfind(","), attempt.rfind("{"), attempt.rfind("["))
-            if cut <= 0:
-                return None
-            candidate = attempt[: cut + (0 if attempt[cut] == "," else 1)]
-    return None
 
 
 class MessageBuilder:
@@ -83,7 +48,6 @@ class MessageBuilder:
         self.message = AssistantMessage(
             api=model.api, provider=model.provider, model=model.id, usage=Usage(), timestamp=now_ms()
         )
-        self._tool_json: dict[int, str] = {}
 
     # -- lifecycle ---------------------------------------------------------------------------
 
@@ -92,12 +56,14 @@ class MessageBuilder:
 
     def done(self, reason: str | None = None) -> StreamEvent:
         """The final event; ``reason`` defaults to ``toolUse`` when tool calls exist, else ``stop``."""
+        settle_content(self.message.content)
         if reason is None:
             reason = "toolUse" if any(isinstance(b, ToolCall) for b in self.message.content) else "stop"
         self.message.stop_reason = reason  # type: ignore[assignment]
         return StreamEvent(type="done", reason=reason, message=self.message)
 
     def error(self, message: str, *, aborted: bool = False) -> StreamEvent:
+        settle_content(self.message.content)
         reason = "aborted" if aborted else "error"
         self.message.stop_reason = reason  # type: ignore[assignment]
         self.message.error_message = message
@@ -106,19 +72,25 @@ class MessageBuilder:
     # -- text ----------------------------------------------------------------------------------
 
     def text_start(self, signature: str | None = None) -> tuple[int, StreamEvent]:
-        self.message.content.append(TextContent(text="", text_signature=signature))
+        self.message.content.append(StreamingTextContent(text="", text_signature=signature))
         index = len(self.message.content) - 1
         return index, StreamEvent(type="text_start", content_index=index, partial=self.message)
 
     def text_delta(self, index: int, delta: str) -> StreamEvent:
         block = self.message.content[index]
-        assert isinstance(block, TextContent)
-        block.text += delta
+        if isinstance(block, StreamingTextContent):
+            block.append(delta)
+        else:
+            assert isinstance(block, TextContent)
+            block.text += delta
         return StreamEvent(type="text_delta", content_index=index, delta=delta, partial=self.message)
 
     def text_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        block = self.message.content[index]
+        content = self.message.content
+        block = content[index]
         assert isinstance(block, TextContent)
+        if isinstance(block, StreamingTextContent):
+            block = content[index] = block.settled()
         if signature is not None:
             block.text_signature = signature
         return StreamEvent(type="text_end", content_index=index, content=block.text, partial=self.message)
@@ -126,14 +98,17 @@ class MessageBuilder:
     # -- thinking ------------------------------------------------------------------------------
 
     def thinking_start(self, *, redacted: bool | None = None) -> tuple[int, StreamEvent]:
-        self.message.content.append(ThinkingContent(thinking="", redacted=redacted))
+        self.message.content.append(StreamingThinkingContent(thinking="", redacted=redacted))
         index = len(self.message.content) - 1
         return index, StreamEvent(type="thinking_start", content_index=index, partial=self.message)
 
     def thinking_delta(self, index: int, delta: str) -> StreamEvent:
         block = self.message.content[index]
-        assert isinstance(block, ThinkingContent)
-        block.thinking += delta
+        if isinstance(block, StreamingThinkingContent):
+            block.append(delta)
+        else:
+            assert isinstance(block, ThinkingContent)
+            block.thinking += delta
         return StreamEvent(type="thinking_delta", content_index=index, delta=delta, partial=self.message)
 
     def thinking_signature(self, index: int, signature: str, *, append: bool = False) -> None:
@@ -142,8 +117,11 @@ class MessageBuilder:
         block.thinking_signature = (block.thinking_signature or "") + signature if append else signature
 
     def thinking_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        block = self.message.content[index]
+        content = self.message.content
+        block = content[index]
         assert isinstance(block, ThinkingContent)
+        if isinstance(block, StreamingThinkingContent):
+            block = content[index] = block.settled()
         if signature is not None:
             block.thinking_signature = signature
         return StreamEvent(
@@ -156,38 +134,34 @@ class MessageBuilder:
         self, call_id: str, name: str, *, thought_signature: str | None = None
     ) -> tuple[int, StreamEvent]:
         self.message.content.append(
-            ToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature)
+            StreamingToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature)
         )
         index = len(self.message.content) - 1
-        self._tool_json[index] = ""
         return index, StreamEvent(type="toolcall_start", content_index=index, partial=self.message)
 
     def toolcall_delta(self, index: int, fragment: str) -> StreamEvent:
-        """Append a piece of the arguments' JSON; the partial arguments are updated best effort."""
+        """Append a piece of the arguments' JSON (parsed only when somebody reads the arguments)."""
         block = self.message.content[index]
-        assert isinstance(block, ToolCall)
-        text = self._tool_json.get(index, "") + fragment
-        self._tool_json[index] = text
-        parsed = parse_partial_json(text)
-        if parsed is not None:
-            block.arguments = parsed
+        assert isinstance(block, StreamingToolCall)
+        block.append_json(fragment)
         return StreamEvent(type="toolcall_delta", content_index=index, delta=fragment, partial=self.message)
+
+    def partial_json(self, index: int) -> str:
+        """The JSON text of a streaming tool call's arguments so far (``""`` once it ended)."""
+        block = self.message.content[index]
+        return block.partial_json if isinstance(block, StreamingToolCall) else ""
 
     def toolcall_end(self, index: int, arguments: dict[str, Any] | None = None) -> StreamEvent:
         """Finish a tool call; ``arguments`` overrides what the deltas accumulated."""
-        block = self.message.content[index]
+        content = self.message.content
+        block = content[index]
         assert isinstance(block, ToolCall)
+        if isinstance(block, StreamingToolCall):
+            if arguments is None:
+                arguments = final_arguments(block.partial_json)
+            block = content[index] = block.settled()
         if arguments is not None:
             block.arguments = arguments
-        else:
-            text = self._tool_json.get(index, "")
-            try:
-                value = json.loads(text) if text.strip() else {}
-                block.arguments = value if isinstance(value, dict) else {}
-            except ValueError:
-                parsed = parse_partial_json(text)
-                block.arguments = parsed if parsed is not None else {}
-        self._tool_json.pop(index, None)
         return StreamEvent(type="toolcall_end", content_index=index, tool_call=block, partial=self.message)
 
     # -- usage -----------------------------------------------------------------------------------
@@ -219,3 +193,15 @@ class MessageBuilder:
         cost.cache_read = price.cache_read / 1_000_000 * usage.cache_read
         cost.cache_write = price.cache_write / 1_000_000 * usage.cache_write
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+
+
+def final_arguments(text: str) -> dict[str, Any]:
+    """The arguments of a finished tool call from its whole JSON text: ``{}`` when blank, a
+    best-effort parse when it is not complete JSON."""
+    if not text.strip():
+        return {}
+    try:
+        value = fast_json_loads(text)
+        return value if isinstance(value, dict) else {}
+    except ValueError:
+        return parse_partial_json(text) or {}

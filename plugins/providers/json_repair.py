@@ -8,6 +8,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from piko.partial_json import parse_partial_json
+
 if TYPE_CHECKING:
     pass
 
@@ -64,8 +66,6 @@ def parse_json_with_repair(text: str) -> Any:
 
 def parse_streaming_json(text: str | None) -> dict[str, Any]:
     """Arguments from possibly incomplete JSON: always an object (``{}`` when nothing parses)."""
-    from piko.plugins.providers.builder import parse_partial_json
-
     if not text or not text.strip():
         return {}
     try:

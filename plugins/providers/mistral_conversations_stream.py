@@ -287,7 +287,6 @@ class MistralProcessor:
         self.emit = emit
         self.current: str | None = None
         self.tool_blocks: dict[str, int] = {}
-        self.partial_args: dict[int, str] = {}
 
     @property
     def index(self) -> int:
@@ -363,22 +362,15 @@ class MistralProcessor:
             if index is None:
                 index, start = b.toolcall_start(call_id, function.get("name") or "")
                 self.tool_blocks[key] = index
-                self.partial_args[index] = ""
                 self.emit(start)
             arguments = function.get("arguments")
             fragment = arguments if isinstance(arguments, str) else dumps(arguments or {})
-            self.partial_args[index] += fragment
-            block = message.content[index]
-            assert isinstance(block, ToolCall)
-            block.arguments = parse_partial_json(self.partial_args[index]) or {}
-            self.emit(
-                StreamEvent(type="toolcall_delta", content_index=index, delta=fragment, partial=message)
-            )
+            self.emit(b.toolcall_delta(index, fragment))
 
     def finish(self) -> None:
         self.close_block()
         for index in self.tool_blocks.values():
-            arguments = parse_partial_json(self.partial_args.get(index, "")) or {}
+            arguments = parse_partial_json(self.builder.partial_json(index)) or {}
             self.emit(self.builder.toolcall_end(index, arguments=arguments))
 
 

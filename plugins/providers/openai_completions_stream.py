@@ -41,6 +41,7 @@ from piko.plugins.providers.common import (
     sdk_error_message,
     transform_messages,
 )
+from piko.stream_blocks import StreamingTextContent
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 
 if TYPE_CHECKING:
@@ -487,7 +488,7 @@ class ChunkDecoder:
         self.message = builder.message
         self.content = builder.message.content
         self.model_id = builder.model.id
-        self.text_block: TextContent | None = None
+        self.text_block: StreamingTextContent | None = None
         self.text_index = -1
         self.thinking_index = -1
         self.by_stream_index: dict[int, int] = {}
@@ -501,10 +502,10 @@ class ChunkDecoder:
         if block is None:
             self.text_index, event = self.b.text_start()
             started = self.content[self.text_index]
-            assert isinstance(started, TextContent)
+            assert isinstance(started, StreamingTextContent)
             self.text_block = block = started
             out.append(event)
-        block.text += text
+        block.append(text)
         out.append(
             StreamEvent(type="text_delta", content_index=self.text_index, delta=text, partial=self.message)
         )
@@ -639,7 +640,6 @@ class ChunkDecoder:
         if index < 0:
             index, event = b.toolcall_start(call_id or "", function.get("name") or "")
             tool = self.content[index]
-            tool.extra["partialArgs"] = ""
             if stream_index is not None:
                 tool.extra["streamIndex"] = stream_index
                 self.by_stream_index[stream_index] = index
@@ -659,7 +659,6 @@ class ChunkDecoder:
             tool.name = function["name"]
         arguments = function.get("arguments")
         if arguments:
-            tool.extra["partialArgs"] = tool.extra.get("partialArgs", "") + arguments
             out.append(b.toolcall_delta(index, arguments))
         else:
             out.append(b.toolcall_delta(index, ""))
@@ -673,9 +672,8 @@ class ChunkDecoder:
             elif isinstance(block, ThinkingContent):
                 out.append(b.thinking_end(index))
             elif isinstance(block, ToolCall):
-                partial = block.extra.pop("partialArgs", "")
                 block.extra.pop("streamIndex", None)
-                out.append(b.toolcall_end(index, _final_arguments(partial)))
+                out.append(b.toolcall_end(index, _final_arguments(b.partial_json(index))))
 
 
 async def decode(

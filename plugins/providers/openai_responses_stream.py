@@ -39,6 +39,7 @@ from piko.plugins.providers.common import (
     transform_messages,
 )
 from piko.plugins.providers.short_hash import short_hash
+from piko.stream_blocks import StreamingToolCall
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 
 if TYPE_CHECKING:
@@ -323,7 +324,6 @@ class ResponsesProcessor:
         self.apply_service_tier = apply_service_tier
         self.item: dict[str, Any] | None = None
         self.kind: str | None = None  # "thinking" | "text" | "toolCall" while a block is open
-        self.partial_json = ""
 
     @property
     def index(self) -> int:
@@ -348,12 +348,12 @@ class ResponsesProcessor:
                 self.emit(b.text_start()[1])
             elif item_type == "function_call":
                 self.item, self.kind = item, "toolCall"
-                self.partial_json = item.get("arguments") or ""
-                _, start = b.toolcall_start(f"{item.get('call_id')}|{item.get('id')}", item.get("name") or "")
-                if self.partial_json:
-                    block = message.content[self.index]
-                    assert isinstance(block, ToolCall)
-                    block.arguments = parse_partial_json(self.partial_json) or {}
+                index, start = b.toolcall_start(
+                    f"{item.get('call_id')}|{item.get('id')}", item.get("name") or ""
+                )
+                block = message.content[index]
+                assert isinstance(block, StreamingToolCall)
+                block.append_json(item.get("arguments") or "")
                 self.emit(start)
         elif kind == "response.reasoning_summary_part.added":
             if self.item is not None and self.item.get("type") == "reasoning":
@@ -364,9 +364,8 @@ class ResponsesProcessor:
         elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_summary_part.done"):
             if self.item is not None and self.item.get("type") == "reasoning" and self.kind == "thinking":
                 summary = self.item.get("summary") or []
-                if summary:
+                if summary:  # the text itself comes whole with the item's "done" event
                     delta = event.get("delta") or "" if kind.endswith("delta") else "\n\n"
-                    summary[-1]["text"] = summary[-1].get("text", "") + delta
                     self.emit(b.thinking_delta(self.index, delta))
         elif kind == "response.reasoning_text.delta":
             if self.item is not None and self.item.get("type") == "reasoning" and self.kind == "thinking":
@@ -383,29 +382,23 @@ class ResponsesProcessor:
                 parts = self.item.get("content") or []
                 if not parts:
                     return
-                wanted, key = (
-                    ("output_text", "text")
-                    if kind == "response.output_text.delta"
-                    else ("refusal", "refusal")
-                )
-                last = parts[-1]
-                if last.get("type") == wanted:
-                    delta = event.get("delta") or ""
-                    last[key] = (last.get(key) or "") + delta
-                    self.emit(b.text_delta(self.index, delta))
+                wanted = "output_text" if kind == "response.output_text.delta" else "refusal"
+                if parts[-1].get("type") == wanted:  # the text comes whole with "done"
+                    self.emit(b.text_delta(self.index, event.get("delta") or ""))
         elif kind == "response.function_call_arguments.delta":
             if self.item is not None and self.item.get("type") == "function_call" and self.kind == "toolCall":
-                delta = event.get("delta") or ""
-                self.partial_json += delta
-                self.emit(self._tool_delta(delta))
+                self.emit(b.toolcall_delta(self.index, event.get("delta") or ""))
         elif kind == "response.function_call_arguments.done":
             if self.item is not None and self.item.get("type") == "function_call" and self.kind == "toolCall":
                 arguments = event.get("arguments") or ""
-                previous = self.partial_json
-                self.partial_json = arguments
-                self._set_tool_arguments(parse_partial_json(arguments) or {})
-                if arguments.startswith(previous) and len(arguments) > len(previous):
-                    self.emit(self._event("toolcall_delta", delta=arguments[len(previous) :]))
+                previous = b.partial_json(self.index)
+                if arguments.startswith(previous):
+                    if len(arguments) > len(previous):
+                        self.emit(b.toolcall_delta(self.index, arguments[len(previous) :]))
+                else:
+                    block = message.content[self.index]
+                    if isinstance(block, StreamingToolCall):
+                        block.replace_json(arguments)
         elif kind == "response.output_item.done":
             self._item_done(event.get("item") or {})
         elif kind == "response.completed":
@@ -423,18 +416,6 @@ class ResponsesProcessor:
             if details and details.get("reason"):
                 raise ProviderError(f"incomplete: {details['reason']}")
             raise ProviderError("Unknown error (no error details in response)")
-
-    def _event(self, kind: str, **fields: Any) -> StreamEvent:
-        return StreamEvent(type=kind, content_index=self.index, partial=self.builder.message, **fields)
-
-    def _set_tool_arguments(self, arguments: dict[str, Any]) -> None:
-        block = self.builder.message.content[self.index]
-        if isinstance(block, ToolCall):
-            block.arguments = arguments
-
-    def _tool_delta(self, delta: str) -> StreamEvent:
-        self._set_tool_arguments(parse_partial_json(self.partial_json) or {})
-        return self._event("toolcall_delta", delta=delta)
 
     def _item_done(self, item: dict[str, Any]) -> None:
         b = self.builder
@@ -461,14 +442,14 @@ class ResponsesProcessor:
             )
             self.kind = None
         elif item_type == "function_call":
-            if self.kind == "toolCall" and self.partial_json:
-                arguments = parse_partial_json(self.partial_json) or {}
+            streamed = b.partial_json(self.index) if self.kind == "toolCall" else ""
+            if streamed:
+                arguments = parse_partial_json(streamed) or {}
             else:
                 arguments = parse_partial_json(item.get("arguments") or "{}") or {}
             if self.kind != "toolCall":
                 b.toolcall_start(f"{item.get('call_id')}|{item.get('id')}", item.get("name") or "")
             self.kind = None
-            self.partial_json = ""
             self.emit(b.toolcall_end(self.index, arguments=arguments))
 
     def _completed(self, response: dict[str, Any]) -> None:

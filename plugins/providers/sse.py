@@ -36,7 +36,7 @@ async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[t
     joined with newlines; ``:`` comment lines skipped; one leading space after the colon
     dropped; an event complete at a blank line or at the end of the stream.
     """
-    pending = b""
+    pending: list[bytes] = []  # the start of an unfinished event, in the pieces it came in
     skip_lf = False
     async for chunk in chunks:
         if skip_lf and chunk[:1] == b"\n":
@@ -45,10 +45,19 @@ async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[t
         if b"\r" in chunk:
             skip_lf = chunk.endswith(b"\r")  # the LF of a CRLF may open the next chunk
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        if not chunk:
+            continue
         if pending:
-            chunk = pending + chunk
+            # one event may span many network reads (a big tool call sent whole): keep its
+            # pieces until a blank line can end it, so each byte is joined once
+            if b"\n\n" not in chunk and not (chunk[:1] == b"\n" and pending[-1].endswith(b"\n")):
+                pending.append(chunk)
+                continue
+            pending.append(chunk)
+            chunk = b"".join(pending)
         blocks = chunk.split(b"\n\n")
-        pending = blocks.pop()
+        tail = blocks.pop()
+        pending = [tail] if tail else []
         batch: list[tuple[str | None, bytes]] = []
         for block in blocks:
             # the common case: one "data: ..." line
@@ -61,7 +70,7 @@ async def iter_sse_batches(chunks: AsyncIterator[bytes]) -> AsyncIterator[list[t
         if batch:
             yield batch
     if pending:
-        item = _parse_block(pending)
+        item = _parse_block(b"".join(pending))
         if item is not None:
             yield [item]
 

@@ -112,8 +112,11 @@ def test_decoded_events_match_pis() -> None:
     assert message.content == pi_first.content
 
 
-def test_partial_tool_calls_carry_pis_scratch_fields_until_the_end() -> None:
-    seen: list[dict[str, Any]] = []
+def test_partial_tool_calls_carry_their_json_so_far_and_settle_plain() -> None:
+    """While streaming, a tool call keeps the JSON so far (pi's ``partialArgs``, which only its
+    0.73 snapshots ever showed) and its stream index; the finished block is a plain ``ToolCall``
+    with no scratch fields."""
+    seen: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
     turn = {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}}]}
     with LLMServer([turn]) as server:
 
@@ -121,13 +124,16 @@ def test_partial_tool_calls_carry_pis_scratch_fields_until_the_end() -> None:
             async for event in stream(openai_model(server.base_url), Context(), StreamOptions(api_key="k")):
                 if event.type == "toolcall_delta":
                     assert event.partial is not None
-                    seen.append(dict(event.partial.content[0].extra))
+                    block = event.partial.content[0]
+                    seen.append((block.partial_json, dict(block.arguments), dict(block.extra)))
                 if event.type == "done":
                     assert event.message is not None
+                    assert type(event.message.content[0]) is ToolCall
                     assert event.message.content[0].extra == {}
 
         asyncio.run(run())
-    assert seen[-1] == {"partialArgs": '{"path":"notes.txt"}', "streamIndex": 0}
+    assert seen[-1] == ('{"path":"notes.txt"}', {"path": "notes.txt"}, {"streamIndex": 0})
+    assert seen[1] == ('{"path":"not', {"path": "not"}, {"streamIndex": 0})
 
 
 # ---------------------------------------------------------------------------

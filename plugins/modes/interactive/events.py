@@ -82,7 +82,10 @@ class SessionEvents:
         handler = getattr(self, f"_on_{event.TYPE}", None)
         if handler is not None:
             handler(event)
-        self.mode.screen.refresh()
+        if event.TYPE == "message_update":
+            self.mode.screen.refresh_soon()
+        else:
+            self.mode.screen.refresh()
 
     # -- the agent -------------------------------------------------------------------------------
 
@@ -121,10 +124,20 @@ class SessionEvents:
             self._sync(message)
 
     def _on_message_update(self, event: Any) -> None:
-        if isinstance(event.message, AssistantMessage):
-            if self._assistant is None:
-                self._assistant = _AssistantView()
-            self._sync(event.message)
+        message = event.message
+        if not isinstance(message, AssistantMessage):
+            return
+        view = self._assistant
+        if view is None:
+            view = self._assistant = _AssistantView()
+        change = event.assistant_message_event
+        index = getattr(change, "content_index", None)
+        item = view.items.get(index) if index is not None else None
+        if item is not None and index is not None and index < len(message.content):
+            # a block already shown grew: point its item at the block (cheap: nothing is read)
+            self._follow(item, message.content[index])
+        else:
+            self._sync(message)
 
     def _on_message_end(self, event: Any) -> None:
         message = event.message
@@ -174,7 +187,7 @@ class SessionEvents:
                     item = self._tools.get(block.id)
                     if item is None:
                         item = self._tools[block.id] = ToolItem(
-                            ToolView(tool_call_id=block.id, name=block.name, args=block.arguments)
+                            ToolView(tool_call_id=block.id, name=block.name, args_source=block)
                         )
                     if not view.has_tools:
                         view.has_tools = True
@@ -188,12 +201,16 @@ class SessionEvents:
                 view.items[index] = item
                 if item not in self.transcript.items:
                     self.transcript.add(item)
-            if isinstance(item, MarkdownItem):
-                item.set_text(
-                    block.thinking if isinstance(block, ThinkingContent) else getattr(block, "text", "")
-                )
-            elif isinstance(item, ToolItem) and isinstance(block, ToolCall):
-                item.view.args = block.arguments
+            self._follow(item, block)
+
+    @staticmethod
+    def _follow(item: Any, block: Any) -> None:
+        """Let ``item`` show ``block`` (its text or arguments are read when drawn)."""
+        if isinstance(item, MarkdownItem):
+            if isinstance(block, (TextContent, ThinkingContent)):
+                item.follow(block)
+        elif isinstance(item, ToolItem) and isinstance(block, ToolCall):
+            item.view.args_source = block
 
     def _finish_assistant(self) -> None:
         if self._assistant is not None:

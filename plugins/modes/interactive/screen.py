@@ -51,6 +51,10 @@ WORKING = "__working__"
 RETRYING = "__retry__"
 
 
+FRAME_S = 1 / 60
+"""How long streamed deltas may gather before the screen shows them (one frame at 60 Hz)."""
+
+
 class Screen:
     """The prompt_toolkit application of one interactive run and everything drawn on the terminal."""
 
@@ -75,6 +79,7 @@ class Screen:
         self.exiting = False
         self._pending: list[str] = []
         self._flush_scheduled = False
+        self._refresh_handle: asyncio.TimerHandle | None = None
         self._spinner_task: asyncio.Task[None] | None = None
         self._provider_count: int | None = None
         self.subscription = Subscription(Path(mode.app.agent_dir))
@@ -109,8 +114,23 @@ class Screen:
 
     # -- printing --------------------------------------------------------------------------------
 
+    def refresh_soon(self) -> None:
+        """Refresh within a frame (``FRAME_S``), once for however many deltas arrive meanwhile:
+        a streamed block is read and split at most once a frame, not once a delta."""
+        if self._refresh_handle is not None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.refresh()
+            return
+        self._refresh_handle = loop.call_later(FRAME_S, self.refresh)
+
     def refresh(self) -> None:
         """Print what became final in the transcript, then redraw the live region."""
+        if self._refresh_handle is not None:
+            self._refresh_handle.cancel()
+            self._refresh_handle = None
         if not self.started:
             return
         mode = self.mode

@@ -18,7 +18,10 @@ class ToolView:
 
     tool_call_id: str
     name: str
-    args: Any = field(factory=dict)
+    _args: Any = field(factory=dict, alias="args")
+    # while the arguments stream: the tool call block, read when the view is drawn (at most once
+    # a frame) instead of parsing the partial arguments on every delta
+    args_source: Any = None
     args_complete: bool = False
     started_at: float | None = None
     ended_at: float | None = None
@@ -26,6 +29,16 @@ class ToolView:
     details: Any = None
     is_error: bool = False
     is_partial: bool = True
+
+    @property
+    def args(self) -> Any:
+        source = self.args_source
+        return source.arguments if source is not None else self._args
+
+    @args.setter
+    def args(self, value: Any) -> None:
+        self._args = value
+        self.args_source = None
 
     @property
     def has_result(self) -> bool:

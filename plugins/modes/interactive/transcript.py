@@ -122,7 +122,9 @@ class MarkdownItem(Item):
 
     def __init__(self, *, thinking: bool = False) -> None:
         self.thinking = thinking
-        self.text = ""
+        self._text = ""
+        # while the block streams: the content block, whose text is read when the item is drawn
+        self._source: Any = None
         self.finished = False
         self._offset = 0  # characters already printed
         self._scanned = 0  # text length at the last split
@@ -131,8 +133,20 @@ class MarkdownItem(Item):
         self._fence_cache: dict[str, Piece] = {}
         self._fence_cache_key: Any = None
 
+    @property
+    def text(self) -> str:
+        source = self._source
+        if source is None:
+            return self._text
+        return source.thinking if self.thinking else source.text  # type: ignore[no-any-return]
+
     def set_text(self, text: str) -> None:
-        self.text = text
+        self._text = text
+        self._source = None
+
+    def follow(self, block: Any) -> None:
+        """Show ``block``'s text as it grows (read when drawn, not on every delta)."""
+        self._source = block
 
     def finish(self) -> None:
         self.finished = True

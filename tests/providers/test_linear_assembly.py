@@ -1,0 +1,223 @@
+"""Streamed content is assembled in linear time: the work counted grows with the size, not its square.
+
+Each provider API streams the same turn at two sizes (a ``write`` call whose content arrives in
+12-character argument deltas, plus text and thinking word by word) from the scripted server on
+127.0.0.1. We count what assembly does: the Python lines run (a tracer counts them), the
+characters joined and parsed (``piko.stream_blocks.WORK``), and the bytes of the
+``message_update`` records the JSON and RPC modes would write; four times the size must cost at
+most about four times the work.
+No wall time is measured. Before the fix, every argument delta re-parsed the arguments from
+the start and every record carried the whole message, so both grew with the square.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.llm_server import LLMServer
+from support.stream_runs import context, model, stream_fn
+
+from piko.events import MessageUpdateEvent, event_to_wire
+from piko.stream_blocks import WORK
+from piko.streaming import StreamOptions
+
+SMALL = 24_000
+LARGE = 4 * SMALL
+# four times the size may cost four times the work, plus what does not grow with the size
+SLACK = 4.3
+
+APIS: dict[str, tuple[str, str, Callable[[str], str]]] = {
+    # name: (api, stream module, base URL from the server's)
+    "openai-completions": ("openai-completions", "openai_completions_stream", lambda b: b + "/v1"),
+    "anthropic-messages": ("anthropic-messages", "anthropic_messages_stream", lambda b: b),
+    "openai-responses": ("openai-responses", "openai_responses_stream", lambda b: b + "/v1"),
+    "azure-openai-responses": (
+        "azure-openai-responses",
+        "azure_openai_responses_stream",
+        lambda b: b + "/openai/v1",
+    ),
+    "google-generative-ai": ("google-generative-ai", "google_generative_ai_stream", lambda b: b + "/v1beta"),
+    "mistral-conversations": (
+        "mistral-conversations",
+        "mistral_conversations_stream",
+        lambda b: b + "/mistral",
+    ),
+    "bedrock-converse-stream": ("bedrock-converse-stream", "bedrock_converse_stream", lambda b: b),
+}
+
+
+@pytest.fixture(autouse=True)
+def _aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
+    yield
+
+
+def turn(size: int) -> dict[str, Any]:
+    line = "x" * 59 + "\n"
+    words = " ".join(["word"] * (size // 10))
+    return {
+        "blocks": [
+            {"thinking": words},
+            {"text": words},
+            {
+                "tool_call": {
+                    "name": "write",
+                    "arguments": {"path": "big.txt", "content": line * (size // 60)},
+                }
+            },
+        ],
+        "coalesce": True,
+    }
+
+
+class LineCounter:
+    """Counts the Python lines this thread runs while installed (the server's threads are not counted)."""
+
+    def __init__(self) -> None:
+        self.lines = 0
+
+    def _local(self, frame: Any, event: str, arg: Any) -> Any:
+        if event == "line":
+            self.lines += 1
+        return self._local
+
+    def _global(self, frame: Any, event: str, arg: Any) -> Any:
+        return self._local
+
+    def __enter__(self) -> LineCounter:
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        sys.settrace(None)
+
+
+def measure(api_name: str, size: int) -> tuple[int, int, int, int, dict[str, Any]]:
+    """(characters joined and parsed, partial parses, wire bytes of the updates, Python lines run,
+    final arguments)."""
+    api, module, base = APIS[api_name]
+    stream = stream_fn(module)
+    with LLMServer([turn(size)]) as server:
+        m = model(api, base(server.base_url), reasoning=True)
+        if api_name == "bedrock-converse-stream":
+            m.provider = "amazon-bedrock"
+
+        async def run() -> tuple[int, dict[str, Any]]:
+            wire_bytes = 0
+            final: Any = None
+            async for event in stream(m, context(), StreamOptions(api_key="k", reasoning="low")):
+                if event.type in ("done", "error"):
+                    final = event.final
+                elif event.type != "start":
+                    record = MessageUpdateEvent(assistant_message_event=event, message=event.partial)
+                    wire_bytes += len(json.dumps(event_to_wire(record)))
+            assert final is not None and final.stop_reason == "toolUse", final.error_message
+            return wire_bytes, final.content[-1].arguments
+
+        WORK.reset()
+        with LineCounter() as counter:
+            wire_bytes, arguments = asyncio.run(run())
+    return WORK.chars_joined + WORK.chars_parsed, WORK.parses, wire_bytes, counter.lines, arguments
+
+
+@pytest.mark.parametrize("api_name", list(APIS))
+def test_assembly_work_grows_linearly_with_the_stream(api_name: str) -> None:
+    small_work, small_parses, small_bytes, small_lines, small_args = measure(api_name, SMALL)
+    large_work, large_parses, large_bytes, large_lines, large_args = measure(api_name, LARGE)
+    assert len(small_args["content"]) == SMALL // 60 * 60
+    assert len(large_args["content"]) == LARGE // 60 * 60
+    # the partial arguments are never parsed when nobody reads them: no parse per delta
+    assert small_parses == large_parses <= 1
+    assert large_work <= SLACK * max(small_work, 1), (small_work, large_work)
+    assert large_bytes <= SLACK * small_bytes, (small_bytes, large_bytes)
+    assert large_lines <= SLACK * small_lines, (small_lines, large_lines)
+
+
+def test_reading_partial_arguments_scans_each_character_once() -> None:
+    """A consumer that reads the arguments after every delta (an extension on ``message_update``)
+    pays one parse per read, but the scan of the JSON resumes where the last read stopped."""
+    from piko.stream_blocks import StreamingToolCall
+
+    def reads(size: int) -> int:
+        call = StreamingToolCall(id="c", name="write")
+        text = json.dumps({"path": "a", "content": "y" * size})
+        WORK.reset()
+        for start in range(0, len(text), 12):
+            call.append_json(text[start : start + 12])
+            assert call.arguments.get("path") == "a"
+        assert call.arguments["content"] == "y" * size
+        return WORK.parses
+
+    assert reads(4000) * 4 == pytest.approx(reads(16000), rel=0.01)
+
+
+def test_the_agent_session_and_json_records_stay_linear(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole in-process pipeline: provider, agent loop, session file, an extension on
+    ``message_update`` and the JSON-mode records, at two sizes."""
+    from piko.agent_session import AgentSession
+    from piko.app import App
+    from piko.extension_api import ExtensionAPI
+    from piko.session_manager import SessionManager
+
+    def run(size: int) -> tuple[int, int, int]:
+        work = tmp_path / str(size)
+        agent = work / "agent"
+        agent.mkdir(parents=True)
+        monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
+        with LLMServer([turn(size), {"blocks": [{"text": "Done."}]}]) as server:
+            models = {
+                "providers": {
+                    "mock": {
+                        "baseUrl": server.base_url + "/v1",
+                        "api": "openai-completions",
+                        "apiKey": "k",
+                        "models": [{"id": "mock-1"}],
+                    }
+                }
+            }
+            (agent / "models.json").write_text(json.dumps(models))
+
+            async def go() -> int:
+                app = App(cwd=str(work), agent_dir=str(agent))
+                app.boot()
+                app.model_registry.load()
+                seen: list[int] = []
+                api = ExtensionAPI("watcher", "watcher", app)
+                api.on("message_update", lambda event, ctx: seen.append(1))
+                app.pm.register(api.compile(), "watcher")
+                session = AgentSession(
+                    app,
+                    SessionManager.create(str(work), str(work / "sessions")),
+                    model=app.model_registry.find("mock", "mock-1"),
+                )
+                wire = [0]
+                session.subscribe(
+                    lambda event: wire.__setitem__(0, wire[0] + len(json.dumps(event_to_wire(event))))
+                )
+                WORK.reset()
+                await session.prompt("write it")
+                assert seen
+                return wire[0]
+
+            wire_bytes = asyncio.run(go())
+        assert (work / "big.txt").stat().st_size == size // 60 * 60
+        return WORK.chars_joined + WORK.chars_parsed, WORK.parses, wire_bytes
+
+    small_work, small_parses, small_bytes = run(SMALL)
+    large_work, large_parses, large_bytes = run(LARGE)
+    assert small_parses == large_parses <= 1
+    assert large_work <= SLACK * small_work, (small_work, large_work)
+    assert large_bytes <= SLACK * small_bytes, (small_bytes, large_bytes)
