@@ -165,9 +165,25 @@ class MessageStartEvent(Record):
 
 
 class MessageUpdateEvent(Record):
+    """One streamed change of an assistant message. In process, ``message`` is the message as
+    it stands (the same object throughout the stream); on the wire (JSON and RPC modes) the
+    record carries only the change and the usage so far, as pi 1.6 writes it."""
+
     TYPE: ClassVar[str] = "message_update"
     assistant_message_event: Any = None
     message: Any = None
+
+    def wire_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "message_update"}
+        usage = getattr(self.message, "usage", None)
+        if usage is not None:
+            out["usage"] = to_wire(usage)
+        change = self.assistant_message_event
+        if change is not None:
+            out["assistantMessageEvent"] = (
+                change.delta_wire() if hasattr(change, "delta_wire") else to_wire(change)
+            )
+        return out
 
 
 class MessageEndEvent(Record):
@@ -493,7 +509,11 @@ def event_items(event: Any) -> list[tuple[str, Any]]:
 
 
 def event_to_wire(event: Any) -> dict[str, Any]:
-    """The JSON line form of an event: ``{"type": ..., camelCase fields}`` as pi streams it."""
+    """The JSON line form of an event: ``{"type": ..., camelCase fields}`` as pi streams it
+    (an event with a ``wire_record()`` method writes its own)."""
+    own = getattr(event, "wire_record", None)
+    if own is not None:
+        return own()  # type: ignore[no-any-return]
     out: dict[str, Any] = {"type": event.TYPE}
     for f in type(event).FIELDS:
         if not f.wire:

@@ -72,10 +72,32 @@ class StreamEvent:
     error: AssistantMessage | None = None
 
     def to_wire(self) -> dict[str, Any]:
-        """The JSON form, keys in pi's order."""
+        """The JSON form, keys in pi's order, with the ``partial`` snapshot."""
+        out = self._change_wire(name_tool_calls=False)
+        if self.partial is not None:
+            out["partial"] = to_wire(self.partial)
+        if self.message is not None:
+            out["message"] = to_wire(self.message)
+        if self.error is not None:
+            out["error"] = to_wire(self.error)
+        return out
+
+    def delta_wire(self) -> dict[str, Any]:
+        """The JSON form pi 1.6 streams in ``message_update``: the change alone, no snapshot, so
+        a stream's output grows linearly with the message. ``toolcall_start`` names the call
+        (``id``, ``toolName``), since no snapshot carries them."""
+        return self._change_wire(name_tool_calls=True)
+
+    def _change_wire(self, *, name_tool_calls: bool) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
         if self.content_index is not None:
             out["contentIndex"] = self.content_index
+            if name_tool_calls and self.type == "toolcall_start" and self.partial is not None:
+                content = self.partial.content
+                if 0 <= self.content_index < len(content):
+                    block = content[self.content_index]
+                    out["id"] = getattr(block, "id", "")
+                    out["toolName"] = getattr(block, "name", "")
         if self.delta is not None:
             out["delta"] = self.delta
         if self.content is not None:
@@ -84,12 +106,6 @@ class StreamEvent:
             out["toolCall"] = to_wire(self.tool_call)
         if self.reason is not None:
             out["reason"] = self.reason
-        if self.partial is not None:
-            out["partial"] = to_wire(self.partial)
-        if self.message is not None:
-            out["message"] = to_wire(self.message)
-        if self.error is not None:
-            out["error"] = to_wire(self.error)
         return out
 
     @property

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.streams import update_delta
+
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_mono_samples"
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 # provider keys of the developer's own environment must not leak into the runs
@@ -197,8 +199,7 @@ def normalize_event(event: dict[str, Any]) -> dict[str, Any]:
     snapshots show later text than the delta: they cannot be compared, the deltas can.
     """
     if event.get("type") == "message_update":
-        delta = {k: v for k, v in event["assistantMessageEvent"].items() if k != "partial"}
-        return {"type": "message_update", "assistantMessageEvent": strip_volatile(delta)}
+        return {"type": "message_update", "assistantMessageEvent": strip_volatile(update_delta(event))}
     if event.get("type") == "session":
         return {"type": "session", "version": event.get("version")}
     return strip_volatile(event)

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from rpc_client import SAMPLE_ARGS, RpcProcess, sample
+from support.streams import update_delta
 
 _VOLATILE = {"timestamp"}
 _PORT = re.compile(r"127\.0\.0\.1:\d+")
@@ -20,8 +21,7 @@ def normalize(value: Any) -> Any:
     """
     if isinstance(value, dict):
         if value.get("type") == "message_update" and "assistantMessageEvent" in value:
-            delta = {k: v for k, v in value["assistantMessageEvent"].items() if k != "partial"}
-            return {"type": "message_update", "assistantMessageEvent": normalize(delta)}
+            return {"type": "message_update", "assistantMessageEvent": normalize(update_delta(value))}
         out = {}
         for key, item in value.items():
             if key in _VOLATILE:

@@ -93,3 +93,17 @@ def pi_updates(stdout: Path, message_index: int = 0) -> list[dict[str, Any]]:
             event.pop("partial", None)
             turns[-1].append(event)
     return turns[message_index]
+
+
+def update_delta(record: dict[str, Any]) -> dict[str, Any]:
+    """The change a ``message_update`` record carries, comparable across pi generations.
+
+    pi 0.73.1 adds ``partial`` snapshots (serialized after the stream moved on, so they show
+    later text than their delta: not comparable); pi 1.6 and piko write the change alone and name
+    a starting tool call (``id``, ``toolName`` on ``toolcall_start``), which 0.73.1 did not.
+    """
+    change = {k: v for k, v in record["assistantMessageEvent"].items() if k != "partial"}
+    if change.get("type") == "toolcall_start":
+        change.pop("id", None)
+        change.pop("toolName", None)
+    return change
