@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -13,13 +14,34 @@ except ImportError:  # pragma: no cover
     _orjson = None  # type: ignore[assignment]
 
 
-def loads(data: str | bytes) -> Any:
-    """Parse JSON text."""
-    if _orjson is not None:
-        return _orjson.loads(data)
-    import json
+LARGE_TEXT = 256 * 1024
+"""From this size on, JSON is parsed by the standard library: orjson holds about 12 times the
+text in scratch memory while it parses (13.9 MB for a 1 MB tool call, against 1.1 MB), and the
+time it saves there is under a millisecond."""
 
-    return json.loads(data)
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def loads(data: str | bytes, *, lenient: bool = False) -> Any:
+    """Parse JSON text, strictly as JavaScript's ``JSON.parse`` does (orjson's rules).
+
+    ``lenient`` also accepts what only Python's parser takes (lone surrogate escapes, ``NaN``),
+    as a retry after orjson refused.
+    """
+    if _orjson is not None and len(data) < LARGE_TEXT:
+        try:
+            return _orjson.loads(data)
+        except ValueError:
+            if not lenient:
+                raise
+    try:
+        if lenient:
+            return json.loads(data)
+        return json.loads(data, parse_constant=_no_constants)
+    except RecursionError:  # what orjson reports as an error, the standard library overflows on
+        raise ValueError("JSON is nested too deeply") from None
 
 
 def dumps(value: Any) -> str:

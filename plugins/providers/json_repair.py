@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from piko.jsonio import loads
 from piko.partial_json import parse_partial_json
 
 if TYPE_CHECKING:
@@ -79,19 +79,6 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
-try:  # orjson is a dependency; stay correct without it
-    import orjson as _orjson
-
-    _orjson_loads: Callable[[Any], Any] | None = _orjson.loads
-except ImportError:  # pragma: no cover
-    _orjson_loads = None
-
-
 def fast_json_loads(data: str | bytes) -> Any:
     """Parse JSON with orjson, falling back to the stdlib (lone surrogates, odd numbers)."""
-    if _orjson_loads is not None:
-        try:
-            return _orjson_loads(data)
-        except ValueError:
-            pass
-    return json.loads(data)
+    return loads(data, lenient=True)
