@@ -159,8 +159,9 @@ class MessageBuilder:
         if isinstance(block, StreamingToolCall):
             if arguments is None:
                 arguments = final_arguments(block.partial_json)
+            block.arguments = arguments  # settled as they are, not parsed again from the deltas
             block = content[index] = block.settled()
-        if arguments is not None:
+        elif arguments is not None:
             block.arguments = arguments
         return StreamEvent(type="toolcall_end", content_index=index, tool_call=block, partial=self.message)
 

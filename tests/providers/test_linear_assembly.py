@@ -32,6 +32,9 @@ SMALL = 24_000
 LARGE = 4 * SMALL
 # four times the size may cost four times the work, plus what does not grow with the size
 SLACK = 4.3
+# characters joined and parsed per character streamed: each is joined at most twice (into a run
+# of pieces, then into the whole) and parsed once
+WORK_PER_CHARACTER = 3.0
 
 APIS: dict[str, tuple[str, str, Callable[[str], str]]] = {
     # name: (api, stream module, base URL from the server's)
@@ -61,6 +64,16 @@ def _aws_keys(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
     yield
+
+
+def streamed_characters(size: int) -> int:
+    """The characters of thinking, text and tool-call JSON that :func:`turn` streams."""
+    blocks = turn(size)["blocks"]
+    return (
+        len(blocks[0]["thinking"])
+        + len(blocks[1]["text"])
+        + len(json.dumps(blocks[2]["tool_call"]["arguments"]))
+    )
 
 
 def turn(size: int) -> dict[str, Any]:
@@ -139,7 +152,8 @@ def test_assembly_work_grows_linearly_with_the_stream(api_name: str) -> None:
     assert len(large_args["content"]) == LARGE // 60 * 60
     # the partial arguments are never parsed when nobody reads them: no parse per delta
     assert small_parses == large_parses <= 1
-    assert large_work <= SLACK * max(small_work, 1), (small_work, large_work)
+    assert small_work <= WORK_PER_CHARACTER * streamed_characters(SMALL), small_work
+    assert large_work <= WORK_PER_CHARACTER * streamed_characters(LARGE), large_work
     assert large_bytes <= SLACK * small_bytes, (small_bytes, large_bytes)
     assert large_lines <= SLACK * small_lines, (small_lines, large_lines)
 
@@ -219,5 +233,6 @@ def test_the_agent_session_and_json_records_stay_linear(
     small_work, small_parses, small_bytes = run(SMALL)
     large_work, large_parses, large_bytes = run(LARGE)
     assert small_parses == large_parses <= 1
-    assert large_work <= SLACK * small_work, (small_work, large_work)
+    assert small_work <= WORK_PER_CHARACTER * streamed_characters(SMALL), small_work
+    assert large_work <= WORK_PER_CHARACTER * streamed_characters(LARGE), large_work
     assert large_bytes <= SLACK * small_bytes, (small_bytes, large_bytes)
