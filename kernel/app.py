@@ -254,12 +254,14 @@ class App:
 
     def report(self, stream: TextIO | None = None) -> None:
         """Print diagnostics and notices to stderr (each once)."""
+        from piko.redaction import redact
+
         stream = stream or sys.stderr
         reported: set[str] = getattr(self, "_reported", set())
         for line in [*self.diagnostics(), *self.notices]:
             if line not in reported:
                 reported.add(line)
-                stream.write(f"Warning: {line}\n")
+                stream.write(f"Warning: {redact(line)}\n")
         self._reported = reported
 
 
