@@ -7,7 +7,8 @@ in order), ``tool_execution_update``/``tool_execution_end`` as tools progress (t
 concurrently), the tool results' ``message_start``/``message_end`` in call order, then
 ``turn_end``; finally ``agent_end``. Steering messages are taken between turns; follow-ups when
 the model would stop. Everything that can be intercepted is reached through :class:`LoopConfig`
-callbacks, so this module knows nothing of extensions or sessions.
+callbacks, so this module knows nothing of extensions or sessions. A failed response's error
+message is redacted (:mod:`piko.redaction`) before anyone sees it: providers may quote the key.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from piko.events import (
 )
 from piko.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResult, ToolResultMessage, Usage
 from piko.records import Record, field
+from piko.redaction import redact
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.wire import blocks_from_wire
 
@@ -227,6 +229,8 @@ async def _stream_assistant(
             if final.stop_reason not in ("error", "aborted"):
                 final.stop_reason = "error"
                 final.error_message = final.error_message or "Stream ended without a final event"
+    if final.error_message:  # a provider's error may quote the key it was sent
+        final.error_message = redact(final.error_message)
     if config.on_assistant_message is not None and final.stop_reason not in ("error", "aborted"):
         final = await config.on_assistant_message(final)
     if partial is not None and state.messages and state.messages[-1] is partial:

@@ -3,12 +3,13 @@
 ``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.policy`) and
 project trust is settled (asked once in an interactive run, :mod:`piko.trust`); a trusted
 project's ``.pi/python`` packages go first on the import path; blocking is decided
-(``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins``, the policy, the
-``PIKO_PLUGINS`` allowlist), then entry points are discovered and loaded, package sources install
+(``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins`` of the user and of a
+trusted project, the policy, the ``PIKO_PLUGINS`` allowlist), then entry points are discovered and loaded, package sources install
 what settings list but is missing, then extension files load (``-e``, the global
 ``extensions/`` folder, those of installed packages, and a trusted project's
-``.pi/extensions/``), then misspelled hooks are weeded out and ``piko_configure`` runs. Modes
-receive the ``App`` and build sessions on it.
+``.pi/extensions/``), then misspelled hooks are weeded out, a notice names each plugin of the
+user that a trusted project disabled, and ``piko_configure`` runs. Modes receive the ``App`` and
+build sessions on it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ class BootOptions(Record):
     interactive: bool = False  # may ask on the terminal (whether to trust the project)
     command: str | None = None  # the first word when it is not an option (a subcommand or a prompt)
     offline: bool = False  # --offline: install nothing at start-up
+
+
+# Who asked to block a plugin, as ``pi plugins`` shows it.
+USER_DISABLED = "settings disabledPlugins"
+PROJECT_DISABLED = "project settings disabledPlugins"
 
 
 def _env_list(name: str) -> list[str]:
@@ -92,6 +98,7 @@ class App:
         for path in self._extension_paths(options, package_extensions):
             self.pm.load_extension_file(path, self.make_extension_api)
         self.pm.validate()
+        self.notices.extend(self._project_disabled_notices(records))
         self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
         self._boot_options = options
         self._package_extensions = package_extensions
@@ -124,10 +131,15 @@ class App:
         return [name for name in self.pm.infos if name not in known or self.pm.infos[name].origin == "file"]
 
     def _blocked(self, options: BootOptions, records: list[Any] | None = None) -> dict[str, str]:
+        """Plugin name -> who asked to block it. ``disabledPlugins`` of both settings files add up
+        (a project cannot re-enable what the user disabled); the project's counts only when the
+        project is trusted."""
         blocked: dict[str, str] = {}
-        setting = self.settings.get("disabledPlugins") or []
-        for name in setting if isinstance(setting, list) else []:
-            blocked[str(name)] = "settings disabledPlugins"
+        for name in _names(self.settings.global_data.get("disabledPlugins")):
+            blocked[name] = USER_DISABLED
+        if self.project_trusted:
+            for name in _names(self.settings.project_data.get("disabledPlugins")):
+                blocked.setdefault(name, PROJECT_DISABLED)
         for name in _env_list("PIKO_DISABLE_PLUGINS"):
             blocked[name] = "PIKO_DISABLE_PLUGINS"
         for name in options.disable_plugins:
@@ -141,6 +153,24 @@ class App:
                 "are disabled until it is fixed"
             )
         return blocked
+
+    def _project_disabled_notices(self, records: list[Any]) -> list[str]:
+        """One line for each plugin of the user (not built in, not the project's own) that a
+        trusted project's ``disabledPlugins`` kept from loading."""
+        locations = {r.name: r.location for r in records}
+        own = project_dir(self.cwd)
+        notices: list[str] = []
+        for info in self.pm.infos.values():
+            if info.blocked_by != PROJECT_DISABLED or info.origin in ("built-in", "internal"):
+                continue
+            where = info.path or locations.get(info.name)
+            if where and _inside(Path(where), own) and not _inside(Path(where), self.agent_dir):
+                continue  # the project's own extension or package
+            notices.append(
+                f"plugin '{info.name}' ({info.source}) is disabled by the project settings "
+                f"{self.settings.project_path} (disabledPlugins)"
+            )
+        return notices
 
     def _allowlist(self) -> set[str] | None:
         allowed = _env_list("PIKO_PLUGINS")
@@ -224,13 +254,27 @@ class App:
 
     def report(self, stream: TextIO | None = None) -> None:
         """Print diagnostics and notices to stderr (each once)."""
+        from piko.redaction import redact
+
         stream = stream or sys.stderr
         reported: set[str] = getattr(self, "_reported", set())
         for line in [*self.diagnostics(), *self.notices]:
             if line not in reported:
                 reported.add(line)
-                stream.write(f"Warning: {line}\n")
+                stream.write(f"Warning: {redact(line)}\n")
         self._reported = reported
+
+
+def _names(value: Any) -> list[str]:
+    """The plugin names of a ``disabledPlugins`` value (anything but a list names none)."""
+    return [str(name) for name in value] if isinstance(value, list) else []
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
 
 
 def _resolve_from(base: Path, value: str) -> Path:

@@ -248,7 +248,9 @@ def help_text(app: Any) -> str:
 
 
 def _say_error(message: str) -> int:
-    sys.stderr.write(f"Error: {message}\n")
+    from piko.redaction import redact
+
+    sys.stderr.write(f"Error: {redact(message)}\n")
     return 1
 
 

@@ -25,6 +25,7 @@ from piko.events import (
     SessionCompactEvent,
 )
 from piko.messages import AssistantMessage
+from piko.redaction import redact
 from piko.tokens import context_estimate, usage_tokens
 
 COMPACTION_DEFAULTS: dict[str, Any] = {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
@@ -245,7 +246,7 @@ async def run_compaction(
         if controller.signal.aborted:
             aborted = True
         else:
-            error = _failure_message(reason, str(exc) or type(exc).__name__)
+            error = redact(_failure_message(reason, str(exc) or type(exc).__name__))
     session.is_compacting = False
     session._compaction_controller = None
     written = result is not None

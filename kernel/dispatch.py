@@ -23,6 +23,7 @@ import attrs
 
 from piko.events import SEMANTICS, ExtensionErrorEvent, Semantics
 from piko.messages import AssistantMessage, TextContent
+from piko.redaction import redact
 
 __all__ = ["Dispatcher", "Handler", "result_field"]
 
@@ -188,8 +189,10 @@ class Dispatcher:
 
     async def report(self, handler: Handler, name: str, exc: BaseException) -> None:
         """Tell listeners and ``extension_error`` handlers that a handler failed."""
-        message = str(exc) or type(exc).__name__
-        stack = "".join(traceback.format_exception(exc)) if not isinstance(exc, HandlerTimeout) else None
+        message = redact(str(exc) or type(exc).__name__)
+        stack = (
+            redact("".join(traceback.format_exception(exc))) if not isinstance(exc, HandlerTimeout) else None
+        )
         error = ExtensionErrorEvent(extension_path=handler.source, event=name, error=message, stack=stack)
         for listener in list(self.error_listeners):
             try:

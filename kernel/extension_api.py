@@ -121,9 +121,15 @@ class ExtensionAPI:
 
     @property
     def logger(self) -> logging.Logger:
+        """The extension's logger; what it logs is redacted (:mod:`piko.redaction`)."""
         import logging  # on first use: logging costs start-up time
 
-        return logging.getLogger(f"piko.extensions.{self.name}")
+        from piko.redaction import RedactingLogFilter
+
+        logger = logging.getLogger(f"piko.extensions.{self.name}")
+        if not any(isinstance(f, RedactingLogFilter) for f in logger.filters):
+            logger.addFilter(RedactingLogFilter())
+        return logger
 
     # -- registration ------------------------------------------------------------------------
 

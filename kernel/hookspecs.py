@@ -223,7 +223,8 @@ def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | Non
         run commands or reach the network; any non-empty string means yes.
     Return value: the key, or ``None`` to let the next implementation answer; an empty string
     means there is no key and nothing else may supply one (a stored OAuth login whose refresh
-    failed: the user must log in again, not be billed through another key).
+    failed: the user must log in again, not be billed through another key). The key answered
+    is registered with :mod:`piko.redaction`: traces, errors, sessions and exports mask it.
     """
 
 

@@ -28,6 +28,7 @@ for the key and the request headers (the model's own headers, then the provider'
 model's configured headers with their values resolved like keys, then
 ``Authorization: Bearer <key>`` for ``auth_header`` providers) and passes both in
 :class:`piko.streaming.StreamOptions`, as pi's session does with ``getApiKeyAndHeaders``.
+Every key and credential header value met on the way is registered with :mod:`piko.redaction`.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ import attrs
 
 from piko.messages import Model
 from piko.records import Record, field, replace
+from piko.redaction import is_credential_name, register_config_value, register_secret
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
@@ -163,6 +165,7 @@ class ModelRegistry:
             if message not in self.diagnostics:
                 self.diagnostics.append(message)
             return
+        _register_configured_secrets(config)
         existing = self.providers.get(config.name)
         if existing is not None:
             self._build_waiting((config.name,))  # merging needs the models that are there
@@ -379,7 +382,15 @@ class ModelRegistry:
     # -- keys and streams --------------------------------------------------------------------
 
     def api_key(self, provider: str, *, interactive: bool = True) -> str | None:
-        """The key for ``provider`` in pi's order (see the module docstring)."""
+        """The key for ``provider`` in pi's order (see the module docstring).
+
+        Whatever key is found is registered with :mod:`piko.redaction`, so no output shows it.
+        """
+        key = self._find_api_key(provider)
+        register_secret(key)
+        return key
+
+    def _find_api_key(self, provider: str) -> str | None:
         if provider in self.runtime_api_keys:
             return self.runtime_api_keys[provider]
         key = self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app, check_only=False)
@@ -412,6 +423,9 @@ class ModelRegistry:
             if not api_key:
                 return RequestAuth(ok=False, error=f'No API key found for "{model.provider}"')
             headers["Authorization"] = f"Bearer {api_key}"
+        for name, value in headers.items():
+            if is_credential_name(name):
+                register_secret(value)
         return RequestAuth(ok=True, api_key=api_key, headers=headers or None)
 
     def stream_function(self, model: Model) -> Any:
@@ -427,6 +441,17 @@ class ModelRegistry:
         if api is None:
             return None
         return api.resolved("stream")
+
+
+def _register_configured_secrets(config: ProviderConfig) -> None:
+    """Tell :mod:`piko.redaction` about the literal key and credential headers a provider was given."""
+    register_config_value(config.api_key)
+    header_sets = [config.headers or {}, *(config.model_headers or {}).values()]
+    header_sets += [model.headers or {} for model in config.models]
+    for headers in header_sets:
+        for name, value in headers.items():
+            if is_credential_name(name):
+                register_config_value(value)
 
 
 def _waiting_key(provider: str) -> str:

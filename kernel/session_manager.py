@@ -7,6 +7,8 @@ everything so far, then one line per entry. Opening a file reads the tree fields
 parses messages only when the context needs them; broken lines are skipped and reported in
 ``diagnostics``; files of older versions are migrated and rewritten, as pi does. Reading the
 file is :mod:`piko.session_file`'s job, building the context :mod:`piko.session_context`'s.
+An appended entry has the user's known credentials masked (:func:`piko.redaction.mask_known_in`)
+before it is written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import attrs
 
 from piko import jsonio
+from piko.redaction import mask_known_in
 from piko.session_context import ModelRef, SessionContext, build_session_context
 from piko.session_entries import (
     LabelEntry,
@@ -380,6 +383,7 @@ class SessionManager:
         # pi writes the own fields of custom entries before the tree fields
         ordered = {**fields, **tree} if fields_first else {**tree, **fields}
         raw = {"type": entry_type, **{k: v for k, v in ordered.items() if v is not _UNSET}}
+        raw = mask_known_in(raw)  # the user's own credentials are never written to disk
         entry = new_entry(entry_type, raw, message)
         self._entries.append(entry)
         self._index(entry)

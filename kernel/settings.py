@@ -4,7 +4,8 @@ Nested objects merge key by key (``{"retry": {"maxRetries": 5}}`` in a project k
 ``retry.baseDelayMs``). Keys are pi's camelCase names; ``get("retry.maxRetries")`` reads a
 dotted path. A file that does not parse is reported once and treated as empty, and is never
 overwritten by piko. In a project that is not trusted, project keys that make piko run code
-(``shellPath``, ``shellCommandPrefix``, ``packages``, ``extensions``) are ignored.
+(``shellPath``, ``shellCommandPrefix``, ``packages``, ``extensions``) or choose which plugins load
+(``disabledPlugins``) are ignored.
 """
 
 from __future__ import annotations
@@ -40,6 +41,9 @@ DEFAULTS: dict[str, Any] = {
 
 # Project settings that make piko run code; honoured only in a trusted project.
 CODE_RUNNING_PROJECT_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
+# Project settings that choose which plugins load (the user's own among them); the same.
+PLUGIN_SELECTING_PROJECT_KEYS = ("disabledPlugins",)
+TRUSTED_ONLY_PROJECT_KEYS = CODE_RUNNING_PROJECT_KEYS + PLUGIN_SELECTING_PROJECT_KEYS
 
 
 def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
@@ -125,14 +129,14 @@ class Settings:
 
     def _rebuild(self) -> None:
         project = self.project_data
-        if not self.project_trusted and any(k in project for k in CODE_RUNNING_PROJECT_KEYS):
-            project = {k: v for k, v in project.items() if k not in CODE_RUNNING_PROJECT_KEYS}
+        if not self.project_trusted and any(k in project for k in TRUSTED_ONLY_PROJECT_KEYS):
+            project = {k: v for k, v in project.items() if k not in TRUSTED_ONLY_PROJECT_KEYS}
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
         self.merged = deep_merge(merged, self._overrides)
 
     def set_project_trusted(self, trusted: bool) -> None:
-        """Honour (or ignore) the project's code-running keys."""
+        """Honour (or ignore) the project's code-running and plugin-selecting keys."""
         self.project_trusted = trusted
         self._rebuild()
 

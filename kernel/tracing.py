@@ -1,6 +1,8 @@
 """``PIKO_TRACE``: a line per hook call, to stderr (``PIKO_TRACE=1``) or a file (``PIKO_TRACE=path``).
 
-stdout is never used: it belongs to print and RPC output.
+stdout is never used: it belongs to print and RPC output. Every line goes through
+:func:`piko.redaction.redact`, and the result of a hook that answers with a credential
+(``piko_resolve_api_key``) is registered as a secret before its line is written.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ import os
 import sys
 import time
 from typing import Any, TextIO
+
+from piko.redaction import CREDENTIAL_HOOKS, redact, register_secret
 
 
 class Tracer:
@@ -30,7 +34,7 @@ class Tracer:
     def line(self, text: str) -> None:
         elapsed = (time.perf_counter() - self.t0) * 1000
         try:
-            self.stream.write(f"[piko-trace] +{elapsed:.1f}ms {text}\n")
+            self.stream.write(f"[piko-trace] +{elapsed:.1f}ms {redact(text)}\n")
         except (OSError, ValueError):
             pass
 
@@ -55,14 +59,19 @@ class Tracer:
                 result = outcome.get_result()
             except BaseException as exc:  # pluggy re-raises it to the caller
                 result = f"raised {type(exc).__name__}: {exc}"
+            else:
+                if hook_name in CREDENTIAL_HOOKS:
+                    register_secret(result)
             self.line(f"hook {hook_name} done: {_short(result)}")
 
         pm.add_hookcall_monitoring(before, after)
 
 
 def _short(value: Any, limit: int = 160) -> str:
+    """``repr(value)``, redacted before it is cut to ``limit`` (a cut must not split a secret)."""
     try:
         text = repr(value)
     except Exception:
         text = object.__repr__(value)
+    text = redact(text)
     return text if len(text) <= limit else text[: limit - 3] + "..."

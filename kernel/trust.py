@@ -1,4 +1,4 @@
-"""Which project folders the user trusts to run code (extensions, packages, code-running settings).
+"""Which project folders the user trusts to run code or choose plugins (extensions, packages, settings).
 
 Decisions live in ``~/.pi/agent/trusted-projects.json`` as ``{"projects": {"/abs/path": true|false}}``;
 trusting a folder covers everything below it, and the nearest decision wins. At start-up
@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from piko import jsonio
 from piko.paths import agent_dir as default_agent_dir
+from piko.settings import CODE_RUNNING_PROJECT_KEYS, PLUGIN_SELECTING_PROJECT_KEYS
 
 TRUST_FILE = "trusted-projects.json"
 
@@ -79,8 +80,6 @@ class TrustStore:
 # What a project would run, asking once, and the project's own Python packages
 # ---------------------------------------------------------------------------
 
-# Project settings keys that make piko run code (kept in step with piko.settings).
-CODE_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
 # ``.pi/python``: the project's own Python environment (``pi install -l pip:...``).
 PROJECT_PYTHON_DIR = "python"
 
@@ -105,7 +104,7 @@ def project_code(cwd: str | os.PathLike[str], project_settings: dict[str, Any]) 
     if isinstance(packages, list) and packages:
         sources = [str(p.get("source") if isinstance(p, dict) else p) for p in packages]
         found.append(f"packages in .pi/settings.json ({', '.join(sources)})")
-    for key in CODE_KEYS:
+    for key in CODE_RUNNING_PROJECT_KEYS:
         if key != "packages" and project_settings.get(key):
             found.append(f"'{key}' in .pi/settings.json")
     if (pi_dir / PROJECT_PYTHON_DIR).is_dir() and not (isinstance(packages, list) and packages):
@@ -113,18 +112,43 @@ def project_code(cwd: str | os.PathLike[str], project_settings: dict[str, Any]) 
     return found
 
 
+def project_plugin_settings(project_settings: dict[str, Any]) -> list[str]:
+    """The project's settings that would change which plugins load, one phrase each (empty: none)."""
+    found: list[str] = []
+    for key in PLUGIN_SELECTING_PROJECT_KEYS:
+        value = project_settings.get(key)
+        if value:
+            names = value if isinstance(value, list) else [value]
+            found.append(f"'{key}': {', '.join(str(n) for n in names)}")
+    return found
+
+
 def ask(
-    folder: str | os.PathLike[str], code: list[str], stdin: TextIO | None = None, stderr: TextIO | None = None
+    folder: str | os.PathLike[str],
+    code: list[str],
+    stdin: TextIO | None = None,
+    stderr: TextIO | None = None,
+    *,
+    runs_code: bool = True,
 ) -> bool | None:
-    """Ask on the terminal whether to trust ``folder``; None when there was no answer."""
+    """Ask on the terminal whether to trust ``folder``; None when there was no answer.
+
+    ``code`` lists what trusting would allow; ``runs_code=False`` when none of it is code (only
+    settings that choose which plugins load).
+    """
     stdin = stdin or sys.stdin
     stderr = stderr or sys.stderr
-    lines = [f"This project can run code on your machine: {os.path.abspath(folder)}"]
+    folder = os.path.abspath(folder)
+    if runs_code:
+        lines = [f"This project can run code on your machine: {folder}"]
+    else:
+        lines = [f"This project's settings change which of your plugins load: {folder}"]
     lines += [f"  - {item}" for item in code]
     lines.append("Only trust projects whose files you have reviewed or whose authors you trust.")
     stderr.write("\n".join(lines) + "\n")
+    question = "Trust this project and load its code? [y/N] " if runs_code else "Trust this project? [y/N] "
     while True:
-        stderr.write("Trust this project and load its code? [y/N] ")
+        stderr.write(question)
         stderr.flush()
         try:
             answer = stdin.readline()
@@ -147,6 +171,15 @@ def untrusted_notice(folder: str | os.PathLike[str], code: list[str]) -> str:
     return (
         f"Project code in {folder} was not loaded: this project is not trusted "
         f"({'; '.join(code)}). Run `pi trust` in {folder} to allow it"
+    )
+
+
+def ignored_settings_notice(folder: str | os.PathLike[str], settings_file: Path, ignored: list[str]) -> str:
+    """The stderr line of a run that ignored a project's plugin-selecting settings."""
+    folder = os.path.abspath(folder)
+    return (
+        f"Project settings in {settings_file} were ignored: this project is not trusted "
+        f"({'; '.join(ignored)}). Run `pi trust` in {folder} to allow them"
     )
 
 
@@ -188,30 +221,40 @@ def activate_project_site(cwd: str | os.PathLike[str]) -> Path | None:
 def settle(app: Any, *, interactive: bool, command: str | None = None) -> bool:
     """Decide at start-up whether ``app``'s project code may run, asking once when interactive.
 
-    The question is asked only in an interactive run, when the project has code and no decision
-    was recorded (not for ``pi trust``/``pi untrust`` themselves); the answer is recorded. A
-    policy with ``allowProjectCode: false`` keeps every project untrusted. Updates
-    ``app.project_trusted`` and the settings, and adds the stderr notice of an untrusted run.
+    The question is asked only in an interactive run, when the project has code or settings that
+    choose plugins and no decision was recorded (not for ``pi trust``/``pi untrust`` themselves);
+    the answer is recorded. A policy with ``allowProjectCode: false`` keeps every project
+    untrusted. Updates ``app.project_trusted`` and the settings, and adds the stderr notices of
+    an untrusted run (what code was left out, which settings were ignored).
     """
     policy = getattr(app, "policy", None)
     allowed = policy is None or (policy.allow_project_code and not policy.failed)
     code = project_code(app.cwd, app.settings.project_data)
+    plugin_settings = project_plugin_settings(app.settings.project_data)
     trusted = bool(app.project_trusted) and allowed
-    if code and allowed and not trusted and interactive and command not in ("trust", "untrust"):
+    gated = code + [f"{item} in .pi/settings.json" for item in plugin_settings]
+    if gated and allowed and not trusted and interactive and command not in ("trust", "untrust"):
         if app.trust.decision(app.cwd) is None:
-            answer = ask(app.cwd, code)
+            answer = ask(app.cwd, gated, runs_code=bool(code))
             if answer is not None:
                 app.trust.set(app.cwd, answer)
                 trusted = answer
     if trusted != app.project_trusted:
         app.project_trusted = trusted
         app.settings.set_project_trusted(trusted)
-    if code and not trusted and command not in ("trust", "untrust"):
-        if allowed:
+    if not trusted and command not in ("trust", "untrust"):
+        if code and allowed:
             app.notices.append(untrusted_notice(app.cwd, code))
-        else:
+        elif code:
             app.notices.append(
                 f"Project code in {os.path.abspath(app.cwd)} was not loaded: project code is disabled by policy "
                 f"({policy.source if policy is not None else 'policy'})"
+            )
+        if plugin_settings and allowed:
+            app.notices.append(ignored_settings_notice(app.cwd, app.settings.project_path, plugin_settings))
+        elif plugin_settings:
+            app.notices.append(
+                f"Project settings in {app.settings.project_path} were ignored ({'; '.join(plugin_settings)}): "
+                f"project code is disabled by policy ({policy.source if policy is not None else 'policy'})"
             )
     return trusted

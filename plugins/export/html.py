@@ -4,7 +4,8 @@ It writes one self-contained HTML page of a session: the conversation of the cur
 thinking, tool calls with their results, diffs and images, and the session tree to show any
 other branch. Given a session file it reads it (never writing it); given a running session's
 entries it uses those. The default output is ``pi-session-<session file name>.html`` in the
-current directory, as pi names it. The implementation runs last (``trylast``), so a plugin or
+current directory, as pi names it. The user's known credentials are masked in the page
+(:func:`piko.redaction.mask_known_secrets`). The implementation runs last (``trylast``), so a plugin or
 extension of your own that answers the hook replaces it; see ``docs/export.md``.
 """
 
@@ -66,6 +67,7 @@ def export_html(
     """
     from piko.plugins.export.page import render_page
     from piko.plugins.export.session_view import ExportError, load_session_file, view_from_entries
+    from piko.redaction import mask_known_secrets
 
     session_file = getattr(request, "session_file", None)
     entries = getattr(request, "entries", None)
@@ -83,7 +85,7 @@ def export_html(
     else:
         raise ExportError("Nothing to export yet - start a conversation first")
     output = getattr(request, "output_path", None) or default_output_path(session_file, view.session_id)
-    _write(output, render_page(view, tools))
+    _write(output, mask_known_secrets(render_page(view, tools)))  # an export is for sharing: no keys
     return output
 
 

@@ -33,7 +33,9 @@ async def run_json(app: Any) -> int:
 
 
 def _error(message: str) -> int:
-    sys.stderr.write(f"{message}\n")
+    from piko.redaction import redact
+
+    sys.stderr.write(f"{redact(message)}\n")
     sys.stderr.flush()
     return 1
 

@@ -22,6 +22,7 @@ from piko.plugins.modes.rpc_jsonl import LineSplitter, ParseError, parse_line, s
 from piko.plugins.modes.rpc_output import ProtocolOutput, take_over_stdout
 from piko.plugins.modes.rpc_tree import RawJson
 from piko.plugins.modes.rpc_ui import RpcUI
+from piko.redaction import redact
 
 READ_SIZE = 1 << 16
 SETTLE_SECONDS = 5.0  # how long stopped commands may take to answer before they are cancelled
@@ -206,12 +207,12 @@ class RpcHost:
     def fail(self, command: dict[str, Any], name: str, message: str) -> None:
         """An error response echoing the command's ``id`` (pi drops it for unknown commands; we keep it)."""
         record: dict[str, Any] = {"id": command["id"]} if "id" in command else {}
-        record.update(type="response", command=name, success=False, error=message)
+        record.update(type="response", command=name, success=False, error=redact(message))
         self.output.send(record)
 
     def log(self, message: str) -> None:
         try:
-            sys.stderr.write(f"piko rpc: {message}\n")
+            sys.stderr.write(f"piko rpc: {redact(message)}\n")
             sys.stderr.flush()
         except (OSError, ValueError):
             pass

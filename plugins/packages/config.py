@@ -112,6 +112,8 @@ def _set_plugin(app: Any, info: Any, enabled: bool, local: bool) -> str:
     (settings.set_project if local else settings.set_global)("disabledPlugins", value)
     where = settings.project_path if local else settings.global_path
     message = f"{'Enabled' if enabled else 'Disabled'} plugin {info.name} ({where})"
+    if local and not app.project_trusted:
+        message += "; this project is not trusted, so its settings take effect after `pi trust`"
     if enabled:
         others = [
             n for n in (settings.global_data if local else settings.project_data).get("disabledPlugins") or []
@@ -182,7 +184,9 @@ def interactive(app: Any) -> int:
     """A checklist of plugins and package resources; the changes are written when confirmed."""
     from prompt_toolkit.shortcuts import checkboxlist_dialog
 
-    plugins = [i for i in _plugins(app) if i.blocked_by in (None, "settings disabledPlugins")]
+    from piko.app import PROJECT_DISABLED, USER_DISABLED
+
+    plugins = [i for i in _plugins(app) if i.blocked_by in (None, USER_DISABLED, PROJECT_DISABLED)]
     resources = manager_for(app).resources()
     values: list[tuple[str, str]] = [
         (f"resource:{n}", f"{r.kind[:-1]:<9} {display_name(r)}  ({r.source}, {r.scope})")

@@ -11,7 +11,9 @@
 4. then other plugins' ``piko_resolve_api_key`` implementations (custom resolvers), and last the
    provider's own ``api_key`` (models.json ``apiKey``), which the model registry resolves.
 
-The functions below are the library the interactive ``/login`` and ``pi login`` use.
+The functions below are the library the interactive ``/login`` and ``pi login`` use. The values
+of ``auth.json`` (and refreshed tokens) are registered with :mod:`piko.redaction`, so that no
+trace, log, error, session or export shows them.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
+from piko.redaction import register_secret
 
 _storages: dict[Path, Any] = {}
 _command_cache: dict[str, str | None] = {}
@@ -42,6 +45,15 @@ def get_storage(app: Any = None) -> Any:
     if storage is None:
         storage = _storages[path] = AuthStorage(path)
     return storage
+
+
+def stored_secrets(app: Any = None) -> list[str]:
+    """Every credential value in ``auth.json`` (API keys written as literals, OAuth tokens)."""
+    found: list[str] = []
+    for credential in get_storage(app).all().values():
+        if isinstance(credential, dict):
+            found.extend(v for k, v in credential.items() if k != "type" and isinstance(v, str))
+    return found
 
 
 # ---------------------------------------------------------------------------
@@ -161,6 +173,8 @@ def refresh_oauth(provider: str, app: Any = None) -> str | None:
         if now_ms() < int(credential.get("expires") or 0):
             return oauth.get_api_key(credential), None
         fresh = oauth.refresh_token(credential)
+        for value in fresh.values():
+            register_secret(value)
         return oauth.get_api_key(fresh), {**current, provider: {"type": "oauth", **fresh}}
 
     result: str | None = storage.update(change)
@@ -273,6 +287,14 @@ class AuthJsonStore:
 
     def logout(self, provider: str) -> dict[str, Any] | None:
         return logout(provider, self.app)
+
+
+@hookimpl
+def piko_configure(config: Any) -> None:
+    """Let :mod:`piko.redaction` mask auth.json's values (the file is read when first needed)."""
+    from piko.redaction import add_secret_source
+
+    add_secret_source(lambda: stored_secrets(config))
 
 
 @hookimpl

@@ -5,8 +5,9 @@ provider becomes a :class:`~piko.model_registry.ProviderConfig` registered right
 built-in catalog, so that for a built-in provider name it merges as pi's does: ``baseUrl`` and
 ``compat`` apply to the built-in models, ``modelOverrides`` patch them, and ``models`` are
 added or replace the built-in model of the same id. ``apiKey`` and header values stay config
-values (literal, environment variable name, ``!command``) resolved at request time. A broken
-file is reported once (``Warning: errors loading models.json: ...``) and nothing of it is used.
+values (literal, environment variable name, ``!command``) resolved at request time; literal
+keys and credential headers are registered with :mod:`piko.redaction`. A broken file is
+reported once (``Warning: errors loading models.json: ...``) and nothing of it is used.
 """
 
 from __future__ import annotations
@@ -112,6 +113,34 @@ def load_custom_providers(path: Path | None = None) -> tuple[list[Any], str | No
     except ModelsConfigError as exc:
         return [], str(exc)
     return provider_configs(config), None
+
+
+def configured_credentials(path: Path | None = None) -> list[str]:
+    """The ``apiKey`` values and credential header values of ``models.json``, as written."""
+    from piko.plugins.providers.models_json import ModelsConfigError, read_models_config
+    from piko.redaction import is_credential_name
+
+    try:
+        config = read_models_config(path or models_json_path())
+    except ModelsConfigError:
+        return []
+    found: list[str] = []
+    for provider in (config or {}).get("providers", {}).values():
+        found.append(provider.get("apiKey"))
+        header_sets = [provider.get("headers") or {}]
+        header_sets += [m.get("headers") or {} for m in provider.get("models") or []]
+        header_sets += [o.get("headers") or {} for o in (provider.get("modelOverrides") or {}).values()]
+        for headers in header_sets:
+            found.extend(v for k, v in headers.items() if is_credential_name(k))
+    return [value for value in found if isinstance(value, str)]
+
+
+@hookimpl
+def piko_configure(config: Any) -> None:
+    """Let :mod:`piko.redaction` mask the keys of models.json (read when first needed)."""
+    from piko.redaction import add_secret_source
+
+    add_secret_source(configured_credentials)
 
 
 @hookimpl(tryfirst=True)

@@ -1,4 +1,4 @@
-"""Provider failures and their wording, as the vendor SDKs and pi word them."""
+"""Provider failures and their wording, as the vendor SDKs and pi word them (redacted: no key shows)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from piko.plugins.providers.replay import js_json
+from piko.redaction import redact
 
 if TYPE_CHECKING:
     pass
@@ -20,7 +21,12 @@ class ProviderError(Exception):
 
 
 def sdk_error_message(status: int | None, error: Any, fallback: str | None) -> str:
-    """The OpenAI/Anthropic SDKs' ``APIError`` message: ``"<status> <message>"``."""
+    """The OpenAI/Anthropic SDKs' ``APIError`` message: ``"<status> <message>"``, redacted (a
+    server may quote the key it was sent)."""
+    return redact(_sdk_error_message(status, error, fallback))
+
+
+def _sdk_error_message(status: int | None, error: Any, fallback: str | None) -> str:
     if isinstance(error, dict) and error.get("message"):
         message = error["message"]
         msg: str | None = message if isinstance(message, str) else js_json(message)
@@ -56,7 +62,7 @@ def openai_http_error(status: int, text: str) -> str:
         else None
     )
     if raw:
-        message += f"\n{raw}"
+        message += f"\n{redact(str(raw))}"
     return message
 
 

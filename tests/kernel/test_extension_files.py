@@ -127,3 +127,56 @@ def test_extension_module_name_is_private(env, only_site, app_factory) -> None:
     app_factory().boot(BootOptions(extensions=[str(ext)]))
     assert "piko_extension_my_ext" in sys.modules
     assert sys.modules["piko_extension_my_ext"].__file__ == str(ext)
+
+
+def test_an_untrusted_project_cannot_change_which_plugins_load(env, only_site, app_factory) -> None:
+    env.write("agent/extensions/guard.py", command_extension("cmd-guard"))
+    env.write("agent/extensions/noisy.py", command_extension("cmd-noisy"))
+    env.write("agent/settings.json", '{"disabledPlugins": ["noisy"]}')
+    env.write("project/.pi/settings.json", '{"disabledPlugins": ["guard"]}')
+    untrusted = app_factory().boot()
+    assert "cmd-guard" in untrusted.registries.commands and "cmd-noisy" not in untrusted.registries.commands
+    assert untrusted.notices == [
+        f"Project settings in {env.project / '.pi' / 'settings.json'} were ignored: this project is not "
+        f"trusted ('disabledPlugins': guard). Run `pi trust` in {env.project} to allow them"
+    ]
+
+
+def test_a_trusted_project_adds_to_the_users_disabled_plugins_and_says_so(
+    env, only_site, app_factory
+) -> None:
+    env.write("agent/extensions/guard.py", command_extension("cmd-guard"))
+    env.write("agent/extensions/noisy.py", command_extension("cmd-noisy"))
+    env.write("agent/settings.json", '{"disabledPlugins": ["noisy"]}')
+    env.write("project/.pi/extensions/own.py", command_extension("cmd-own"))
+    settings = env.write(
+        "project/.pi/settings.json", '{"disabledPlugins": ["guard", "own", "tools.ls", "nothing-like-this"]}'
+    )
+    TrustStore(env.agent_dir).set(env.project, True)
+    app = app_factory().boot()
+    names = set(app.registries.commands.names())
+    assert not names & {"cmd-guard", "cmd-noisy", "cmd-own"}  # the user's own list still holds
+    assert app.pm.infos["guard"].blocked_by == "project settings disabledPlugins"
+    assert app.pm.infos["noisy"].blocked_by == "settings disabledPlugins"
+    # only the user's plugin is worth a word: not the project's own one, not a built-in
+    guard = env.agent_dir / "extensions" / "guard.py"
+    assert app.notices == [
+        f"plugin 'guard' ({guard}) is disabled by the project settings {settings} (disabledPlugins)"
+    ]
+
+
+def test_the_trust_question_for_settings_alone_does_not_speak_of_code(tmp_path) -> None:
+    import io
+
+    from piko import trust
+
+    err = io.StringIO()
+    answer = trust.ask(tmp_path, ["'disabledPlugins': guard in .pi/settings.json"], io.StringIO("y\n"), err,
+                       runs_code=False)  # fmt: skip
+    assert answer is True
+    assert err.getvalue().splitlines() == [
+        f"This project's settings change which of your plugins load: {tmp_path}",
+        "  - 'disabledPlugins': guard in .pi/settings.json",
+        "Only trust projects whose files you have reviewed or whose authors you trust.",
+        "Trust this project? [y/N] ",
+    ]

@@ -127,3 +127,17 @@ def test_project_without_code_is_never_asked_about(pienv: PiEnv) -> None:
     (plain / ".pi" / "settings.json").write_text(json.dumps({"theme": "dark"}), encoding="utf-8")
     code, output = _run_in_terminal(pienv, ["plugins"], plain, "y")
     assert code == 0 and "[y/N]" not in output and "Warning" not in output
+
+
+def test_a_project_that_only_disables_plugins_is_asked_about_in_a_terminal(pienv: PiEnv) -> None:
+    project = pienv.root / "proj"
+    (project / ".pi").mkdir(parents=True)
+    (project / ".pi" / "settings.json").write_text(json.dumps({"disabledPlugins": ["tools.ls"]}))
+    code, output = _run_in_terminal(pienv, ["plugins"], project, "y")
+    assert code == 0, output
+    assert f"This project's settings change which of your plugins load: {project}" in output
+    assert "'disabledPlugins': tools.ls in .pi/settings.json" in output
+    assert "blocked (project settings disabledPlugins)" in output.split("[y/N]", 1)[1]
+    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {
+        "projects": {str(project): True}
+    }

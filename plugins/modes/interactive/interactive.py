@@ -463,10 +463,12 @@ class InteractiveMode:
         app = self.app
         _ = list(app.registries.shortcuts)  # fill the registry so its diagnostics are known
         reported: set[str] = getattr(app, "_reported", set())
+        from piko.redaction import redact
+
         for line in [*app.diagnostics(), *app.notices]:
             if line not in reported:
                 reported.add(line)
-                self.show_warning(line)
+                self.show_warning(redact(line))
         app._reported = reported
         for message in self.themes.errors:
             self.show_warning(message)
