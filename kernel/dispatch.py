@@ -7,6 +7,14 @@ were registered (``tryfirst`` first, ``trylast`` last), calls each with ``(event
 awaits what returns an awaitable within the handler budget, and combines results by the
 event's :class:`~piko.events.Semantics`. A handler that raises or overruns is reported as an
 ``extension_error`` event and the walk goes on; for ``tool_call`` the call is then blocked.
+
+A plain-function handler runs on a thread of its own (:mod:`piko.off_loop`), so the budget and an
+abort apply to it as to a coroutine and a handler that blocks cannot freeze the event loop.
+Events fired with ``defer=True`` (the session's ``message_update`` and
+``tool_execution_update``, which come at stream rate) hand their plain-function handlers to one
+ordered worker thread without waiting; the next event fired without ``defer`` first waits for
+them (:meth:`Dispatcher.settle`), so handlers still run in the order the events came. When an
+emit is given the run's abort ``signal``, an abort cancels the handler being waited for.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -23,6 +32,7 @@ import attrs
 
 from piko.events import SEMANTICS, ExtensionErrorEvent, Semantics
 from piko.messages import AssistantMessage, TextContent
+from piko.off_loop import LoopProxy, OrderedWorker, is_coroutine_callable, run_in_thread
 from piko.redaction import redact
 
 __all__ = ["Dispatcher", "Handler", "result_field"]
@@ -60,14 +70,18 @@ def result_field(result: Any, name: str, default: Any = None) -> Any:
 
 
 class Handler:
-    """One callable that handles an event, with the plugin it belongs to."""
+    """One callable that handles an event, with the plugin it belongs to.
 
-    __slots__ = ("call", "plugin", "source")
+    ``is_async``: a coroutine function (awaited on the loop); anything else runs on a thread.
+    """
+
+    __slots__ = ("call", "is_async", "plugin", "source")
 
     def __init__(self, plugin: str, source: str, call: Callable[[Any, Any], Any]) -> None:
         self.plugin = plugin
         self.source = source
         self.call = call
+        self.is_async = is_coroutine_callable(call)
 
     def __repr__(self) -> str:
         return f"Handler({self.plugin!r})"
@@ -85,12 +99,18 @@ def _adapter(
     if wants_first and wants_ctx:
         if argnames.index(first) < argnames.index("ctx"):
             return fn
-        return lambda e, c: fn(c, e)
+        return wrapping(fn, lambda e, c: fn(c, e))
     if wants_first:
-        return lambda e, c: fn(e)
+        return wrapping(fn, lambda e, c: fn(e))
     if wants_ctx:
-        return lambda e, c: fn(c)
-    return lambda e, c: fn()
+        return wrapping(fn, lambda e, c: fn(c))
+    return wrapping(fn, lambda e, c: fn())
+
+
+def wrapping(fn: Callable[..., Any], adapter: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``adapter`` marked as calling ``fn`` (so whether it is a coroutine function can be told)."""
+    adapter.__wrapped__ = fn  # type: ignore[attr-defined]
+    return adapter
 
 
 class Dispatcher:
@@ -110,6 +130,10 @@ class Dispatcher:
         self.tracer = tracer
         self._cache: dict[str, tuple[int, list[Handler]]] = {}
         self.error_listeners: list[Callable[[ExtensionErrorEvent], Any]] = []
+        self._worker: OrderedWorker | None = None
+        self._deferred = False  # calls were handed to the worker since the last settle
+        self._stuck: set[int] = set()  # handlers (id of their call) whose deferred call overran
+        self._background: set[asyncio.Task[Any]] = set()
 
     # -- handler lists -------------------------------------------------------------------------
 
@@ -152,32 +176,60 @@ class Dispatcher:
 
     # -- firing --------------------------------------------------------------------------------
 
-    async def emit(self, name: str, event: Any, ctx: Any = None) -> Any:
-        """Fire event ``name`` and return the combined result (see :data:`SEMANTICS`)."""
+    async def emit(
+        self, name: str, event: Any, ctx: Any = None, *, signal: Any = None, defer: bool = False
+    ) -> Any:
+        """Fire event ``name`` and return the combined result (see :data:`SEMANTICS`).
+
+        ``signal``: the run's abort signal; when it fires, the handler being waited for is
+        cancelled (a thread's result is dropped) and counts as having returned nothing
+        (``tool_call``: the call is blocked). ``defer`` (notify events only): plain-function
+        handlers run on the ordered worker and are not waited for (see the module docstring).
+        """
+        if self._deferred and not defer:
+            await self.settle(signal)
         handlers = self.handlers(name)
         if not handlers:
             return _EMPTY_RESULTS.get(name, _none)(event)
         semantics = SEMANTICS.get(name, Semantics.NOTIFY)
         if semantics is Semantics.NOTIFY:
+            batch: list[Handler] = []
             for handler in handlers:
-                await self._call(handler, name, event, ctx)
+                if defer and not handler.is_async:
+                    batch.append(handler)
+                    continue
+                if batch:
+                    await self._defer(batch, name, event, ctx)
+                    batch = []
+                if self._deferred:
+                    await self.settle(signal)
+                await self._call(handler, name, event, ctx, signal=signal)
+            if batch:
+                await self._defer(batch, name, event, ctx)
             return None
         reducer = _REDUCERS.get(name) or _GENERIC[semantics]
-        return await reducer(self, handlers, name, event, ctx)
+        return await reducer(self, handlers, name, event, ctx, signal)
 
-    async def _call(self, handler: Handler, name: str, event: Any, ctx: Any, *, fail: Any = None) -> Any:
-        """Run one handler; on error or overrun report it and return ``fail``."""
+    async def _call(
+        self,
+        handler: Handler,
+        name: str,
+        event: Any,
+        ctx: Any,
+        *,
+        fail: Any = None,
+        aborted: Any = None,
+        signal: Any = None,
+    ) -> Any:
+        """Run one handler; on error or overrun report it and return ``fail``; on abort ``aborted``."""
         tracer = self.tracer
         started = time.perf_counter() if tracer else 0.0
         try:
-            result = handler.call(event, ctx)
-            if hasattr(result, "__await__"):
-                budget = self._budget_ms(name) / 1000.0
-                try:
-                    async with asyncio.timeout(budget):
-                        result = await result
-                except TimeoutError:
-                    raise HandlerTimeout(f"handler did not finish within its {budget:g} s budget") from None
+            result = await self._run(handler, name, event, ctx, signal)
+        except HandlerAborted:
+            if tracer:
+                tracer.event(name, handler.plugin, "cancelled by an abort", started)
+            return aborted
         except (Exception, HandlerTimeout) as exc:
             if tracer:
                 tracer.event(name, handler.plugin, f"raised {type(exc).__name__}: {exc}", started)
@@ -186,6 +238,137 @@ class Dispatcher:
         if tracer:
             tracer.event(name, handler.plugin, result, started)
         return result
+
+    async def _run(self, handler: Handler, name: str, event: Any, ctx: Any, signal: Any) -> Any:
+        """The handler's result: a coroutine awaited here, a plain function on a thread, both bounded."""
+        budget = self._budget_ms(name) / 1000.0
+        if handler.is_async:
+            result = handler.call(event, ctx)
+            return await _bounded(result, budget, budget, signal) if hasattr(result, "__await__") else result
+        deadline = time.monotonic() + budget
+        thread_ctx = LoopProxy(ctx) if ctx is not None else None
+        result = await _bounded(run_in_thread(handler.call, event, thread_ctx), budget, budget, signal)
+        if hasattr(result, "__await__"):  # a plain function that returned a coroutine
+            result = await _bounded(result, max(0.0, deadline - time.monotonic()), budget, signal)
+        return result
+
+    # -- deferred calls (events at stream rate) ------------------------------------------------
+
+    async def _defer(self, handlers: list[Handler], name: str, event: Any, ctx: Any) -> None:
+        """Hand plain-function handlers of one event to the ordered worker without waiting."""
+        worker = self._worker
+        if worker is None:
+            worker = self._worker = OrderedWorker()
+        elif worker.current is not None:
+            running = _running_call(worker)
+            # looking up the budget costs more than the check: only for a call already running a while
+            if running is not None and time.monotonic() - running[2] > _OVERRUN_CHECK_AFTER:
+                await self._give_up_if_overrun(aborted=False)
+                worker = self._worker
+                assert worker is not None
+        if self._stuck:
+            handlers = [h for h in handlers if id(h.call) not in self._stuck]
+            if not handlers:
+                return
+        loop = asyncio.get_running_loop()
+        batch = _DeferredBatch(self, loop, handlers, name, event, LoopProxy(ctx) if ctx is not None else None)
+        self._deferred = True
+        worker.submit(batch, loop, batch.run, (), None)
+
+    def _deferred_outcome(self, handler: Handler, name: str, ok: bool, value: Any, started: float) -> None:
+        """(On the loop) a deferred call failed, returned a coroutine, or is traced."""
+        if self.tracer:
+            shown = value if ok else f"raised {type(value).__name__}: {value}"
+            self.tracer.event(name, handler.plugin, shown, started)
+        if ok and not hasattr(value, "__await__"):
+            return
+        task = asyncio.ensure_future(self._finish_deferred(handler, name, ok, value))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    def _unstuck(self, handler: Handler) -> None:
+        """(On the loop) the call given up on has ended at last: the handler gets events again."""
+        self._stuck.discard(id(handler.call))
+
+    async def _finish_deferred(self, handler: Handler, name: str, ok: bool, value: Any) -> None:
+        if ok:
+            budget = self._budget_ms(name) / 1000.0
+            try:
+                await _bounded(value, budget, budget, None)
+                return
+            except (Exception, HandlerTimeout) as exc:
+                value = exc
+        await self.report(handler, name, value)
+
+    async def settle(self, signal: Any = None) -> None:
+        """Wait until every deferred call has run, each within its budget.
+
+        A call that overruns is reported and left to its thread (later deferred calls to the
+        same handler are dropped until it ends); an abort of ``signal`` gives it up the same
+        way, without a report.
+        """
+        worker = self._worker
+        if not self._deferred or worker is None:
+            self._deferred = False
+            return
+        loop = asyncio.get_running_loop()
+        barrier: asyncio.Future[None] = loop.create_future()
+
+        def reached(_token: Any, _ok: bool, _value: Any) -> None:
+            if not barrier.done():
+                barrier.set_result(None)
+
+        worker.submit(None, loop, _nothing, (), reached)
+        listening = signal is not None and not signal.aborted
+        abort_wait = asyncio.ensure_future(signal.wait()) if listening else None
+        try:
+            while not barrier.done():
+                worker = self._worker
+                assert worker is not None
+                running = _running_call(worker)
+                timeout = 0.05
+                if running is not None:
+                    batch, _handler, started = running
+                    timeout = max(0.0, started + self._budget_ms(batch.name) / 1000.0 - time.monotonic())
+                waiting = {barrier} if abort_wait is None else {barrier, abort_wait}
+                await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+                if barrier.done() or running is None or _running_call(worker) != running:
+                    continue
+                await self._give_up_if_overrun(aborted=abort_wait is not None and abort_wait.done())
+        finally:
+            if abort_wait is not None:
+                abort_wait.cancel()
+        self._deferred = False  # every call queued before the barrier has ended or was given up
+
+    async def _give_up_if_overrun(self, *, aborted: bool) -> None:
+        """Leave the worker's running call to its thread if it overran (or was aborted); a fresh
+        worker takes what was still to run."""
+        worker = self._worker
+        running = _running_call(worker) if worker is not None else None
+        if worker is None or running is None:
+            return
+        batch, handler, started = running
+        budget = self._budget_ms(batch.name) / 1000.0
+        if not aborted and time.monotonic() - started < budget:
+            return
+        rest = batch.give_up(handler)
+        if rest is None:  # it ended meanwhile
+            return
+        queued = worker.abandon()
+        self._stuck.add(id(handler.call))
+        fresh = self._worker = OrderedWorker()
+        if rest.handlers:
+            fresh.submit(rest, rest.loop, rest.run, (), None)
+        for call in queued:
+            token = call[0]
+            if isinstance(token, _DeferredBatch):  # not started: the stuck handler's share is dropped
+                token.handlers = [h for h in token.handlers if id(h.call) not in self._stuck]
+            fresh.submit(*call)
+        if aborted:
+            if self.tracer:
+                self.tracer.event(batch.name, handler.plugin, "cancelled by an abort", 0.0)
+            return
+        await self.report(handler, batch.name, HandlerTimeout(_overrun_message(budget)))
 
     async def report(self, handler: Handler, name: str, exc: BaseException) -> None:
         """Tell listeners and ``extension_error`` handlers that a handler failed."""
@@ -204,12 +387,131 @@ class Dispatcher:
             return
         for other in self.handlers("extension_error"):
             try:
-                result = other.call(error, None)
-                if hasattr(result, "__await__"):
-                    async with asyncio.timeout(self._budget_ms("extension_error") / 1000.0):
-                        await result
-            except Exception as inner:
+                await self._run(other, "extension_error", error, None, None)
+            except (Exception, HandlerTimeout) as inner:
                 print(f"piko: extension_error handler of {other.source} failed: {inner}", file=sys.stderr)
+
+
+class _DeferredBatch:
+    """The plain-function handlers of one deferred event, run in order on the worker thread.
+
+    ``running`` and ``started`` (monotonic) tell which handler runs now and since when;
+    :meth:`give_up` stops the batch after that handler and returns the rest as a new batch.
+    """
+
+    def __init__(
+        self,
+        dispatcher: Dispatcher,
+        loop: asyncio.AbstractEventLoop,
+        handlers: list[Handler],
+        name: str,
+        event: Any,
+        ctx: Any,
+    ) -> None:
+        self.dispatcher = dispatcher
+        self.loop = loop
+        self.handlers = handlers
+        self.name = name
+        self.event = event
+        self.ctx = ctx
+        self.running: Handler | None = None
+        self.started = 0.0
+        self._lock = threading.Lock()
+        self._given_up = False
+
+    def run(self) -> None:
+        dispatcher, loop, traced = self.dispatcher, self.loop, self.dispatcher.tracer is not None
+        for handler in self.handlers:
+            with self._lock:
+                if self._given_up:
+                    return
+                self.running, self.started = handler, time.monotonic()
+            clock = time.perf_counter() if traced else 0.0
+            try:
+                value = handler.call(self.event, self.ctx)
+                ok = True
+            except Exception as exc:  # reported on the loop
+                value, ok = exc, False
+            with self._lock:
+                self.running = None
+                given_up = self._given_up
+            try:
+                if given_up:
+                    loop.call_soon_threadsafe(dispatcher._unstuck, handler)
+                    return
+                if traced or not ok or hasattr(value, "__await__"):
+                    loop.call_soon_threadsafe(
+                        dispatcher._deferred_outcome, handler, self.name, ok, value, clock
+                    )
+            except RuntimeError:  # the loop is gone
+                return
+
+    def give_up(self, handler: Handler) -> _DeferredBatch | None:
+        """Stop after ``handler`` (if it still runs): a batch of the handlers after it (maybe
+        none), or ``None`` when it has ended meanwhile."""
+        with self._lock:
+            if self.running is not handler:
+                return None
+            self._given_up = True
+            index = self.handlers.index(handler)
+        return _DeferredBatch(
+            self.dispatcher, self.loop, self.handlers[index + 1 :], self.name, self.event, self.ctx
+        )
+
+
+def _running_call(worker: OrderedWorker | None) -> tuple[_DeferredBatch, Handler, float] | None:
+    """The deferred handler the worker runs now, with its batch and start time."""
+    current = worker.current if worker is not None else None
+    if current is None or not isinstance(current[0], _DeferredBatch):
+        return None
+    batch = current[0]
+    handler = batch.running
+    return None if handler is None else (batch, handler, batch.started)
+
+
+_OVERRUN_CHECK_AFTER = 0.01  # seconds a deferred call runs before its budget is looked at
+
+
+def _nothing() -> None:
+    return None
+
+
+def _overrun_message(budget: float) -> str:
+    return f"handler did not finish within its {budget:g} s budget"
+
+
+async def _bounded(awaitable: Any, timeout: float, budget: float, signal: Any) -> Any:
+    """Await ``awaitable`` for at most ``timeout`` s (:class:`HandlerTimeout` naming ``budget``);
+    a firing ``signal`` (not yet fired when called) cancels it with :class:`HandlerAborted`."""
+    listening = signal is not None and not signal.aborted
+    cut = False
+    scope = asyncio.timeout(timeout)
+    try:
+        async with scope:
+            if not listening:
+                return await awaitable
+            loop = asyncio.get_running_loop()
+
+            def on_abort() -> None:
+                nonlocal cut
+                cut = True
+                scope.reschedule(loop.time())
+
+            remove = signal.add_listener(on_abort)
+            try:
+                return await awaitable
+            finally:
+                remove()
+    except TimeoutError:
+        if not scope.expired():
+            raise  # the handler's own TimeoutError
+        if cut:
+            raise HandlerAborted() from None
+        raise HandlerTimeout(_overrun_message(budget)) from None
+
+
+class HandlerAborted(Exception):
+    """The wait for a handler was cut short by an abort."""
 
 
 class HandlerTimeout(Exception):
@@ -238,10 +540,12 @@ _EMPTY_RESULTS: dict[str, Callable[[Any], Any]] = {
 # ---------------------------------------------------------------------------
 
 
-async def _reduce_cancel(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_cancel(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     result: dict[str, Any] | None = None
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx))
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
         if norm:
             result = norm
             if norm.get("cancel"):
@@ -249,32 +553,45 @@ async def _reduce_cancel(d: Dispatcher, handlers: list[Handler], name: str, even
     return result
 
 
-async def _reduce_first(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_first(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     for handler in handlers:
-        result = await d._call(handler, name, event, ctx)
+        result = await d._call(handler, name, event, ctx, signal=signal)
         if result is not None and result is not False:
             return result
     return None
 
 
 async def _reduce_chain_generic(
-    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     result = None
     for handler in handlers:
-        value = await d._call(handler, name, event, ctx)
+        value = await d._call(handler, name, event, ctx, signal=signal)
         if value is not None:
             result = value
     return result
 
 
-async def _reduce_tool_call(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_tool_call(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     result: dict[str, Any] | None = None
-    failed = object()
+    failed, cut = object(), object()
     for handler in handlers:
-        value = await d._call(handler, name, event, ctx, fail=failed)
+        value = await d._call(handler, name, event, ctx, fail=failed, aborted=cut, signal=signal)
         if value is failed:
             return {"block": True, "reason": f"Blocked: the tool_call handler of {handler.source} failed"}
+        if value is cut:
+            return {"block": True, "reason": ABORTED_REASON}
+        problem = _shape_problem(value, _TOOL_CALL_FIELDS)
+        if problem is not None:  # fail closed, as for a raise: a guard that cannot be read guards nothing
+            await d.report(handler, name, TypeError(f"tool_call handler returned {problem}"))
+            return {
+                "block": True,
+                "reason": f"Blocked: the tool_call handler of {handler.source} returned {problem}",
+            }
         norm = normalize_result(value)
         if not norm:
             continue
@@ -287,10 +604,49 @@ async def _reduce_tool_call(d: Dispatcher, handlers: list[Handler], name: str, e
     return result
 
 
-async def _reduce_tool_result(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+ABORTED_REASON = "Operation aborted"
+
+# What a handler result may hold: field -> the types its value may have (None always may).
+_TOOL_CALL_FIELDS: dict[str, tuple[type, ...]] = {"block": (bool,), "reason": (str,), "input": (dict,)}
+_BEFORE_AGENT_START_FIELDS: dict[str, tuple[type, ...]] = {
+    "message": (dict, object),
+    "messages": (list,),
+    "system_prompt": (str,),
+}
+_SCALARS = (str, bytes, int, float, bool, list, tuple, set)
+
+
+def _shape_problem(value: Any, fields: dict[str, tuple[type, ...]]) -> str | None:
+    """What is wrong with a handler's result (``"a str, not ..."``), or ``None`` if it fits ``fields``."""
+    wanted = "None or {" + ", ".join(fields) + "}"
+    if value is None:
+        return None
+    if isinstance(value, _SCALARS):
+        return f"a {type(value).__name__} ({_short(value)}), not {wanted}"
+    norm = normalize_result(value) or {}
+    unknown = sorted(set(norm) - set(fields))
+    if unknown:
+        return f"unknown fields {', '.join(unknown)}, not {wanted}"
+    for key, types in fields.items():
+        field = norm.get(key)
+        if field is None:
+            continue
+        if not isinstance(field, types) or (object in types and isinstance(field, _SCALARS)):
+            return f"{key} as a {type(field).__name__}, not {wanted}"
+    return None
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+async def _reduce_tool_result(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     patch: dict[str, Any] = {}
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx))
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
         if not norm:
             continue
         for key in ("content", "details", "is_error"):
@@ -305,10 +661,12 @@ async def _reduce_tool_result(d: Dispatcher, handlers: list[Handler], name: str,
     return patch or None
 
 
-async def _reduce_input(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_input(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     original = (event.text, event.images)
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx))
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
         if not norm:
             continue
         action = norm.get("action")
@@ -324,12 +682,19 @@ async def _reduce_input(d: Dispatcher, handlers: list[Handler], name: str, event
 
 
 async def _reduce_before_agent_start(
-    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     messages: list[Any] = []
     modified = False
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx))
+        value = await d._call(handler, name, event, ctx, signal=signal)
+        problem = _shape_problem(value, _BEFORE_AGENT_START_FIELDS) or _messages_problem(value)
+        if problem is not None:
+            await d.report(
+                handler, name, TypeError(f"before_agent_start handler returned {problem}; ignored")
+            )
+            continue
+        norm = normalize_result(value)
         if not norm:
             continue
         if norm.get("message") is not None:
@@ -344,31 +709,45 @@ async def _reduce_before_agent_start(
     return {"system_prompt": event.system_prompt if modified else None, "messages": messages}
 
 
-async def _reduce_context(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+def _messages_problem(value: Any) -> str | None:
+    extra = result_field(value, "messages") if value is not None else None
+    for item in extra or []:
+        if isinstance(item, _SCALARS):
+            return f"messages holding a {type(item).__name__}, not messages"
+    return None
+
+
+async def _reduce_context(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     from piko.wire import message_from_wire
 
     for handler in handlers:
-        value = await d._call(handler, name, event, ctx)
+        value = await d._call(handler, name, event, ctx, signal=signal)
         replacement = value if isinstance(value, list) else result_field(value, "messages")
         if isinstance(replacement, list):
             event.messages = [message_from_wire(m) if isinstance(m, dict) else m for m in replacement]
     return event.messages
 
 
-async def _reduce_payload(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_payload(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     for handler in handlers:
-        value = await d._call(handler, name, event, ctx)
+        value = await d._call(handler, name, event, ctx, signal=signal)
         if value is not None:
             event.payload = value
     return event.payload
 
 
-async def _reduce_message_end(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_message_end(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     from piko.messages import message_role
     from piko.wire import message_from_wire
 
     for handler in handlers:
-        replacement = result_field(await d._call(handler, name, event, ctx), "message")
+        replacement = result_field(await d._call(handler, name, event, ctx, signal=signal), "message")
         if replacement is None:
             continue
         if isinstance(replacement, dict):
@@ -383,12 +762,12 @@ async def _reduce_message_end(d: Dispatcher, handlers: list[Handler], name: str,
 
 
 async def _reduce_assistant_message(
-    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     from piko.wire import block_from_wire
 
     for handler in handlers:
-        content = result_field(await d._call(handler, name, event, ctx), "content")
+        content = result_field(await d._call(handler, name, event, ctx, signal=signal), "content")
         if content is None:
             continue
         current: AssistantMessage = event.message
@@ -421,10 +800,12 @@ def _validated_text_rewrite(old: list[Any], new: list[Any]) -> list[Any]:
     return result
 
 
-async def _reduce_resources(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_resources(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     collected: dict[str, list[tuple[str, str]]] = {"skill_paths": [], "prompt_paths": [], "theme_paths": []}
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx))
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
         if not norm:
             continue
         for key, paths in collected.items():
@@ -433,9 +814,11 @@ async def _reduce_resources(d: Dispatcher, handlers: list[Handler], name: str, e
     return collected
 
 
-async def _reduce_fallback(d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any) -> Any:
+async def _reduce_fallback(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
     for handler in handlers:
-        if await d._call(handler, name, event, ctx) is True:
+        if await d._call(handler, name, event, ctx, signal=signal) is True:
             return True
     return False
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -759,3 +760,182 @@ def test_dispatched_events_are_traced() -> None:
     assert lines[0].startswith("[piko-trace] +") and "event tool_call -> guard (" in lines[0]
     assert lines[0].endswith("{'block': True, 'reason': 'no'}")
     assert "event agent_start -> broken (" in lines[1] and lines[1].endswith("'raised RuntimeError: bad'")
+
+
+# ---------------------------------------------------------------------------
+# Plain-function handlers run off the loop; aborts cancel; garbage fails closed
+# ---------------------------------------------------------------------------
+
+
+def _blocking(release: threading.Event, seen: list[str] | None = None) -> Callable[[Any, Any], Any]:
+    def handler(event: Any, ctx: Any) -> Any:
+        if seen is not None:
+            seen.append("started")
+        release.wait(60)  # a handler that blocks (released at the end of the test)
+        return {"block": False}
+
+    return handler
+
+
+def test_a_blocking_plain_handler_is_held_to_its_budget_and_fails_closed() -> None:
+    release = threading.Event()
+    h = Harness(budget_ms=50)
+    h.add("piko_tool_call", _blocking(release), "stuck-policy")
+    try:
+        result = asyncio.run(
+            asyncio.wait_for(h.dispatcher.emit("tool_call", ev.ToolCallEvent(tool_name="bash")), 20)
+        )
+    finally:
+        release.set()
+    assert result == {"block": True, "reason": "Blocked: the tool_call handler of src:stuck-policy failed"}
+    assert [e.error for e in h.errors] == ["handler did not finish within its 0.05 s budget"]
+
+
+def test_the_event_loop_keeps_running_while_a_plain_handler_blocks() -> None:
+    """The handler waits for something only the loop does: inline, this would never end."""
+    release = threading.Event()
+    h = Harness()
+    h.add("piko_input", lambda e, c: release.wait(20) and {"text": "after the loop ran"}, "waiter")
+
+    async def scenario() -> Any:
+        asyncio.get_running_loop().call_later(0.05, release.set)
+        return await h.dispatcher.emit("input", ev.InputEvent(text="x"))
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 20))["text"] == "after the loop ran"
+
+
+@pytest.mark.parametrize("kind", ["async", "plain"])
+def test_abort_cancels_a_pending_tool_call_handler_at_once(kind: str) -> None:
+    from piko.abort import AbortController
+
+    release = threading.Event()
+    cancelled: list[str] = []
+
+    async def hang(e: Any, c: Any) -> Any:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append("cancelled")
+            raise
+
+    h = Harness(budget_ms=60000)  # abort must not wait for the budget
+    h.add("piko_tool_call", hang if kind == "async" else _blocking(release), "slow-policy")
+    controller = AbortController()
+
+    async def scenario() -> Any:
+        asyncio.get_running_loop().call_later(0.1, controller.abort)
+        event = ev.ToolCallEvent(tool_name="bash")
+        return await h.dispatcher.emit("tool_call", event, signal=controller.signal)
+
+    try:
+        result = asyncio.run(asyncio.wait_for(scenario(), 20))
+    finally:
+        release.set()
+    assert result == {"block": True, "reason": "Operation aborted"}
+    assert h.errors == []  # an abort is no fault of the extension
+    if kind == "async":
+        assert cancelled == ["cancelled"]
+
+
+@pytest.mark.parametrize(
+    ("garbage", "problem"),
+    [
+        ("allow", "a str ('allow'), not None or {block, reason, input}"),
+        (7, "a int (7), not None or {block, reason, input}"),
+        (True, "a bool (True), not None or {block, reason, input}"),
+        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input}"),
+        ({"block": "yes"}, "block as a str, not None or {block, reason, input}"),
+    ],
+)
+def test_a_tool_call_handler_returning_garbage_fails_closed_naming_it(garbage: Any, problem: str) -> None:
+    h = Harness()
+    h.add("piko_tool_call", returns(garbage), "confused")
+    h.add("piko_tool_call", returns(None), "after")
+    result = h.emit("tool_call", ev.ToolCallEvent(tool_name="bash"))
+    assert result == {
+        "block": True,
+        "reason": f"Blocked: the tool_call handler of src:confused returned {problem}",
+    }
+    assert [(e.extension_path, e.error) for e in h.errors] == [
+        ("src:confused", f"tool_call handler returned {problem}")
+    ]
+    assert h.calls == ["confused"]
+
+
+@pytest.mark.parametrize("garbage", ["be brief", {"message": 5}, {"messages": ["hi"]}, {"systemPrompt": 3}])
+def test_a_before_agent_start_result_of_the_wrong_type_names_the_extension(garbage: Any) -> None:
+    h = Harness()
+    h.add("piko_before_agent_start", returns(garbage), "confused")
+    h.add("piko_before_agent_start", returns({"system_prompt": "kept"}), "fine")
+    event = ev.BeforeAgentStartEvent(prompt="p", system_prompt="base")
+    assert h.emit("before_agent_start", event) == {"system_prompt": "kept", "messages": []}
+    (error,) = h.errors
+    assert error.extension_path == "src:confused" and error.event == "before_agent_start"
+    assert error.error.startswith("before_agent_start handler returned ") and error.error.endswith(
+        "; ignored"
+    )
+
+
+def test_deferred_plain_handlers_run_in_order_and_are_settled_before_the_next_event() -> None:
+    h = Harness()
+    seen: list[tuple[str, int]] = []
+    h.add("piko_message_update", lambda e, c: seen.append(("a", e.n)), "a")
+    h.add("piko_message_update", raises(RuntimeError("bad update")), "b")
+    h.add("piko_message_end", lambda e, c: seen.append(("end", 0)), "c")
+
+    async def scenario() -> None:
+        for n in range(50):
+            await h.dispatcher.emit("message_update", SimpleNamespace(n=n), defer=True)
+        await h.dispatcher.emit("message_end", ev.MessageEndEvent(message=UserMessage(content="x")))
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+    assert seen == [("a", n) for n in range(50)] + [("end", 0)]
+    assert [e.error for e in h.errors] == ["bad update"] * 50
+
+
+def test_a_stuck_deferred_handler_is_reported_and_skipped_while_the_others_go_on() -> None:
+    release = threading.Event()
+    h = Harness(budget_ms=100)
+    seen: list[int] = []
+    stuck: list[int] = []
+
+    def hang_once(e: Any, c: Any) -> None:
+        stuck.append(e.n)
+        if e.n == 0:
+            release.wait(60)
+
+    h.add("piko_message_update", hang_once, "stuck")
+    h.add("piko_message_update", lambda e, c: seen.append(e.n), "fine")
+
+    async def scenario() -> None:
+        for n in range(5):
+            await h.dispatcher.emit("message_update", SimpleNamespace(n=n), defer=True)
+        await h.dispatcher.settle()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 20))
+    finally:
+        release.set()
+    assert seen == [0, 1, 2, 3, 4]
+    assert stuck == [0]  # its later events were dropped while its first call was stuck
+    assert [(e.extension_path, e.error) for e in h.errors] == [
+        ("src:stuck", "handler did not finish within its 0.1 s budget")
+    ]
+
+
+def test_a_plain_handler_reaches_the_session_through_the_loop() -> None:
+    """``ctx`` methods called from a handler's thread run on the event loop's thread."""
+    loop_thread: list[int] = []
+
+    class Ctx:
+        def where(self) -> int:
+            return threading.get_ident()
+
+    h = Harness()
+    h.add("piko_agent_start", lambda e, c: loop_thread.append(c.where()), "caller")
+
+    async def scenario() -> int:
+        await h.dispatcher.emit("agent_start", ev.AgentStartEvent(), Ctx())
+        return threading.get_ident()
+
+    assert asyncio.run(scenario()) == loop_thread[0]
