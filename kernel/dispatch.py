@@ -304,8 +304,9 @@ class Dispatcher:
         """Wait until every deferred call has run, each within its budget.
 
         A call that overruns is reported and left to its thread (later deferred calls to the
-        same handler are dropped until it ends); an abort of ``signal`` gives it up the same
-        way, without a report.
+        same handler are dropped until it ends). Once ``signal`` is aborted (before or while
+        settling), a call still running after a short poll is given up the same way, without a
+        report: the calls were for a run that was stopped.
         """
         worker = self._worker
         if not self._deferred or worker is None:
@@ -319,22 +320,28 @@ class Dispatcher:
                 barrier.set_result(None)
 
         worker.submit(None, loop, _nothing, (), reached)
-        listening = signal is not None and not signal.aborted
-        abort_wait = asyncio.ensure_future(signal.wait()) if listening else None
+
+        def aborted() -> bool:
+            return signal is not None and bool(signal.aborted)
+
+        abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None and not aborted() else None
         try:
             while not barrier.done():
                 worker = self._worker
                 assert worker is not None
                 running = _running_call(worker)
-                timeout = 0.05
-                if running is not None:
+                timeout = _SETTLE_POLL
+                if running is not None and not aborted():
                     batch, _handler, started = running
                     timeout = max(0.0, started + self._budget_ms(batch.name) / 1000.0 - time.monotonic())
-                waiting = {barrier} if abort_wait is None else {barrier, abort_wait}
+                waiting: set[asyncio.Future[Any]] = {barrier}
+                if abort_wait is not None and not abort_wait.done():
+                    waiting.add(abort_wait)
                 await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
                 if barrier.done() or running is None or _running_call(worker) != running:
                     continue
-                await self._give_up_if_overrun(aborted=abort_wait is not None and abort_wait.done())
+                # the same call still runs: past its budget, or (once aborted) past one poll
+                await self._give_up_if_overrun(aborted=aborted())
         finally:
             if abort_wait is not None:
                 abort_wait.cancel()
@@ -470,6 +477,7 @@ def _running_call(worker: OrderedWorker | None) -> tuple[_DeferredBatch, Handler
 
 
 _OVERRUN_CHECK_AFTER = 0.01  # seconds a deferred call runs before its budget is looked at
+_SETTLE_POLL = 0.05  # seconds between looks at the worker while settling
 
 
 def _nothing() -> None:
