@@ -939,3 +939,23 @@ def test_a_plain_handler_reaches_the_session_through_the_loop() -> None:
         return threading.get_ident()
 
     assert asyncio.run(scenario()) == loop_thread[0]
+
+
+def test_settling_after_an_abort_gives_up_a_stuck_deferred_handler_without_its_budget() -> None:
+    from piko.abort import AbortController
+
+    release = threading.Event()
+    h = Harness(budget_ms=60000)
+    h.add("piko_message_update", lambda e, c: release.wait(60), "stuck")
+    controller = AbortController()
+
+    async def scenario() -> None:
+        await h.dispatcher.emit("message_update", SimpleNamespace(n=0), defer=True)
+        controller.abort()  # the run is aborted before message_end settles the deferred calls
+        await h.dispatcher.settle(controller.signal)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 10))
+    finally:
+        release.set()
+    assert h.errors == []
