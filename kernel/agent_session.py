@@ -516,12 +516,10 @@ class AgentSession:
                 if replacement is not None and replacement is not event.message:
                     _replace_in_place(self.agent.state.messages, event.message, replacement)
                     event.message = replacement
-        elif kind in ("message_update", "tool_execution_update"):
-            # stream rate: plain-function handlers run on the dispatcher's ordered worker, unwaited
+        elif kind in ("message_start", "message_update", "tool_execution_start", "tool_execution_update",
+                      "tool_execution_end", "agent_end"):  # fmt: skip
             if d.has_handlers(kind):
-                await d.emit(kind, event, self.ctx, defer=True)
-        elif kind in ("message_start", "tool_execution_start", "tool_execution_end", "agent_end"):
-            await d.emit(kind, event, self.ctx, signal=self.agent.signal)
+                await d.emit(kind, event, self.ctx, signal=self.agent.signal)
 
     def _queue_event(self) -> QueueUpdateEvent:
         return QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))

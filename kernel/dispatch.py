@@ -10,11 +10,11 @@ event's :class:`~piko.events.Semantics`. A handler that raises or overruns is re
 
 A plain-function handler runs on a thread of its own (:mod:`piko.off_loop`), so the budget and an
 abort apply to it as to a coroutine and a handler that blocks cannot freeze the event loop.
-Events fired with ``defer=True`` (the session's ``message_update`` and
-``tool_execution_update``, which come at stream rate) hand their plain-function handlers to one
-ordered worker thread without waiting; the next event fired without ``defer`` first waits for
-them (:meth:`Dispatcher.settle`), so handlers still run in the order the events came. When an
-emit is given the run's abort ``signal``, an abort cancels the handler being waited for.
+Handlers of :data:`STREAM_RATE_EVENTS` (one call per streamed delta) are the exception: a
+thread hop would cost more than they do, and the message they see is being built on the loop,
+so they run on the loop, and one that holds it past :data:`INLINE_LIMIT_S` (or its budget, if
+shorter) is interrupted, reported and gets no more of those events. When an emit is given the
+run's abort ``signal``, an abort cancels the handler being waited for.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import re
 import sys
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -32,7 +31,7 @@ import attrs
 
 from piko.events import SEMANTICS, ExtensionErrorEvent, Semantics
 from piko.messages import AssistantMessage, TextContent
-from piko.off_loop import LoopProxy, OrderedWorker, is_coroutine_callable, run_in_thread
+from piko.off_loop import InlineGuard, LoopHeld, LoopProxy, is_coroutine_callable, run_in_thread
 from piko.redaction import redact
 
 __all__ = ["Dispatcher", "Handler", "result_field"]
@@ -130,10 +129,8 @@ class Dispatcher:
         self.tracer = tracer
         self._cache: dict[str, tuple[int, list[Handler]]] = {}
         self.error_listeners: list[Callable[[ExtensionErrorEvent], Any]] = []
-        self._worker: OrderedWorker | None = None
-        self._deferred = False  # calls were handed to the worker since the last settle
-        self._stuck: set[int] = set()  # handlers (id of their call) whose deferred call overran
-        self._background: set[asyncio.Task[Any]] = set()
+        self._inline = InlineGuard()
+        self._silenced: set[int] = set()  # stream-rate handlers (id of their call) that held the loop
 
     # -- handler lists -------------------------------------------------------------------------
 
@@ -176,36 +173,25 @@ class Dispatcher:
 
     # -- firing --------------------------------------------------------------------------------
 
-    async def emit(
-        self, name: str, event: Any, ctx: Any = None, *, signal: Any = None, defer: bool = False
-    ) -> Any:
+    async def emit(self, name: str, event: Any, ctx: Any = None, *, signal: Any = None) -> Any:
         """Fire event ``name`` and return the combined result (see :data:`SEMANTICS`).
 
         ``signal``: the run's abort signal; when it fires, the handler being waited for is
         cancelled (a thread's result is dropped) and counts as having returned nothing
-        (``tool_call``: the call is blocked). ``defer`` (notify events only): plain-function
-        handlers run on the ordered worker and are not waited for (see the module docstring).
+        (``tool_call``: the call is blocked).
         """
-        if self._deferred and not defer:
-            await self.settle(signal)
         handlers = self.handlers(name)
+        if handlers and self._silenced:
+            handlers = [h for h in handlers if id(h.call) not in self._silenced]
         if not handlers:
             return _EMPTY_RESULTS.get(name, _none)(event)
         semantics = SEMANTICS.get(name, Semantics.NOTIFY)
         if semantics is Semantics.NOTIFY:
-            batch: list[Handler] = []
+            if name in STREAM_RATE_EVENTS and self.tracer is None:
+                await self._notify_inline(handlers, name, event, ctx, signal)
+                return None
             for handler in handlers:
-                if defer and not handler.is_async:
-                    batch.append(handler)
-                    continue
-                if batch:
-                    await self._defer(batch, name, event, ctx)
-                    batch = []
-                if self._deferred:
-                    await self.settle(signal)
                 await self._call(handler, name, event, ctx, signal=signal)
-            if batch:
-                await self._defer(batch, name, event, ctx)
             return None
         reducer = _REDUCERS.get(name) or _GENERIC[semantics]
         return await reducer(self, handlers, name, event, ctx, signal)
@@ -239,6 +225,42 @@ class Dispatcher:
             tracer.event(name, handler.plugin, result, started)
         return result
 
+    async def _notify_inline(
+        self, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any
+    ) -> None:
+        """A stream-rate notification: plain functions called on the loop under the guard, with
+        no coroutine per handler (this runs once per streamed delta)."""
+        limit = min(self._budget_ms(name) / 1000.0, INLINE_LIMIT_S)
+        run = self._inline.run
+        for handler in handlers:
+            if handler.is_async:
+                await self._call(handler, name, event, ctx, signal=signal)
+                continue
+            try:
+                result = run(limit, handler.call, event, ctx)
+            except LoopHeld:
+                await self.report(handler, name, self._silence(handler, name, limit))
+                continue
+            except Exception as exc:
+                await self.report(handler, name, exc)
+                continue
+            if hasattr(result, "__await__"):  # a plain function that returned a coroutine
+                budget = self._budget_ms(name) / 1000.0
+                try:
+                    await _bounded(result, budget, budget, signal)
+                except HandlerAborted:
+                    pass
+                except Exception as exc:
+                    await self.report(handler, name, exc)
+
+    def _silence(self, handler: Handler, name: str, limit: float) -> HandlerTimeout:
+        """Stop giving ``name`` events to a handler that held the loop; the error to report."""
+        self._silenced.add(id(handler.call))
+        return HandlerTimeout(
+            f"handler held the event loop for more than {limit:g} s and was stopped; "
+            f"it gets no more {name} events"
+        )
+
     async def _run(self, handler: Handler, name: str, event: Any, ctx: Any, signal: Any) -> Any:
         """The handler's result: a coroutine awaited here, a plain function on a thread, both bounded."""
         budget = self._budget_ms(name) / 1000.0
@@ -246,136 +268,18 @@ class Dispatcher:
             result = handler.call(event, ctx)
             return await _bounded(result, budget, budget, signal) if hasattr(result, "__await__") else result
         deadline = time.monotonic() + budget
-        thread_ctx = LoopProxy(ctx) if ctx is not None else None
-        result = await _bounded(run_in_thread(handler.call, event, thread_ctx), budget, budget, signal)
+        if name in STREAM_RATE_EVENTS:
+            limit = min(budget, INLINE_LIMIT_S)
+            try:
+                result = self._inline.run(limit, handler.call, event, ctx)
+            except LoopHeld:
+                raise self._silence(handler, name, limit) from None
+        else:
+            thread_ctx = LoopProxy(ctx) if ctx is not None else None
+            result = await _bounded(run_in_thread(handler.call, event, thread_ctx), budget, budget, signal)
         if hasattr(result, "__await__"):  # a plain function that returned a coroutine
             result = await _bounded(result, max(0.0, deadline - time.monotonic()), budget, signal)
         return result
-
-    # -- deferred calls (events at stream rate) ------------------------------------------------
-
-    async def _defer(self, handlers: list[Handler], name: str, event: Any, ctx: Any) -> None:
-        """Hand plain-function handlers of one event to the ordered worker without waiting."""
-        worker = self._worker
-        if worker is None:
-            worker = self._worker = OrderedWorker()
-        elif worker.current is not None:
-            running = _running_call(worker)
-            # looking up the budget costs more than the check: only for a call already running a while
-            if running is not None and time.monotonic() - running[2] > _OVERRUN_CHECK_AFTER:
-                await self._give_up_if_overrun(aborted=False)
-                worker = self._worker
-                assert worker is not None
-        if self._stuck:
-            handlers = [h for h in handlers if id(h.call) not in self._stuck]
-            if not handlers:
-                return
-        loop = asyncio.get_running_loop()
-        batch = _DeferredBatch(self, loop, handlers, name, event, LoopProxy(ctx) if ctx is not None else None)
-        self._deferred = True
-        worker.submit(batch, loop, batch.run, (), None)
-
-    def _deferred_outcome(self, handler: Handler, name: str, ok: bool, value: Any, started: float) -> None:
-        """(On the loop) a deferred call failed, returned a coroutine, or is traced."""
-        if self.tracer:
-            shown = value if ok else f"raised {type(value).__name__}: {value}"
-            self.tracer.event(name, handler.plugin, shown, started)
-        if ok and not hasattr(value, "__await__"):
-            return
-        task = asyncio.ensure_future(self._finish_deferred(handler, name, ok, value))
-        self._background.add(task)
-        task.add_done_callback(self._background.discard)
-
-    def _unstuck(self, handler: Handler) -> None:
-        """(On the loop) the call given up on has ended at last: the handler gets events again."""
-        self._stuck.discard(id(handler.call))
-
-    async def _finish_deferred(self, handler: Handler, name: str, ok: bool, value: Any) -> None:
-        if ok:
-            budget = self._budget_ms(name) / 1000.0
-            try:
-                await _bounded(value, budget, budget, None)
-                return
-            except (Exception, HandlerTimeout) as exc:
-                value = exc
-        await self.report(handler, name, value)
-
-    async def settle(self, signal: Any = None) -> None:
-        """Wait until every deferred call has run, each within its budget.
-
-        A call that overruns is reported and left to its thread (later deferred calls to the
-        same handler are dropped until it ends). Once ``signal`` is aborted (before or while
-        settling), a call still running after a short poll is given up the same way, without a
-        report: the calls were for a run that was stopped.
-        """
-        worker = self._worker
-        if not self._deferred or worker is None:
-            self._deferred = False
-            return
-        loop = asyncio.get_running_loop()
-        barrier: asyncio.Future[None] = loop.create_future()
-
-        def reached(_token: Any, _ok: bool, _value: Any) -> None:
-            if not barrier.done():
-                barrier.set_result(None)
-
-        worker.submit(None, loop, _nothing, (), reached)
-
-        def aborted() -> bool:
-            return signal is not None and bool(signal.aborted)
-
-        abort_wait = asyncio.ensure_future(signal.wait()) if signal is not None and not aborted() else None
-        try:
-            while not barrier.done():
-                worker = self._worker
-                assert worker is not None
-                running = _running_call(worker)
-                timeout = _SETTLE_POLL
-                if running is not None and not aborted():
-                    batch, _handler, started = running
-                    timeout = max(0.0, started + self._budget_ms(batch.name) / 1000.0 - time.monotonic())
-                waiting: set[asyncio.Future[Any]] = {barrier}
-                if abort_wait is not None and not abort_wait.done():
-                    waiting.add(abort_wait)
-                await asyncio.wait(waiting, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-                if barrier.done() or running is None or _running_call(worker) != running:
-                    continue
-                # the same call still runs: past its budget, or (once aborted) past one poll
-                await self._give_up_if_overrun(aborted=aborted())
-        finally:
-            if abort_wait is not None:
-                abort_wait.cancel()
-        self._deferred = False  # every call queued before the barrier has ended or was given up
-
-    async def _give_up_if_overrun(self, *, aborted: bool) -> None:
-        """Leave the worker's running call to its thread if it overran (or was aborted); a fresh
-        worker takes what was still to run."""
-        worker = self._worker
-        running = _running_call(worker) if worker is not None else None
-        if worker is None or running is None:
-            return
-        batch, handler, started = running
-        budget = self._budget_ms(batch.name) / 1000.0
-        if not aborted and time.monotonic() - started < budget:
-            return
-        rest = batch.give_up(handler)
-        if rest is None:  # it ended meanwhile
-            return
-        queued = worker.abandon()
-        self._stuck.add(id(handler.call))
-        fresh = self._worker = OrderedWorker()
-        if rest.handlers:
-            fresh.submit(rest, rest.loop, rest.run, (), None)
-        for call in queued:
-            token = call[0]
-            if isinstance(token, _DeferredBatch):  # not started: the stuck handler's share is dropped
-                token.handlers = [h for h in token.handlers if id(h.call) not in self._stuck]
-            fresh.submit(*call)
-        if aborted:
-            if self.tracer:
-                self.tracer.event(batch.name, handler.plugin, "cancelled by an abort", 0.0)
-            return
-        await self.report(handler, batch.name, HandlerTimeout(_overrun_message(budget)))
 
     async def report(self, handler: Handler, name: str, exc: BaseException) -> None:
         """Tell listeners and ``extension_error`` handlers that a handler failed."""
@@ -399,89 +303,11 @@ class Dispatcher:
                 print(f"piko: extension_error handler of {other.source} failed: {inner}", file=sys.stderr)
 
 
-class _DeferredBatch:
-    """The plain-function handlers of one deferred event, run in order on the worker thread.
+STREAM_RATE_EVENTS = frozenset({"message_update", "tool_execution_update"})
+"""Events fired once per streamed delta: their plain-function handlers run on the loop."""
 
-    ``running`` and ``started`` (monotonic) tell which handler runs now and since when;
-    :meth:`give_up` stops the batch after that handler and returns the rest as a new batch.
-    """
-
-    def __init__(
-        self,
-        dispatcher: Dispatcher,
-        loop: asyncio.AbstractEventLoop,
-        handlers: list[Handler],
-        name: str,
-        event: Any,
-        ctx: Any,
-    ) -> None:
-        self.dispatcher = dispatcher
-        self.loop = loop
-        self.handlers = handlers
-        self.name = name
-        self.event = event
-        self.ctx = ctx
-        self.running: Handler | None = None
-        self.started = 0.0
-        self._lock = threading.Lock()
-        self._given_up = False
-
-    def run(self) -> None:
-        dispatcher, loop, traced = self.dispatcher, self.loop, self.dispatcher.tracer is not None
-        for handler in self.handlers:
-            with self._lock:
-                if self._given_up:
-                    return
-                self.running, self.started = handler, time.monotonic()
-            clock = time.perf_counter() if traced else 0.0
-            try:
-                value = handler.call(self.event, self.ctx)
-                ok = True
-            except Exception as exc:  # reported on the loop
-                value, ok = exc, False
-            with self._lock:
-                self.running = None
-                given_up = self._given_up
-            try:
-                if given_up:
-                    loop.call_soon_threadsafe(dispatcher._unstuck, handler)
-                    return
-                if traced or not ok or hasattr(value, "__await__"):
-                    loop.call_soon_threadsafe(
-                        dispatcher._deferred_outcome, handler, self.name, ok, value, clock
-                    )
-            except RuntimeError:  # the loop is gone
-                return
-
-    def give_up(self, handler: Handler) -> _DeferredBatch | None:
-        """Stop after ``handler`` (if it still runs): a batch of the handlers after it (maybe
-        none), or ``None`` when it has ended meanwhile."""
-        with self._lock:
-            if self.running is not handler:
-                return None
-            self._given_up = True
-            index = self.handlers.index(handler)
-        return _DeferredBatch(
-            self.dispatcher, self.loop, self.handlers[index + 1 :], self.name, self.event, self.ctx
-        )
-
-
-def _running_call(worker: OrderedWorker | None) -> tuple[_DeferredBatch, Handler, float] | None:
-    """The deferred handler the worker runs now, with its batch and start time."""
-    current = worker.current if worker is not None else None
-    if current is None or not isinstance(current[0], _DeferredBatch):
-        return None
-    batch = current[0]
-    handler = batch.running
-    return None if handler is None else (batch, handler, batch.started)
-
-
-_OVERRUN_CHECK_AFTER = 0.01  # seconds a deferred call runs before its budget is looked at
-_SETTLE_POLL = 0.05  # seconds between looks at the worker while settling
-
-
-def _nothing() -> None:
-    return None
+INLINE_LIMIT_S = 1.0
+"""The longest a plain-function handler of a stream-rate event may hold the event loop."""
 
 
 def _overrun_message(budget: float) -> str:

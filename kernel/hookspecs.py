@@ -541,9 +541,9 @@ def piko_message_update(event: Any, ctx: Any) -> None:
         ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A streaming block's
         text and a tool call's arguments are joined or parsed when read, so reading them costs
         time in proportion to their size: use the delta when that is enough.
-    Semantics: notify. Called once per delta: keep it cheap. Plain-function handlers run in
-    order on one worker thread without holding up the stream (the next other event waits for
-    them); ``message`` may have grown by the time one runs.
+    Semantics: notify. Called once per delta: keep it cheap. Plain-function handlers run on the
+    event loop (a thread hop would cost more than they do); one that holds the loop for more
+    than a second is interrupted, reported, and gets no more of these events.
     """
 
 
@@ -615,8 +615,8 @@ def piko_tool_execution_update(event: Any, ctx: Any) -> None:
     """A running tool reported partial output.
 
     :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
-    Semantics: notify. Plain-function handlers run as ``message_update``'s do (in order on one
-    worker thread, not waited for).
+    Semantics: notify. Plain-function handlers run as ``message_update``'s do (on the loop,
+    interrupted after a second).
     """
 
 

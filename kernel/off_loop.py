@@ -7,9 +7,9 @@ So plain functions run on threads of their own:
 * :func:`run_in_thread` runs one call on a fresh daemon thread and returns an awaitable: the
   caller bounds it with its budget and abort, and when it gives up the thread is left to finish
   (its result is dropped). Daemon threads never keep the process from exiting.
-* :class:`OrderedWorker` runs calls one after the other on one daemon thread without the caller
-  waiting: the dispatcher hands it the handlers of events that come at stream rate
-  (``message_update``), where a thread per call would cost more than the handlers.
+* :class:`InlineGuard` runs a call on the loop itself, for calls so frequent that a thread hop
+  would cost more than the call (a handler per streamed delta), and interrupts one that holds
+  the loop past its limit.
 
 Code on such a thread reaches the session through :func:`call_on_loop` and :class:`LoopProxy`
 (the ``ctx`` handlers receive on a thread is one), which run the call on the event loop and wait
@@ -18,7 +18,6 @@ for it, so the session's state is only ever touched from the loop.
 
 from __future__ import annotations
 
-import collections
 import functools
 import inspect
 import threading
@@ -30,8 +29,9 @@ if TYPE_CHECKING:  # asyncio is imported where first used: it costs start-up tim
     import asyncio
 
 __all__ = [
+    "InlineGuard",
+    "LoopHeld",
     "LoopProxy",
-    "OrderedWorker",
     "call_on_loop",
     "home_loop",
     "is_coroutine_callable",
@@ -220,80 +220,87 @@ async def run_abortable(fn: Callable[..., T], *args: Any, signal: Any) -> T:
 
 
 # ---------------------------------------------------------------------------
-# Calls in order on one thread, the caller not waiting
+# Plain functions that must stay on the loop, interrupted when they hold it too long
 # ---------------------------------------------------------------------------
 
 
-_Queued = tuple[
-    Any,
-    "asyncio.AbstractEventLoop",
-    Callable[..., Any],
-    tuple[Any, ...],
-    Callable[[Any, bool, Any], None] | None,
-]
-"""A queued call: token, home loop, function, arguments, ``on_done`` (``None``: nothing to tell)."""
+class LoopHeld(BaseException):
+    """Raised inside a plain function that held the event loop past its limit.
+
+    A ``BaseException``, so that the function's own ``except Exception`` does not swallow it.
+    """
 
 
-class OrderedWorker:
-    """A daemon thread running submitted calls in order (``submit`` never waits).
+class InlineGuard:
+    """Runs plain functions on the event loop's (main) thread, interrupting one that holds it.
 
-    Each call ``fn(*args)`` runs with ``loop`` as its home loop; then ``on_done(token, ok,
-    value)``, if given, is called on that loop. ``current`` is ``(token, started)`` for the call running
-    now. ``abandon()`` leaves the thread to its running call (it exits after it) and hands back
-    the calls not started, so that a new worker can take them (``submit(*call)``).
+    For calls too frequent for a thread hop (a handler per streamed delta). A watchdog thread,
+    started on first use, looks every :data:`WATCH_INTERVAL` seconds; a call still running past
+    its limit gets :class:`LoopHeld` raised inside it, through a signal to the main thread (which
+    also breaks a ``time.sleep`` or a blocking read), and again after each further limit while
+    it goes on. Off the main thread the call just runs (signals reach the main thread only).
     """
 
     def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._items: collections.deque[_Queued] = collections.deque()
-        self._abandoned = False
-        self._waiting = False
-        self.current: tuple[Any, float] | None = None
-        threading.Thread(target=self._serve, name="piko-handlers", daemon=True).start()
+        self._serial = 0
+        self._active: tuple[int, float, float] | None = None  # (serial, deadline, limit)
+        self._target = 0  # the serial the last interrupt was meant for
+        self._started = False
+        self._lock = threading.Lock()
 
-    def submit(
-        self,
-        token: Any,
-        loop: asyncio.AbstractEventLoop,
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        on_done: Callable[[Any, bool, Any], None] | None,
-    ) -> None:
-        with self._cond:
-            self._items.append((token, loop, fn, args, on_done))
-            if self._waiting:
-                self._cond.notify()
+    def run(self, limit: float, fn: Callable[..., T], *args: Any) -> T:
+        if threading.current_thread() is not threading.main_thread():
+            return fn(*args)
+        if not self._started:
+            self._start()
+        self._serial += 1
+        self._active = (self._serial, time.monotonic() + limit, limit)
+        try:
+            return fn(*args)
+        finally:
+            self._active = None
 
-    def abandon(self) -> list[_Queued]:
-        with self._cond:
-            self._abandoned = True
-            rest = list(self._items)
-            self._items.clear()
-            self._cond.notify()
-        return rest
+    def _start(self) -> None:
+        import signal
 
-    def _serve(self) -> None:
+        with self._lock:
+            if self._started:
+                return
+            number = signal.SIGURG  # ignored by default and unused by piko
+            previous = signal.getsignal(number)
+
+            def interrupt(signum: int, frame: Any) -> None:
+                active = self._active
+                if active is not None and active[0] == self._target:
+                    raise LoopHeld()
+                if callable(previous):
+                    previous(signum, frame)
+
+            signal.signal(number, interrupt)
+            main = threading.main_thread().ident
+            assert main is not None
+            threading.Thread(
+                target=self._watch, args=(number, main), name="piko-inline-guard", daemon=True
+            ).start()
+            self._started = True
+
+    def _watch(self, number: int, main: int) -> None:
+        import signal
+
+        fired_serial, fired_at = 0, 0.0  # only the loop's thread writes _active
         while True:
-            with self._cond:
-                while not self._items and not self._abandoned:
-                    self._waiting = True
-                    self._cond.wait()
-                    self._waiting = False
-                if self._abandoned:
-                    return
-                token, loop, fn, args, on_done = self._items.popleft()
-                self.current = (token, time.monotonic())
-            _local.loop = loop
-            try:
-                outcome: tuple[bool, Any] = (True, fn(*args))
-            except BaseException as exc:  # handed to on_done
-                outcome = (False, exc)
-            if on_done is not None:
-                try:
-                    loop.call_soon_threadsafe(on_done, token, *outcome)
-                except RuntimeError:  # that loop is gone
-                    pass
-            with self._cond:
-                self.current = None
-                if self._abandoned:
-                    return
+            time.sleep(WATCH_INTERVAL)
+            active = self._active
+            now = time.monotonic()
+            if active is None or now < active[1]:
+                continue
+            serial, _deadline, limit = active
+            if serial == fired_serial and now - fired_at < limit:
+                continue  # interrupted already: again only after another limit
+            fired_serial, fired_at = serial, now
+            self._target = serial
+            signal.pthread_kill(main, number)
+
+
+WATCH_INTERVAL = 0.05
+"""Seconds between the inline guard's looks at the running call."""
