@@ -34,6 +34,7 @@ from piko.events import (
     TurnStartEvent,
 )
 from piko.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResult, ToolResultMessage, Usage
+from piko.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
 from piko.records import Record, field
 from piko.redaction import redact
 from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
@@ -336,7 +337,13 @@ async def _run_tool(
 
     try:
         execute = tool.resolved("execute")
-        value = execute(call.id, args, signal, on_update, config.tool_ctx)
+        if is_coroutine_callable(execute):
+            value = execute(call.id, args, signal, on_update, config.tool_ctx)
+        else:  # a plain function may block: on a thread of its own, so an abort still ends the call
+            thread_ctx = LoopProxy(config.tool_ctx) if config.tool_ctx is not None else None
+            value = await run_abortable(
+                execute, call.id, args, signal, loop_bound(on_update), thread_ctx, signal=signal
+            )
         if hasattr(value, "__await__"):
             value = await value
         result = normalize_tool_result(value)

@@ -131,6 +131,7 @@ class AgentSession:
         self.is_compacting = False
         self._compaction_controller: AbortController | None = None
         self._bash_controller: AbortController | None = None
+        self._preparations: set[AbortController] = set()  # prompts in their input/before_agent_start phase
         self._pending_bash: list[BashExecutionMessage] = []
         self._shutdown_requested = False
         self._system_prompt_override: str | None = None
@@ -390,13 +391,16 @@ class AgentSession:
         import copy
 
         event = ContextEvent(messages=copy.deepcopy(messages))
-        return list(await self.dispatcher.emit("context", event, self.ctx))
+        return list(await self.dispatcher.emit("context", event, self.ctx, signal=self.agent.signal))
 
     async def _on_payload(self, payload: Any, model: Model) -> Any:
         if not self.dispatcher.has_handlers("before_provider_request"):
             return None
         return await self.dispatcher.emit(
-            "before_provider_request", BeforeProviderRequestEvent(payload=payload), self.ctx
+            "before_provider_request",
+            BeforeProviderRequestEvent(payload=payload),
+            self.ctx,
+            signal=self.agent.signal,
         )
 
     async def _on_response(self, status: int, headers: dict[str, str], model: Model) -> None:
@@ -419,7 +423,7 @@ class AgentSession:
         if not self.dispatcher.has_handlers("tool_call"):
             return None
         event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, input=args)
-        verdict = await self.dispatcher.emit("tool_call", event, self.ctx)
+        verdict = await self.dispatcher.emit("tool_call", event, self.ctx, signal=self.agent.signal)
         if verdict and verdict.get("block"):
             return verdict
         if event.input is not args:
@@ -439,7 +443,7 @@ class AgentSession:
             details=result.details,
             is_error=is_error,
         )
-        return await self.dispatcher.emit("tool_result", event, self.ctx)
+        return await self.dispatcher.emit("tool_result", event, self.ctx, signal=self.agent.signal)
 
     # ------------------------------------------------------------------------------------------
     # Agent events: extensions first, then listeners, then persistence
@@ -486,10 +490,13 @@ class AgentSession:
         d = self.dispatcher
         if kind == "agent_start":
             self._turn_index = 0
-            await d.emit("agent_start", AgentStartEvent(), self.ctx)
+            await d.emit("agent_start", AgentStartEvent(), self.ctx, signal=self.agent.signal)
         elif kind == "turn_start":
             await d.emit(
-                "turn_start", TurnStartEvent(turn_index=self._turn_index, timestamp=now_ms()), self.ctx
+                "turn_start",
+                TurnStartEvent(turn_index=self._turn_index, timestamp=now_ms()),
+                self.ctx,
+                signal=self.agent.signal,
             )
         elif kind == "turn_end":
             await d.emit(
@@ -498,18 +505,21 @@ class AgentSession:
                     turn_index=self._turn_index, message=event.message, tool_results=event.tool_results
                 ),
                 self.ctx,
+                signal=self.agent.signal,
             )
             self._turn_index += 1
         elif kind == "message_end":
             if d.has_handlers("message_end"):
-                replacement = await d.emit("message_end", MessageEndEvent(message=event.message), self.ctx)
+                replacement = await d.emit(
+                    "message_end", MessageEndEvent(message=event.message), self.ctx, signal=self.agent.signal
+                )
                 if replacement is not None and replacement is not event.message:
                     _replace_in_place(self.agent.state.messages, event.message, replacement)
                     event.message = replacement
         elif kind in ("message_start", "message_update", "tool_execution_start", "tool_execution_update",
                       "tool_execution_end", "agent_end"):  # fmt: skip
             if d.has_handlers(kind):
-                await d.emit(kind, event, self.ctx)
+                await d.emit(kind, event, self.ctx, signal=self.agent.signal)
 
     def _queue_event(self) -> QueueUpdateEvent:
         return QueueUpdateEvent(steering=list(self._steering_texts), follow_up=list(self._follow_up_texts))
@@ -536,14 +546,23 @@ class AgentSession:
         ``preflight_result(ok)`` is called once the prompt was accepted (queued, handled, or about
         to run) or refused (the exception follows), before the agent runs (RPC answers then).
         """
+        preparation = AbortController()  # abort() cancels input and before_agent_start handlers too
+        self._preparations.add(preparation)
         try:
             messages = await self._prepare_prompt(
-                text, images, expand=expand, streaming_behavior=streaming_behavior, source=source
+                text,
+                images,
+                expand=expand,
+                streaming_behavior=streaming_behavior,
+                source=source,
+                signal=preparation.signal,
             )
         except Exception:
             if preflight_result is not None:
                 preflight_result(False)
             raise
+        finally:
+            self._preparations.discard(preparation)
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
@@ -557,14 +576,19 @@ class AgentSession:
         expand: bool,
         streaming_behavior: str | None,
         source: str,
+        signal: Any = None,
     ) -> list[Any] | None:
-        """Everything :meth:`prompt` does before the run; the messages to send, or None when done."""
+        """Everything :meth:`prompt` does before the run; the messages to send, or None when done.
+
+        An abort of ``signal`` while a handler runs ends it with ``Operation aborted``.
+        """
         if expand and text.startswith("/") and await self._try_extension_command(text):
             return None
         if self.dispatcher.has_handlers("input"):
             result = await self.dispatcher.emit(
-                "input", InputEvent(text=text, images=images, source=source), self.ctx
+                "input", InputEvent(text=text, images=images, source=source), self.ctx, signal=signal
             )
+            _raise_if_aborted(signal)
             if result["action"] == "handled":
                 return None
             text, images = result["text"], result["images"]
@@ -601,7 +625,8 @@ class AgentSession:
                 system_prompt=self._base_system_prompt,
                 system_prompt_options=self._prompt_options,
             )
-            result = await self.dispatcher.emit("before_agent_start", event, self.ctx)
+            result = await self.dispatcher.emit("before_agent_start", event, self.ctx, signal=signal)
+            _raise_if_aborted(signal)
             if result:
                 for extra in result.get("messages") or []:
                     messages.append(_custom_message_from(extra))
@@ -721,7 +746,9 @@ class AgentSession:
         return cleared
 
     async def abort(self) -> None:
-        """Stop what runs now (stream, tools, retry wait) and wait until idle."""
+        """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
+        for preparation in list(self._preparations):
+            preparation.abort()
         self.abort_retry()
         self.agent.abort()
         await self.agent.wait_for_idle()
@@ -1248,6 +1275,14 @@ def _replace_in_place(messages: list[Any], old: Any, new: Any) -> None:
         if message is old:
             messages[i] = new
             return
+
+
+def _raise_if_aborted(signal: Any) -> None:
+    """``Operation aborted`` once the prompt's preparation was aborted."""
+    if signal is not None and signal.aborted:
+        from piko.abort import AbortError
+
+        raise AbortError("Operation aborted")
 
 
 def _custom_message_from(value: Any) -> CustomMessage:

@@ -30,6 +30,13 @@ def schedule(result: Any) -> Any:
         return result
     import asyncio
 
+    from piko.off_loop import home_loop
+
+    loop = home_loop()
+    if loop is not None:  # a handler running on its thread: the work belongs to the session's loop
+        if asyncio.iscoroutine(result):
+            return asyncio.run_coroutine_threadsafe(result, loop)
+        return result
     try:
         task = asyncio.ensure_future(result)
     except RuntimeError:  # no running loop: run it to completion here

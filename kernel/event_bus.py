@@ -27,8 +27,14 @@ class EventBus:
     def emit(self, name: str, data: Any = None) -> None:
         """Call every handler of ``name``; a raising handler is reported on stderr, the rest run.
 
-        A handler returning a coroutine is scheduled on the running event loop.
+        A handler returning a coroutine is scheduled on the running event loop. Called from a
+        handler's thread, the handlers run on the loop.
         """
+        from piko.off_loop import call_on_loop, home_loop
+
+        if home_loop() is not None:
+            call_on_loop(self.emit, name, data)
+            return
         for handler in list(self._handlers.get(name, [])):
             try:
                 result = handler(data)

@@ -20,14 +20,63 @@ class ExecResult(Record, kw_only=False):
 
 
 def kill_process_group(pid: int) -> None:
-    """SIGKILL a process and everything in its group (it must lead its own session)."""
+    """SIGKILL a process (which must lead its own session) and everything it started.
+
+    The process group alone misses jobs a shell put in groups of their own (``set -m``), also
+    once their parent has exited, and children that left the session (``setsid``) while their
+    parent lives: on Linux the whole session and the descendants are found in ``/proc``, twice,
+    to catch what was forked meanwhile. (A ``setsid`` child whose parent is gone has escaped.)
+    """
+    for attempt in range(3):
+        targets = _session_and_descendants(pid)
+        if attempt == 0:
+            try:
+                os.killpg(pid, signals.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                targets.add(pid)
+        elif not targets:
+            return
+        for target in targets:
+            try:
+                os.kill(target, signals.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def _session_and_descendants(root: int) -> set[int]:
+    """Processes in ``root``'s session or group, or below ``root`` (empty without ``/proc``)."""
     try:
-        os.killpg(pid, signals.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+        entries = os.listdir("/proc")
+    except OSError:
+        return set()
+    parents: dict[int, int] = {}
+    members: set[int] = set()
+    for name in entries:
+        if not name.isdigit():
+            continue
         try:
-            os.kill(pid, signals.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                stat = handle.read()
+            # after "(comm)": state ppid pgrp session ...
+            fields = stat[stat.rindex(b")") + 2 :].split()
+            ppid, group, session = int(fields[1]), int(fields[2]), int(fields[3])
+        except (OSError, ValueError, IndexError):
+            continue  # gone meanwhile, or unreadable
+        pid = int(name)
+        parents[pid] = ppid
+        if session == root or group == root:
+            members.add(pid)
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parents.items():
+        children.setdefault(ppid, []).append(pid)
+    pending = [root]
+    while pending:
+        for child in children.get(pending.pop(), ()):
+            if child not in members:
+                members.add(child)
+                pending.append(child)
+    members.discard(os.getpid())
+    return members
 
 
 async def run_command(

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from piko.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.markers import hookimpl
+from piko.off_loop import call_on_loop, home_loop, on_loop
 from piko.registries import (
     CommandDefinition,
     FlagDefinition,
@@ -63,9 +64,11 @@ def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     ]
     if len(positional) >= 2:
         return handler
+    from piko.dispatch import wrapping
+
     if len(positional) == 1:
-        return lambda event, ctx: handler(event)
-    return lambda event, ctx: handler()
+        return wrapping(handler, lambda event, ctx: handler(event))
+    return wrapping(handler, lambda event, ctx: handler())
 
 
 def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event") -> Callable[..., Any]:
@@ -261,13 +264,14 @@ class ExtensionAPI:
     # -- session actions (available once the session runs) -----------------------------------
 
     def _runtime(self, name: str) -> Any:
+        """The running session (seen through a :class:`~piko.off_loop.LoopProxy` on a handler thread)."""
         runtime = getattr(self._app, "runtime", None) if self._app is not None else None
         if runtime is None:
             raise ExtensionRuntimeNotInitializedError(
                 f"pi.{name}() is available once the session runs: call it from an event handler, "
                 "a command or a tool, not while the extension loads"
             )
-        return runtime
+        return on_loop(runtime)
 
     def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
         """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``).
@@ -336,6 +340,9 @@ class ExtensionAPI:
     def _refresh(self) -> None:
         """After start-up, re-register the compiled plugin so new handlers take effect."""
         if self._compiled is None or self._app is None:
+            return
+        if home_loop() is not None:  # called by a handler on its thread: the plugin manager is the loop's
+            call_on_loop(self._refresh)
             return
         pm = self._app.pm
         if pm.get_plugin(self.name) is not self._compiled:

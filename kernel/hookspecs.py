@@ -13,11 +13,14 @@ Three kinds of hooks live here:
 * **event** hooks (``piko_<event>(event, ctx)``) are fired by the kernel's async dispatcher
   (:mod:`piko.dispatch`), never through ``pm.hook`` directly. An implementation may be a plain
   function or a coroutine function. The dispatcher walks implementations in registration order
-  (``tryfirst`` ones first, ``trylast`` ones last), awaits coroutines within a time budget, and
+  (``tryfirst`` ones first, ``trylast`` ones last), awaits each within a time budget, and
   applies the event's semantics: *notify* (return values ignored), *chain* (each handler sees
   the previous one's change), *cancel*, *block* or *first result*. A handler that raises or
   overruns its budget is reported as an ``extension_error`` event and the others still run;
-  ``tool_call`` fails closed (the tool is blocked).
+  ``tool_call`` fails closed (the tool is blocked). Coroutines run on the event loop; a plain
+  function runs on a thread of its own, so one that blocks cannot freeze piko (its budget
+  applies, and ``ctx`` calls it makes are run on the loop). An abort cancels the handler being
+  waited for. See plugins.md, "Plain functions and coroutines".
 
 ``event`` is a record (:class:`piko.records.Record`) from :mod:`piko.events` with snake_case attributes;
 ``ctx`` is the :class:`piko.context.ExtensionContext` of the running session. Handlers return
@@ -450,6 +453,7 @@ def piko_before_agent_start(event: Any, ctx: Any) -> Any:
     Return value: ``{"system_prompt": str}`` replaces the system prompt for this prompt's
     turns (chained: the next handler sees it); ``{"message": {custom_type, content, display,
     details}}`` adds a custom message after the user's (collected from every handler).
+    A result of another shape is ignored and reported as an ``extension_error``.
     Semantics: chain.
     """
 
@@ -537,7 +541,9 @@ def piko_message_update(event: Any, ctx: Any) -> None:
         ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A streaming block's
         text and a tool call's arguments are joined or parsed when read, so reading them costs
         time in proportion to their size: use the delta when that is enough.
-    Semantics: notify. Called once per delta: keep it cheap.
+    Semantics: notify. Called once per delta: keep it cheap. Plain-function handlers run on the
+    event loop (a thread hop would cost more than they do); one that holds the loop for more
+    than a second is interrupted, reported, and gets no more of these events.
     """
 
 
@@ -577,7 +583,10 @@ def piko_tool_call(event: Any, ctx: Any) -> Any:
         in place, and later handlers see the change.
     Return value: ``{"block": True, "reason": ...}`` stops the call (the model gets an error
     result with the reason); ``{"input": {...}}`` revises the arguments.
-    Semantics: block, failing closed: a handler that raises or overruns its budget blocks the call.
+    Semantics: block, failing closed: a handler that raises, overruns its budget or returns
+    anything but ``None`` or a mapping of ``block`` (bool), ``reason`` (str) and ``input``
+    (dict) blocks the call, with a reason naming the extension. An abort cancels a pending
+    handler and blocks the call with ``Operation aborted``.
     """
 
 
@@ -606,7 +615,8 @@ def piko_tool_execution_update(event: Any, ctx: Any) -> None:
     """A running tool reported partial output.
 
     :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
-    Semantics: notify.
+    Semantics: notify. Plain-function handlers run as ``message_update``'s do (on the loop,
+    interrupted after a second).
     """
 
 

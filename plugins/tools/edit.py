@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
@@ -133,17 +134,21 @@ async def execute(
     from piko.plugins.tools.abortable import abortable, check_aborted
     from piko.plugins.tools.file_fallback import write_with_fallback
     from piko.plugins.tools.mutation_queue import file_mutation_lock
-    from piko.plugins.tools.node_compat import to_utf8_bytes
+    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes
     from piko.plugins.tools.paths import resolve_to_cwd
 
     params = prepare_arguments(params)
     edits = _validated_edits(params)
     path: str = params["path"]
     absolute = resolve_to_cwd(path, ctx.cwd)
+    require_no_null_bytes(absolute)
     async with file_mutation_lock(absolute):
         check_aborted(signal)
         planned = await abortable(
-            asyncio.to_thread(_plan_edit, absolute, path, edits, _may_fall_back(ctx)), signal
+            asyncio.to_thread(
+                _plan_edit, absolute, path, edits, _may_fall_back(ctx), lambda: check_aborted(signal)
+            ),
+            signal,
         )
         final_text, base, new = planned
         await abortable(write_with_fallback(ctx, absolute, to_utf8_bytes(final_text), final_text), signal)
@@ -166,7 +171,11 @@ def _diff(base: str, new: str) -> tuple[str, int | None]:
 
 
 def _plan_edit(
-    absolute: str, path: str, edits: list[dict[str, str]], may_fall_back: bool
+    absolute: str,
+    path: str,
+    edits: list[dict[str, str]],
+    may_fall_back: bool,
+    should_stop: Callable[[], None] | None = None,
 ) -> tuple[str, str, str]:
     """Read the file and apply the edits: ``(text to write, base text, new text)`` (LF forms for the diff)."""
     from piko.plugins.tools.edit_diff import (
@@ -176,16 +185,17 @@ def _plan_edit(
         restore_line_endings,
         strip_bom,
     )
+    from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 
     _check_access(absolute, path, may_fall_back)
-    try:
-        with open(absolute, "rb") as stream:
+    with open_for_reading(absolute, verb="edit", should_stop=should_stop) as stream:
+        try:
             text = stream.read().decode("utf-8", "replace")  # the bytes are dropped at once
-    except IsADirectoryError as exc:
-        raise NodeFsError(exc, "read") from exc
-    except OSError as exc:
-        raise NodeFsError(exc, "open", absolute) from exc
+        except OSError as exc:
+            raise NodeFsError(exc, "read") from exc
+        if stream.capped:  # writing back what was read would cut the file
+            raise ValueError(f"Cannot edit {absolute}: it reports no size and may not end")
     bom, content = strip_bom(text)
     ending = detect_line_ending(content)
     base, new = apply_edits(normalize_to_lf(content), edits, path)

@@ -48,7 +48,8 @@ def make_dirs(path: str) -> None:
                 raise NodeFsError(exc, "mkdir", current) from exc
         except FileNotFoundError as exc:
             parent = os.path.dirname(current)
-            if parent == current:
+            # a parent that exists yet refuses children (/proc/<pid>) would loop here forever
+            if parent == current or os.path.isdir(parent):
                 raise NodeFsError(exc, "mkdir", current) from exc
             pending.append(parent)
             continue
@@ -61,11 +62,18 @@ def write_bytes(path: str, data: bytes, *, make_parents: bool = False) -> None:
     """Create or truncate ``path`` and write ``data`` (following a symlink, like ``fs.writeFile``)."""
     if make_parents:
         make_dirs(os.path.dirname(path))
+    from piko.plugins.tools.file_kinds import refuse_special, refuse_special_path
+
+    # O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking the open forever
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NONBLOCK
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+        fd = os.open(path, flags, 0o666)
     except OSError as exc:
+        if exc.errno == errno.ENXIO:
+            refuse_special_path("write", path)
         raise NodeFsError(exc, "open", path) from exc
     try:
+        refuse_special("write", path, os.fstat(fd).st_mode)
         view = memoryview(data)
         while view:
             written = os.write(fd, view)

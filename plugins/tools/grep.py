@@ -128,6 +128,8 @@ async def execute(
         is_directory = None
     if is_directory is None:
         raise GrepToolError(f"Path not found: {search_path}")
+    if not is_directory:
+        _refuse_special_file(search_path)
     context_param = params.get("context")
     context = math.floor(context_param) if context_param and context_param > 0 else 0
     limit_param = params.get("limit")
@@ -235,6 +237,16 @@ async def execute(
     if notices:
         output += f"\n\n[{'. '.join(notices)}]"
     return ToolResult(content=[TextContent(text=output)], details=details or None)
+
+
+def _refuse_special_file(path: str) -> None:
+    """rg reads a device given by name forever and waits for a FIFO's writer: refuse them."""
+    from piko.plugins.tools.file_kinds import SpecialFileError, refuse_special_path
+
+    try:
+        refuse_special_path("search", path, allowed="a regular file or directory")
+    except SpecialFileError as exc:
+        raise GrepToolError(str(exc)) from None
 
 
 @hookimpl

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
@@ -61,12 +62,18 @@ async def execute(
     if isinstance(limit, float) and limit.is_integer():
         limit = int(limit)  # JSON's 2.0 is JavaScript's 2
     return await abortable(
-        asyncio.to_thread(list_directory, directory, DEFAULT_LIMIT if limit is None else limit), signal
+        asyncio.to_thread(
+            list_directory,
+            directory,
+            DEFAULT_LIMIT if limit is None else limit,
+            lambda: check_aborted(signal),
+        ),
+        signal,
     )
 
 
-def list_directory(directory: str, limit: float) -> ToolResult:
-    """The listing pi's ``ls`` gives for ``directory`` (blocking)."""
+def list_directory(directory: str, limit: float, should_stop: Callable[[], None] | None = None) -> ToolResult:
+    """The listing pi's ``ls`` gives for ``directory`` (blocking; ``should_stop`` raises to stop)."""
     from piko.plugins.tools.collation import locale_key
     from piko.plugins.tools.node_compat import js_string
     from piko.plugins.tools.truncate import format_size, truncate_head
@@ -85,6 +92,8 @@ def list_directory(directory: str, limit: float) -> ToolResult:
     entries: list[str] = []
     limit_reached = False
     for name in names:
+        if should_stop is not None:
+            should_stop()
         if len(entries) >= limit:
             limit_reached = True
             break

@@ -11,10 +11,12 @@ from piko.jsnumbers import js_round, js_string, js_to_fixed
 __all__ = [
     "NodeFsError",
     "errno_code",
+    "inspect_string",
     "js_round",
     "js_string",
     "js_to_fixed",
     "node_error_message",
+    "require_no_null_bytes",
     "to_utf8_bytes",
     "utf16_length",
 ]
@@ -79,6 +81,35 @@ class NodeFsError(OSError):
 
     def __str__(self) -> str:
         return str(self.strerror)
+
+
+_INSPECT_ESCAPES = {"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r", "\\": "\\\\"}
+_CONTROL = re.compile("[\x00-\x1f\x7f\\\\]")
+
+
+def inspect_string(text: str) -> str:
+    """A string as Node's ``util.inspect`` shows it: quoted, control characters escaped."""
+    quote = "'"
+    if "'" in text:
+        quote = '"' if '"' not in text else "`" if "`" not in text else "'"
+
+    def escape(match: re.Match[str]) -> str:
+        char = match.group(0)
+        return _INSPECT_ESCAPES.get(char) or f"\\x{ord(char):02X}"
+
+    body = _CONTROL.sub(escape, text)
+    if quote == "'":
+        body = body.replace("'", "\\'")
+    return f"{quote}{body}{quote}"
+
+
+def require_no_null_bytes(path: str) -> None:
+    """Raise Node's error for a path holding a NUL byte (no file can be named so)."""
+    if "\x00" in path:
+        raise ValueError(
+            "The argument 'path' must be a string, Uint8Array, or URL without null bytes. "
+            f"Received {inspect_string(path)}"
+        )
 
 
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")

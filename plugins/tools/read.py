@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
@@ -60,28 +61,42 @@ async def execute(
     import asyncio
 
     from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.node_compat import js_string, require_no_null_bytes
     from piko.plugins.tools.paths import resolve_read_path
 
     check_aborted(signal)
     path = params["path"]
+    limit = params.get("limit")
+    if limit is not None and limit < 0:
+        raise ValueError(f"Invalid limit {js_string(limit)}: the number of lines to read cannot be negative")
     absolute = resolve_read_path(path, ctx.cwd)
+    require_no_null_bytes(absolute)
     options = _ReadOptions(
         offset=params.get("offset"),
-        limit=params.get("limit"),
+        limit=limit,
         auto_resize=_setting(ctx, "images.autoResize", True) is not False,
         image_note=_non_vision_note(ctx),
+        should_stop=lambda: check_aborted(signal),
     )
     return await abortable(asyncio.to_thread(read_file, absolute, path, options), signal)
 
 
 class _ReadOptions:
-    __slots__ = ("auto_resize", "image_note", "limit", "offset")
+    __slots__ = ("auto_resize", "image_note", "limit", "offset", "should_stop")
 
-    def __init__(self, offset: Any, limit: Any, auto_resize: bool, image_note: str | None) -> None:
+    def __init__(
+        self,
+        offset: Any,
+        limit: Any,
+        auto_resize: bool,
+        image_note: str | None,
+        should_stop: Callable[[], None] | None = None,
+    ) -> None:
         self.offset = offset
         self.limit = limit
         self.auto_resize = auto_resize
         self.image_note = image_note
+        self.should_stop = should_stop
 
 
 def _setting(ctx: Any, key: str, default: Any) -> Any:
@@ -108,25 +123,35 @@ def _non_vision_note(ctx: Any) -> str | None:
 def read_file(absolute: str, path: str, options: _ReadOptions) -> ToolResult:
     """Read ``absolute`` (``path`` is how the model named it, used in notices)."""
     from piko.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 
     _check_readable(absolute)
-    try:
-        stream = open(absolute, "rb")
-    except IsADirectoryError as exc:
-        raise NodeFsError(exc, "read") from exc
-    except OSError as exc:
-        raise NodeFsError(exc, "open", absolute) from exc
-    with stream:
+    with open_for_reading(absolute, should_stop=options.should_stop) as stream:
         try:
             head = stream.read(SNIFF_BYTES)
-        except IsADirectoryError as exc:
+        except OSError as exc:
             raise NodeFsError(exc, "read") from exc
         mime_type = detect_image_mime_type(head)
         if mime_type is not None:
             return _read_image(head + stream.read(), mime_type, options)
         stream.seek(0)
-        return _read_text(stream, path, options)
+        result = _read_text(stream, path, options)
+        if stream.capped:
+            _add_cap_notice(result)
+        return result
+
+
+def _add_cap_notice(result: ToolResult) -> None:
+    """Say that a file without a real size (``/proc``, ``/sys``) was read only up to the cap."""
+    from piko.plugins.tools.file_kinds import PSEUDO_FILE_MAX_BYTES
+
+    block = result.content[0]
+    assert isinstance(block, TextContent)
+    block.text += (
+        f"\n\n[Read stopped after {format_size(PSEUDO_FILE_MAX_BYTES)}: "
+        "this file reports no size and may not end]"
+    )
 
 
 def _check_readable(absolute: str) -> None:

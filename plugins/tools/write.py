@@ -51,12 +51,13 @@ async def execute(
     from piko.plugins.tools.abortable import abortable, check_aborted
     from piko.plugins.tools.file_fallback import write_with_fallback
     from piko.plugins.tools.mutation_queue import file_mutation_lock
-    from piko.plugins.tools.node_compat import to_utf8_bytes, utf16_length
+    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes, utf16_length
     from piko.plugins.tools.paths import resolve_to_cwd
 
     path: str = params["path"]
     content: str = params["content"]
     absolute = resolve_to_cwd(path, ctx.cwd)
+    require_no_null_bytes(absolute)
     async with file_mutation_lock(absolute):
         check_aborted(signal)
         data = to_utf8_bytes(content)

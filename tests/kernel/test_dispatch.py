@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
@@ -759,3 +760,186 @@ def test_dispatched_events_are_traced() -> None:
     assert lines[0].startswith("[piko-trace] +") and "event tool_call -> guard (" in lines[0]
     assert lines[0].endswith("{'block': True, 'reason': 'no'}")
     assert "event agent_start -> broken (" in lines[1] and lines[1].endswith("'raised RuntimeError: bad'")
+
+
+# ---------------------------------------------------------------------------
+# Plain-function handlers run off the loop; aborts cancel; garbage fails closed
+# ---------------------------------------------------------------------------
+
+
+def _blocking(release: threading.Event, seen: list[str] | None = None) -> Callable[[Any, Any], Any]:
+    def handler(event: Any, ctx: Any) -> Any:
+        if seen is not None:
+            seen.append("started")
+        release.wait(60)  # a handler that blocks (released at the end of the test)
+        return {"block": False}
+
+    return handler
+
+
+def test_a_blocking_plain_handler_is_held_to_its_budget_and_fails_closed() -> None:
+    release = threading.Event()
+    h = Harness(budget_ms=50)
+    h.add("piko_tool_call", _blocking(release), "stuck-policy")
+    try:
+        result = asyncio.run(
+            asyncio.wait_for(h.dispatcher.emit("tool_call", ev.ToolCallEvent(tool_name="bash")), 20)
+        )
+    finally:
+        release.set()
+    assert result == {"block": True, "reason": "Blocked: the tool_call handler of src:stuck-policy failed"}
+    assert [e.error for e in h.errors] == ["handler did not finish within its 0.05 s budget"]
+
+
+def test_the_event_loop_keeps_running_while_a_plain_handler_blocks() -> None:
+    """The handler waits for something only the loop does: inline, this would never end."""
+    release = threading.Event()
+    h = Harness()
+    h.add("piko_input", lambda e, c: release.wait(20) and {"text": "after the loop ran"}, "waiter")
+
+    async def scenario() -> Any:
+        asyncio.get_running_loop().call_later(0.05, release.set)
+        return await h.dispatcher.emit("input", ev.InputEvent(text="x"))
+
+    assert asyncio.run(asyncio.wait_for(scenario(), 20))["text"] == "after the loop ran"
+
+
+@pytest.mark.parametrize("kind", ["async", "plain"])
+def test_abort_cancels_a_pending_tool_call_handler_at_once(kind: str) -> None:
+    from piko.abort import AbortController
+
+    release = threading.Event()
+    cancelled: list[str] = []
+
+    async def hang(e: Any, c: Any) -> Any:
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            cancelled.append("cancelled")
+            raise
+
+    h = Harness(budget_ms=60000)  # abort must not wait for the budget
+    h.add("piko_tool_call", hang if kind == "async" else _blocking(release), "slow-policy")
+    controller = AbortController()
+
+    async def scenario() -> Any:
+        asyncio.get_running_loop().call_later(0.1, controller.abort)
+        event = ev.ToolCallEvent(tool_name="bash")
+        return await h.dispatcher.emit("tool_call", event, signal=controller.signal)
+
+    try:
+        result = asyncio.run(asyncio.wait_for(scenario(), 20))
+    finally:
+        release.set()
+    assert result == {"block": True, "reason": "Operation aborted"}
+    assert h.errors == []  # an abort is no fault of the extension
+    if kind == "async":
+        assert cancelled == ["cancelled"]
+
+
+@pytest.mark.parametrize(
+    ("garbage", "problem"),
+    [
+        ("allow", "a str ('allow'), not None or {block, reason, input}"),
+        (7, "a int (7), not None or {block, reason, input}"),
+        (True, "a bool (True), not None or {block, reason, input}"),
+        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input}"),
+        ({"block": "yes"}, "block as a str, not None or {block, reason, input}"),
+    ],
+)
+def test_a_tool_call_handler_returning_garbage_fails_closed_naming_it(garbage: Any, problem: str) -> None:
+    h = Harness()
+    h.add("piko_tool_call", returns(garbage), "confused")
+    h.add("piko_tool_call", returns(None), "after")
+    result = h.emit("tool_call", ev.ToolCallEvent(tool_name="bash"))
+    assert result == {
+        "block": True,
+        "reason": f"Blocked: the tool_call handler of src:confused returned {problem}",
+    }
+    assert [(e.extension_path, e.error) for e in h.errors] == [
+        ("src:confused", f"tool_call handler returned {problem}")
+    ]
+    assert h.calls == ["confused"]
+
+
+@pytest.mark.parametrize("garbage", ["be brief", {"message": 5}, {"messages": ["hi"]}, {"systemPrompt": 3}])
+def test_a_before_agent_start_result_of_the_wrong_type_names_the_extension(garbage: Any) -> None:
+    h = Harness()
+    h.add("piko_before_agent_start", returns(garbage), "confused")
+    h.add("piko_before_agent_start", returns({"system_prompt": "kept"}), "fine")
+    event = ev.BeforeAgentStartEvent(prompt="p", system_prompt="base")
+    assert h.emit("before_agent_start", event) == {"system_prompt": "kept", "messages": []}
+    (error,) = h.errors
+    assert error.extension_path == "src:confused" and error.event == "before_agent_start"
+    assert error.error.startswith("before_agent_start handler returned ") and error.error.endswith(
+        "; ignored"
+    )
+
+
+def test_stream_rate_plain_handlers_run_on_the_loop_thread() -> None:
+    """A thread hop per delta would cost more than the handlers, and the message is built on the loop."""
+    threads: list[int] = []
+    h = Harness()
+    h.add("piko_message_update", lambda e, c: threads.append(threading.get_ident()), "cheap")
+    h.emit("message_update", SimpleNamespace())
+    assert threads == [threading.get_ident()]
+
+
+@pytest.mark.parametrize("how", ["sleeps", "spins", "swallows exceptions"])
+def test_a_stream_rate_plain_handler_holding_the_loop_is_stopped_and_silenced(
+    how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from piko import dispatch
+
+    monkeypatch.setattr(dispatch, "INLINE_LIMIT_S", 0.2)
+    calls: list[str] = []
+
+    def hold(e: Any, c: Any) -> None:
+        calls.append("held")
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if how == "sleeps":
+                time.sleep(30)
+            elif how == "swallows exceptions":
+                try:
+                    time.sleep(30)
+                except Exception:
+                    continue
+            # "spins": a pure Python loop
+
+    h = Harness()
+    h.add("piko_message_update", hold, "greedy")
+    h.add("piko_message_update", lambda e, c: calls.append("next"), "fine")
+
+    async def scenario() -> None:
+        for _ in range(3):
+            await h.dispatcher.emit("message_update", SimpleNamespace())
+
+    asyncio.run(asyncio.wait_for(scenario(), 20))
+    assert calls == ["held", "next", "next", "next"]
+    assert [(e.extension_path, e.error) for e in h.errors] == [
+        (
+            "src:greedy",
+            "handler held the event loop for more than 0.2 s and was stopped; it gets no more message_update events",
+        )
+    ]
+
+
+def test_a_plain_handler_reaches_the_session_through_the_loop() -> None:
+    """``ctx`` methods called from a handler's thread run on the event loop's thread."""
+    loop_thread: list[int] = []
+
+    class Ctx:
+        def where(self) -> int:
+            return threading.get_ident()
+
+    h = Harness()
+    h.add("piko_agent_start", lambda e, c: loop_thread.append(c.where()), "caller")
+
+    async def scenario() -> int:
+        await h.dispatcher.emit("agent_start", ev.AgentStartEvent(), Ctx())
+        return threading.get_ident()
+
+    assert asyncio.run(scenario()) == loop_thread[0]

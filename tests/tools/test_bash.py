@@ -299,6 +299,21 @@ def test_timeout_kills_the_process_group(tmp_path: Path) -> None:
     assert process_gone(int(pid_line)), "the backgrounded grandchild survived the timeout"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "set -m; sleep 100 & echo $!; wait",  # a job in a process group of its own
+        "setsid sleep 100 & echo $!; wait",  # a child in a session of its own
+        "( set -m; sleep 100 & echo $! ); sleep 100",  # its own group, and its parent gone
+    ],
+)
+def test_timeout_kills_children_that_left_the_process_group(tmp_path: Path, command: str) -> None:
+    message = run_error(tmp_path, {"command": command, "timeout": 0.5})
+    pid_line, status = message.split("\n\n\n")
+    assert status == "Command timed out after 0.5 seconds"
+    assert process_gone(int(pid_line)), "a child outside the shell's process group survived the timeout"
+
+
 def test_timeout_text_prints_whole_seconds_like_javascript(tmp_path: Path) -> None:
     assert run_error(tmp_path, {"command": "sleep 10", "timeout": 1.0}) == "Command timed out after 1 seconds"
 

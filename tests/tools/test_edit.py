@@ -118,3 +118,8 @@ def test_numbered_diff_equals_pis_for_recorded_pairs() -> None:
         if list(generate_diff(old, new)) != [diff, first]
     ]
     assert mismatches == []
+
+
+def test_special_files_are_refused_instead_of_read_for_ever(work: Path) -> None:
+    run = run_tool("edit", {"path": "/dev/zero", "edits": [{"oldText": "a", "newText": "b"}]}, work)
+    assert run.text == "Cannot edit /dev/zero: it is a character device, not a regular file"

@@ -233,21 +233,33 @@ def test_abort_before_start(work: Path) -> None:
 
 
 def test_abort_while_rg_runs(work: Path) -> None:
-    fifo = work / "pipe"
-    os.mkfifo(fifo)  # rg blocks opening it until aborted
+    from piko.plugins.tools.ripgrep import run_rg
 
-    async def main() -> ToolRun:
+    fifo = work / "pipe"
+    os.mkfifo(fifo)  # rg blocks opening it until aborted (the grep tool refuses FIFOs before that)
+
+    async def main() -> Any:
         controller = AbortController()
-        app = make_app(work)
         task = asyncio.ensure_future(
-            run_tool_async("grep", {"pattern": "x", "path": "pipe"}, work, app=app, signal=controller.signal)
+            run_rg(["--json", "x", str(fifo)], lambda block: False, signal=controller.signal)
         )
         await asyncio.sleep(0.3)
         assert not task.done()
         controller.abort()
         return await asyncio.wait_for(task, 5)
 
-    assert str(asyncio.run(main()).error) == "Operation aborted"
+    assert asyncio.run(main()).aborted is True
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_special_files_are_refused_before_rg_reads_them_forever(work: Path, kind: str) -> None:
+    path = "/dev/zero"
+    if kind == "fifo":
+        os.mkfifo(work / "pipe")
+        path = str(work / "pipe")
+    run = asyncio.run(asyncio.wait_for(run_tool_async("grep", {"pattern": "x", "path": path}, work), 20))
+    what = "a FIFO (named pipe)" if kind == "fifo" else "a character device"
+    assert str(run.error) == f"Cannot search {path}: it is {what}, not a regular file or directory"
 
 
 # -- pi's own grep tool (tests/fixtures/pi_exec_oracle) -------------------------------------------

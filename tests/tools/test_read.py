@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_harness import make_app, run_tool, run_unprivileged
 
-from piko.abort import AbortController
+from piko.abort import AbortController, AbortError
 from piko.plugins.tools import line_reader
 from piko.plugins.tools import read as read_module
 from piko.plugins.tools.node_compat import js_string
@@ -331,30 +331,84 @@ def test_image_sizes_from_headers() -> None:
             assert image_size(out.getvalue(), mime) == (37, 21), (fmt, lossless)
 
 
-def test_abort_while_blocked_rejects_at_once(work: Path) -> None:
-    """Reading a FIFO with no writer blocks in open(); an abort still ends the call promptly."""
+def test_a_fifo_is_refused_instead_of_blocking_in_open(work: Path) -> None:
+    """A FIFO with no writer used to block open() in the worker thread for ever."""
     import asyncio
-    import time
 
     from tool_harness import run_tool_async
 
-    fifo = work / "pipe"
-    os.mkfifo(fifo)
+    os.mkfifo(work / "pipe")
+    run = asyncio.run(asyncio.wait_for(run_tool_async("read", {"path": "pipe"}, work), 10))
+    assert run.text == f"Cannot read {work / 'pipe'}: it is a FIFO (named pipe), not a regular file"
+
+
+def test_abort_stops_the_reading_thread_not_only_the_answer(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    from tool_harness import run_tool_async
+
+    (work / "big.txt").write_bytes(b"x\n" * 300_000)
+    monkeypatch.setattr(line_reader, "CHUNK_SIZE", 1)  # a read of many small steps
+    outcome: list[BaseException | object] = []
+    finished = threading.Event()
+    real_read_file = read_module.read_file
+
+    def recording_read_file(*args: Any) -> Any:
+        try:
+            result = real_read_file(*args)
+        except BaseException as exc:
+            outcome.append(exc)
+            raise
+        else:
+            outcome.append(result)
+            return result
+        finally:
+            finished.set()
+
+    monkeypatch.setattr(read_module, "read_file", recording_read_file)
     controller = AbortController()
 
-    async def scenario() -> tuple[Any, float]:
-        loop = asyncio.get_running_loop()
-        loop.call_later(0.2, controller.abort)
-        started = time.perf_counter()
-        run = await run_tool_async("read", {"path": "pipe"}, work, signal=controller.signal)
-        elapsed = time.perf_counter() - started
-        # Release the worker thread still waiting in open(), so the loop can shut down.
-        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
-        return run, elapsed
+    async def scenario() -> Any:
+        asyncio.get_running_loop().call_later(0.1, controller.abort)
+        return await run_tool_async("read", {"path": "big.txt"}, work, signal=controller.signal)
 
-    run, elapsed = asyncio.run(asyncio.wait_for(scenario(), 10))
+    run = asyncio.run(asyncio.wait_for(scenario(), 10))
     assert run.text == "Operation aborted"
-    assert elapsed < 5
+    assert finished.wait(30)
+    assert isinstance(outcome[0], AbortError) and str(outcome[0]) == "Operation aborted"
+
+
+@pytest.mark.parametrize("limit", [-1, -2.5])
+def test_a_negative_limit_is_refused(work: Path, limit: float) -> None:
+    run = run_tool("read", {"path": "notes.txt", "limit": limit}, work)
+    shown = js_string(limit)
+    assert run.text == f"Invalid limit {shown}: the number of lines to read cannot be negative"
+
+
+def test_a_path_with_a_nul_byte_gets_nodes_message(work: Path) -> None:
+    run = run_tool("read", {"path": "no\x00tes.txt"}, work)
+    assert run.text == (
+        "The argument 'path' must be a string, Uint8Array, or URL without null bytes. "
+        f"Received '{work}/no\\x00tes.txt'"
+    )
+
+
+def test_a_proc_file_without_size_is_read_and_one_that_never_ends_is_capped(
+    work: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from piko.plugins.tools import file_kinds
+
+    status = run_tool("read", {"path": "/proc/self/status", "limit": 1}, work)
+    assert status.ok and status.text.startswith("Name:")
+    monkeypatch.setattr(file_kinds, "PSEUDO_FILE_MAX_BYTES", 64)
+    capped = run_tool("read", {"path": "/proc/self/status"}, work)
+    assert capped.ok
+    body, notice = capped.text.rsplit("\n\n", 1)
+    assert len(body.encode()) <= 64
+    assert notice == "[Read stopped after 64B: this file reports no size and may not end]"
 
 
 def test_path_resolution_rules(monkeypatch: pytest.MonkeyPatch) -> None:

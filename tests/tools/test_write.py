@@ -45,3 +45,27 @@ def test_parent_that_is_a_file(work: Path) -> None:
         run_tool("write", {"path": "f/x", "content": ""}, work).text
         == f"EEXIST: file already exists, mkdir '{work / 'f'}'"
     )
+
+
+def test_a_parent_that_exists_but_refuses_children_ends_with_an_error(work: Path) -> None:
+    """mkdir under /proc/<pid> fails with ENOENT although the parent exists: make_dirs used to spin."""
+    run = run_tool("write", {"path": "/proc/self/new/x.txt", "content": "a"}, work)
+    assert run.text == "ENOENT: no such file or directory, mkdir '/proc/self/new'"
+
+
+def test_special_files_are_refused(work: Path) -> None:
+    """A FIFO without a reader used to block the open for ever; a device is no file to write."""
+    import os
+
+    os.mkfifo(work / "pipe")
+    run = run_tool("write", {"path": "pipe", "content": "a"}, work)
+    assert run.text == f"Cannot write {work / 'pipe'}: it is a FIFO (named pipe), not a regular file"
+    run = run_tool("write", {"path": "/dev/zero", "content": "a"}, work)
+    assert run.text == "Cannot write /dev/zero: it is a character device, not a regular file"
+
+
+def test_a_path_with_a_nul_byte_gets_nodes_message(work: Path) -> None:
+    run = run_tool("write", {"path": "/tmp/a\x00b", "content": "a"}, work)
+    assert run.text == (
+        "The argument 'path' must be a string, Uint8Array, or URL without null bytes. Received '/tmp/a\\x00b'"
+    )
