@@ -169,3 +169,5 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
         return
     ctx.redraw_conversation()
     ctx.show_info("Resumed session")
+    for warning in result.get("warnings") or ():
+        ctx.show_warning(warning)
