@@ -243,7 +243,7 @@ class SessionHeader:
 
 
 class EntryParseError(ValueError):
-    """A line that is not a usable session entry (invalid JSON, not an object, no id)."""
+    """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
 
 class SessionEntry:
@@ -548,6 +548,8 @@ def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEn
     entry_id = raw.get("id")
     if not isinstance(entry_id, str) or not entry_id:
         raise EntryParseError("entry has no id")
+    if not isinstance(entry_type, str) or not entry_type:
+        raise EntryParseError("entry has no type")
     parent = raw.get("parentId")
     parent_id = parent if isinstance(parent, str) else None
     stamp = raw.get("timestamp")
@@ -558,8 +560,6 @@ def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEn
         message = raw.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         return MessageEntry(entry_id, parent_id, timestamp, line, raw, role if isinstance(role, str) else "")
-    if not isinstance(entry_type, str):
-        entry_type = ""
     cls = _ENTRY_CLASSES.get(entry_type, SessionEntry)
     if cls is SessionEntry:
         return SessionEntry(entry_type, entry_id, parent_id, timestamp, line, raw)

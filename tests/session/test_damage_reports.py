@@ -184,3 +184,13 @@ def test_reading_an_old_version_in_memory_writes_nothing(tmp_path: Path) -> None
     manager = SessionManager.in_memory(str(tmp_path))
     manager.set_session_file(str(path))
     assert path.read_text() == damaged and sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl"]
+
+
+@pytest.mark.parametrize("line", ['{"type":7,"id":"q"}', '{"id":"q"}', '{"type":"","id":"q"}'])
+def test_a_line_without_a_type_is_skipped_and_reported(tmp_path: Path, line: str) -> None:
+    path, lines = _conversation(tmp_path)
+    lines.insert(2, line + "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    manager = SessionManager.open(str(path))
+    assert [(d.line, d.message) for d in manager.diagnostics] == [(3, "entry has no type, line skipped")]
+    assert "q" not in {e.id for e in manager.get_entries()}
