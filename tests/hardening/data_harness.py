@@ -13,7 +13,7 @@ for _folder in (_TESTS / "agent", _TESTS / "rpc"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from agent_harness import PiEnv, make_env  # noqa: E402
+from agent_harness import PI, PiEnv, make_env  # noqa: E402
 from rpc_client import RpcProcess  # noqa: E402
 
 STUBBORN_EXTENSION = str(_TESTS / "support" / "stubborn_tool_ext.py")
@@ -23,6 +23,7 @@ FAST_RETRY = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 20}}
 __all__ = [
     "FAST_RETRY",
     "MOCK",
+    "PI",
     "STUBBORN_EXTENSION",
     "PiEnv",
     "RpcProcess",
