@@ -179,9 +179,11 @@ async def navigate_tree(
     """Move the leaf to ``target_id`` (``/tree``), optionally summarizing the branch left behind.
 
     A user message as target puts the leaf on its parent and returns its text for the editor.
-    Returns ``{"cancelled": bool, "editorText": str | None}``.
+    Returns ``{"cancelled": bool, "editorText": str | None}``, with ``"warnings"`` when the branch
+    reached holds damage not reported before (a message that cannot be read...).
     """
     manager = session.session_manager
+    reported = len(manager.diagnostics)
     old_leaf = manager.leaf_id
     target = manager.get_entry(target_id) if target_id else None
     if target_id and target is None:
@@ -270,4 +272,8 @@ async def navigate_tree(
         ),
         session.ctx,
     )
-    return {"cancelled": False, "editorText": editor_text}
+    result: dict[str, Any] = {"cancelled": False, "editorText": editor_text}
+    warnings = [str(d) for d in manager.diagnostics[reported:]]
+    if warnings:
+        result["warnings"] = warnings
+    return result
