@@ -17,6 +17,7 @@ from piko.messages import (
     CustomMessage,
     ToolCall,
     ToolResultMessage,
+    UserMessage,
 )
 from piko.records import Record, field
 from piko.session_entries import (
@@ -87,7 +88,9 @@ def _context_messages(
 
 def _pair_tool_results(messages: list[Any], sources: list[str], problems: list[ContextProblem]) -> list[Any]:
     """``messages`` without the tool results that answer no tool call of the latest assistant
-    message before them (or answer one a second time); calls left unanswered are reported."""
+    message before them (or answer one a second time). Calls left unanswered when the next
+    assistant or user message comes are reported; those of the last turn are not (its tools may
+    still be running)."""
     kept: list[Any] = []
     open_calls: dict[str, tuple[str, ToolCall]] = {}  # call id -> (entry id, call)
 
@@ -109,6 +112,8 @@ def _pair_tool_results(messages: list[Any], sources: list[str], problems: list[C
                 for block in message.content:
                     if isinstance(block, ToolCall):
                         open_calls[block.id] = (entry_id, block)
+        elif isinstance(message, UserMessage):
+            report_unanswered()  # a new user turn: providers are told "No result provided" here
         elif isinstance(message, ToolResultMessage):
             if open_calls.pop(message.tool_call_id, None) is None:
                 problems.append(
@@ -120,8 +125,6 @@ def _pair_tool_results(messages: list[Any], sources: list[str], problems: list[C
                 )
                 continue
         kept.append(message)
-    if open_calls and kept and not isinstance(kept[-1], AssistantMessage):
-        report_unanswered()  # calls of the last message may be running still: not reported
     return kept
 
 
