@@ -1261,10 +1261,17 @@ class AgentSession:
     async def wait_for_idle(self) -> None:
         await self.agent.wait_for_idle()
 
-    async def shutdown(self, reason: str = "quit") -> None:
-        """Stop running work, tell extensions, and detach from the app."""
+    async def shutdown(self, reason: str = "quit", *, abort_grace: float | None = None) -> None:
+        """Stop running work, tell extensions, and detach from the app.
+
+        Work that ignores the abort (a tool that never checks its signal) is waited for at most
+        ``abort_grace`` seconds (:data:`piko.exit_signals.ABORT_GRACE_S` by default; 0 when the
+        caller gave up on it already); extensions see ``session_shutdown`` either way.
+        """
         if self.is_streaming:
-            await self.abort()
+            from piko.exit_signals import ABORT_GRACE_S, abort_within
+
+            await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)
         if self.app.runtime is self:
             self.app.runtime = None

@@ -48,7 +48,11 @@ def main(argv: list[str] | None = None) -> None:
     from piko import startup_gc
 
     startup_gc.pause()  # resumed when the first agent turn ends
-    raise SystemExit(run(args))
+    try:
+        code = run(args)
+    except KeyboardInterrupt:  # Ctrl+C before a mode took over the signal: no traceback
+        code = 130
+    raise SystemExit(code)
 
 
 # ---------------------------------------------------------------------------
@@ -342,16 +346,21 @@ def run_mode(app: Any, argv: list[str]) -> int:
     app.options["mode"] = name
     run_fn = mode.resolved("run")
     result = run_fn(app)
+    clean = True
     if hasattr(result, "__await__"):
-        import asyncio
+        from piko.exit_signals import run_to_exit
 
-        result = asyncio.run(_await(result))
+        result, clean = run_to_exit(result)
     try:
         app.pm.hook.piko_unconfigure(config=app)
     except Exception as exc:  # shutting down: report and keep the mode's exit code
         sys.stderr.write(f"Warning: piko_unconfigure failed: {exc}\n")
-    return int(result or 0)
-
-
-async def _await(awaitable: Any) -> Any:
-    return await awaitable
+    code = int(result or 0)
+    if not clean:  # a task or thread that will not stop: the interpreter would wait for it forever
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code

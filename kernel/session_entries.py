@@ -45,9 +45,26 @@ __all__ = [
     "new_entry_id",
     "new_session_id",
     "read_entries",
+    "readable_message",
+    "session_version",
 ]
 
 CURRENT_SESSION_VERSION = 3
+
+
+def session_version(value: Any) -> int | None:
+    """The version a header's ``version`` value stands for: 1 when absent (``None``, as pi reads
+    a v1 header), 1 to 3 as written (an integral float too), ``None`` for anything else (a
+    string, a boolean, a fraction, a version newer than piko's): a file piko must not rewrite."""
+    if value is None:
+        return 1
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if isinstance(value, float):
+        if not value.is_integer():  # a fraction, infinity, NaN
+            return None
+        value = int(value)
+    return value if 1 <= value <= CURRENT_SESSION_VERSION else None
 
 
 @contextlib.contextmanager
@@ -190,9 +207,9 @@ class SessionHeader:
         return str(self.raw.get("id", ""))
 
     @property
-    def version(self) -> int:
-        value = self.raw.get("version")
-        return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 1
+    def version(self) -> int | None:
+        """1 to 3 (1 when the header has none), or ``None`` for a version piko does not know."""
+        return session_version(self.raw.get("version"))
 
     @property
     def timestamp(self) -> str:
@@ -226,7 +243,7 @@ class SessionHeader:
 
 
 class EntryParseError(ValueError):
-    """A line that is not a usable session entry (invalid JSON, not an object, no id)."""
+    """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
 
 class SessionEntry:
@@ -325,6 +342,17 @@ class MessageEntry(SessionEntry):
     def is_parsed(self) -> bool:
         """Whether the message has been structured already."""
         return self._message is not None
+
+
+def readable_message(entry: Any) -> Any:
+    """The message of a message entry, or ``None`` for other entries and for a message line that
+    cannot be read (a damaged line: building the context reports it)."""
+    if not isinstance(entry, MessageEntry):
+        return None
+    try:
+        return entry.message
+    except Exception:
+        return None
 
 
 class ModelChangeEntry(SessionEntry):
@@ -520,6 +548,8 @@ def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEn
     entry_id = raw.get("id")
     if not isinstance(entry_id, str) or not entry_id:
         raise EntryParseError("entry has no id")
+    if not isinstance(entry_type, str) or not entry_type:
+        raise EntryParseError("entry has no type")
     parent = raw.get("parentId")
     parent_id = parent if isinstance(parent, str) else None
     stamp = raw.get("timestamp")
@@ -530,8 +560,6 @@ def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEn
         message = raw.get("message")
         role = message.get("role") if isinstance(message, dict) else None
         return MessageEntry(entry_id, parent_id, timestamp, line, raw, role if isinstance(role, str) else "")
-    if not isinstance(entry_type, str):
-        entry_type = ""
     cls = _ENTRY_CLASSES.get(entry_type, SessionEntry)
     if cls is SessionEntry:
         return SessionEntry(entry_type, entry_id, parent_id, timestamp, line, raw)

@@ -1,11 +1,11 @@
 """Reading a session file: its header and entries, what is broken skipped and reported, older
-versions migrated in memory (the manager rewrites them, as pi does)."""
+versions migrated in memory (the manager rewrites them, as pi does), unknown versions flagged."""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from piko import jsonio
 from piko.records import Record
@@ -38,7 +38,22 @@ class SessionDiagnostic(Record, kw_only=False, frozen=True):
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.message}"
+        return f"{self.path}:{self.line}: {self.message}" if self.line else f"{self.path}: {self.message}"
+
+
+class SessionFileContents(NamedTuple):
+    """What :func:`read_session_file` found.
+
+    ``migrated``: an older version was brought to v3 in memory (every line is new).
+    ``unknown_version``: the header's ``version`` is not one piko knows; the entries were read as
+    v3 and the file must not be written.
+    """
+
+    header: SessionHeader | None
+    entries: list[SessionEntry]
+    diagnostics: list[SessionDiagnostic]
+    migrated: bool
+    unknown_version: bool = False
 
 
 def ends_torn(path: str) -> bool:
@@ -54,22 +69,19 @@ def ends_torn(path: str) -> bool:
         return False
 
 
-def read_session_file(
-    path: str,
-) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
+def read_session_file(path: str) -> SessionFileContents:
     """Read a session file (see :func:`_read_session_file_unpaused`) with the collector paused."""
     with gc_paused():
         return _read_session_file_unpaused(path)
 
 
-def _read_session_file_unpaused(
-    path: str,
-) -> tuple[SessionHeader | None, list[SessionEntry], list[SessionDiagnostic], bool]:
-    """``(header, entries, diagnostics, migrated)`` of a session file.
+def _read_session_file_unpaused(path: str) -> SessionFileContents:
+    """The header, entries and diagnostics of a session file.
 
     A blank file gives no header. A file whose first readable line is not a session header
     raises :class:`SessionFileError` (pi would overwrite it; piko leaves it alone). Older
-    versions are migrated in memory (``migrated`` is then true and every line is new).
+    versions are migrated in memory (``migrated`` is then true and every line is new); a
+    version piko does not know is read as v3 and flagged (``unknown_version``).
     """
     problems: list[SessionDiagnostic] = []
     header: SessionHeader | None = None
@@ -108,14 +120,15 @@ def _read_session_file_unpaused(
         if header is None:
             if seen_content:
                 raise SessionFileError(f"{path} is not a session file: no session header")
-            return None, [], problems, False
-        if header.version < CURRENT_SESSION_VERSION:
+            return SessionFileContents(None, [], problems, False)
+        version = header.version
+        if version is not None and version < CURRENT_SESSION_VERSION:
             return _read_old_version(path, header, lines, number, problems)
         rest = fh.readlines()
     entries, skipped = read_entries(rest)
     for index, problem in skipped:
         problems.append(SessionDiagnostic(path, number + 1 + index, f"{problem}, line skipped"))
-    return header, entries, problems, False
+    return SessionFileContents(header, entries, problems, False, version is None)
 
 
 def _read_old_version(
@@ -124,8 +137,9 @@ def _read_old_version(
     lines: Iterator[bytes],
     number: int,
     problems: list[SessionDiagnostic],
-) -> tuple[SessionHeader, list[SessionEntry], list[SessionDiagnostic], bool]:
+) -> SessionFileContents:
     objects: list[dict[str, Any]] = [header.raw]
+    numbers = [number]  # the line of each object, for the diagnostics
     for raw_line in lines:
         number += 1
         if not raw_line.strip():
@@ -139,17 +153,19 @@ def _read_old_version(
             problems.append(SessionDiagnostic(path, number, "not a JSON object, line skipped"))
             continue
         objects.append(obj)
+        numbers.append(number)
     migrate_to_current_version(objects)
     entries: list[SessionEntry] = []
-    for obj in objects[1:]:
+    for obj, line in zip(objects[1:], numbers[1:], strict=True):
         if obj.get("type") == "session":
+            problems.append(SessionDiagnostic(path, line, "a second session header, line skipped"))
             continue
         try:
             entry = entry_from_dict(obj)
         except EntryParseError as exc:
-            problems.append(SessionDiagnostic(path, 0, f"{exc}, entry skipped"))
+            problems.append(SessionDiagnostic(path, line, f"{exc}, line skipped"))
             continue
         if isinstance(entry, MessageEntry):
             entry._raw = None
         entries.append(entry)
-    return SessionHeader(objects[0]), entries, problems, True
+    return SessionFileContents(SessionHeader(objects[0]), entries, problems, True)

@@ -22,8 +22,9 @@ import attrs
 
 from piko import jsonio
 from piko.redaction import mask_known_in
-from piko.session_context import ModelRef, SessionContext, build_session_context
+from piko.session_context import ContextProblem, ModelRef, SessionContext, build_session_context
 from piko.session_entries import (
+    CURRENT_SESSION_VERSION,
     LabelEntry,
     MessageEntry,
     SessionEntry,
@@ -144,6 +145,7 @@ class SessionManager:
         self._needs_newline = False  # the file ends in a line cut short
         self.write_error: OSError | None = None  # the last failed write, None once writing works
         self._rewrite_pending = False  # the whole file must be written again (a failed rewrite)
+        self._backup_pending = False  # a copy of the file must be kept before it is rewritten
         if persist and self.session_dir:
             os.makedirs(self.session_dir, exist_ok=True)
         if session_file:
@@ -208,11 +210,10 @@ class SessionManager:
             raise SessionNotFoundError(path_or_id)
         source = resolved.path
         try:
-            header, entries, _problems, _migrated = read_session_file(source)
+            contents = read_session_file(source)
         except (OSError, SessionFileError):
-            header = None
-            entries = []
-        if header is None:
+            contents = None
+        if contents is None or contents.header is None:
             raise SessionFileError(f"Cannot fork: source session file is empty or invalid: {source}")
         directory = session_dir if session_dir is not None else default_session_dir(cwd)
         os.makedirs(directory, exist_ok=True)
@@ -221,8 +222,13 @@ class SessionManager:
         new_file = os.path.join(directory, f"{_file_stamp(timestamp)}_{new_id}.jsonl")
         new_header = SessionHeader.new(new_id, timestamp, cwd, source)
         with open(new_file, "ab") as fh:
-            fh.write(new_header.line + b"".join(e.line for e in entries))
-        return cls(cwd, directory, new_file, True)
+            fh.write(new_header.line + b"".join(e.line for e in contents.entries))
+        manager = cls(cwd, directory, new_file, True)
+        # what the copy lacks is reported against the source
+        manager.diagnostics[:0] = contents.diagnostics
+        if contents.unknown_version:
+            manager.diagnostics.insert(0, _unknown_version(source, contents.header, "read as version 3"))
+        return manager
 
     # -- session switching ---------------------------------------------------------------------
 
@@ -235,6 +241,7 @@ class SessionManager:
         self._on_disk = 0
         self._needs_newline = False
         self._rewrite_pending = False
+        self._backup_pending = False
         self.diagnostics = []
         self.write_error = None
         if self._persist_enabled:
@@ -250,7 +257,7 @@ class SessionManager:
             self.new_session()
             self.session_file = resolved
             return
-        header, entries, problems, migrated = read_session_file(resolved)
+        header, entries, problems, migrated, unknown_version = read_session_file(resolved)
         if header is None:
             # An empty file: start afresh and write the header now, as pi does.
             self.new_session()
@@ -263,22 +270,71 @@ class SessionManager:
         self._header = header
         self._reset_entries(entries)
         self.diagnostics = problems
+        self._report_tree_damage(resolved)
         self.write_error = None
         self._on_disk = 1 + len(entries)
         self._needs_newline = False
         self._rewrite_pending = False
-        if migrated:
-            # pi rewrites a migrated file at once; if lines were skipped, the original is kept
-            if problems and not os.path.exists(f"{resolved}.bak"):
-                shutil.copyfile(resolved, f"{resolved}.bak")
+        self._backup_pending = False
+        if unknown_version:
+            self._continue_in_new_file(resolved, header)
+        elif migrated:
+            # pi rewrites a migrated file at once; piko keeps the original as <file>.bak first
+            self._backup_pending = self._persist_enabled
             self._rewrite_pending = True
             self._flush_rewrite()
         else:
             self._needs_newline = ends_torn(resolved)
 
+    def _continue_in_new_file(self, path: str, header: SessionHeader) -> None:
+        """A file of a version piko does not know is never written: what this session adds goes to
+        a new session file (its header names ``path`` as parent), written with the first entry
+        appended, with the entries read from ``path`` first. In memory nothing changes."""
+        if not self._persist_enabled:
+            self.diagnostics.insert(0, _unknown_version(path, header, "read as version 3"))
+            return
+        self.session_id = new_session_id()
+        timestamp = iso_now()
+        self._header = SessionHeader.new(self.session_id, timestamp, self.cwd, path)
+        self.session_file = os.path.join(
+            self.session_dir or os.path.dirname(path), f"{_file_stamp(timestamp)}_{self.session_id}.jsonl"
+        )
+        self._on_disk = 0
+        self._rewrite_pending = bool(self._entries)  # the copy is written whole with the next entry
+        note = f"read as version 3, left as it is; this session continues in {self.session_file}"
+        self.diagnostics.insert(0, _unknown_version(path, header, note))
+
+    def _report_tree_damage(self, path: str) -> None:
+        """Report entries whose id another line uses too (the later line wins, as in pi)."""
+        if len(self._by_id) == len(self._entries):
+            return
+        seen: set[str] = set()
+        repeated: list[str] = []
+        for entry in self._entries:
+            if entry.id in seen and entry.id not in repeated:
+                repeated.append(entry.id)
+            seen.add(entry.id)
+        lines = _lines_of_ids(path, repeated)
+        for entry_id in repeated:
+            where = ", ".join(str(n) for n in lines.get(entry_id, []))
+            self.diagnostics.append(
+                SessionDiagnostic(
+                    path,
+                    0,
+                    f"entry id {entry_id} is used by more than one line ({where}); the last one counts",
+                )
+            )
+
     def _flush_rewrite(self) -> None:
-        """Write the whole file now (migration, empty file); on failure retry with the next entry."""
+        """Write the whole file now (migration, empty file); on failure retry with the next entry.
+
+        A migration keeps the original first (``<file>.bak``, or ``.bak.1``... when taken): if that
+        copy cannot be made, the file is not rewritten.
+        """
         try:
+            if self._backup_pending and self.session_file:
+                _keep_backup(self.session_file)
+                self._backup_pending = False
             self._write_all(rewrite=True)
             self._rewrite_pending = False
             self.write_error = None
@@ -574,12 +630,37 @@ class SessionManager:
         """The context of the current branch (pi's ``buildSessionContext``)."""
         if self._leaf_id is None:
             return SessionContext([], "off", None)
-        problems: list[str] = []
+        problems: list[ContextProblem] = []
         with gc_paused():
-            context = build_session_context(self.get_branch(), problems)
-        for problem in problems:
-            self.diagnostics.append(SessionDiagnostic(self.session_file or "", 0, problem))
+            path = self.get_branch()
+            context = build_session_context(path, problems)
+        if path and path[0].parent_id is not None:
+            root = path[0]
+            why = (
+                "its parent links form a cycle"
+                if root.parent_id in self._by_id
+                else f"its parent {root.parent_id} is not in the file"
+            )
+            problems.insert(0, ContextProblem(root.id, f"{why}; the conversation starts at this entry"))
+        if problems:
+            self._add_context_problems(problems)
         return context
+
+    def _add_context_problems(self, problems: list[ContextProblem]) -> None:
+        """Record what building the context found, each once, with the line of its entry."""
+        path = self.session_file or ""
+        known = {d.message for d in self.diagnostics}
+        fresh = [p for p in problems if f"entry {p.entry_id}: {p.message}" not in known]
+        if not fresh:
+            return
+        lines = _lines_of_ids(path, [p.entry_id for p in fresh]) if path else {}
+        for problem in fresh:
+            message = f"entry {problem.entry_id}: {problem.message}"
+            if message in known:
+                continue
+            known.add(message)
+            numbers = lines.get(problem.entry_id) or [0]
+            self.diagnostics.append(SessionDiagnostic(path, numbers[-1], message))
 
     build_session_context = build_context
 
@@ -661,6 +742,46 @@ def _opt(value: Any) -> Any:
 
 def _file_stamp(timestamp: str) -> str:
     return timestamp.replace(":", "-").replace(".", "-")
+
+
+def _unknown_version(path: str, header: SessionHeader, what: str) -> SessionDiagnostic:
+    version = jsonio.dumps(header.get("version")) if "version" in header.raw else "(none)"
+    return SessionDiagnostic(
+        path,
+        1,
+        f"session version {version} is not one piko knows (1 to {CURRENT_SESSION_VERSION}): {what}",
+    )
+
+
+def _keep_backup(path: str) -> str:
+    """Copy ``path`` to ``<path>.bak`` (``.bak.1``, ``.bak.2``... when that exists); the copy's path."""
+    backup = f"{path}.bak"
+    number = 0
+    while os.path.exists(backup):
+        number += 1
+        backup = f"{path}.bak.{number}"
+    shutil.copy2(path, backup)
+    return backup
+
+
+def _lines_of_ids(path: str, entry_ids: list[str]) -> dict[str, list[int]]:
+    """The line numbers (1-based) of the lines that carry each id, for diagnostics (a scan of the
+    file; only done when something is wrong)."""
+    import re
+
+    found: dict[str, list[int]] = {}
+    if not entry_ids:
+        return found
+    pattern = re.compile(rb'"id"\s*:\s*"(' + b"|".join(re.escape(i.encode()) for i in entry_ids) + rb')"')
+    try:
+        with open(path, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                match = pattern.search(line)
+                if match is not None:
+                    found.setdefault(match.group(1).decode(), []).append(number)
+    except OSError:
+        pass
+    return found
 
 
 def _write_bytes_atomic(path: str, data: bytes) -> None:

@@ -3,7 +3,8 @@
 Version 1 files are a flat list: no ``id``/``parentId``, compactions point at the first kept
 entry by its index in the file (``firstKeptEntryIndex``, the header being index 0) and the
 header has no ``version``. Version 2 added the tree; version 3 renamed the message role
-``hookMessage`` to ``custom``. Migration works on the parsed JSON objects in place, adding
+``hookMessage`` to ``custom``. Any other ``version`` (a string, a fraction, a newer version) is
+not migrated: the manager leaves such a file as it is. Migration works on the parsed JSON objects in place, adding
 keys at the end as JavaScript does, so the rewritten file is the one pi would write.
 """
 
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import jsonio
-from piko.session_entries import CURRENT_SESSION_VERSION, new_entry_id
+from piko.session_entries import CURRENT_SESSION_VERSION, new_entry_id, session_version
 
 __all__ = [
     "encode_cwd",
@@ -24,13 +25,11 @@ __all__ = [
 ]
 
 
-def file_version(objects: list[dict[str, Any]]) -> int:
-    """The version of a parsed file: its header's ``version``, 1 when absent."""
+def file_version(objects: list[dict[str, Any]]) -> int | None:
+    """The version of a parsed file: its header's ``version`` (1 when absent), ``None`` when it
+    is not a version piko knows (see :func:`piko.session_entries.session_version`)."""
     header = next((o for o in objects if o.get("type") == "session"), None)
-    value = header.get("version") if header is not None else None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 1
-    return int(value)
+    return session_version(header.get("version") if header is not None else None)
 
 
 def _v1_to_v2(objects: list[dict[str, Any]]) -> None:
@@ -67,9 +66,12 @@ def _v2_to_v3(objects: list[dict[str, Any]]) -> None:
 
 
 def migrate_to_current_version(objects: list[dict[str, Any]]) -> bool:
-    """Bring parsed file objects (header included) to v3 in place; True when anything changed."""
+    """Bring parsed file objects (header included) to v3 in place; True when anything changed.
+
+    A version piko does not know is left alone (False): guessing would rewrite the file wrongly.
+    """
     version = file_version(objects)
-    if version >= CURRENT_SESSION_VERSION:
+    if version is None or version >= CURRENT_SESSION_VERSION:
         return False
     if version < 2:
         _v1_to_v2(objects)

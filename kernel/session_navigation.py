@@ -22,10 +22,7 @@ from piko.events import (
     SessionTreeEvent,
 )
 from piko.messages import UserMessage, text_of
-
-
-def _entry_message(entry: Any) -> Any:
-    return getattr(entry, "message", None) if getattr(entry, "type", "") == "message" else None
+from piko.session_entries import readable_message
 
 
 async def _replace_manager(session: Any, manager: Any, reason: str, previous_file: str | None) -> None:
@@ -86,7 +83,8 @@ async def new_session(session: Any, parent_session: str | None = None) -> dict[s
 
 
 async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
-    """Resume another session file (``/resume``, RPC ``switch_session``); ``{"cancelled": bool}``."""
+    """Resume another session file (``/resume``, RPC ``switch_session``): ``{"cancelled": bool}``,
+    with ``"warnings"`` (lines skipped, messages left out of the context) when the file has any."""
     from piko.session_manager import SessionManager
     from piko.session_setup import session_dir
 
@@ -104,7 +102,8 @@ async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
     await session.dispatcher.emit(
         "session_switch", SessionSwitchEvent(reason="resume", previous_session_file=previous), session.ctx
     )
-    return {"cancelled": False}
+    warnings = [str(d) for d in manager.diagnostics]  # complete: the context was built above
+    return {"cancelled": False, "warnings": warnings} if warnings else {"cancelled": False}
 
 
 async def fork(session: Any, entry_id: str, position: str = "before") -> dict[str, Any]:
@@ -129,7 +128,7 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> dict[st
     if position == "at":
         target = entry.id
     else:
-        message = _entry_message(entry)
+        message = readable_message(entry)
         if not isinstance(message, UserMessage):
             raise ValueError("Invalid entry ID for forking")
         target = entry.parent_id
@@ -160,7 +159,7 @@ def fork_messages(session: Any) -> list[dict[str, str]]:
     """User messages one can fork from: ``[{"entryId", "text"}]`` (RPC ``get_fork_messages``)."""
     out = []
     for entry in session.session_manager.get_entries():
-        message = _entry_message(entry)
+        message = readable_message(entry)
         if isinstance(message, UserMessage):
             text = text_of(message.content)
             if text:
@@ -180,16 +179,18 @@ async def navigate_tree(
     """Move the leaf to ``target_id`` (``/tree``), optionally summarizing the branch left behind.
 
     A user message as target puts the leaf on its parent and returns its text for the editor.
-    Returns ``{"cancelled": bool, "editorText": str | None}``.
+    Returns ``{"cancelled": bool, "editorText": str | None}``, with ``"warnings"`` when the branch
+    reached holds damage not reported before (a message that cannot be read...).
     """
     manager = session.session_manager
+    reported = len(manager.diagnostics)
     old_leaf = manager.leaf_id
     target = manager.get_entry(target_id) if target_id else None
     if target_id and target is None:
         raise ValueError(f"Entry {target_id} not found")
     editor_text = None
     new_leaf = target_id
-    message = _entry_message(target) if target is not None else None
+    message = readable_message(target) if target is not None else None
     if isinstance(message, UserMessage) and target is not None:
         new_leaf = target.parent_id
         editor_text = text_of(message.content)
@@ -271,4 +272,8 @@ async def navigate_tree(
         ),
         session.ctx,
     )
-    return {"cancelled": False, "editorText": editor_text}
+    result: dict[str, Any] = {"cancelled": False, "editorText": editor_text}
+    warnings = [str(d) for d in manager.diagnostics[reported:]]
+    if warnings:
+        result["warnings"] = warnings
+    return result

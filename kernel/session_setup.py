@@ -235,9 +235,9 @@ async def create_agent_session(
     """
     options = app.options
     manager = session_manager if session_manager is not None else open_session_manager(app)
+    context = manager.build_context()  # before the report: building it reads the messages
     for message in getattr(manager, "diagnostics", []):
         app.notices.append(message)
-    context = manager.build_context()
     registry = app.model_registry.load()
     patterns = options.get("models")
     pattern_list = (

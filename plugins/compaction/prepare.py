@@ -18,7 +18,7 @@ from attrs import define, field
 
 from piko.messages import BranchSummaryMessage, CustomMessage
 from piko.plugins.compaction.file_ops import FileOps
-from piko.session_entries import ms_from_iso
+from piko.session_entries import ms_from_iso, readable_message
 from piko.tokens import context_estimate, estimate_message_tokens
 
 DEFAULT_RESERVE_TOKENS = 16384
@@ -101,13 +101,6 @@ class CutPoint:
 # ---------------------------------------------------------------------------
 
 
-def _parsed_message(entry: Any) -> Any:
-    try:
-        return entry.message
-    except Exception:  # a damaged line: it contributes nothing
-        return None
-
-
 def entry_message(entry: Any, *, with_compactions: bool = False) -> Any:
     """The agent message an entry stands for in the context, or ``None``.
 
@@ -116,7 +109,7 @@ def entry_message(entry: Any, *, with_compactions: bool = False) -> Any:
     """
     kind = getattr(entry, "type", "")
     if kind == "message":
-        return _parsed_message(entry)
+        return readable_message(entry)
     timestamp = ms_from_iso(getattr(entry, "timestamp", "")) or 0
     if kind == "custom_message":
         return CustomMessage(
@@ -176,7 +169,7 @@ def find_cut_point(entries: list[Any], start: int, end: int, keep_recent_tokens:
         entry = entries[index]
         if getattr(entry, "type", "") != "message":
             continue
-        message = _parsed_message(entry)
+        message = readable_message(entry)
         kept_tokens += estimate_message_tokens(message) if message is not None else 0
         if kept_tokens >= keep_recent_tokens:
             cut = next((p for p in points if p >= index), cut)

@@ -12,6 +12,7 @@ extension of your own that answers the hook replaces it; see ``docs/export.md``.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Any
 
 from piko import hookimpl
@@ -41,9 +42,10 @@ def _write(path: str, text: str) -> None:
         raise ExportError(f"Cannot write {path}: it is a directory")
     if not os.path.isdir(directory):
         raise ExportError(f"Cannot write {path}: no such directory {directory}")
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.tmp")
+    # unique per write: exports to one path may run at once (RPC export_html, two processes)
+    temp = os.path.join(directory, f".{os.path.basename(path)}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
     try:
-        with open(temp, "wb") as fh:
+        with open(temp, "xb") as fh:
             fh.write(data)
         os.replace(temp, path)
     except OSError as exc:
@@ -64,7 +66,23 @@ def export_html(
     """Write the page an :class:`~piko.events.ExportRequest` asks for; returns the path written.
 
     Raises :class:`~piko.plugins.export.session_view.ExportError` with a message for the user.
+    Exports run one at a time (they are called from worker threads, and the first one imports
+    the renderer and pygments, whose lazily loaded parts are not safe to load from two threads).
     """
+    with _EXPORTING:
+        return _export_html(request, leaf_id=leaf_id, system_prompt=system_prompt, tools=tools)
+
+
+_EXPORTING = threading.Lock()
+
+
+def _export_html(
+    request: Any,
+    *,
+    leaf_id: str | None,
+    system_prompt: str | None,
+    tools: list[dict[str, Any]] | None,
+) -> str:
     from piko.plugins.export.page import render_page
     from piko.plugins.export.session_view import ExportError, load_session_file, view_from_entries
     from piko.redaction import mask_known_secrets

@@ -4,7 +4,9 @@
 code 1. ``json`` prints the session header, then each event as one JSON line, as pi's
 ``--mode json`` does. Piped stdin is prepended to the first prompt. SIGTERM and SIGHUP stop
 the run as pi's print mode does: what runs is aborted, the session shuts down (extensions see
-``session_shutdown``), and piko exits with 143 or 129.
+``session_shutdown``), and piko exits with 143 or 129. SIGINT (Ctrl+C) does the same with 130
+(pi dies of it). When the abort is not done within ``piko.exit_signals.ABORT_GRACE_S`` (a tool that ignores
+it), or at a second signal, the run is cancelled outright.
 """
 
 from __future__ import annotations
@@ -13,9 +15,6 @@ import sys
 from typing import Any
 
 from piko import hookimpl
-
-# How long an abort may take before the run is cancelled outright.
-ABORT_GRACE_S = 3.0
 
 
 @hookimpl
@@ -46,6 +45,7 @@ async def run_print(app: Any, *, json_output: bool) -> int:
 
     from piko import jsonio
     from piko.events import event_to_wire
+    from piko.exit_signals import on_exit_signals
     from piko.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
     from piko.messages import AssistantMessage, TextContent
     from piko.session_setup import SetupError, open_session_manager
@@ -87,36 +87,39 @@ async def run_print(app: Any, *, json_output: bool) -> int:
             out.write(jsonio.dumps(event_to_wire(event)) + "\n")
 
         session.subscribe(print_event)
-    code = 0
-    stopped: list[int] = []
-    remove_handlers = _on_signals(session, stopped)
-    try:
+
+    async def prompts() -> None:
         if first:
             await session.prompt(first, images)
         for message in rest:
-            if stopped:
+            if signals.code is not None:
                 break
             await session.prompt(message)
-        if stopped:
-            code = stopped[0]
-        elif not json_output:
-            last = session.messages[-1] if session.messages else None
-            if isinstance(last, AssistantMessage):
-                if last.stop_reason in ("error", "aborted"):
-                    code = _error(last.error_message or f"Request {last.stop_reason}")
-                else:
-                    for block in last.content:
-                        if isinstance(block, TextContent):
-                            out.write(block.text + "\n")
-    except asyncio.CancelledError:
-        if not stopped:
-            raise
-        code = stopped[0]
+
+    code = 0
+    signals = _Stop(session)
+    remove_handlers = on_exit_signals(signals.stop, interrupt=True)
+    work = asyncio.ensure_future(prompts())
+    try:
+        await signals.outlast(work)
+        if signals.code is not None:
+            code = signals.code
+        else:
+            work.result()  # what went wrong, if anything
+            if not json_output:
+                last = session.messages[-1] if session.messages else None
+                if isinstance(last, AssistantMessage):
+                    if last.stop_reason in ("error", "aborted"):
+                        code = _error(last.error_message or f"Request {last.stop_reason}")
+                    else:
+                        for block in last.content:
+                            if isinstance(block, TextContent):
+                                out.write(block.text + "\n")
     except Exception as exc:
         code = _error(str(exc) or type(exc).__name__)
     finally:
         remove_handlers()
-        await session.shutdown()
+        await session.shutdown(abort_grace=0.0 if signals.gave_up else None)
         try:
             out.flush()
         except OSError:
@@ -124,25 +127,50 @@ async def run_print(app: Any, *, json_output: bool) -> int:
     return code
 
 
-def _on_signals(session: Any, stopped: list[int]) -> Any:
-    """Handle SIGTERM/SIGHUP: abort the session, and cancel the run if the abort hangs."""
-    import asyncio
+class _Stop:
+    """SIGTERM/SIGHUP/SIGINT during the run: abort the session; when the work has not ended
+    within ``ABORT_GRACE_S`` (or at a second signal) cancel it, and go on without it if it
+    still runs (a tool that ignores both)."""
 
-    from piko.exit_signals import on_exit_signals
+    def __init__(self, session: Any) -> None:
+        import asyncio
 
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    aborts: list[Any] = []  # keeps the abort task referenced until it ends
+        self.session = session
+        self.code: int | None = None
+        self._signalled = asyncio.Event()
+        self._again = asyncio.Event()
+        self._abort: Any = None  # the abort task, kept referenced until it ends
+        self.gave_up = False  # the work did not end after the abort and its cancellation
 
-    def cancel_if_still_running() -> None:
-        if task is not None and not task.done():
-            task.cancel()
+    def stop(self, code: int) -> None:
+        import asyncio
 
-    def stop(code: int) -> None:
-        if stopped:
+        if self.code is not None:
+            self._again.set()
             return
-        stopped.append(code)
-        aborts.append(loop.create_task(session.abort()))
-        loop.call_later(ABORT_GRACE_S, cancel_if_still_running)
+        self.code = code
+        self._abort = asyncio.ensure_future(self.session.abort())
+        self._signalled.set()
 
-    return on_exit_signals(stop)
+    async def outlast(self, work: Any) -> None:
+        """Return when ``work`` ended, or when a signal came and the work was given up."""
+        import asyncio
+
+        from piko.exit_signals import ABORT_GRACE_S
+
+        signalled = asyncio.ensure_future(self._signalled.wait())
+        try:
+            await asyncio.wait({work, signalled}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            signalled.cancel()
+        if work.done() or self.code is None:
+            return
+        again = asyncio.ensure_future(self._again.wait())
+        try:
+            await asyncio.wait({work, again}, timeout=ABORT_GRACE_S, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            again.cancel()
+        if not work.done():
+            work.cancel()
+            await asyncio.wait({work}, timeout=1.0)
+            self.gave_up = not work.done()

@@ -309,8 +309,16 @@ async def new_session(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def switch_session(host: Any, command: dict[str, Any]) -> Any:
+    """pi's ``{"cancelled"}``, plus ``"warnings"`` about a damaged file (also written to stderr,
+    as pi writes what a new session's loading found)."""
     result = await host.session.switch_session(command["sessionPath"])
-    return {"cancelled": bool(result.get("cancelled"))}
+    data: dict[str, Any] = {"cancelled": bool(result.get("cancelled"))}
+    warnings = [str(w) for w in result.get("warnings") or ()]
+    if warnings:
+        data["warnings"] = warnings
+        host.app.notices.extend(warnings)
+        host.app.report()
+    return data
 
 
 async def fork(host: Any, command: dict[str, Any]) -> Any:

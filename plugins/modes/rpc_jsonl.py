@@ -9,6 +9,7 @@ way Node's parser does, so ``"Failed to parse command: ..."`` responses read lik
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from piko import jsonio
@@ -91,25 +92,44 @@ class _Constant(Exception):
     pass
 
 
+class _IntegerTooLong(Exception):
+    pass
+
+
 def _refuse_constant(name: str) -> Any:
     raise _Constant(name)
 
 
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+def _parse_int(text: str) -> int:
+    limit = sys.get_int_max_str_digits()
+    if limit and len(text) - text.startswith("-") > limit:
+        raise _IntegerTooLong(text)
+    return int(text)
+
+
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant, parse_int=_parse_int)
+NESTING_LIMIT = "JSON is nested too deeply (piko reads up to about 1000 levels)"
 
 
 def parse_line(line: str) -> Any:
-    """The JSON value of one record; raises :class:`ParseError` with V8's wording."""
+    """The JSON value of one record; raises :class:`ParseError` with V8's wording.
+
+    What ``JSON.parse`` accepts but Python cannot build gets its own message: nesting deeper
+    than about 1000 levels, and an integer longer than Python reads (4300 digits by default;
+    JavaScript would read it as ``Infinity``).
+    """
     try:
         return jsonio.loads(line)
     except (ValueError, TypeError):
         pass  # orjson refuses some valid JSON (lone surrogate escapes, huge integers): ask json
     try:
         return _DECODER.decode(line)
+    except _IntegerTooLong:
+        raise ParseError(_V8Scanner(line, sys.get_int_max_str_digits()).run() or NESTING_LIMIT) from None
     except (ValueError, _Constant, RecursionError):
         pass
     message = v8_error(line)
-    raise ParseError(message or "JSON is nested too deeply")
+    raise ParseError(message or NESTING_LIMIT)
 
 
 # What JSON.parse reports, located the way V8's parser walks the text (UTF-16 code units).
@@ -130,8 +150,9 @@ class _Fail(Exception):
 class _V8Scanner:
     """Walks JSON text as V8's ``JsonParser`` does, only to find and word the first error."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, max_integer_digits: int = 0) -> None:
         self.text = text
+        self.max_integer_digits = max_integer_digits  # when set, a longer integer is an error
         self.units = memoryview(text.encode("utf-16-le", "surrogatepass")).cast("H")
         self.n = len(self.units)
         self.pos = 0
@@ -287,6 +308,7 @@ class _V8Scanner:
             self.pos += 1
 
     def number(self) -> None:
+        start = self.pos
         if self.peek() == 0x2D:
             self.pos += 1
         if self.peek() == 0x30:
@@ -294,7 +316,15 @@ class _V8Scanner:
             if self.peek() in _DIGITS:
                 raise self.unexpected()
         elif self.peek() in _DIGITS:
+            first = self.pos
             self.digits()
+            digits = self.pos - first
+            limit = self.max_integer_digits
+            if limit and digits > limit and self.peek() not in (0x2E, 0x65, 0x45):
+                raise _Fail(
+                    f"Number too long in JSON at position {start} ({digits} digits; "
+                    f"piko reads integers of up to {limit} digits)"
+                )
         else:
             raise self.fail_at("No number after minus sign")
         if self.peek() == 0x2E:

@@ -4,8 +4,9 @@ Each record read starts its command at once, in arrival order, so ``abort``, ``g
 ``abort_bash`` are answered while a prompt streams or a shell command runs; ``prompt`` answers
 as soon as the session accepted it and streams its events after. Nothing a client sends stops
 the process: bad JSON, unknown commands and bad fields get error responses. End of input (or
-SIGTERM/SIGHUP, or an extension's ``ctx.shutdown()``) stops what runs, fires
-``session_shutdown`` and exits.
+SIGTERM/SIGHUP/SIGINT, or an extension's ``ctx.shutdown()``) stops what runs, fires
+``session_shutdown`` and exits; work that ignores the abort is given up after the grace print
+mode gives it (``ABORT_GRACE_S``), and the exit status is the signal's all the same.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 import threading
 from typing import Any
 
-from piko.exit_signals import on_exit_signals
+from piko.exit_signals import ABORT_GRACE_S, abort_within, on_exit_signals
 from piko.plugins.modes.rpc_commands import ANSWERED, COMMANDS, NO_DATA, CommandError
 from piko.plugins.modes.rpc_jsonl import LineSplitter, ParseError, parse_line, serialize
 from piko.plugins.modes.rpc_output import ProtocolOutput, take_over_stdout
@@ -87,22 +88,30 @@ class RpcHost:
         session.abort_bash()
         session.abort_retry()
         session.abort_compaction()
+        stopped = False
         try:
-            await session.abort()
+            stopped = await abort_within(session)
+            if not stopped:  # a tool that ignores the abort: go on without it
+                self.log(
+                    f"what runs did not stop within {ABORT_GRACE_S:g} s of the abort; shutting down anyway"
+                )
         except Exception as exc:
             self.log(f"abort failed while shutting down: {exc}")
-        await self._settle_tasks()
+        await self._settle_tasks(SETTLE_SECONDS if stopped else 0.0)
         try:
-            await session.shutdown("quit")
+            await session.shutdown("quit", abort_grace=None if stopped else 0.0)
         except Exception as exc:
             self.log(f"shutdown failed: {exc}")
 
-    async def _settle_tasks(self) -> None:
+    async def _settle_tasks(self, timeout: float) -> None:
+        """Let running commands answer for up to ``timeout`` seconds, then cancel them."""
         current = asyncio.current_task()
         tasks = [t for t in self._tasks if t is not current and not t.done()]
         if not tasks:
             return
-        _done, pending = await asyncio.wait(tasks, timeout=SETTLE_SECONDS)
+        pending = set(tasks)
+        if timeout > 0:
+            _done, pending = await asyncio.wait(tasks, timeout=timeout)
         for task in pending:
             task.cancel()
         if pending:

@@ -89,7 +89,9 @@ def transform_messages(
     Images become placeholders for text-only models; thinking from another model becomes text
     (redacted thinking is dropped); tool call ids are normalised by ``normalize_tool_call_id``
     and tool results follow; errored or aborted assistant turns are skipped; tool calls left
-    without a result get a synthetic ``No result provided`` error result.
+    without a result get a synthetic ``No result provided`` error result. A tool result that
+    answers no pending tool call (its call was lost, or it answers one twice) is dropped:
+    providers reject it. pi sends it; the session reports such damage when it loads.
     """
     id_map: dict[str, str] = {}
     transformed: list[Message] = []
@@ -164,6 +166,8 @@ def transform_messages(
                 seen_results = set()
             result.append(msg)
         elif isinstance(msg, ToolResultMessage):
+            if msg.tool_call_id in seen_results or all(c.id != msg.tool_call_id for c in pending):
+                continue
             seen_results.add(msg.tool_call_id)
             result.append(msg)
         elif isinstance(msg, UserMessage):

@@ -1,9 +1,11 @@
-"""SIGTERM and SIGHUP during ``pi -p``: the run stops, the session shuts down, exit 143 / 129 (as pi)."""
+"""SIGTERM, SIGHUP and SIGINT during ``pi -p``: the run stops, the session shuts down, exit 143 / 129 /
+130 (as pi for the first two; pi dies of SIGINT)."""
 
 from __future__ import annotations
 
 import signal
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,7 +24,7 @@ def activate(pi):
 """
 
 
-@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129)])
+@pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_a_signal_mid_answer_shuts_the_session_down(pi_env: Any, name: str, code: int) -> None:
     env = pi_env([{"blocks": [{"text": "a slow answer"}], "stall_s": 30}])
     extension = env.write("shutdown_ext.py", EXTENSION)
@@ -39,7 +41,44 @@ def test_a_signal_mid_answer_shuts_the_session_down(pi_env: Any, name: str, code
         if process.poll() is None:
             process.kill()
     assert process.returncode == code
-    assert stdout == ""  # no answer is printed
+    assert stdout == "" and "Traceback" not in _stderr  # no answer is printed, no traceback
     assert log.read_text() == "session_shutdown\n"
     (session_file,) = env.sessions()
-    assert '"role":"user"' in session_file.read_text()  # what was said is saved
+    text = session_file.read_text()
+    assert '"role":"user"' in text  # what was said is saved
+    assert '"stopReason":"aborted"' in text  # and the answer cut short
+
+
+STUBBORN = str(Path(__file__).resolve().parents[1] / "support" / "stubborn_tool_ext.py")
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize(
+    ("name", "code", "tool"), [("SIGINT", 130, "very_stubborn"), ("SIGTERM", 143, "blocking")]
+)
+def test_a_signal_ends_the_run_although_a_tool_ignores_the_abort(
+    pi_env: Any, name: str, code: int, tool: str
+) -> None:
+    env = pi_env(
+        [{"blocks": [{"tool_call": {"name": tool, "arguments": {}}}]}, {"blocks": [{"text": "late"}]}]
+    )
+    extension = env.write("shutdown_ext.py", EXTENSION)
+    log = env.work / "events.log"
+    process = env.start(
+        "-p", "-e", str(extension), "-e", STUBBORN, *MOCK, "run it", env={"PIKO_TEST_LOG": str(log)}
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (env.work / "tool-started.txt").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(getattr(signal, name))
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == code
+    assert stdout == "" and "Traceback" not in stderr
+    assert "ignored the abort" in stderr
+    assert log.read_text() == "session_shutdown\n"
+    (session_file,) = env.sessions()
+    assert f'"name":"{tool}"' in session_file.read_text()  # the call in flight is saved

@@ -141,6 +141,9 @@ class ScriptedContext:
     def show_info(self, text: str) -> None:
         self.output.append(("info", text))
 
+    def show_warning(self, text: str) -> None:
+        self.output.append(("warning", text))
+
     def show_error(self, text: str) -> None:
         self.output.append(("error", text))
 

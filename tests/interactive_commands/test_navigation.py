@@ -358,3 +358,55 @@ def test_tree_rows_with_two_roots_put_the_active_one_first() -> None:
         (1, "assistant: old answer"),
     ]
     assert initial_row(manager, rows) == leaf
+
+
+def test_resume_of_a_damaged_file_shows_each_line_left_out(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([reply("answer A"), reply("answer B")])
+        await session.prompt("question A")
+        damaged = Path(session.session_file)
+        lines = damaged.read_text().splitlines(keepends=True)
+        assistant_line = next(n for n, line in enumerate(lines, 1) if '"role":"assistant"' in line)
+        cut = lines[assistant_line - 1].index('"content"') + 4
+        lines[assistant_line - 1] = (
+            lines[assistant_line - 1][:cut] + "\x00BROKEN" + lines[assistant_line - 1][cut + 7 :]
+        )
+        damaged.write_text("".join(lines) + "not json\n")
+        await session.new_session()
+        await session.prompt("question B")
+        ctx = world.context(session)
+        ctx.picks.extend([label("question A")])
+        await ctx.run("/resume")
+        return ctx, damaged, assistant_line, len(lines) + 1
+
+    ctx, damaged, assistant_line, junk_line = run(scenario())
+    warnings = ctx.texts("warning")
+    assert any(w.startswith(f"{damaged}:{junk_line}: ") and "line skipped" in w for w in warnings)
+    assert any(w.startswith(f"{damaged}:{assistant_line}: ") and "unreadable message" in w for w in warnings)
+
+
+def test_tree_to_a_branch_with_a_damaged_message_shows_what_was_left_out(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session(
+            [reply("first answer"), reply("second answer"), reply("third answer")],
+            settings={"branchSummary": {"skipPrompt": True}},
+        )
+        await session.prompt("first question")
+        await session.prompt("second question")
+        ctx = world.context(session)
+        ctx.picks.extend([label("assistant: first answer")])
+        await ctx.run("/tree")
+        await session.prompt("third question")
+        path = Path(session.session_file)
+        lines = path.read_text().splitlines(keepends=True)
+        number = next(n for n, line in enumerate(lines, 1) if "second answer" in line)
+        cut = lines[number - 1].index('"content"') + 4
+        lines[number - 1] = lines[number - 1][:cut] + "\x00BROKEN" + lines[number - 1][cut + 7 :]
+        path.write_text("".join(lines))
+        await session.switch_session(str(path))  # read again: the other branch is not parsed yet
+        ctx.picks.extend([label("[unreadable line]")])
+        await ctx.run("/tree")
+        return ctx, path, number
+
+    ctx, path, number = run(scenario())
+    assert any(w.startswith(f"{path}:{number}: ") and "unreadable message" in w for w in ctx.texts("warning"))

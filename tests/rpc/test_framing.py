@@ -120,9 +120,24 @@ def test_parse_accepts_what_json_parse_accepts() -> None:
 def test_deep_nesting_is_refused_not_crashed() -> None:
     deep = "[" * 200_000 + "]" * 200_000
     assert v8_error(deep) is None  # valid JSON, only too deep to build here
-    with pytest.raises(ParseError, match=r"^JSON is nested too deeply$"):
+    with pytest.raises(
+        ParseError, match=r"^JSON is nested too deeply \(piko reads up to about 1000 levels\)$"
+    ):
         parse_line(deep)
     assert v8_error("[" * 200_000) == "Unexpected end of JSON input"
+
+
+@pytest.mark.parametrize("sign", ["", "-"])
+def test_an_integer_too_long_to_read_is_named_with_its_position(sign: str) -> None:
+    line = '{"type":"get_state","id":' + sign + "9" * 5000 + "}"
+    with pytest.raises(ParseError) as caught:
+        parse_line(line)
+    assert str(caught.value) == (
+        "Number too long in JSON at position 25 (5000 digits; piko reads integers of up to 4300 digits)"
+    )
+    # a long integer inside a string, and one within the limit, are fine
+    assert parse_line('{"id":"' + "9" * 5000 + '"}')["id"] == "9" * 5000
+    assert parse_line('{"id":' + sign + "1" + "0" * 400 + "}")["id"] == int(sign + "1" + "0" * 400)
 
 
 def test_tree_json_has_no_depth_limit() -> None:

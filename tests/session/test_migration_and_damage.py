@@ -39,6 +39,7 @@ def entry_line(entry_id: str, parent: str | None, role: str = "user", text: str 
 def test_old_versions_migrate_exactly_as_pi(version: str, tmp_path: Path) -> None:
     """pi's own migration of the same file (``<version>_migrated_by_pi.jsonl``, ids normalized)."""
     path = copy_fixture(FIXTURES / f"{version}_session.jsonl", tmp_path, "old.jsonl")
+    original = path.read_bytes()
     manager = SessionManager.open(str(path))
     assert manager.diagnostics == []
     rewritten = path.read_text(encoding="utf-8")
@@ -48,10 +49,12 @@ def test_old_versions_migrate_exactly_as_pi(version: str, tmp_path: Path) -> Non
     context = normalize_ids_in_json(jsonio.dumps(context_json(manager.build_context())), rewritten)
     assert context == (FIXTURES / f"{version}_context_by_pi.json").read_text(encoding="utf-8").strip()
     assert manager.header.version == 3
-    assert not (tmp_path / "old.jsonl.bak").exists()
+    # Unlike pi, the file as it was is kept before the rewrite.
+    assert (tmp_path / "old.jsonl.bak").read_bytes() == original
     # Opening the migrated file again changes nothing.
     SessionManager.open(str(path))
     assert path.read_text(encoding="utf-8") == rewritten
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old.jsonl", "old.jsonl.bak"]
 
 
 def test_v1_details(tmp_path: Path) -> None:

@@ -38,6 +38,9 @@ class InteractiveContext(Protocol):
     def show_info(self, text: str) -> None:
         """A dim informational line."""
 
+    def show_warning(self, text: str) -> None:
+        """A yellow warning line."""
+
     def show_error(self, text: str) -> None:
         """A red error line."""
 

@@ -32,6 +32,9 @@ class CommandContext:
     def show_info(self, text: str) -> None:
         self._mode.show_status(text)
 
+    def show_warning(self, text: str) -> None:
+        self._mode.show_warning(text)
+
     def show_error(self, text: str) -> None:
         self._mode.show_error(text)
 

@@ -137,6 +137,8 @@ async def tree_command(ctx: InteractiveContext, args: str) -> None:
         if editor_text and not ctx.get_editor_text().strip():
             ctx.set_editor_text(editor_text)
         ctx.show_info("Navigated to selected point")
+        for warning in result.get("warnings") or ():
+            ctx.show_warning(warning)
         return
 
 
@@ -169,3 +171,5 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
         return
     ctx.redraw_conversation()
     ctx.show_info("Resumed session")
+    for warning in result.get("warnings") or ():
+        ctx.show_warning(warning)

@@ -17,6 +17,7 @@ from typing import Any
 from attrs import define
 
 from piko.plugins.modes.interactive.commands.common import one_line
+from piko.session_entries import readable_message
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 _BOOKKEEPING = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -98,7 +99,9 @@ def entry_text(entry: Any, tool_calls: dict[str, tuple[str, dict[str, Any]]]) ->
     """How the tree names one entry."""
     kind = entry.type
     if kind == "message":
-        message = entry.message
+        message = readable_message(entry)
+        if message is None:
+            return "[unreadable line]"
         role = _role(message)
         if role == "user":
             return "user: " + one_line(_text_content(message.content))
@@ -144,9 +147,9 @@ def _has_text(content: Any) -> bool:
 
 def _shown(node: Any, mode: str, leaf_id: str | None) -> bool:
     entry = node.entry
-    role = _role(entry.message) if entry.type == "message" else ""
+    message: Any = readable_message(entry) if entry.type == "message" else None
+    role = _role(message) if message is not None else ""
     if role == "assistant" and entry.id != leaf_id:
-        message = entry.message
         if not _has_text(message.content) and message.stop_reason in ("stop", "toolUse"):
             return False
     if mode == "user-only":
@@ -186,8 +189,8 @@ def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
 
         entry = node.entry
         if entry.type == "message" and getattr(entry, "role", "") in ("assistant", ""):
-            message = entry.message
-            if _role(message) == "assistant":
+            message = readable_message(entry)
+            if message is not None and _role(message) == "assistant":
                 for block in message.content:
                     if isinstance(block, ToolCall):
                         tool_calls[block.id] = (block.name, dict(block.arguments or {}))
