@@ -16,17 +16,20 @@ collection, text after a quoted value, tabs in the indentation, a plain value st
 ``@``, a backtick or ``%``, a bad escape); a key given twice, which libyaml accepts, is checked
 while the mapping is built. Other errors keep libyaml's wording.
 
-Why a library: the hand-written reader this replaces (364 lines) read a subset and agreed
-with pi's parser on 91 of 139 documents checked against pi 0.73.1; this one agrees on 126
-(the rest: rarer errors in libyaml's words, ``!!float``/``!!bool`` tags, flow collections as
-keys, a flow list going on at a lower indentation). Its cost, measured with 50 skills: loading them takes 15.8 ms instead of
-5.9 ms (importing PyYAML is 7.5 ms of it), ``pi -p`` 127 ms instead of 119 ms; nothing without
-front matter. Why PyYAML and not ruamel.yaml (YAML 1.2 by default): both need the core-schema
-table, since ruamel's 1.2 resolver also reads dates, ``0b``, ``1_000`` and merge keys, and pi's
-does not; PyYAML's libyaml loader takes 36 µs for a typical skill's front matter, ruamel's
-pure-Python one 515 µs (50 skills: 2 ms against 26 ms); ruamel rejects a tab after ``key:`` and
-a trailing tab, which pi accepts. Without libyaml (a platform PyYAML has no wheel for) its
-pure-Python loader is used, with its own wording.
+Why a library: the hand-written reader this replaces (364 lines) read a subset of YAML and
+agreed with pi's parser on 91 of 139 documents checked against pi 0.73.1; this one agrees on
+126 (the rest: rarer errors in libyaml's words, ``!!float``/``!!bool`` tags, flow collections
+as keys, a flow list going on at a lower indentation). Its cost, measured with 50 skills:
+loading them takes 15.8 ms instead of 5.9 ms (importing PyYAML is 7.5 ms of it), ``pi -p``
+127 ms instead of 119 ms (``benchmarks/bench_print_roundtrip.py --skills 50``); nothing
+without front matter.
+
+Why PyYAML and not ruamel.yaml (YAML 1.2 by default): both need the core-schema table, since
+ruamel's 1.2 resolver also reads dates, ``0b``, ``1_000`` and merge keys, and pi's does not;
+PyYAML's libyaml loader takes 36 µs for a typical skill's front matter, ruamel's pure-Python
+one 515 µs (50 skills: 2 ms against 26 ms); ruamel rejects a tab after ``key:`` and a trailing
+tab, which pi accepts. Without libyaml (a platform PyYAML has no wheel for) its pure-Python
+loader is used, with its own wording.
 """
 
 from __future__ import annotations
