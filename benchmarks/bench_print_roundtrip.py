@@ -7,10 +7,11 @@ the median CPU time and the peak RSS (all from ``wait4``) of each, and piko's sh
 median wall time. Targets (issue "Agent
 core"): piko at most 0.15x pi's wall time and at most 50 MB.
 
-    .venv/bin/python benchmarks/bench_print_roundtrip.py [--runs 15] [--pi /work/scratch/pi] [--json]
+    .venv/bin/python benchmarks/bench_print_roundtrip.py [--runs 15] [--pi /work/scratch/pi] [--skills N] [--json]
 
 pi is looked for in ``--pi`` (an npm prefix with ``node_modules/.bin/pi``); without it only piko
-is measured.
+is measured. ``--skills N`` puts N skills (a ``SKILL.md`` with front matter each) in the agent
+folder of both, to measure what reading their front matter adds.
 """
 
 from __future__ import annotations
@@ -31,6 +32,19 @@ sys.path.insert(0, str(REPO / "tests"))
 from support.llm_server import LLMServer  # noqa: E402
 
 PIKO = str(Path(sys.executable).with_name("pi"))
+
+
+def write_skills(folder: Path, count: int) -> None:
+    """``count`` skills with the front matter skills usually have."""
+    for i in range(count):
+        skill = folder / f"skill-{i}"
+        skill.mkdir(parents=True)
+        (skill / "SKILL.md").write_text(
+            f"---\nname: skill-{i}\ndescription: Does thing {i}. Use when the user asks for thing {i}.\n"
+            "license: MIT\nallowed-tools: [read, bash]\nmetadata:\n  author: someone\n  version: 2\n"
+            f"---\n\n# Skill {i}\n\nSteps.\n",
+            encoding="utf-8",
+        )
 
 
 def warm_up(command: list[str], env: dict[str, str], cwd: str, runs: int = 2) -> None:
@@ -64,6 +78,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--pi", default="/work/scratch/pi", help="npm prefix holding node_modules/.bin/pi")
+    parser.add_argument("--skills", type=int, default=0, help="skills in the agent folder")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     turns = [{"blocks": [{"text": "Hi there! How can I help you today?"}], "repeat": True}]
@@ -80,6 +95,7 @@ def main() -> int:
             home = Path(tmp) / name / "agent"
             home.mkdir(parents=True)
             (home / "models.json").write_text(json.dumps(models))
+            write_skills(home / "skills", args.skills)
             work = Path(tmp) / name / "work"
             work.mkdir()
             env = {

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from agent_harness import PiEnv
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from piko.expansion import expand_prompt_template, parse_command_args, strip_frontmatter, substitute_args
 from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
@@ -371,6 +375,26 @@ def test_frontmatter_edges(text: str, fields: dict[str, Any], body: str) -> None
         ("name: x\ndescription: [a, b",
          "Flow sequence in block collection must be sufficiently indented and end with a ] at line 2, column 19:\n\n"
          "description: [a, b\n                  ^\n"),
+        ("description: {a: 1",
+         "Flow map in block collection must be sufficiently indented and end with a } at line 1, column 19:\n\n"
+         "description: {a: 1\n                  ^\n"),
+        ("description: `tick`",
+         "Plain value cannot start with reserved character ` at line 1, column 14:\n\ndescription: `tick`\n             ^\n"),
+        ("description: %x",
+         "Plain value cannot start with directive indicator character % at line 1, column 14:\n\n"
+         "description: %x\n             ^\n"),
+        ("description: - x",
+         "Unexpected block-seq-ind on same line with key at line 1, column 14:\n\ndescription: - x\n             ^\n"),
+        ("a: 'x' 'y'",
+         "Unexpected single-quoted-scalar at node end at line 1, column 8:\n\na: 'x' 'y'\n       ^^^\n"),
+        ('a: "\\u00e9\\q"',
+         'Invalid escape sequence \\q at line 1, column 11:\n\na: "\\u00e9\\q"\n          ^\n'),
+        ("a:\n    b: 1\n  c: 2",
+         "All mapping items must start at the same column at line 3, column 1:\n\n    b: 1\n  c: 2\n^\n"),
+        ("a: |\n  x\n b: 1",
+         "All mapping items must start at the same column at line 3, column 1:\n\n  x\n b: 1\n^\n"),
+        ("a:\n  - b: 1\n   c: 2",
+         "Sequence item without - indicator at line 3, column 1:\n\n  - b: 1\n   c: 2\n^\n"),
     ],
 )  # fmt: skip
 def test_front_matter_pi_rejects_fails_with_pis_words(yaml: str, message: str) -> None:
@@ -386,6 +410,56 @@ def test_front_matter_pi_rejects_fails_with_pis_words(yaml: str, message: str) -
 )  # fmt: skip
 def test_colons_pi_accepts(yaml: str) -> None:
     assert parse_frontmatter(f"---\n{yaml}\n---\n")[0]["description"]
+
+
+# What pi 0.73.1's parser reads (YAML 1.2, core schema), where a YAML 1.1 reader or a subset would not
+@pytest.mark.parametrize(
+    ("yaml", "fields"),
+    [
+        ("a: yes\nb: on\nc: No", {"a": "yes", "b": "on", "c": "No"}),
+        ("a: 012\nb: 0o17\nc: 0x1f\nd: +12\ne: 1e3\nf: .5", {"a": 12, "b": 15, "c": 31, "d": 12, "e": 1000, "f": 0.5}),
+        ("a: 1_000\nb: 0b11\nc: 10:30\nd: 0o8", {"a": "1_000", "b": "0b11", "c": "10:30", "d": "0o8"}),
+        ("a: 2024-01-01\nb: 2024-01-01T10:00:00Z", {"a": "2024-01-01", "b": "2024-01-01T10:00:00Z"}),
+        ("a: .inf\nb: ~\nc: Null\nd: TRUE\ne: tRue", {"a": float("inf"), "b": None, "c": None, "d": True, "e": "tRue"}),
+        ("metadata: {author: me, tags: [a, [b, c]]}", {"metadata": {"author": "me", "tags": ["a", ["b", "c"]]}}),
+        ("a: [a: 1, b]\nb: {x}", {"a": [{"a": 1}, "b"], "b": {"x": None}}),
+        ("? a\n: b\n<<: {c: 1}", {"a": "b", "<<": {"c": 1}}),
+        ("a: &x [1]\nb: *x\nc: !custom text", {"a": [1], "b": [1], "c": "text"}),
+        ("a: \"multi\n  line\"\nb: 'it''s\n\n  x'\nc: plain\n\n  on", {"a": "multi line", "b": "it's\nx", "c": "plain\non"}),
+        ("a: |\n  last block\n  keeps its newline", {"a": "last block\nkeeps its newline\n"}),
+        ("a: >-\n  folded\n\n  para\nb: |2\n   indented", {"a": "folded\npara", "b": " indented\n"}),
+        ("a: x\n\t\nb:\ty\t\nc: 'z'\t# tabs as blanks", {"a": "x", "b": "y", "c": "z"}),
+    ],
+)  # fmt: skip
+def test_front_matter_values_are_read_as_pi_reads_them(yaml: str, fields: dict[str, Any]) -> None:
+    assert parse_frontmatter(f"---\n{yaml}\n---\nBody") == (fields, "Body")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab:- \t\n'\"[]{}#|>@`%!&*?,.\\0x\x01é😀")), max_size=40))
+def test_any_front_matter_parses_or_fails_with_a_frontmatter_error(yaml: str) -> None:
+    try:
+        fields, _body = parse_frontmatter(f"---\n{yaml}\n---\n")
+    except FrontmatterError as exc:
+        assert str(exc)
+    else:
+        assert isinstance(fields, dict)
+
+
+def test_the_yaml_library_is_imported_for_front_matter_only() -> None:
+    code = (
+        "import sys\n"
+        "from piko.plugins.resources.frontmatter import parse_frontmatter\n"
+        "parse_frontmatter('# no front matter')\n"
+        "parse_frontmatter('---\\n---\\nempty front matter')\n"
+        "print('yaml' in sys.modules)\n"
+        "parse_frontmatter('---\\na: 1\\n---\\n')\n"
+        "print('yaml' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["False", "True"]
 
 
 def test_strip_frontmatter_matches_the_parser() -> None:

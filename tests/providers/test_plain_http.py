@@ -251,31 +251,69 @@ def test_a_body_left_unread_closes_its_connection_instead_of_pooling_it() -> Non
 
 
 CHUNKED = b"5;name=x\r\nhello\r\n1\r\n \r\nb\r\ndata: one\n\n\r\n0\r\nTrailer: t\r\n\r\n"
+CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+def _chunked_answer_then_ok(body: bytes, size: int, connections: list[int]) -> Handler:
+    """A server answering the first request with ``body`` as chunked framing written ``size``
+    bytes at a time, and every later request on the same connection with ``ok``."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        first = len(connections) == 1
+        while (await _read_request(reader))[0]:
+            if first:
+                writer.write(CHUNKED_HEAD)
+                for start in range(0, len(body), size):
+                    writer.write(body[start : start + size])
+                    await writer.drain()
+                    await asyncio.sleep(0.001)  # each piece its own arrival
+                first = False
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+                await writer.drain()
+
+    return handler
 
 
 @pytest.mark.parametrize("size", [1, 2, 3, 7, len(CHUNKED)])
 def test_chunked_framing_survives_any_split_of_the_bytes(size: int) -> None:
-    from piko.plugins.providers.plain_http import _ChunkedDecoder
+    connections: list[int] = []
 
-    decoder = _ChunkedDecoder(httpx.Request("GET", "http://127.0.0.1/"))
-    body = b""
-    for start in range(0, len(CHUNKED), size):
-        assert not decoder.finished
-        body += decoder.feed(CHUNKED[start : start + size])
-    assert body == b"hello data: one\n\n"
-    assert decoder.finished and not decoder.leftover
+    async def run(base: str) -> object:
+        async with _client() as client:
+            body = (await client.get(base)).content
+            return body, (await client.get(base)).text
+
+    handler = _chunked_answer_then_ok(CHUNKED, size, connections)
+    assert asyncio.run(_with_server(handler, run)) == (b"hello data: one\n\n", "ok")
+    assert connections == [1]  # the body ended where its framing said: the connection was reused
 
 
-def test_chunked_framing_errors() -> None:
-    from piko.plugins.providers.plain_http import _ChunkedDecoder
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [(b"zz\r\n", "chunk header"), (b"2\r\nabXY", "chunk footer")],
+)
+def test_chunked_framing_errors(body: bytes, message: str) -> None:
+    async def run(base: str) -> object:
+        async with _client() as client:
+            return await client.get(base)
 
-    request = httpx.Request("GET", "http://127.0.0.1/")
-    with pytest.raises(httpx.RemoteProtocolError, match="chunk size"):
-        _ChunkedDecoder(request).feed(b"zz\r\n")
-    with pytest.raises(httpx.RemoteProtocolError, match="CRLF"):
-        _ChunkedDecoder(request).feed(b"2\r\nabXY")
-    decoder = _ChunkedDecoder(request)
-    assert decoder.feed(b"0\r\n\r\nextra") == b"" and decoder.finished and decoder.leftover
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        asyncio.run(_with_server(_chunked_answer_then_ok(body, len(body), []), run))
+
+
+def test_bytes_after_a_chunked_body_retire_its_connection() -> None:
+    connections: list[int] = []
+
+    async def run(base: str) -> object:
+        async with _client() as client:
+            body = (await client.get(base)).content
+            return body, (await client.get(base)).text
+
+    handler = _chunked_answer_then_ok(b"0\r\n\r\nextra", 64, connections)
+    assert asyncio.run(_with_server(handler, run)) == (b"", "ok")
+    assert len(connections) == 2  # bytes nobody asked for: a new connection for the next request
 
 
 def test_bytes_arriving_on_an_idle_connection_retire_it() -> None:
@@ -330,3 +368,84 @@ def test_a_kept_alive_connection_reset_by_the_server_is_retried_once_on_a_new_on
 
     assert asyncio.run(_with_server(handler, run)) == ("one", "one")
     assert len(served) == 2
+
+
+def test_large_bodies_both_ways_arrive_whole_past_a_slow_reader() -> None:
+    upload = bytes(range(256)) * (6 * 4096)  # 6 MiB, more than either side's socket buffers hold
+    download = upload[::-1]
+    received: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(0.2)  # a slow reader: the client's writes wait for room
+        received.append((await _read_request(reader))[2])
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        for start in range(0, len(download), 65536):
+            part = download[start : start + 65536]
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def run(base: str) -> object:
+        async with _client() as client, client.stream("POST", base, content=upload) as response:
+            await asyncio.sleep(0.2)  # a slow consumer: the client stops reading meanwhile
+            return b"".join([part async for part in response.aiter_raw()])
+
+    assert asyncio.run(_with_server(handler, run)) == download
+    assert received == [upload]
+
+
+def test_a_cancelled_stream_closes_its_connection_and_the_next_request_gets_a_new_one() -> None:
+    connections: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        while line := (await _read_request(reader))[0]:
+            if line.startswith(b"GET /stall"):
+                writer.write(CHUNKED_HEAD + b"5\r\nfirst\r\n")
+                await writer.drain()
+                await reader.read()
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async def run(base: str) -> object:
+        async with _client() as client:
+            first = asyncio.get_running_loop().create_future()
+
+            async def stream() -> None:
+                async with client.stream("GET", base + "/stall") as response:
+                    async for part in response.aiter_raw():
+                        first.set_result(part)
+
+            task = asyncio.create_task(stream())
+            part = await first
+            task.cancel()  # an abort while the body streams
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return part, (await client.get(base)).text
+
+    assert asyncio.run(_with_server(handler, run)) == (b"first", "ok")
+    assert len(connections) == 2
+
+
+def test_concurrent_requests_each_get_a_connection_and_both_are_kept() -> None:
+    connections: list[int] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(1)
+        while (await _read_request(reader))[0]:
+            await asyncio.sleep(0.05)
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async def run(base: str) -> object:
+        async with _client() as client:
+            texts = []
+            for _ in range(3):
+                answers = await asyncio.gather(client.get(base), client.get(base))
+                texts.extend(answer.text for answer in answers)
+            return texts
+
+    assert asyncio.run(_with_server(handler, run)) == ["ok"] * 6
+    assert len(connections) == 2
