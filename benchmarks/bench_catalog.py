@@ -2,7 +2,7 @@
 
 Measures, in a fresh interpreter per run (nothing cached):
 
-* ``read``: parsing ``plugins/providers/data/models.json`` (orjson through ``piko.jsonio``);
+* ``read``: parsing ``plugins/providers/data/models.json`` (orjson through ``piko.lib.jsonio``);
 * ``build``: turning it into ``ProviderConfig``/``Model`` objects;
 * ``register``: ``ModelRegistry.add_provider`` for every provider;
 * ``registry``: ``app.model_registry.load()`` on a booted app (every provider plugin's hook:
@@ -32,9 +32,9 @@ CHILD = """
 import json, os, sys, time
 t0 = time.perf_counter()
 from piko.plugins.providers import catalog
-from piko.jsonio import read_json_file
-from piko.model_registry import ModelRegistry
-import piko.messages
+from piko.lib.jsonio import read_json_file
+from piko.models.registry import ModelRegistry
+import piko.data.messages
 t1 = time.perf_counter()
 data = read_json_file(catalog.CATALOG_PATH)
 t2 = time.perf_counter()
@@ -47,7 +47,7 @@ for config in configs:
     registry.add_provider(config)
 registry.all_models()  # the catalog's models are built when first needed: build them all
 t4 = time.perf_counter()
-from piko.app import App
+from piko.app.application import App
 app = App(cwd=os.getcwd()).boot()
 t5 = time.perf_counter()
 app.model_registry.load()

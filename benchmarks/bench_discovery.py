@@ -44,8 +44,8 @@ CHILD = """
 import json, sys, time
 clocks = (time.perf_counter, time.process_time)
 marks = [tuple(c() for c in clocks)]
-from piko import discovery
-from piko.app import App, BootOptions
+from piko.platform import discovery
+from piko.app.application import App, BootOptions
 marks.append(tuple(c() for c in clocks))
 records = discovery.scan()
 marks.append(tuple(c() for c in clocks))

@@ -25,12 +25,11 @@ TARGET_US = 25.0
 
 
 def _app(tmp: str, handlers: int, deltas: int) -> Any:
-    from piko.app import App
-    from piko.extension_api import ExtensionAPI
-    from piko.messages import Model
-    from piko.model_registry import ProviderConfig
+    from piko.app.application import App
+    from piko.data.messages import Model
+    from piko.platform.extension_api import ExtensionAPI
+    from piko.platform.registries import ProviderApi, ProviderConfig
     from piko.plugins.providers.builder import MessageBuilder
-    from piko.registries import ProviderApi
 
     app = App(cwd=tmp, agent_dir=tmp + "/agent")
     app.boot()
@@ -62,8 +61,8 @@ def _app(tmp: str, handlers: int, deltas: int) -> Any:
 
 
 async def _run_once(handlers: int, deltas: int) -> float:
-    from piko.agent_session import AgentSession
-    from piko.session_manager import SessionManager
+    from piko.engine.session import AgentSession
+    from piko.sessions.manager import SessionManager
 
     with tempfile.TemporaryDirectory() as tmp:
         app, counters = _app(tmp, handlers, deltas)

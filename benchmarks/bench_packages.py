@@ -39,8 +39,8 @@ PROJECT = 3
 CHILD = """
 import asyncio, json, time
 t0, c0 = time.perf_counter(), time.process_time()
-from piko.app import App
-from piko.events import ResourcesDiscoverEvent
+from piko.app.application import App
+from piko.data.events import ResourcesDiscoverEvent
 app = App().boot()
 t1, c1 = time.perf_counter(), time.process_time()
 found = asyncio.run(app.dispatcher.emit("resources_discover", ResourcesDiscoverEvent(cwd=str(app.cwd)), app.context()))

@@ -74,7 +74,7 @@ def write_realistic_session(
     path: str | os.PathLike[str], entries: int, seed: int = 7, compaction: bool = True
 ) -> int:
     """Write a pi v3 session file of ``entries`` entries; returns its size in bytes."""
-    from piko.jsonio import dumps  # JavaScript's JSON.stringify output, as pi writes
+    from piko.lib.jsonio import dumps  # JavaScript's JSON.stringify output, as pi writes
 
     rng = random.Random(seed)
     ms = 1_780_000_000_000
@@ -265,7 +265,7 @@ def write_realistic_session(
 _CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from piko.session_manager import SessionManager
+from piko.sessions.manager import SessionManager
 t1 = time.perf_counter()
 cpu1 = resource.getrusage(resource.RUSAGE_SELF)
 m = SessionManager.open(sys.argv[1])

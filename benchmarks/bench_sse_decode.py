@@ -77,10 +77,10 @@ async def bare(base_url: str, transport: str = "httpx") -> tuple[float, int]:
 
 
 async def decode(base_url: str) -> tuple[float, int, str]:
-    from piko.abort import AbortController
-    from piko.messages import Model, UserMessage
-    from piko.plugins.providers.openai_completions_stream import stream
-    from piko.streaming import Context, StreamOptions
+    from piko.data.messages import Model, UserMessage
+    from piko.data.streaming import Context, StreamOptions
+    from piko.lib.abort import AbortController
+    from piko.plugins.providers.openai_completions.wire import stream
 
     model = Model(id="bench", api="openai-completions", provider="bench", base_url=base_url + "/v1")
     context = Context(messages=[UserMessage(content="go", timestamp=0)])

@@ -28,7 +28,7 @@ from pathlib import Path
 
 CHILD = r"""
 import asyncio, json, os, resource, sys, time
-from piko.app import App
+from piko.app.application import App
 from piko.plugins.tools import edit, read
 
 kind, path = sys.argv[1], sys.argv[2]

@@ -1,5 +1,5 @@
 """``python -m piko``: the same as the ``pi`` command."""
 
-from piko.cli import main
+from piko.app.cli import main
 
 main()

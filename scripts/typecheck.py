@@ -22,13 +22,15 @@ TREE = ROOT / ".typecheck"
 
 
 def build_tree() -> None:
-    """``.typecheck/piko`` mirrors ``kernel/``, with ``plugins`` linked inside it."""
+    """``.typecheck/piko`` mirrors ``kernel/`` (its modules and subpackages), with ``plugins``
+    linked inside it."""
     if TREE.exists():
         shutil.rmtree(TREE)
     package = TREE / "piko"
     package.mkdir(parents=True)
-    for source in sorted((ROOT / "kernel").glob("*.py")):
-        (package / source.name).symlink_to(source)
+    for source in sorted((ROOT / "kernel").iterdir()):
+        if source.suffix == ".py" or (source.is_dir() and (source / "__init__.py").exists()):
+            (package / source.name).symlink_to(source, target_is_directory=source.is_dir())
     (package / "py.typed").touch()
     (package / "plugins").symlink_to(ROOT / "plugins", target_is_directory=True)
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from attrs import define, field
 
+from piko.data.tokens import estimate_message_tokens
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.file_ops import FileOps, format_file_lists
 from piko.plugins.compaction.prepare import entry_message
 from piko.plugins.compaction.summarize import Summarizer, SummaryAborted, conversation_prompt
-from piko.tokens import estimate_message_tokens
 
 DEFAULT_CONTEXT_WINDOW = 128000
 DEFAULT_RESERVE_TOKENS = 16384

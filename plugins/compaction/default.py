@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from piko import hookimpl
-from piko.events import BranchSummaryRequest, CompactionRequest, CompactionResult
+from piko.data.events import BranchSummaryRequest, CompactionRequest, CompactionResult
 
 
 def _thinking_level(request: Any, ctx: Any) -> str | None:

@@ -7,7 +7,7 @@ from typing import Any
 
 from attrs import define, field
 
-from piko.messages import AssistantMessage, ToolCall
+from piko.data.messages import AssistantMessage, ToolCall
 
 
 @define

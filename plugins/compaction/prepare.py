@@ -16,10 +16,10 @@ from typing import Any
 
 from attrs import define, field
 
-from piko.messages import BranchSummaryMessage, CustomMessage
+from piko.data.messages import BranchSummaryMessage, CustomMessage
+from piko.data.tokens import context_estimate, estimate_message_tokens
 from piko.plugins.compaction.file_ops import FileOps
-from piko.session_entries import ms_from_iso, readable_message
-from piko.tokens import context_estimate, estimate_message_tokens
+from piko.sessions.entries import ms_from_iso, readable_message
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000
@@ -122,7 +122,7 @@ def entry_message(entry: Any, *, with_compactions: bool = False) -> Any:
     if kind == "branch_summary":
         return BranchSummaryMessage(summary=entry.summary, from_id=entry.from_id, timestamp=timestamp)
     if kind == "compaction" and with_compactions:
-        from piko.messages import CompactionSummaryMessage
+        from piko.data.messages import CompactionSummaryMessage
 
         return CompactionSummaryMessage(
             summary=entry.summary, tokens_before=entry.tokens_before, timestamp=timestamp
@@ -213,7 +213,7 @@ def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
 
 def context_tokens(entries: list[Any]) -> int:
     """The estimated size of the context the branch builds now."""
-    from piko.session_context import build_session_context
+    from piko.sessions.context import build_session_context
 
     return context_estimate(build_session_context(entries).messages).tokens
 

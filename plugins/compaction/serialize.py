@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko import jsonio
-from piko.llm_messages import convert_to_llm
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
@@ -20,6 +18,8 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from piko.engine.llm_messages import convert_to_llm
+from piko.lib import jsonio
 
 TOOL_RESULT_MAX_CHARS = 2000
 

@@ -8,12 +8,12 @@ from typing import Any
 
 from attrs import define, field
 
-from piko.messages import AssistantMessage, Model, TextContent, UserMessage
+from piko.data.messages import AssistantMessage, Model, TextContent, UserMessage
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.file_ops import format_file_lists, strip_file_lists
 from piko.plugins.compaction.prepare import CompactionPreparation
 from piko.plugins.compaction.serialize import serialize_conversation
-from piko.streaming import Context, StreamOptions
 
 
 class SummaryAborted(Exception):

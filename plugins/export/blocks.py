@@ -6,7 +6,7 @@ import re
 from html import escape
 from typing import Any
 
-from piko.messages import ImageContent, TextContent
+from piko.data.messages import ImageContent, TextContent
 
 __all__ = [
     "diff_block",

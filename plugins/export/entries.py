@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -29,7 +29,7 @@ from piko.plugins.export.blocks import (
 from piko.plugins.export.markdown import render_markdown
 from piko.plugins.export.session_view import SessionView
 from piko.plugins.export.tools import render_orphan_result, render_tool_call, tool_call_summary
-from piko.session_entries import (
+from piko.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
     CustomEntry,
@@ -223,7 +223,7 @@ def _summary(title: str, summary: str, note: str = "") -> str:
 
 
 def _json_details(title: str, value: Any) -> str:
-    from piko import jsonio
+    from piko.lib import jsonio
 
     try:
         text = jsonio.dumps_pretty(value)

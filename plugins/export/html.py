@@ -5,7 +5,7 @@ thinking, tool calls with their results, diffs and images, and the session tree 
 other branch. Given a session file it reads it (never writing it); given a running session's
 entries it uses those. The default output is ``pi-session-<session file name>.html`` in the
 current directory, as pi names it. The user's known credentials are masked in the page
-(:func:`piko.redaction.mask_known_secrets`). The implementation runs last (``trylast``), so a plugin or
+(:func:`piko.lib.redaction.mask_known_secrets`). The implementation runs last (``trylast``), so a plugin or
 extension of your own that answers the hook replaces it; see ``docs/export.md``.
 """
 
@@ -63,7 +63,7 @@ def export_html(
     system_prompt: str | None = None,
     tools: list[dict[str, Any]] | None = None,
 ) -> str:
-    """Write the page an :class:`~piko.events.ExportRequest` asks for; returns the path written.
+    """Write the page an :class:`~piko.data.events.ExportRequest` asks for; returns the path written.
 
     Raises :class:`~piko.plugins.export.session_view.ExportError` with a message for the user.
     Exports run one at a time (they are called from worker threads, and the first one imports
@@ -83,9 +83,9 @@ def _export_html(
     system_prompt: str | None,
     tools: list[dict[str, Any]] | None,
 ) -> str:
+    from piko.lib.redaction import mask_known_secrets
     from piko.plugins.export.page import render_page
     from piko.plugins.export.session_view import ExportError, load_session_file, view_from_entries
-    from piko.redaction import mask_known_secrets
 
     session_file = getattr(request, "session_file", None)
     entries = getattr(request, "entries", None)

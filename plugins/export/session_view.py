@@ -13,8 +13,8 @@ from typing import Any
 
 from attrs import define, field
 
-from piko.messages import AssistantMessage, ToolCall, ToolResultMessage
-from piko.session_entries import (
+from piko.data.messages import AssistantMessage, ToolCall, ToolResultMessage
+from piko.sessions.entries import (
     EntryParseError,
     LabelEntry,
     MessageEntry,
@@ -253,7 +253,7 @@ def view_from_entries(
 
 def load_session_file(path: str) -> SessionView:
     """Read a session file without touching it (older versions are migrated in memory only)."""
-    from piko.session_manager import SessionError, SessionManager
+    from piko.sessions.manager import SessionError, SessionManager
 
     if not os.path.exists(path):
         raise ExportError(f"File not found: {path}")

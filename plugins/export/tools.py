@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.messages import ToolCall, ToolResultMessage
+from piko.data.messages import ToolCall, ToolResultMessage
 from piko.plugins.export.blocks import (
     diff_block,
     esc,
@@ -41,7 +41,7 @@ def _range(args: dict[str, Any]) -> str:
 
 def tool_call_summary(name: str, args: Any) -> str:
     """One line naming a call, for the tree (``[read: src/app.py:1-20]``, ``[bash: ls -la]``)."""
-    from piko import jsonio
+    from piko.lib import jsonio
 
     args = args if isinstance(args, dict) else {}
     path = str(args.get("path") or args.get("file_path") or "")
@@ -176,7 +176,7 @@ def render_tool_call(call: ToolCall, result: ToolResultMessage | None) -> str:
         if output.strip():
             parts.append(output_block(output.strip("\n"), 20))
     else:
-        from piko import jsonio
+        from piko.lib import jsonio
 
         parts.append(_head(name))
         if args:

@@ -5,7 +5,7 @@ code 1. ``json`` prints the session header, then each event as one JSON line, as
 ``--mode json`` does. Piped stdin is prepended to the first prompt. SIGTERM and SIGHUP stop
 the run as pi's print mode does: what runs is aborted, the session shuts down (extensions see
 ``session_shutdown``), and piko exits with 143 or 129. SIGINT (Ctrl+C) does the same with 130
-(pi dies of it). When the abort is not done within ``piko.exit_signals.ABORT_GRACE_S`` (a tool that ignores
+(pi dies of it). When the abort is not done within ``piko.lib.exit_signals.ABORT_GRACE_S`` (a tool that ignores
 it), or at a second signal, the run is cancelled outright.
 """
 
@@ -32,7 +32,7 @@ async def run_json(app: Any) -> int:
 
 
 def _error(message: str) -> int:
-    from piko.redaction import redact
+    from piko.lib.redaction import redact
 
     sys.stderr.write(f"{redact(message)}\n")
     sys.stderr.flush()
@@ -43,12 +43,12 @@ async def run_print(app: Any, *, json_output: bool) -> int:
     """Run a print-mode session; returns the exit code."""
     import asyncio
 
-    from piko import jsonio
-    from piko.events import event_to_wire
-    from piko.exit_signals import on_exit_signals
-    from piko.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
-    from piko.messages import AssistantMessage, TextContent
-    from piko.session_setup import SetupError, open_session_manager
+    from piko.data.events import event_to_wire
+    from piko.data.messages import AssistantMessage, TextContent
+    from piko.engine.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
+    from piko.engine.setup import SetupError, open_session_manager
+    from piko.lib import jsonio
+    from piko.lib.exit_signals import on_exit_signals
 
     def setup_failed(exc: SetupError) -> int:
         app.report()  # a broken models.json or settings file may be why (pi says nothing here)
@@ -70,7 +70,7 @@ async def run_print(app: Any, *, json_output: bool) -> int:
         return setup_failed(exc)
     app.report()
     if session.model is None:
-        from piko.guidance import no_models_message
+        from piko.models.guidance import no_models_message
 
         await session.shutdown()
         return _error(no_models_message())
@@ -156,7 +156,7 @@ class _Stop:
         """Return when ``work`` ended, or when a signal came and the work was given up."""
         import asyncio
 
-        from piko.exit_signals import ABORT_GRACE_S
+        from piko.lib.exit_signals import ABORT_GRACE_S
 
         signalled = asyncio.ensure_future(self._signalled.wait())
         try:

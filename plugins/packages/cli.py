@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.markers import hookimpl
+from piko.platform.markers import hookimpl
 
 _COMMANDS = "piko.plugins.packages.commands"
 

@@ -298,7 +298,7 @@ def list_command(app: Any, args: tuple[str, ...]) -> int:
         return parsed
     rows = _manager(app).listing()
     if parsed.json:
-        from piko import jsonio
+        from piko.lib import jsonio
 
         click.echo(jsonio.dumps_pretty({"packages": rows}))
         return 0

@@ -30,7 +30,7 @@ def display_name(resource: Resource) -> str:
 
 
 def _plugins(app: Any) -> list[Any]:
-    from piko.plugin_manager import ESSENTIAL_PLUGINS
+    from piko.platform.manager import ESSENTIAL_PLUGINS
 
     return [i for i in app.pm.infos.values() if i.origin != "internal" and i.name not in ESSENTIAL_PLUGINS]
 
@@ -47,7 +47,7 @@ def show(app: Any, as_json: bool) -> int:
     manager = manager_for(app)
     resources = manager.resources()
     if as_json:
-        from piko import jsonio
+        from piko.lib import jsonio
 
         payload = {
             "plugins": [
@@ -94,7 +94,7 @@ def show(app: Any, as_json: bool) -> int:
 
 
 def _set_plugin(app: Any, info: Any, enabled: bool, local: bool) -> str:
-    from piko.plugin_manager import ESSENTIAL_PLUGINS
+    from piko.platform.manager import ESSENTIAL_PLUGINS
 
     if info.name in ESSENTIAL_PLUGINS:
         raise PackageError(f"plugin '{info.name}' is essential and cannot be disabled")
@@ -184,7 +184,7 @@ def interactive(app: Any) -> int:
     """A checklist of plugins and package resources; the changes are written when confirmed."""
     from prompt_toolkit.shortcuts import checkboxlist_dialog
 
-    from piko.app import PROJECT_DISABLED, USER_DISABLED
+    from piko.app.application import PROJECT_DISABLED, USER_DISABLED
 
     plugins = [i for i in _plugins(app) if i.blocked_by in (None, USER_DISABLED, PROJECT_DISABLED)]
     resources = manager_for(app).resources()

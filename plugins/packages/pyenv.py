@@ -21,12 +21,12 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from piko import jsonio
+from piko.lib import jsonio
+from piko.lib.records import Record
+from piko.platform.trust import PROJECT_PYTHON_DIR, project_site_packages
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.run import run
 from piko.plugins.packages.sources import PackageRef, normalize_dist_name
-from piko.records import Record
-from piko.trust import PROJECT_PYTHON_DIR, project_site_packages
 
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.pip/pip.conf", "~/.config/pip/pip.conf")
 
@@ -48,7 +48,7 @@ class Dist(Record, kw_only=False):
         return data if isinstance(data, dict) else None
 
     def entry_points(self, group: str) -> list[tuple[str, str]]:
-        from piko.discovery import parse_entry_points
+        from piko.platform.discovery import parse_entry_points
 
         try:
             text = (self.dist_info / "entry_points.txt").read_text(encoding="utf-8")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.markers import hookimpl
+from piko.platform.markers import hookimpl
 
 
 @hookimpl
@@ -12,7 +12,7 @@ def piko_resources_discover(event: Any, ctx: Any) -> Any:
     app = getattr(ctx, "app", None)
     if app is None:
         return None
-    from piko.app import packages_configured
+    from piko.app.application import packages_configured
 
     if not packages_configured(app):
         return None  # the package manager is not even imported

@@ -20,9 +20,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from piko import jsonio
-from piko.resource_files import IgnoreRules, files_with_suffix, skill_files, visible_entries
-from piko.resource_patterns import apply_patterns, is_override
+from piko.lib import jsonio
+from piko.resources.files import IgnoreRules, files_with_suffix, skill_files, visible_entries
+from piko.resources.patterns import apply_patterns, is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
 JS_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs")

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from piko.records import Record, field
+from piko.lib.records import Record, field
 
 SCHEMES = ("pip", "git", "path", "npm")
 ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".tgz", ".zip", ".tar.bz2")

@@ -12,7 +12,7 @@
    provider's own ``api_key`` (models.json ``apiKey``), which the model registry resolves.
 
 The functions below are the library the interactive ``/login`` and ``pi login`` use. The values
-of ``auth.json`` (and refreshed tokens) are registered with :mod:`piko.redaction`, so that no
+of ``auth.json`` (and refreshed tokens) are registered with :mod:`piko.lib.redaction`, so that no
 trace, log, error, session or export shows them.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.redaction import register_secret
+from piko.lib.redaction import register_secret
 
 _storages: dict[Path, Any] = {}
 _command_cache: dict[str, str | None] = {}
@@ -30,7 +30,7 @@ _command_cache: dict[str, str | None] = {}
 
 def auth_path(app: Any = None) -> Path:
     """``auth.json`` in the agent directory."""
-    from piko.paths import agent_dir
+    from piko.config.paths import agent_dir
 
     base = getattr(app, "agent_dir", None) or agent_dir()
     return Path(base) / "auth.json"
@@ -132,7 +132,7 @@ def oauth_providers(app: Any = None) -> list[Any]:
 
 def _config_value(value: str) -> str | None:
     """auth.json keys are config values; command results are kept for the process, as pi's."""
-    from piko.model_registry import resolve_config_value
+    from piko.models.registry import resolve_config_value
 
     if not value.startswith("!"):
         return resolve_config_value(value)
@@ -183,7 +183,7 @@ def refresh_oauth(provider: str, app: Any = None) -> str | None:
 
 def resolve_api_key(app: Any, provider: str, *, check_only: bool = False) -> str | None:
     """The key for ``provider`` from auth.json or the environment (see the module docstring)."""
-    from piko.model_registry import CONFIGURED
+    from piko.models.registry import CONFIGURED
     from piko.plugins.providers.env_auth import env_api_key
 
     storage = get_storage(app)
@@ -291,8 +291,8 @@ class AuthJsonStore:
 
 @hookimpl
 def piko_configure(config: Any) -> None:
-    """Let :mod:`piko.redaction` mask auth.json's values (the file is read when first needed)."""
-    from piko.redaction import add_secret_source
+    """Let :mod:`piko.lib.redaction` mask auth.json's values (the file is read when first needed)."""
+    from piko.lib.redaction import add_secret_source
 
     add_secret_source(lambda: stored_secrets(config))
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from piko import jsonio
+from piko.lib import jsonio
 
 LOCK_STALE_S = 30.0
 LOCK_TIMEOUT_S = 10.0

@@ -2,10 +2,10 @@
 
 Every provider API plugin feeds what its wire format says (text, thinking, tool call pieces,
 usage, stop reason) into a :class:`MessageBuilder`, which keeps ``message`` (the partial
-:class:`~piko.messages.AssistantMessage`, the same object throughout, as pi's) and returns the
-:class:`~piko.streaming.StreamEvent` to yield. It also computes cost from the model's prices.
+:class:`~piko.data.messages.AssistantMessage`, the same object throughout, as pi's) and returns the
+:class:`~piko.data.streaming.StreamEvent` to yield. It also computes cost from the model's prices.
 
-Blocks grow in linear time: while a block streams it is one of :mod:`piko.stream_blocks`'
+Blocks grow in linear time: while a block streams it is one of :mod:`piko.data.stream_blocks`'
 classes, which keep the deltas as pieces and join (or, for tool arguments, parse) them only
 when read; when the block ends it is replaced by its plain form.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     Model,
     TextContent,
@@ -23,15 +23,15 @@ from piko.messages import (
     ToolCall,
     Usage,
 )
-from piko.partial_json import parse_partial_json
-from piko.plugins.providers.json_repair import fast_json_loads
-from piko.stream_blocks import (
+from piko.data.stream_blocks import (
     StreamingTextContent,
     StreamingThinkingContent,
     StreamingToolCall,
     settle_content,
 )
-from piko.streaming import StreamEvent
+from piko.data.streaming import StreamEvent
+from piko.lib.partial_json import parse_partial_json
+from piko.plugins.providers.json_repair import fast_json_loads
 
 __all__ = ["MessageBuilder", "final_arguments", "now_ms", "parse_partial_json"]
 

@@ -36,7 +36,7 @@ def read_catalog(path: str | None = None) -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _read_catalog(path: str) -> dict[str, Any]:
     """The parsed catalog file (read once per path)."""
-    from piko.jsonio import read_json_file
+    from piko.lib.jsonio import read_json_file
 
     data = read_json_file(path)
     if not isinstance(data, dict) or not isinstance(data.get("providers"), dict):
@@ -58,8 +58,8 @@ def provider_names() -> list[str]:
 
 
 def build_model(provider: str, data: dict[str, Any]) -> Any:
-    """A :class:`piko.messages.Model` from one catalog entry (unknown fields kept in ``extra``)."""
-    from piko.messages import Model, ModelCost
+    """A :class:`piko.data.messages.Model` from one catalog entry (unknown fields kept in ``extra``)."""
+    from piko.data.messages import Model, ModelCost
 
     cost = data.get("cost") or {}
     model_cost = ModelCost(
@@ -104,9 +104,9 @@ def build_models(provider: str, raw_models: list[dict[str, Any]]) -> list[Any]:
 
 
 def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
-    """One :class:`piko.model_registry.ProviderConfig` per catalog provider; each builds its models
+    """One :class:`piko.models.registry.ProviderConfig` per catalog provider; each builds its models
     when the registry first needs them (``models_factory``)."""
-    from piko.model_registry import ProviderConfig
+    from piko.platform.registries import ProviderConfig
 
     catalog = catalog if catalog is not None else read_catalog()
     configs = []

@@ -7,7 +7,7 @@ plugin authors writing a provider API of their own:
   JavaScript-style JSON;
 * :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
   budgets, base URLs, Copilot headers (the levels a model supports are the kernel's,
-  :mod:`piko.model_resolver`);
+  :mod:`piko.models.resolver`);
 * :mod:`~piko.plugins.providers.json_repair`: JSON repair and streaming tool arguments;
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
 * :mod:`~piko.plugins.providers.provider_errors`: ``ProviderError`` and the SDKs' error wording;
@@ -17,7 +17,7 @@ plugin authors writing a provider API of their own:
 
 from __future__ import annotations
 
-from piko.model_resolver import clamp_thinking_level, supported_thinking_levels
+from piko.models.resolver import clamp_thinking_level, supported_thinking_levels
 from piko.plugins.providers.http_client import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_MAX_RETRY_DELAY_MS,

@@ -1,12 +1,12 @@
 """Custom providers and models from ``~/.pi/agent/models.json`` (plugin ``providers.custom-models``).
 
 Read as pi reads it (see :mod:`piko.plugins.providers.models_json` for the checks): each
-provider becomes a :class:`~piko.model_registry.ProviderConfig` registered right after the
+provider becomes a :class:`~piko.models.registry.ProviderConfig` registered right after the
 built-in catalog, so that for a built-in provider name it merges as pi's does: ``baseUrl`` and
 ``compat`` apply to the built-in models, ``modelOverrides`` patch them, and ``models`` are
 added or replace the built-in model of the same id. ``apiKey`` and header values stay config
 values (literal, environment variable name, ``!command``) resolved at request time; literal
-keys and credential headers are registered with :mod:`piko.redaction`. A broken file is
+keys and credential headers are registered with :mod:`piko.lib.redaction`. A broken file is
 reported once (``Warning: errors loading models.json: ...``) and nothing of it is used.
 """
 
@@ -23,7 +23,7 @@ DEFAULT_MAX_TOKENS = 16384
 
 def models_json_path() -> Path:
     """``models.json`` in the agent directory (``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``)."""
-    from piko.paths import agent_dir
+    from piko.config.paths import agent_dir
 
     return agent_dir() / "models.json"
 
@@ -38,13 +38,13 @@ def _builtin_providers() -> set[str]:
 
 
 def custom_model(provider: str, provider_data: dict[str, Any], data: dict[str, Any]) -> Any:
-    """A :class:`piko.messages.Model` from one ``models[]`` entry, with pi's defaults.
+    """A :class:`piko.data.messages.Model` from one ``models[]`` entry, with pi's defaults.
 
     ``api`` and ``baseUrl`` are left empty when neither the model nor its provider set them:
     the registry fills them from the provider (for a built-in one, its first model's).
     """
-    from piko.messages import Model, ModelCost
-    from piko.model_registry import merge_compat
+    from piko.data.messages import Model, ModelCost
+    from piko.models.registry import merge_compat
 
     cost = data.get("cost") or {}
     return Model(
@@ -71,8 +71,8 @@ def custom_model(provider: str, provider_data: dict[str, Any], data: dict[str, A
 
 
 def provider_configs(config: dict[str, Any]) -> list[Any]:
-    """One :class:`~piko.model_registry.ProviderConfig` per provider of a checked ``models.json``."""
-    from piko.model_registry import ProviderConfig
+    """One :class:`~piko.models.registry.ProviderConfig` per provider of a checked ``models.json``."""
+    from piko.platform.registries import ProviderConfig
 
     configs = []
     for name, data in config["providers"].items():
@@ -117,8 +117,8 @@ def load_custom_providers(path: Path | None = None) -> tuple[list[Any], str | No
 
 def configured_credentials(path: Path | None = None) -> list[str]:
     """The ``apiKey`` values and credential header values of ``models.json``, as written."""
+    from piko.lib.redaction import is_credential_name
     from piko.plugins.providers.models_json import ModelsConfigError, read_models_config
-    from piko.redaction import is_credential_name
 
     try:
         config = read_models_config(path or models_json_path())
@@ -137,8 +137,8 @@ def configured_credentials(path: Path | None = None) -> list[str]:
 
 @hookimpl
 def piko_configure(config: Any) -> None:
-    """Let :mod:`piko.redaction` mask the keys of models.json (read when first needed)."""
-    from piko.redaction import add_secret_source
+    """Let :mod:`piko.lib.redaction` mask the keys of models.json (read when first needed)."""
+    from piko.lib.redaction import add_secret_source
 
     add_secret_source(configured_credentials)
 

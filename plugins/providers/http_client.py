@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from piko.data.streaming import StreamOptions
+from piko.lib.records import Record
 from piko.plugins.providers.provider_errors import ProviderError, network_error_message
 from piko.plugins.providers.replay import js_json
-from piko.records import Record
-from piko.streaming import StreamOptions
 
 if TYPE_CHECKING:
     import httpx

@@ -7,8 +7,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from piko.jsonio import loads
-from piko.partial_json import parse_partial_json
+from piko.lib.jsonio import loads
+from piko.lib.partial_json import parse_partial_json
 
 if TYPE_CHECKING:
     pass

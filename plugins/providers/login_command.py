@@ -21,7 +21,7 @@ OAUTH_WAIT_S = 600.0
 def _app(ctx_obj: Any) -> Any:
     if ctx_obj is not None:
         return ctx_obj
-    from piko.app import App
+    from piko.app.application import App
 
     return App().boot()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from piko.lib.redaction import redact
 from piko.plugins.providers.replay import js_json
-from piko.redaction import redact
 
 if TYPE_CHECKING:
     pass

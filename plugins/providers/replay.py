@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     ImageContent,
     Message,

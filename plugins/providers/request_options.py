@@ -8,15 +8,15 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from piko.messages import (
+from piko.data.messages import (
     ImageContent,
     Message,
     Model,
     ToolResultMessage,
     UserMessage,
 )
+from piko.data.streaming import StreamOptions
 from piko.plugins.providers.provider_errors import ProviderError
-from piko.streaming import StreamOptions
 
 if TYPE_CHECKING:
     pass

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from piko.messages import AssistantMessage
+from piko.data.messages import AssistantMessage
+from piko.data.streaming import StreamEvent, StreamOptions
 from piko.plugins.providers.http_client import SDK_RETRIES, RequestSpec, RetryRules, send_with_retries
 from piko.plugins.providers.provider_errors import (
     ABORTED_BEFORE_REQUEST,
@@ -20,12 +21,11 @@ from piko.plugins.providers.provider_errors import (
     ProviderError,
     network_error_message,
 )
-from piko.streaming import StreamEvent, StreamOptions
 
 if TYPE_CHECKING:
     import httpx
 
-    from piko.abort import AbortSignal
+    from piko.lib.abort import AbortSignal
     from piko.plugins.providers.builder import MessageBuilder
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.resources import ContextFile, ResourceRequest
+from piko.resources.loader import ContextFile, ResourceRequest
 
 CANDIDATES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from piko.resource_patterns import (
+from piko.resources.patterns import (
     apply_patterns,
     is_pattern,
 )

@@ -21,9 +21,9 @@ from piko.plugins.resources.locations import (
     USER_AUTO,
     Found,
 )
-from piko.resource_files import markdown_files
-from piko.resource_patterns import enabled_by_overrides
-from piko.resources import PromptTemplate, ResourceRequest
+from piko.resources.files import markdown_files
+from piko.resources.loader import PromptTemplate, ResourceRequest
+from piko.resources.patterns import enabled_by_overrides
 
 
 @hookimpl

@@ -26,9 +26,9 @@ from piko.plugins.resources.locations import (
     Found,
     agents_skill_dirs,
 )
-from piko.resource_files import skill_files
-from piko.resource_patterns import enabled_by_overrides
-from piko.resources import ResourceRequest, Skill
+from piko.resources.files import skill_files
+from piko.resources.loader import ResourceRequest, Skill
+from piko.resources.patterns import enabled_by_overrides
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.resources import ResourceRequest, SystemPromptFiles
+from piko.resources.loader import ResourceRequest, SystemPromptFiles
 
 
 @hookimpl

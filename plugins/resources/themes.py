@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.paths import expand_user
-from piko.resource_files import files_with_suffix
-from piko.resources import ResourceRequest, Theme
+from piko.config.paths import expand_user
+from piko.resources.files import files_with_suffix
+from piko.resources.loader import ResourceRequest, Theme
 
 
 @hookimpl

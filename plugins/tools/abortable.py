@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Any, TypeVar
 
-from piko.abort import AbortError
+from piko.lib.abort import AbortError
 
 __all__ = ["ABORTED_MESSAGE", "abortable", "check_aborted"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
-from piko.registries import ToolDefinition
 
 if TYPE_CHECKING:
     from piko.plugins.tools.shell import OutputAccumulator, OutputSnapshot
@@ -226,7 +226,7 @@ def piko_register_tools(register: Any) -> None:
 @hookimpl(trylast=True)
 async def piko_user_bash(event: Any, ctx: Any) -> Any:
     """Run a user's ``!cmd`` / RPC ``bash`` when no extension took it (registered last on purpose)."""
-    from piko.events import BashResult
+    from piko.data.events import BashResult
     from piko.plugins.tools.shell import execute_bash
 
     settings = ctx.app.settings if ctx is not None and ctx.app is not None else None

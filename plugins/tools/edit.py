@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
-from piko.registries import ToolDefinition
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 
 NAME = "edit"
 

@@ -163,7 +163,7 @@ async def write_with_fallback(
         destination = resolve_write_destination(path)
         if destination is None:
             raise
-        from piko.events import FileWriteRequest
+        from piko.data.events import FileWriteRequest
 
         request = FileWriteRequest(dst=destination, content=content, cause=exc, session_id=_session_id(ctx))
         if await dispatcher.emit("file_write_fallback", request, ctx) is not True:
@@ -190,7 +190,7 @@ async def unlink_with_fallback(ctx: Any, path: str) -> None:
         destination = resolve_delete_destination(path)
         if destination is None:
             raise error from exc
-        from piko.events import FileDeleteRequest
+        from piko.data.events import FileDeleteRequest
 
         request = FileDeleteRequest(
             dst=destination,

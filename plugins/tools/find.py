@@ -11,9 +11,9 @@ from operator import itemgetter, methodcaller
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
-from piko.registries import ToolDefinition
 
 NAME = "find"
 DEFAULT_LIMIT = 1000

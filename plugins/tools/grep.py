@@ -7,9 +7,9 @@ import os
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
-from piko.registries import ToolDefinition
 
 NAME = "grep"
 DEFAULT_LIMIT = 100

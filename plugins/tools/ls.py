@@ -8,9 +8,9 @@ from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
-from piko.registries import ToolDefinition
 
 NAME = "ls"
 DEFAULT_LIMIT = 500

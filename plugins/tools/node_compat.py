@@ -6,7 +6,7 @@ import errno
 import os
 import re
 
-from piko.jsnumbers import js_round, js_string, js_to_fixed
+from piko.lib.jsnumbers import js_round, js_string, js_to_fixed
 
 __all__ = [
     "NodeFsError",

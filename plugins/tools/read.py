@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import ImageContent, TextContent, ToolResult
+from piko.data.messages import ImageContent, TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
-from piko.registries import ToolDefinition
 
 NAME = "read"
 
@@ -122,7 +122,7 @@ def _non_vision_note(ctx: Any) -> str | None:
 
 def read_file(absolute: str, path: str, options: _ReadOptions) -> ToolResult:
     """Read ``absolute`` (``path`` is how the model named it, used in notices)."""
-    from piko.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.lib.images import SNIFF_BYTES, detect_image_mime_type
     from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 
@@ -171,7 +171,7 @@ def _check_readable(absolute: str) -> None:
 def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResult:
     import base64
 
-    from piko.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
+    from piko.lib.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
 
     notes: list[str]
     blocks: list[Any] = []

@@ -18,14 +18,14 @@ from typing import IO, Any
 
 from attrs import define
 
-from piko.exec import kill_process_group
+from piko.lib.exec import kill_process_group
+from piko.lib.records import replace
 from piko.plugins.tools.truncate import (
     DEFAULT_MAX_BYTES,
     DEFAULT_MAX_LINES,
     TruncationResult,
     truncate_tail,
 )
-from piko.records import replace
 
 __all__ = [
     "BashExecutionResult",
@@ -94,7 +94,7 @@ def shell_env(bin_dir: str | None = None) -> dict[str, str]:
     """The inherited environment, with pi's ``<agent dir>/bin`` put first on ``PATH``."""
     env = dict(os.environ)
     if bin_dir is None:
-        from piko.paths import agent_dir
+        from piko.config.paths import agent_dir
 
         bin_dir = str(agent_dir() / "bin")
     key = next((k for k in env if k.lower() == "path"), "PATH")

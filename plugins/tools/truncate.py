@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.records import Record
+from piko.lib.records import Record
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from piko import hookimpl
-from piko.messages import TextContent, ToolResult
-from piko.registries import ToolDefinition
+from piko.data.messages import TextContent, ToolResult
+from piko.platform.registries import ToolDefinition
 
 NAME = "write"
 

@@ -14,10 +14,15 @@ from agent_harness import PiEnv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from piko.expansion import expand_prompt_template, parse_command_args, strip_frontmatter, substitute_args
+from piko.engine.expansion import (
+    expand_prompt_template,
+    parse_command_args,
+    strip_frontmatter,
+    substitute_args,
+)
 from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
-from piko.resource_patterns import apply_patterns, glob_match
-from piko.resources import PromptTemplate
+from piko.resources.loader import PromptTemplate
+from piko.resources.patterns import apply_patterns, glob_match
 
 MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from piko.settings import DEFAULTS, Settings, migrate_settings
+from piko.config.settings import DEFAULTS, Settings, migrate_settings
 
 MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]

@@ -9,7 +9,7 @@ from typing import Any
 
 from agent_harness import sample
 
-from piko import startup_gc
+from piko.engine import startup_gc
 
 PROBE = """
 import gc, json, os

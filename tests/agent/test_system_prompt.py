@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from agent_harness import SAMPLES, PiEnv, sample, strip_volatile
 
-from piko.resources import ContextFile, Skill
-from piko.system_prompt import SystemPromptOptions, build_system_prompt, one_line
+from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line
+from piko.resources.loader import ContextFile, Skill
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_system_prompt"
 MOCK = ("--provider", "mock", "--model", "mock-1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     TextContent,
     ToolCall,
@@ -12,7 +12,7 @@ from piko.messages import (
     Usage,
     UserMessage,
 )
-from piko.session_manager import SessionManager
+from piko.sessions.manager import SessionManager
 
 T0 = 1_790_000_000_000
 

@@ -3,7 +3,7 @@
 ``world`` gives a clean ``PI_CODING_AGENT_DIR`` and project folder; ``world.session(turns, ...)``
 starts :class:`support.llm_server.LLMServer` with ``turns``, writes a ``models.json`` whose
 provider ``mock`` points at it (model ``mock-1``, the context window asked for) and the
-settings asked for, boots a real :class:`piko.app.App` (extensions optional) and builds the
+settings asked for, boots a real :class:`piko.app.application.App` (extensions optional) and builds the
 agent session through the same path as ``pi`` does.
 """
 
@@ -73,7 +73,7 @@ class World:
         no_session: bool = False,
     ) -> Any:
         """A started server with ``turns`` and an agent session on model ``mock/mock-1``."""
-        from piko.app import App, BootOptions
+        from piko.app.application import App, BootOptions
 
         server = self.start_server(turns)
         self.write_models(server.base_url, context_window)

@@ -8,10 +8,10 @@ from typing import Any
 
 from builders import assistant, branch_of, call, result, user, words
 
-from piko.messages import BranchSummaryMessage, CompactionSummaryMessage, UserMessage
+from piko.data.messages import BranchSummaryMessage, CompactionSummaryMessage, UserMessage
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.branch_summary import prepare_branch_entries
-from piko.session_manager import SessionManager
+from piko.sessions.manager import SessionManager
 
 
 def prompt_text(body: dict[str, Any]) -> str:
@@ -162,7 +162,7 @@ def test_only_tool_results_means_no_content(world, run) -> None:
     async def scenario() -> Any:
         server = world.start_server([])
         world.write_models(server.base_url, 1000)
-        from piko.app import App
+        from piko.app.application import App
 
         app = App(cwd=world.project, agent_dir=world.agent_dir).boot()
         model = app.model_registry.find("mock", "mock-1")
@@ -182,7 +182,7 @@ def test_branch_summary_failures_and_cancellation(world, run) -> None:
 
     import pytest
 
-    from piko.abort import AbortController
+    from piko.lib.abort import AbortController
     from piko.plugins.compaction.branch_summary import summarize_branch
     from piko.plugins.compaction.summarize import Summarizer, SummaryAborted
 
@@ -196,7 +196,7 @@ def test_branch_summary_failures_and_cancellation(world, run) -> None:
     async def scenario() -> Any:
         server = world.start_server([failure, slow])
         world.write_models(server.base_url, 1000)
-        from piko.app import App
+        from piko.app.application import App
 
         app = App(cwd=world.project, agent_dir=world.agent_dir).boot()
         model = app.model_registry.find("mock", "mock-1")

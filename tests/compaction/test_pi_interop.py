@@ -141,7 +141,7 @@ def test_piko_folds_a_pi_compaction(world, run) -> None:
     pi_summary = fixture_lines("session.jsonl")[-1]["summary"]
 
     async def scenario() -> Any:
-        from piko.app import App
+        from piko.app.application import App
 
         app = App(cwd=world.project, agent_dir=world.agent_dir).boot()
         app.options.update({"provider": "mock", "model": "mock-1", "session": str(session_path)})

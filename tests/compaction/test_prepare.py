@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from builders import assistant, branch_of, call, result, user, words
 
-from piko.messages import BranchSummaryMessage, CompactionSummaryMessage, ToolResultMessage, UserMessage
+from piko.data.messages import BranchSummaryMessage, CompactionSummaryMessage, ToolResultMessage, UserMessage
+from piko.data.tokens import estimate_context_tokens
 from piko.plugins.compaction.prepare import (
     CompactionSettings,
     entry_message,
     find_cut_point,
     prepare_compaction,
 )
-from piko.session_manager import SessionManager, build_session_context
-from piko.tokens import estimate_context_tokens
+from piko.sessions.manager import SessionManager, build_session_context
 
 
 def settings(keep: int, reserve: int = 16384) -> CompactionSettings:
@@ -235,7 +235,7 @@ def test_settings_defaults_and_bad_values() -> None:
 
 
 def test_damaged_message_lines_are_skipped() -> None:
-    from piko.session_entries import entry_from_line
+    from piko.sessions.entries import entry_from_line
 
     manager, ids = branch_of(
         user(words("u1", 100)),

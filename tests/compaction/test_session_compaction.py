@@ -10,7 +10,7 @@ from typing import Any
 
 from builders import words
 
-from piko.messages import AssistantMessage, CompactionSummaryMessage, UserMessage
+from piko.data.messages import AssistantMessage, CompactionSummaryMessage, UserMessage
 from piko.plugins.compaction import prompts
 
 OVERFLOW_BODY = {
@@ -568,7 +568,7 @@ def test_aborting_a_running_compaction(world, run) -> None:
 
 STRATEGY_PLUGIN = """
 from piko import hookimpl
-from piko.events import CompactionResult
+from piko.data.events import CompactionResult
 
 class KeepLastTwo:
     def __init__(self, entries):

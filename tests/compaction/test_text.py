@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from builders import assistant, call, result, user
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,
@@ -19,10 +19,10 @@ from piko.messages import (
     Usage,
     UserMessage,
 )
+from piko.data.tokens import context_estimate, estimate_message_tokens, js_length
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.file_ops import FileOps, format_file_lists, strip_file_lists
 from piko.plugins.compaction.serialize import serialize_conversation, truncate_for_summary
-from piko.tokens import context_estimate, estimate_message_tokens, js_length
 
 IMAGE = ImageContent(data="aGk=", mime_type="image/png")
 

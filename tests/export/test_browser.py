@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from export_helpers import RICH, SAMPLES, SessionFile, call, png_base64, text
 
-from piko.events import ExportRequest
+from piko.data.events import ExportRequest
 from piko.plugins.export.html import export_html
 
 SCREENSHOTS = Path(__file__).resolve().parent / "screenshots"

@@ -13,12 +13,12 @@ from typing import Any
 import pytest
 from export_helpers import RICH, Page
 
-from piko.context import ExtensionContext
-from piko.dispatch import Dispatcher
-from piko.events import ExportRequest
-from piko.export_cli import NO_EXPORTER, ExportFailed, request_export
-from piko.markers import hookimpl
-from piko.plugin_manager import PikoPluginManager
+from piko.app.export_cli import NO_EXPORTER, ExportFailed, request_export
+from piko.data.events import ExportRequest
+from piko.platform.context import ExtensionContext
+from piko.platform.dispatch import Dispatcher
+from piko.platform.manager import PikoPluginManager
+from piko.platform.markers import hookimpl
 from piko.plugins.export import html as export_plugin
 
 PI = str(Path(sys.executable).with_name("pi"))
@@ -73,8 +73,8 @@ def test_errors_reach_the_caller(tmp_path: Path) -> None:
 
 def test_a_running_session_gives_its_leaf_and_system_prompt(tmp_path: Path) -> None:
     """What ``/export`` and RPC hand over: the session's entries, header, and its ctx."""
-    from piko.messages import AssistantMessage, TextContent, UserMessage
-    from piko.session_manager import SessionManager
+    from piko.data.messages import AssistantMessage, TextContent, UserMessage
+    from piko.sessions.manager import SessionManager
 
     manager = SessionManager.in_memory(str(tmp_path))
     manager.append_message(UserMessage(content="first question"))

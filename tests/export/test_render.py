@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from export_helpers import RICH, SAMPLES, Page, call, png_base64, text
 
-from piko.events import ExportRequest
+from piko.data.events import ExportRequest
 from piko.plugins.export.html import default_output_path, export_html
 from piko.plugins.export.session_view import ExportError
 
@@ -352,7 +352,7 @@ def test_tree_indents_at_forks_and_shows_the_branch(session_file: Any, tmp_path:
 
 def test_entries_handed_over_by_a_running_session(session_file: Any, tmp_path: Path) -> None:
     """RPC and /export pass the session's entries (and header) instead of a file."""
-    from piko.session_entries import SessionHeader, entry_from_dict
+    from piko.sessions.entries import SessionHeader, entry_from_dict
 
     s = session_file()
     s.user("in memory only")

@@ -16,8 +16,8 @@ from battery import Battery, Tally, tries
 from data_harness import MOCK, make_env, unpaired_tool_results
 from support.llm_server import LLMServer
 
-from piko.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
-from piko.session_manager import SessionManager
+from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from piko.sessions.manager import SessionManager
 
 ANSWER = "ok answer"
 

@@ -15,7 +15,7 @@ from battery import Battery, Tally, tries
 from data_harness import MOCK, RpcProcess, make_env, rpc_process
 from support.llm_server import LLMServer
 
-from piko.plugins.modes.rpc_commands import COMMANDS, KINDS
+from piko.plugins.modes.rpc.commands import COMMANDS, KINDS
 
 ANSWER_S = 30.0
 JSON_VALUES: list[Any] = [None, True, 7, 2.5, "text", [1, "a"], {"k": "v"}]

@@ -12,6 +12,7 @@ import pytest
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
+from piko.config.settings import Settings
 from piko.plugins.modes.interactive.completion import CommandEntry, EditorCompleter
 from piko.plugins.modes.interactive.editor import Pastes, PromptHistory
 from piko.plugins.modes.interactive.footer import format_tokens
@@ -21,8 +22,7 @@ from piko.plugins.modes.interactive.theme import TOKENS, Theme, ThemeError, Them
 from piko.plugins.modes.interactive.tool_render import ToolRenderer
 from piko.plugins.modes.interactive.tool_view import ToolView
 from piko.plugins.resources.themes import load_themes
-from piko.resources import ResourceRequest
-from piko.settings import Settings
+from piko.resources.loader import ResourceRequest
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -291,7 +291,7 @@ def test_plugin_renderers_replace_the_built_in_look() -> None:
 def test_footer_lines() -> None:
     from types import SimpleNamespace
 
-    from piko.messages import AssistantMessage, Cost, Model, Usage
+    from piko.data.messages import AssistantMessage, Cost, Model, Usage
     from piko.plugins.modes.interactive.footer import FooterData, footer_fragments
 
     usage = Usage(input=1500, output=250, cache_read=12000, cost=Cost(total=0.0123))

@@ -3,7 +3,7 @@
 ``world.session(turns)`` writes a ``models.json`` whose providers point at
 :class:`support.llm_server.LLMServer` (``mock/mock-1``, ``mock/mock-think`` with reasoning,
 ``other/other-1``; the catalog's providers have no credentials), boots a real
-:class:`piko.app.App` and builds the agent session as ``pi`` does; ``world.context(session)``
+:class:`piko.app.application.App` and builds the agent session as ``pi`` does; ``world.context(session)``
 gives a :class:`icmd_harness.ScriptedContext` on it.
 """
 
@@ -75,7 +75,7 @@ class World:
         options: dict[str, Any] | None = None,
         cwd: Path | None = None,
     ) -> Any:
-        from piko.app import App, BootOptions
+        from piko.app.application import App, BootOptions
 
         if self.server is None:
             self.server = LLMServer(list(turns or [])).start()

@@ -6,7 +6,7 @@ from typing import Any
 
 from icmd_harness import current, label, lines_of
 
-from piko.model_resolver import ScopedModel
+from piko.models.resolver import ScopedModel
 from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS, model_completions
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from icmd_harness import label, lines_of
 
-from piko.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
-from piko.session_manager import SessionManager
+from piko.sessions.manager import SessionManager
 
 
 def texts(path: str | Path) -> list[tuple[str, str]]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from piko import discovery
+from piko.platform import discovery
 
 PIKO_ENV = (
     "PIKO_TRACE",
@@ -149,7 +149,7 @@ def _dump():
         json.dump(sorted(sys.modules), fh)
 atexit.register(_dump)
 sys.argv[0] = "pi"
-from piko.cli import main
+from piko.app.cli import main
 main()
 """
 
@@ -190,7 +190,7 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
         command = [
             sys.executable,
             "-c",
-            MODULES_AT_EXIT if modules_out is not None else "from piko.cli import main; main()",
+            MODULES_AT_EXIT if modules_out is not None else "from piko.app.cli import main; main()",
         ]
         proc = subprocess.run(
             [*command, *args],
@@ -209,8 +209,8 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
 
 @pytest.fixture
 def app_factory(env: Env) -> Callable[..., Any]:
-    """``app_factory(cwd=None)`` builds an (un-booted) :class:`piko.app.App` in the isolated env."""
-    from piko.app import App
+    """``app_factory(cwd=None)`` builds an (un-booted) :class:`piko.app.application.App` in the isolated env."""
+    from piko.app.application import App
 
     def factory(cwd: Path | None = None) -> App:
         return App(cwd=cwd or env.project, agent_dir=env.agent_dir)

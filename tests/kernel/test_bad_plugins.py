@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from piko.app import BootOptions
+from piko.app.application import BootOptions
 
 GOOD = """
 from piko import hookimpl

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import piko
-from piko.cli import preparse
+from piko.app.cli import preparse
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -81,7 +81,7 @@ def test_version_and_help_stay_light(args: tuple[str, ...], run_pi, env) -> None
     result = run_pi(*args, modules_out=out)
     assert result.code == 0, result
     modules = set(json.loads(out.read_text(encoding="utf-8")))
-    assert "piko.cli" in modules
+    assert "piko.app.cli" in modules
     heavy = [m for m in HEAVY_MODULES if m in modules]
     plugins = sorted(m for m in modules if m.startswith("piko.plugins."))
     assert heavy == [], (
@@ -241,7 +241,7 @@ def test_trace_to_a_file(run_pi, mode_site, env) -> None:
 def test_trace_off_values() -> None:
     import os
 
-    from piko.tracing import Tracer
+    from piko.platform.tracing import Tracer
 
     saved = os.environ.get("PIKO_TRACE")
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from piko.cli_args import ArgumentError, OptionSpec, parse_arguments
+from piko.app.cli_args import ArgumentError, OptionSpec, parse_arguments
 
 SPECS = [
     OptionSpec(("--print", "-p"), "print", "flag", False),

@@ -6,14 +6,14 @@ import os
 import sys
 from pathlib import Path
 
-from piko import discovery
-from piko.discovery import EntryPointRecord, parse_entry_points
+from piko.platform import discovery
+from piko.platform.discovery import EntryPointRecord, parse_entry_points
 
 
 def test_parse_entry_points_reads_only_the_group() -> None:
     text = """
     [console_scripts]
-    pi = piko.cli:main
+    pi = piko.app.cli:main
 
     [piko]
     # a comment
@@ -62,7 +62,7 @@ def test_scan_finds_dist_info_and_egg_info_without_importing(env, fake_dist) -> 
 
 
 def test_scan_order_follows_paths(env, tmp_path: Path) -> None:
-    from piko.discovery import scan
+    from piko.platform.discovery import scan
 
     first, second = tmp_path / "first", tmp_path / "second"
     _install(first, "one", {"p1": "m1"})
@@ -90,7 +90,7 @@ def test_cache_is_written_reused_and_invalidated_by_an_install(env, fake_dist) -
     assert [r.name for r in cold] == ["first"]
 
     # A warm scan answers from the cache: prove it by planting a record only the cache knows.
-    from piko import jsonio
+    from piko.lib import jsonio
 
     data = jsonio.read_json_file(cache_files[0])
     data["records"].append(["cached-only", "x", "d", "1", paths[0]])

@@ -15,19 +15,19 @@ from typing import Any
 
 import pytest
 
-from piko import events as ev
-from piko.dispatch import Dispatcher, normalize_result, result_field
-from piko.events import SEMANTICS, Semantics
-from piko.markers import hookimpl
-from piko.messages import (
+from piko.data import events as ev
+from piko.data.events import SEMANTICS, Semantics
+from piko.data.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
     UserMessage,
 )
-from piko.plugin_manager import PikoPluginManager
-from piko.tracing import Tracer
+from piko.platform.dispatch import Dispatcher, normalize_result, result_field
+from piko.platform.manager import PikoPluginManager
+from piko.platform.markers import hookimpl
+from piko.platform.tracing import Tracer
 
 # ---------------------------------------------------------------------------
 # Helpers
@@ -295,7 +295,7 @@ def check_assistant_message() -> None:
     assert h.emit("assistant_message", ev.AssistantMessageEvent(message=message)) is message
 
     def fix_typo(e: Any, c: Any) -> Any:
-        from piko.wire import to_wire
+        from piko.data.wire import to_wire
 
         blocks = to_wire(e.message)["content"]
         for block in blocks:
@@ -307,7 +307,7 @@ def check_assistant_message() -> None:
         return {"content": [{"type": "text", "text": "only one"}]}
 
     def change_tool_call(e: Any, c: Any) -> Any:
-        from piko.wire import to_wire
+        from piko.data.wire import to_wire
 
         blocks = to_wire(e.message)["content"]
         blocks[3]["arguments"] = {"path": "/etc/passwd"}
@@ -710,7 +710,7 @@ def test_budgets_come_from_settings(env, only_site, app_factory) -> None:
                 pi.on(name, hang)
         """,
     )
-    from piko.app import BootOptions
+    from piko.app.application import BootOptions
 
     app = app_factory().boot(BootOptions(extensions=[str(env.root / "exts" / "slow.py")]))
     errors: list[ev.ExtensionErrorEvent] = []
@@ -737,7 +737,7 @@ def test_budgets_come_from_settings(env, only_site, app_factory) -> None:
 
 
 def test_default_budgets() -> None:
-    from piko.settings import DEFAULTS
+    from piko.config.settings import DEFAULTS
 
     assert DEFAULTS["extensionHandlers"] == {
         "timeoutMs": 30000,
@@ -806,7 +806,7 @@ def test_the_event_loop_keeps_running_while_a_plain_handler_blocks() -> None:
 
 @pytest.mark.parametrize("kind", ["async", "plain"])
 def test_abort_cancels_a_pending_tool_call_handler_at_once(kind: str) -> None:
-    from piko.abort import AbortController
+    from piko.lib.abort import AbortController
 
     release = threading.Event()
     cancelled: list[str] = []
@@ -891,7 +891,7 @@ def test_a_stream_rate_plain_handler_holding_the_loop_is_stopped_and_silenced(
 ) -> None:
     import time
 
-    from piko import dispatch
+    from piko.platform import dispatch
 
     monkeypatch.setattr(dispatch, "INLINE_LIMIT_S", 0.2)
     calls: list[str] = []

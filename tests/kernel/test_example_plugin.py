@@ -12,9 +12,16 @@ from typing import Any
 
 import pytest
 
-from piko import events as ev
-from piko.messages import AssistantMessage, TextContent, ToolCall, ToolResult, ToolResultMessage, UserMessage
-from piko.streaming import StreamEvent
+from piko.data import events as ev
+from piko.data.messages import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResult,
+    ToolResultMessage,
+    UserMessage,
+)
+from piko.data.streaming import StreamEvent
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "piko-example-plugin"
 

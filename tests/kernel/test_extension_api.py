@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from piko import ExtensionRuntimeNotInitializedError
-from piko import events as ev
-from piko.app import App, BootOptions
-from piko.context import ExtensionContext
-from piko.extension_api import SUBSCRIBABLE_EVENTS, ExtensionAPI, adapt_handler
+from piko.app.application import App, BootOptions
+from piko.data import events as ev
+from piko.platform.context import ExtensionContext
+from piko.platform.extension_api import SUBSCRIBABLE_EVENTS, ExtensionAPI, adapt_handler
 
 FULL_EXTENSION = """
 import asyncio
@@ -167,7 +167,7 @@ def test_on_refuses_unknown_events() -> None:
 
 
 def test_subscribable_events_are_the_notify_chain_cancel_and_block_events() -> None:
-    from piko.events import SEMANTICS
+    from piko.data.events import SEMANTICS
 
     services = {"compact", "compaction_prepare", "summarize_branch", "export_html",
                 "file_write_fallback", "file_delete_fallback"}  # fmt: skip

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from piko.app import BootOptions
-from piko.trust import TrustStore
+from piko.app.application import BootOptions
+from piko.platform.trust import TrustStore
 
 
 def command_extension(name: str) -> str:
@@ -168,7 +168,7 @@ def test_a_trusted_project_adds_to_the_users_disabled_plugins_and_says_so(
 def test_the_trust_question_for_settings_alone_does_not_speak_of_code(tmp_path) -> None:
     import io
 
-    from piko import trust
+    from piko.platform import trust
 
     err = io.StringIO()
     answer = trust.ask(tmp_path, ["'disabledPlugins': guard in .pi/settings.json"], io.StringIO("y\n"), err,

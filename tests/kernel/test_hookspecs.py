@@ -10,8 +10,8 @@ from types import ModuleType
 
 import pytest
 
-from piko import hookspecs
-from piko.events import SEMANTICS, Semantics
+from piko.data.events import SEMANTICS, Semantics
+from piko.platform import hookspecs
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"

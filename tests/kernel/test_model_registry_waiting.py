@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.messages import Model
-from piko.model_registry import ModelRegistry, ProviderConfig
+from piko.data.messages import Model
+from piko.models.registry import ModelRegistry
+from piko.platform.registries import ProviderConfig
 
 
 class _App:

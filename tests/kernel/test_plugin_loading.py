@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from piko.app import App, BootOptions
-from piko.plugin_manager import ESSENTIAL_PLUGINS, EssentialPluginError, PikoPluginManager
+from piko.app.application import App, BootOptions
+from piko.platform.manager import ESSENTIAL_PLUGINS, EssentialPluginError, PikoPluginManager
 
 HOOK_PLUGIN = """
 from piko import hookimpl
@@ -65,10 +65,12 @@ def test_entry_point_may_name_an_object_or_an_activate_function(only_site, fake_
 
 
 def test_distribution_named_piko_is_built_in() -> None:
-    from piko.discovery import EntryPointRecord
+    from piko.platform.discovery import EntryPointRecord
 
     pm = PikoPluginManager()
-    pm.load_entry_points([EntryPointRecord("builtin-thing", "piko.markers", "piko", "0.1.0", "/x")], None)
+    pm.load_entry_points(
+        [EntryPointRecord("builtin-thing", "piko.platform.markers", "piko", "0.1.0", "/x")], None
+    )
     assert pm.infos["builtin-thing"].origin == "built-in"
     assert pm.infos["builtin-thing"].source == "built-in"
 

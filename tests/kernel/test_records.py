@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from piko.records import FrozenRecordError, Record, as_dict, field, record_fields, replace
+from piko.lib.records import FrozenRecordError, Record, as_dict, field, record_fields, replace
 
 
 class Options(Record):

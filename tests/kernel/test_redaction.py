@@ -1,4 +1,4 @@
-"""The redaction rule (``piko.redaction``) and the places that apply it.
+"""The redaction rule (``piko.lib.redaction``) and the places that apply it.
 
 The planted-key search of ``tests/hardening/test_security_planted_keys.py`` runs the whole
 program; these tests pin the rule itself and the places the search cannot reach on its own.
@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from piko import hookimpl, redaction
-from piko.redaction import (
+from piko import hookimpl
+from piko.lib import redaction
+from piko.lib.redaction import (
     mask,
     mask_known_in,
     mask_known_secrets,
@@ -117,7 +118,7 @@ def test_values_are_masked_in_a_copy_and_untouched_when_nothing_is_known() -> No
 
 
 def test_an_extension_logger_redacts_messages_and_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
-    from piko.extension_api import ExtensionAPI
+    from piko.platform.extension_api import ExtensionAPI
 
     register_secret("vault-value-123456789")
     logger = ExtensionAPI("careless", "careless.py", app=None).logger
@@ -134,8 +135,8 @@ def test_an_extension_logger_redacts_messages_and_tracebacks(caplog: pytest.LogC
 
 def test_the_tracer_masks_a_key_a_custom_resolver_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The defect: ``hook piko_resolve_api_key done: 'sk-...'`` in clear."""
-    from piko.plugin_manager import PikoPluginManager
-    from piko.tracing import Tracer
+    from piko.platform.manager import PikoPluginManager
+    from piko.platform.tracing import Tracer
 
     class Vault:
         @hookimpl
@@ -163,8 +164,8 @@ def test_a_provider_error_quoting_the_key_is_redacted_at_the_source() -> None:
 
 
 def test_a_session_file_never_holds_a_known_key_but_the_live_message_does(tmp_path: Path) -> None:
-    from piko.messages import AssistantMessage, TextContent, UserMessage
-    from piko.session_manager import SessionManager
+    from piko.data.messages import AssistantMessage, TextContent, UserMessage
+    from piko.sessions.manager import SessionManager
 
     register_secret("vault-value-123456789")
     manager = SessionManager.create(str(tmp_path), str(tmp_path / "sessions"))

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from piko.registries import (
+from piko.platform.registries import (
     CommandDefinition,
     ModeDefinition,
     Registries,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from piko import events as ev
-from piko.event_bus import EventBus
-from piko.messages import TextContent, UserMessage
-from piko.paths import agent_dir, cache_dir, expand_user, interpreter_key, project_dir
-from piko.settings import DEFAULTS, Settings, deep_merge
+from piko.config.paths import agent_dir, cache_dir, expand_user, interpreter_key, project_dir
+from piko.config.settings import DEFAULTS, Settings, deep_merge
+from piko.data import events as ev
+from piko.data.messages import TextContent, UserMessage
+from piko.platform.event_bus import EventBus
 
 
 def test_layers_merge_key_by_key(env) -> None:

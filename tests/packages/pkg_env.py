@@ -87,8 +87,8 @@ class PiEnv:
         """Boot piko in ``cwd`` as a mode would, and report plugins, tools and package resources."""
         code = (
             "import asyncio, json\n"
-            "from piko.app import App\n"
-            "from piko.events import ResourcesDiscoverEvent\n"
+            "from piko.app.application import App\n"
+            "from piko.data.events import ResourcesDiscoverEvent\n"
             "app = App().boot()\n"
             "found = asyncio.run(app.dispatcher.emit('resources_discover', ResourcesDiscoverEvent(cwd=str(app.cwd)), app.context()))\n"
             "print(json.dumps({'tools': sorted(app.registries.tools.names()),"

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from piko.plugins.packages.resources_scan import package_resources
-from piko.resource_patterns import apply_patterns
+from piko.resources.patterns import apply_patterns
 
 
 def _files(root: Path, names: list[str]) -> None:

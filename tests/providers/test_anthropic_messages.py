@@ -10,8 +10,7 @@ from typing import Any
 from support.llm_server import LLMServer
 from support.streams import FIXTURES, anthropic_model, collect, final, pi_updates, summary
 
-from piko.abort import AbortController
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -22,10 +21,11 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.plugins.providers import anthropic_messages_stream as am
-from piko.plugins.providers.anthropic_messages_stream import stream
-from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.wire import message_from_wire
+from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.wire import message_from_wire
+from piko.lib.abort import AbortController
+from piko.plugins.providers.anthropic_messages import wire as am
+from piko.plugins.providers.anthropic_messages.wire import stream
 
 CAPTURE = FIXTURES / "pi_captures" / "anthropic-thinking-tools"
 TOOL = ToolSpec(name="bash", description="Run a command", parameters={"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]})  # fmt: skip

@@ -410,7 +410,7 @@ def test_concurrent_refreshes_refresh_once(
     server = token_server(replies_of("oauth_refresh_success"), delay_s=0.3)
     expired_oauth(agent)
     code = (
-        "import json, sys; from piko.app import App;"
+        "import json, sys; from piko.app.application import App;"
         "app = App(cwd=sys.argv[1]).boot();"
         "print(app.model_registry.api_key('anthropic'))"
     )

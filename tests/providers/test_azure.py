@@ -20,18 +20,18 @@ from support.stream_runs import (
     types,
 )
 
-from piko.messages import ToolCall
-from piko.plugins.providers.azure_openai_responses_stream import (
+from piko.data.messages import ToolCall
+from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.plugins.providers.azure_openai_responses.wire import (
     build_params,
     normalize_base_url,
     parse_deployment_map,
     resolve_config,
 )
-from piko.streaming import Context, StreamOptions, ToolSpec
 
 API = "azure-openai-responses"
 CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
-stream = stream_fn("azure_openai_responses_stream")
+stream = stream_fn("azure_openai_responses.wire")
 
 
 @pytest.fixture(autouse=True)

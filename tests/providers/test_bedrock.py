@@ -20,7 +20,7 @@ from support.stream_runs import (
 )
 from support.wire_bedrock import error_turn
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
@@ -28,19 +28,19 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from piko.data.streaming import Context, StreamOptions, ToolSpec
 from piko.plugins.providers import aws_sigv4
 from piko.plugins.providers.aws_eventstream import encode_event
-from piko.plugins.providers.bedrock_converse_stream import (
+from piko.plugins.providers.bedrock_converse.wire import (
     build_body,
     http_error_message,
     model_url,
     resolve_endpoint,
 )
-from piko.streaming import Context, StreamOptions, ToolSpec
 
 API = "bedrock-converse-stream"
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"
-stream = stream_fn("bedrock_converse_stream")
+stream = stream_fn("bedrock_converse.wire")
 
 
 @pytest.fixture(autouse=True)

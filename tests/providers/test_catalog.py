@@ -59,7 +59,7 @@ def test_catalog_file_has_the_documented_schema() -> None:
 def test_importing_the_plugin_reads_nothing() -> None:
     code = (
         "import sys, piko.plugins.providers.catalog as c;"
-        "print(c._read_catalog.cache_info().currsize, 'piko.messages' in sys.modules)"
+        "print(c._read_catalog.cache_info().currsize, 'piko.data.messages' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from support.streams import collect, final
 
-from piko.abort import AbortController
-from piko.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from piko.data.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.lib.abort import AbortController
 from piko.plugins.providers import faux as faux_plugin
-from piko.plugins.providers import faux_stream as faux
-from piko.streaming import Context, StreamEvent, StreamOptions
+from piko.plugins.providers.faux import wire as faux
 
 CONTEXT = Context(system_prompt="sys", messages=[UserMessage(content="hello", timestamp=1)])
 

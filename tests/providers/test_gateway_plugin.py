@@ -15,16 +15,16 @@ import pytest
 from support.clean_env import boot_app, clean_environment
 from support.llm_server import LLMServer
 
-from piko.messages import TextContent, UserMessage
-from piko.streaming import Context, StreamOptions
+from piko.data.messages import TextContent, UserMessage
+from piko.data.streaming import Context, StreamOptions
 
 GATEWAY_PLUGIN = '''
 """Corp gateway: every model behind https://llm.corp.example, authenticated by X-Gateway-Key."""
 import os
 
 from piko import hookimpl
-from piko.messages import Model
-from piko.model_registry import ProviderConfig
+from piko.data.messages import Model
+from piko.platform.registries import ProviderConfig
 
 
 @hookimpl
@@ -70,7 +70,7 @@ COMMAND_EXTENSION = """
 import asyncio, json, sys
 
 from piko.plugins.providers.builder import MessageBuilder
-from piko.messages import text_of
+from piko.data.messages import text_of
 
 CHILD = {child!r}
 

@@ -19,7 +19,7 @@ from support.stream_runs import (
     types,
 )
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     TextContent,
     ThinkingContent,
@@ -27,12 +27,12 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.plugins.providers.google_generative_ai_stream import build_body, convert_messages, thinking_config
-from piko.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
 
 API = "google-generative-ai"
 CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
-stream = stream_fn("google_generative_ai_stream")
+stream = stream_fn("google_generative_ai.wire")
 
 
 def gemini(server: LLMServer | None, model_id: str = "gemini-2.5-flash", **fields: Any):
@@ -146,7 +146,7 @@ def test_thinking_config_per_model_family() -> None:
 
 
 def test_images_and_tool_result_images() -> None:
-    from piko.messages import ImageContent
+    from piko.data.messages import ImageContent
 
     result = ToolResultMessage(
         tool_call_id="c", tool_name="read", content=[ImageContent(data="AAAA", mime_type="image/png")]

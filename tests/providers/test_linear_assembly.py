@@ -3,7 +3,7 @@
 Each provider API streams the same turn at two sizes (a ``write`` call whose content arrives in
 12-character argument deltas, plus text and thinking word by word) from the scripted server on
 127.0.0.1. We count what assembly does: the Python lines run (a tracer counts them), the
-characters joined and parsed (``piko.stream_blocks.WORK``), and the bytes of the
+characters joined and parsed (``piko.data.stream_blocks.WORK``), and the bytes of the
 ``message_update`` records the JSON and RPC modes would write; four times the size must cost at
 most about four times the work.
 No wall time is measured. Before the fix, every argument delta re-parsed the arguments from
@@ -24,9 +24,9 @@ import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import context, model, stream_fn
 
-from piko.events import MessageUpdateEvent, event_to_wire
-from piko.stream_blocks import WORK
-from piko.streaming import StreamOptions
+from piko.data.events import MessageUpdateEvent, event_to_wire
+from piko.data.stream_blocks import WORK
+from piko.data.streaming import StreamOptions
 
 SMALL = 24_000
 LARGE = 4 * SMALL
@@ -38,21 +38,21 @@ WORK_PER_CHARACTER = 3.0
 
 APIS: dict[str, tuple[str, str, Callable[[str], str]]] = {
     # name: (api, stream module, base URL from the server's)
-    "openai-completions": ("openai-completions", "openai_completions_stream", lambda b: b + "/v1"),
-    "anthropic-messages": ("anthropic-messages", "anthropic_messages_stream", lambda b: b),
-    "openai-responses": ("openai-responses", "openai_responses_stream", lambda b: b + "/v1"),
+    "openai-completions": ("openai-completions", "openai_completions.wire", lambda b: b + "/v1"),
+    "anthropic-messages": ("anthropic-messages", "anthropic_messages.wire", lambda b: b),
+    "openai-responses": ("openai-responses", "openai_responses.wire", lambda b: b + "/v1"),
     "azure-openai-responses": (
         "azure-openai-responses",
-        "azure_openai_responses_stream",
+        "azure_openai_responses.wire",
         lambda b: b + "/openai/v1",
     ),
-    "google-generative-ai": ("google-generative-ai", "google_generative_ai_stream", lambda b: b + "/v1beta"),
+    "google-generative-ai": ("google-generative-ai", "google_generative_ai.wire", lambda b: b + "/v1beta"),
     "mistral-conversations": (
         "mistral-conversations",
-        "mistral_conversations_stream",
+        "mistral_conversations.wire",
         lambda b: b + "/mistral",
     ),
-    "bedrock-converse-stream": ("bedrock-converse-stream", "bedrock_converse_stream", lambda b: b),
+    "bedrock-converse-stream": ("bedrock-converse-stream", "bedrock_converse.wire", lambda b: b),
 }
 
 
@@ -161,7 +161,7 @@ def test_assembly_work_grows_linearly_with_the_stream(api_name: str) -> None:
 def test_reading_partial_arguments_scans_each_character_once() -> None:
     """A consumer that reads the arguments after every delta (an extension on ``message_update``)
     pays one parse per read, but the scan of the JSON resumes where the last read stopped."""
-    from piko.stream_blocks import StreamingToolCall
+    from piko.data.stream_blocks import StreamingToolCall
 
     def reads(size: int) -> int:
         call = StreamingToolCall(id="c", name="write")
@@ -181,10 +181,10 @@ def test_the_agent_session_and_json_records_stay_linear(
 ) -> None:
     """The whole in-process pipeline: provider, agent loop, session file, an extension on
     ``message_update`` and the JSON-mode records, at two sizes."""
-    from piko.agent_session import AgentSession
-    from piko.app import App
-    from piko.extension_api import ExtensionAPI
-    from piko.session_manager import SessionManager
+    from piko.app.application import App
+    from piko.engine.session import AgentSession
+    from piko.platform.extension_api import ExtensionAPI
+    from piko.sessions.manager import SessionManager
 
     def run(size: int) -> tuple[int, int, int]:
         work = tmp_path / str(size)

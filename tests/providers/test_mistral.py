@@ -18,7 +18,7 @@ from support.stream_runs import (
     types,
 )
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -27,16 +27,16 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.plugins.providers.mistral_conversations_stream import (
+from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.plugins.providers.mistral_conversations.wire import (
     build_payload,
     derive_tool_call_id,
     mistral_error_message,
     tool_call_id_normalizer,
 )
-from piko.streaming import Context, StreamOptions, ToolSpec
 
 API = "mistral-conversations"
-stream = stream_fn("mistral_conversations_stream")
+stream = stream_fn("mistral_conversations.wire")
 
 
 def mistral(server: LLMServer | None, model_id: str = "mistral-large-latest", **fields: Any):

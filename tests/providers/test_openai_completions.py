@@ -12,8 +12,7 @@ from typing import Any
 from support.llm_server import LLMServer
 from support.streams import SAMPLES, collect, final, openai_model, pi_updates, summary
 
-from piko.abort import AbortController
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     ImageContent,
     Model,
@@ -24,10 +23,11 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.plugins.providers import openai_completions_stream as oc
-from piko.plugins.providers.openai_completions_stream import stream
-from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.wire import message_from_wire
+from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.wire import message_from_wire
+from piko.lib.abort import AbortController
+from piko.plugins.providers.openai_completions import wire as oc
+from piko.plugins.providers.openai_completions.wire import stream
 
 IMAGE = ImageContent(data="aGVsbG8=", mime_type="image/png")
 

@@ -20,7 +20,7 @@ from support.stream_runs import (
     types,
 )
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     ImageContent,
     TextContent,
@@ -29,17 +29,17 @@ from piko.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.plugins.providers.openai_responses_stream import (
+from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.plugins.providers.openai_responses.wire import (
     build_params,
     convert_messages,
     encode_text_signature,
     openai_error_message,
     parse_text_signature,
 )
-from piko.streaming import Context, StreamOptions, ToolSpec
 
 API = "openai-responses"
-stream = stream_fn("openai_responses_stream")
+stream = stream_fn("openai_responses.wire")
 
 
 def responses_model(server: LLMServer, **fields: Any):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from piko.messages import AssistantMessage, Usage
-from piko.overflow import OVERFLOW_PATTERNS, is_context_overflow
+from piko.data.messages import AssistantMessage, Usage
+from piko.engine.overflow import OVERFLOW_PATTERNS, is_context_overflow
 
 
 def failed(text: str) -> AssistantMessage:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from piko.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.data.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
 from piko.plugins.providers.replay import transform_messages
 
 MODEL = Model(id="m", name="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9")

@@ -16,8 +16,7 @@ import pytest
 from support.llm_server import LLMServer, cassette_turns, load_cassette
 from support.streams import FIXTURES, anthropic_model, collect, final, openai_model
 
-from piko.abort import AbortController
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     Model,
     ModelCost,
@@ -26,9 +25,10 @@ from piko.messages import (
     ToolCall,
     UserMessage,
 )
-from piko.plugins.providers.anthropic_messages_stream import stream as anthropic_stream
-from piko.plugins.providers.openai_completions_stream import stream as openai_stream
-from piko.streaming import Context, StreamEvent, StreamOptions
+from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.lib.abort import AbortController
+from piko.plugins.providers.anthropic_messages.wire import stream as anthropic_stream
+from piko.plugins.providers.openai_completions.wire import stream as openai_stream
 
 VCR = FIXTURES / "pi_agent_rust" / "vcr"
 RESPONSES = FIXTURES / "pi_agent_rust" / "provider_responses"

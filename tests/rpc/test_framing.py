@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rpc_client import sample
 
-from piko.plugins.modes.rpc_jsonl import LineSplitter, ParseError, parse_line, serialize, v8_error
-from piko.plugins.modes.rpc_tree import tree_json
+from piko.plugins.modes.rpc.jsonl import LineSplitter, ParseError, parse_line, serialize, v8_error
+from piko.plugins.modes.rpc.tree import tree_json
 
 # ---------------------------------------------------------------------------
 # Splitting

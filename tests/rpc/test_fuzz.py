@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from rpc_client import SAMPLE_ARGS, RpcProcess, make_dirs
 from support.llm_server import LLMServer
 
-from piko.plugins.modes.rpc_commands import COMMANDS
+from piko.plugins.modes.rpc.commands import COMMANDS
 
 FIELDS = ["message", "images", "streamingBehavior", "provider", "modelId", "level", "mode", "enabled",
           "customInstructions", "command", "outputPath", "sessionPath", "entryId", "name", "parentSession",

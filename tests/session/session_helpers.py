@@ -9,9 +9,17 @@ from typing import Any
 
 import pytest
 
-from piko.messages import AssistantMessage, Cost, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
-from piko.session_manager import SessionContext
-from piko.wire import to_wire
+from piko.data.messages import (
+    AssistantMessage,
+    Cost,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
+from piko.data.wire import to_wire
+from piko.sessions.manager import SessionContext
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLES = sorted((FIXTURES / "pi_samples").glob("*/session.jsonl"))

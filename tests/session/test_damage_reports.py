@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from session_helpers import FIXTURES, assistant, tool_result, user
 
-from piko.messages import ToolCall, ToolResultMessage
-from piko.session_manager import SessionManager
+from piko.data.messages import ToolCall, ToolResultMessage
+from piko.sessions.manager import SessionManager
 
 CALL = ToolCall(id="call_1", name="bash", arguments={"command": "ls"})
 

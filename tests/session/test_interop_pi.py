@@ -16,8 +16,8 @@ from typing import Any
 from session_helpers import PI_BIN, assistant, needs_pi, user
 from support.llm_server import LLMServer
 
-from piko.messages import AssistantMessage, TextContent, UserMessage
-from piko.session_manager import SessionManager
+from piko.data.messages import AssistantMessage, TextContent, UserMessage
+from piko.sessions.manager import SessionManager
 
 pytestmark = needs_pi
 

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from piko import jsonio
+from piko.lib import jsonio
 
 # (value, JSON.stringify(value)) as printed by node 20.
 KNOWN = [

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from session_helpers import FIXTURES, assistant, copy_fixture, user
 
-from piko.session_list import (
+from piko.sessions.listing import (
     default_session_dir,
     find_most_recent_session,
     list_all_sessions,
@@ -19,7 +19,7 @@ from piko.session_list import (
     read_session_info,
     resolve_session,
 )
-from piko.session_manager import (
+from piko.sessions.manager import (
     ReadonlySessionManager,
     SessionFileError,
     SessionInOtherProjectError,

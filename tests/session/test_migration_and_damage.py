@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from session_helpers import FIXTURES, assistant, context_json, copy_fixture, user
 
-from piko import jsonio
-from piko.session_manager import SessionFileError, SessionManager
-from piko.session_migrations import encode_cwd, migrate_sessions_from_agent_root
+from piko.lib import jsonio
+from piko.sessions.manager import SessionFileError, SessionManager
+from piko.sessions.migrations import encode_cwd, migrate_sessions_from_agent_root
 
 sys.path.insert(0, str(FIXTURES))
 from make_pi_fixtures import normalize_ids, normalize_ids_in_json

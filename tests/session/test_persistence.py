@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from session_helpers import assistant, tool_result, user
 
-from piko.messages import ImageContent, TextContent, ToolCall
-from piko.session_entries import iso_from_ms, ms_from_iso, new_entry_id, new_session_id
-from piko.session_manager import SessionManager
+from piko.data.messages import ImageContent, TextContent, ToolCall
+from piko.sessions.entries import iso_from_ms, ms_from_iso, new_entry_id, new_session_id
+from piko.sessions.manager import SessionManager
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 UUID7 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-7[0-7][0-9a-f]{2}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")

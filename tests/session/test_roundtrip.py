@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from session_helpers import FIXTURES, PI_WRITTEN, SAMPLES, context_json, copy_fixture
 
-from piko import jsonio
-from piko.session_entries import MessageEntry
-from piko.session_manager import SessionManager
-from piko.wire import message_from_wire, to_wire
+from piko.data.wire import message_from_wire, to_wire
+from piko.lib import jsonio
+from piko.sessions.entries import MessageEntry
+from piko.sessions.manager import SessionManager
 
 
 @pytest.mark.parametrize("source", PI_WRITTEN, ids=lambda p: p.parent.name)
@@ -66,7 +66,7 @@ def test_fork_and_clone_copy_entries_byte_for_byte(source: Path, tmp_path: Path,
 @pytest.mark.parametrize("source", SAMPLES, ids=lambda p: p.parent.name)
 def test_file_name_and_directory_match_pi(source: Path) -> None:
     """``meta.json`` names where pi wrote the file: ``sessions/--<cwd>--/<timestamp>_<id>.jsonl``."""
-    from piko.session_list import default_session_dir
+    from piko.sessions.listing import default_session_dir
 
     meta = json.loads((source.parent / "meta.json").read_text(encoding="utf-8"))
     original = meta["sessions"][0]["original"]
@@ -102,7 +102,7 @@ def test_context_tree_labels_and_name_match_pi_everywhere(tmp_path: Path) -> Non
 
 
 def test_header_and_entry_accessors(tmp_path: Path) -> None:
-    from piko.session_entries import (
+    from piko.sessions.entries import (
         BranchSummaryEntry,
         CompactionEntry,
         CustomEntry,

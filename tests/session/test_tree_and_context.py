@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from session_helpers import assistant, user
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
@@ -13,8 +13,8 @@ from piko.messages import (
     TextContent,
     UserMessage,
 )
-from piko.session_entries import ms_from_iso
-from piko.session_manager import ModelRef, SessionManager
+from piko.sessions.entries import ms_from_iso
+from piko.sessions.manager import ModelRef, SessionManager
 
 
 def texts(messages: list) -> list[str]:

@@ -56,8 +56,8 @@ def clean_environment(monkeypatch: Any, tmp_path: Path, **env: str) -> Path:
 
 
 def boot_app(tmp_path: Path, extensions: list[str] | None = None) -> Any:
-    """A booted :class:`piko.app.App` on the agent dir of :func:`clean_environment`."""
-    from piko.app import App, BootOptions
+    """A booted :class:`piko.app.application.App` on the agent dir of :func:`clean_environment`."""
+    from piko.app.application import App, BootOptions
 
     app = App(cwd=tmp_path, agent_dir=os.environ["PI_CODING_AGENT_DIR"])
     return app.boot(BootOptions(extensions=list(extensions or [])))

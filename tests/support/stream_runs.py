@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
-from piko.abort import AbortController
-from piko.messages import Model, ModelCost, UserMessage
-from piko.registries import resolve_import
-from piko.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.wire import message_from_wire, to_wire
+from piko.data.messages import Model, ModelCost, UserMessage
+from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.wire import message_from_wire, to_wire
+from piko.lib.abort import AbortController
+from piko.platform.registries import resolve_import
 
 PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
 

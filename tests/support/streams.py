@@ -8,8 +8,8 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from piko.messages import AssistantMessage, Model
-from piko.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage, Model
+from piko.data.streaming import Context, StreamEvent, StreamOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SAMPLES = FIXTURES / "pi_llm_samples"

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from piko.abort import AbortController
-from piko.app import App
-from piko.context import ExtensionContext
-from piko.messages import ToolResult
+from piko.app.application import App
+from piko.data.messages import ToolResult
+from piko.lib.abort import AbortController
+from piko.platform.context import ExtensionContext
 from piko.plugins.tools import bash
 from piko.plugins.tools.bash import BashToolError
 from piko.plugins.tools.shell import OutputAccumulator

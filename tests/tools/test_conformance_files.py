@@ -258,7 +258,7 @@ def test_pi_transcript_tool_results(sample: str, work: Path) -> None:
     """Replay a transcript's read/write/edit/ls calls: same results as pi's, same files left."""
     import json
 
-    from piko.wire import to_wire
+    from piko.data.wire import to_wire
 
     folder = SAMPLES / sample
     scenario = json.loads((folder / "scenario.json").read_text(encoding="utf-8"))
@@ -299,7 +299,7 @@ def test_tool_definitions_match_what_pi_advertises(tmp_path: Path) -> None:
     """Booted from the entry points, the four tools send pi's exact names, texts and schemas."""
     import json
 
-    from piko.app import App
+    from piko.app.application import App
 
     advertised = json.loads((SAMPLES / "c-tools-json" / "tools.json").read_text(encoding="utf-8"))
     by_name = {t["function"]["name"]: t["function"] for t in advertised}

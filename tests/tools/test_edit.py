@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from tool_harness import run_tool
 
-from piko.abort import AbortController
+from piko.lib.abort import AbortController
 from piko.plugins.tools.edit import prepare_arguments
 from piko.plugins.tools.edit_diff import diff_lines, generate_diff, normalize_for_fuzzy_match
 

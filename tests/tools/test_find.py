@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from tool_harness import ToolRun, make_app, run_tool
 
-from piko.abort import AbortController
+from piko.lib.abort import AbortController
 from piko.plugins.tools import find
 from piko.plugins.tools.find import GlobMatcher, glob_to_regex
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tool_harness import ToolRun, make_app, run_tool, run_tool_async
 
-from piko.abort import AbortController
+from piko.lib.abort import AbortController
 from piko.plugins.tools import grep
 
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tool_harness import make_app, run_tool, run_unprivileged
 
-from piko.abort import AbortController, AbortError
+from piko.lib.abort import AbortController, AbortError
 from piko.plugins.tools import line_reader
 from piko.plugins.tools import read as read_module
 from piko.plugins.tools.node_compat import js_string
@@ -234,7 +234,7 @@ def test_small_image_is_returned_unchanged(work: Path) -> None:
 
 
 def test_image_note_for_a_model_without_vision(work: Path) -> None:
-    from piko.messages import Model
+    from piko.data.messages import Model
 
     (work / "p.png").write_bytes(_png((3, 2)))
     app = make_app(work)
@@ -257,7 +257,7 @@ def test_image_too_large_even_when_scaled_down_falls_back_to_jpeg(
     """Noise does not compress: a 2000x2000 PNG is over the limit, so a JPEG is sent instead."""
     from PIL import Image
 
-    from piko import images
+    from piko.lib import images
 
     noise = Image.frombytes("RGB", (2000, 2000), os.urandom(2000 * 2000 * 3))
     out = io.BytesIO()
@@ -309,7 +309,7 @@ def test_images_auto_resize_setting_off_sends_the_original(work: Path) -> None:
     ],
 )
 def test_image_detection_by_magic_bytes(head: bytes, expected: str | None) -> None:
-    from piko.images import detect_image_mime_type
+    from piko.lib.images import detect_image_mime_type
 
     assert detect_image_mime_type(head) == expected
 
@@ -317,7 +317,7 @@ def test_image_detection_by_magic_bytes(head: bytes, expected: str | None) -> No
 def test_image_sizes_from_headers() -> None:
     from PIL import Image
 
-    from piko.images import image_size
+    from piko.lib.images import image_size
 
     for fmt, mime in (
         ("PNG", "image/png"),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tool_harness import run_tool
 
-from piko.abort import AbortController
+from piko.lib.abort import AbortController
 
 
 def test_writes_utf8_and_reports_utf16_length(work: Path) -> None:

@@ -22,8 +22,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from piko.app import App
-from piko.messages import ImageContent, TextContent, ToolResult
+from piko.app.application import App
+from piko.data.messages import ImageContent, TextContent, ToolResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUST_FIXTURES = FIXTURES / "pi_agent_rust" / "conformance"
@@ -139,7 +139,7 @@ def run_tool(name: str, params: dict[str, Any], cwd: Path | str, **kwargs: Any) 
 
 def _validate(name: str, schema: dict[str, Any], args: dict[str, Any]) -> dict[str, Any]:
     try:
-        from piko.tool_validation import validate_tool_arguments
+        from piko.engine.tool_validation import validate_tool_arguments
     except ImportError:  # the agent loop's validator is not there: check with jsonschema directly
         import jsonschema
 

@@ -4,7 +4,7 @@
 against piko's agent-session API, as any mode is::
 
     session = await app.create_agent_session()
-    session.subscribe(listener)        # listener(event) gets the objects of piko.events
+    session.subscribe(listener)        # listener(event) gets the objects of piko.data.events
     await session.prompt(text)
     await session.shutdown()
 """
@@ -188,7 +188,7 @@ def _turn(event: Any) -> str:
 
 
 def _generic(event: Any) -> str:
-    from piko.events import event_items
+    from piko.data.events import event_items
 
     fields = []
     for name, value in event_items(event):

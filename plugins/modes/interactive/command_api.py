@@ -2,7 +2,7 @@
 
 Built-in commands (``/model``, ``/tree``, ``/resume`` ...) are plain async functions that get an
 :class:`InteractiveContext` and the argument text. The interactive mode implements the context;
-the commands use only what it offers plus the :class:`~piko.agent_session.AgentSession`.
+the commands use only what it offers plus the :class:`~piko.engine.session.AgentSession`.
 Keeping this small lets commands be tested without a terminal.
 """
 
@@ -28,8 +28,8 @@ class PickItem:
 class InteractiveContext(Protocol):
     """What the interactive mode offers to built-in commands."""
 
-    app: Any  # piko.app.App
-    session: Any  # piko.agent_session.AgentSession
+    app: Any  # piko.app.application.App
+    session: Any  # piko.engine.session.AgentSession
     ui: Any  # the extension UI (select/confirm/input/editor/notify/...), same object as ctx.ui
 
     def show(self, renderable: Any) -> None:

@@ -22,7 +22,7 @@ from attrs import define
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from piko.fuzzy import fuzzy_filter
+from piko.lib.fuzzy import fuzzy_filter
 
 MAX_FILES = 20000
 FILE_CACHE_SECONDS = 10.0

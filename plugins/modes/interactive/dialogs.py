@@ -27,7 +27,7 @@ from prompt_toolkit.layout import (
 )
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor, Processor
 
-from piko.fuzzy import fuzzy_filter
+from piko.lib.fuzzy import fuzzy_filter
 from piko.plugins.modes.interactive.command_api import PickItem
 
 MAX_VISIBLE = 10

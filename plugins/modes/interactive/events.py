@@ -14,7 +14,7 @@ import asyncio
 import time
 from typing import Any
 
-from piko.messages import (
+from piko.data.messages import (
     AssistantMessage,
     BashExecutionMessage,
     BranchSummaryMessage,

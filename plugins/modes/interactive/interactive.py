@@ -18,7 +18,7 @@ import os
 import sys
 from typing import Any
 
-from piko.exit_signals import on_exit_signals
+from piko.lib.exit_signals import on_exit_signals
 from piko.plugins.modes.interactive.completion import CommandEntry
 from piko.plugins.modes.interactive.context import CommandContext
 from piko.plugins.modes.interactive.dialogs import Panel
@@ -463,7 +463,7 @@ class InteractiveMode:
         app = self.app
         _ = list(app.registries.shortcuts)  # fill the registry so its diagnostics are known
         reported: set[str] = getattr(app, "_reported", set())
-        from piko.redaction import redact
+        from piko.lib.redaction import redact
 
         for line in [*app.diagnostics(), *app.notices]:
             if line not in reported:
@@ -476,7 +476,7 @@ class InteractiveMode:
             (self.show_error if level == "error" else self.show_warning)(message)
         self.notices = []
         if self.session.model is None:
-            from piko.guidance import no_models_message
+            from piko.models.guidance import no_models_message
 
             self.show_warning(no_models_message())
 
@@ -489,7 +489,7 @@ class InteractiveMode:
             self.set_theme(theme)
 
     def _session_user_texts(self) -> list[str]:
-        from piko.messages import UserMessage, text_of
+        from piko.data.messages import UserMessage, text_of
 
         return [text_of(m.content) for m in self.session.messages if isinstance(m, UserMessage)]
 
@@ -501,9 +501,9 @@ class InteractiveMode:
         """
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        from piko.initial_message import InitialMessageError, build_initial_message
+        from piko.engine.initial_message import InitialMessageError, build_initial_message
+        from piko.engine.setup import SetupError, open_session_manager
         from piko.plugins.modes.interactive.keys import install_extended_keys
-        from piko.session_setup import SetupError, open_session_manager
 
         if not _is_terminal(sys.stdin):
             sys.stderr.write("Error: the interactive mode needs a terminal; use -p or --mode json|rpc\n")
@@ -552,7 +552,7 @@ class InteractiveMode:
 
     async def _start(self, first: str | None, images: Any, rest: list[str]) -> None:
         """After the first frame: the header, the session, what was loaded, then the first prompts."""
-        from piko.session_setup import SetupError
+        from piko.engine.setup import SetupError
 
         screen = self.screen
         try:

@@ -6,7 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from piko.abort import AbortController
+from piko.lib.abort import AbortController
 
 
 def activate(pi: Any) -> None:

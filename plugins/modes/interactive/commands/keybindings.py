@@ -165,7 +165,7 @@ def load_user_bindings(path: str | Path) -> dict[str, list[str]]:
     A missing or unreadable file, or one that is not a JSON object, gives ``{}`` (as pi).
     When both a legacy name and its new name are present, the new name wins.
     """
-    from piko import jsonio
+    from piko.lib import jsonio
 
     try:
         raw = jsonio.read_json_file(path)
@@ -216,7 +216,7 @@ def conflicts(user: dict[str, list[str]]) -> list[tuple[str, list[str]]]:
 
 def effective_bindings(app: Any) -> dict[str, list[str]]:
     """The bindings in effect for ``app`` (its agent dir's ``keybindings.json`` over the defaults)."""
-    from piko.paths import agent_dir
+    from piko.config.paths import agent_dir
 
     base = getattr(app, "agent_dir", None) or agent_dir()
     return resolve_bindings(load_user_bindings(keybindings_path(base)))

@@ -234,7 +234,7 @@ def _show_auth(ctx: InteractiveContext, name: str, url: str, instructions: str) 
 
 async def _race_paste(ctx: InteractiveContext, server: Any) -> str | None:
     """Wait for a pasted redirect URL/code or for the browser's redirect, whichever comes first."""
-    from piko.abort import AbortController
+    from piko.lib.abort import AbortController
 
     controller = AbortController()
 
@@ -311,7 +311,7 @@ async def complete_authentication(
     ctx: InteractiveContext, provider: str, name: str, kind: str, previous_model: Any, path: str
 ) -> None:
     """Say where the credentials went; with no model chosen yet, select the provider's default one."""
-    from piko.model_resolver import DEFAULT_MODEL_PER_PROVIDER
+    from piko.models.resolver import DEFAULT_MODEL_PER_PROVIDER
     from piko.plugins.modes.interactive.commands.models import maybe_warn_anthropic_subscription
 
     session = ctx.session

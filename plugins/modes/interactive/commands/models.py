@@ -44,7 +44,7 @@ def model_candidates(session: Any) -> list[Any]:
 
 def model_completions(session: Any, prefix: str) -> list[str]:
     """``provider/id`` of the candidate models matching ``prefix`` (fuzzy, best first)."""
-    from piko.fuzzy import fuzzy_filter
+    from piko.lib.fuzzy import fuzzy_filter
 
     models = model_candidates(session)
     matches = fuzzy_filter(models, prefix, lambda m: f"{m.id} {m.provider}")
@@ -56,14 +56,14 @@ def _search_text(model: Any) -> str:
 
 
 def _sorted_for_selector(models: list[Any], current: Any) -> list[Any]:
-    from piko.model_resolver import same_model
+    from piko.models.resolver import same_model
 
     return sorted(models, key=lambda m: (not same_model(m, current), m.provider.lower()))
 
 
 async def model_command(ctx: InteractiveContext, args: str) -> None:
     """``/model [search]``: switch directly on an exact match, else choose in a selector."""
-    from piko.model_resolver import find_exact
+    from piko.models.resolver import find_exact
 
     session = ctx.session
     term = args.strip()
@@ -79,8 +79,8 @@ async def model_command(ctx: InteractiveContext, args: str) -> None:
 
 async def choose_model(ctx: InteractiveContext, search: str | None = None) -> Any:
     """The model selector (pi's): all models with credentials, or the scoped ones; ``None`` if cancelled."""
-    from piko.fuzzy import fuzzy_filter
-    from piko.model_resolver import same_model
+    from piko.lib.fuzzy import fuzzy_filter
+    from piko.models.resolver import same_model
 
     session = ctx.session
     try:
@@ -184,7 +184,7 @@ def sorted_ids(enabled: list[str] | None, all_ids: list[str]) -> list[str]:
 
 def _apply_scope(session: Any, enabled: list[str] | None, total: int) -> None:
     """Session-only: the Ctrl+P cycle follows ``enabled`` (all or none enabled means no filter)."""
-    from piko.model_resolver import resolve_model_scope
+    from piko.models.resolver import resolve_model_scope
 
     if enabled and len(enabled) < total:
         scoped, _warnings = resolve_model_scope(list(enabled), session.model_registry)
@@ -195,7 +195,7 @@ def _apply_scope(session: Any, enabled: list[str] | None, total: int) -> None:
 
 async def scoped_models_command(ctx: InteractiveContext, args: str) -> None:
     """``/scoped-models``: toggle the models Ctrl+P cycles through; save them as ``enabledModels``."""
-    from piko.model_resolver import resolve_model_scope
+    from piko.models.resolver import resolve_model_scope
 
     session = ctx.session
     app = ctx.app
@@ -267,7 +267,7 @@ async def scoped_models_command(ctx: InteractiveContext, args: str) -> None:
 
 
 def thinking_completions(prefix: str) -> list[str]:
-    from piko.messages import THINKING_LEVELS
+    from piko.data.messages import THINKING_LEVELS
 
     return [level for level in THINKING_LEVELS if level.startswith(prefix.strip().lower())]
 

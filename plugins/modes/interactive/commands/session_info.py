@@ -108,8 +108,8 @@ def _absolute(path: str, cwd: str) -> str:
 
 def export_jsonl(session: Any, output_path: str | None = None) -> str:
     """The current branch as a linear session file (header, then entries re-chained); returns its path."""
-    from piko import jsonio
-    from piko.session_entries import CURRENT_SESSION_VERSION
+    from piko.lib import jsonio
+    from piko.sessions.entries import CURRENT_SESSION_VERSION
 
     manager = session.session_manager
     if output_path is None:
@@ -140,7 +140,7 @@ async def export_html(ctx: InteractiveContext, output_path: str | None) -> str:
     """Ask the exporter plugin (``piko_export_html``) for an HTML page; returns the path written."""
     if not ctx.app.dispatcher.has_handlers("export_html"):
         raise RuntimeError(EXPORT_UNAVAILABLE)
-    from piko.export_cli import export_running_session
+    from piko.app.export_cli import export_running_session
 
     session = ctx.session
     return await export_running_session(session, _absolute(output_path, session.cwd) if output_path else None)

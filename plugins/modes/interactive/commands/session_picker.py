@@ -46,8 +46,8 @@ def _shorten_home(path: str) -> str:
 
 def current_sessions(app: Any, session_dir: str | None = None, cwd: str | None = None) -> list[Any]:
     """This project's sessions (``session_dir``, else the configured or default one), newest first."""
-    from piko.session_list import list_sessions
-    from piko.session_setup import session_dir as configured_dir
+    from piko.engine.setup import session_dir as configured_dir
+    from piko.sessions.listing import list_sessions
 
     directory = session_dir or configured_dir(app)
     return list_sessions(str(cwd or app.cwd), directory)
@@ -55,7 +55,7 @@ def current_sessions(app: Any, session_dir: str | None = None, cwd: str | None =
 
 def all_sessions(app: Any) -> list[Any]:
     """Every project's sessions under ``<agent dir>/sessions``, newest first."""
-    from piko.session_list import list_all_sessions
+    from piko.sessions.listing import list_all_sessions
 
     return list_all_sessions(os.path.join(str(app.agent_dir), "sessions"))
 
@@ -151,7 +151,7 @@ async def terminal_pick(
     from prompt_toolkit.layout import HSplit, Layout, Window
     from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
 
-    from piko.fuzzy import fuzzy_filter
+    from piko.lib.fuzzy import fuzzy_filter
 
     query = Buffer()
     state = {"index": next((i for i, it in enumerate(items) if it.value == initial), 0)}

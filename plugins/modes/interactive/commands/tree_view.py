@@ -17,7 +17,7 @@ from typing import Any
 from attrs import define
 
 from piko.plugins.modes.interactive.commands.common import one_line
-from piko.session_entries import readable_message
+from piko.sessions.entries import readable_message
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
 _BOOKKEEPING = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
@@ -37,7 +37,7 @@ class TreeRow:
 def _text_content(content: Any, limit: int = 200) -> str:
     if isinstance(content, str):
         return content[:limit]
-    from piko.messages import TextContent
+    from piko.data.messages import TextContent
 
     out = ""
     for block in content or []:
@@ -49,7 +49,7 @@ def _text_content(content: Any, limit: int = 200) -> str:
 
 
 def _role(message: Any) -> str:
-    from piko.messages import message_role
+    from piko.data.messages import message_role
 
     try:
         return message_role(message)
@@ -185,7 +185,7 @@ def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
         return out
 
     def collect_calls(node: Any) -> None:
-        from piko.messages import ToolCall
+        from piko.data.messages import ToolCall
 
         entry = node.entry
         if entry.type == "message" and getattr(entry, "role", "") in ("assistant", ""):

@@ -1,0 +1,1 @@
+"""The application: bootstrap (``App``), the command line and its subcommands."""

@@ -1,0 +1,357 @@
+"""The application object: settings, plugins, registries and the dispatcher of one piko process.
+
+``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.platform.policy`) and
+project trust is settled (asked once in an interactive run, :mod:`piko.platform.trust`); a trusted
+project's ``.pi/python`` packages go first on the import path; blocking is decided
+(``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins`` of the user and of a
+trusted project, the policy, the ``PIKO_PLUGINS`` allowlist), then entry points are discovered and loaded, package sources install
+what settings list but is missing, then extension files load (``-e``, the global
+``extensions/`` folder, those of installed packages, and a trusted project's
+``.pi/extensions/``), then misspelled hooks are weeded out, a notice names each plugin of the
+user that a trusted project disabled, and ``piko_configure`` runs. Modes receive the ``App`` and
+build sessions on it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+from piko.config.paths import agent_dir as default_agent_dir
+from piko.config.paths import expand_user, project_dir
+from piko.config.settings import Settings
+from piko.lib.records import Record, field
+from piko.platform import discovery
+from piko.platform.event_bus import EventBus
+from piko.platform.extension_api import ExtensionAPI
+from piko.platform.manager import PikoPluginManager
+from piko.platform.registries import Registries
+from piko.platform.tracing import Tracer
+from piko.platform.trust import TrustStore
+
+
+class BootOptions(Record):
+    """What must be known before plugins load (pre-parsed from the command line)."""
+
+    disable_plugins: list[str] = field(factory=list)
+    extensions: list[str] = field(factory=list)
+    no_extensions: bool = False
+    interactive: bool = False  # may ask on the terminal (whether to trust the project)
+    command: str | None = None  # the first word when it is not an option (a subcommand or a prompt)
+    offline: bool = False  # --offline: install nothing at start-up
+
+
+# Who asked to block a plugin, as ``pi plugins`` shows it.
+USER_DISABLED = "settings disabledPlugins"
+PROJECT_DISABLED = "project settings disabledPlugins"
+
+
+def _env_list(name: str) -> list[str]:
+    return [part.strip() for part in os.environ.get(name, "").split(",") if part.strip()]
+
+
+class App:
+    """One piko process: everything a mode needs to build and run sessions."""
+
+    def __init__(
+        self, cwd: str | os.PathLike[str] | None = None, agent_dir: str | os.PathLike[str] | None = None
+    ) -> None:
+        self.cwd = Path(cwd) if cwd is not None else Path(os.getcwd())
+        self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
+        self.trust = TrustStore(self.agent_dir)
+        self.project_trusted = self.trust.is_trusted(self.cwd)
+        self.settings = Settings(self.cwd, self.agent_dir, project_trusted=self.project_trusted)
+        self.pm = PikoPluginManager()
+        self.tracer = Tracer.from_environment()
+        if self.tracer is not None:
+            self.tracer.attach(self.pm)
+        self.registries = Registries(self.pm)
+        self.event_bus = EventBus()
+        self.options: dict[str, Any] = {}
+        self.flag_values: dict[str, Any] = {}
+        self.runtime: Any = None  # the running agent session, once a mode created one
+        self.notices: list[str] = []
+        self.booted = False
+
+    # -- boot ----------------------------------------------------------------------------------
+
+    def boot(self, options: BootOptions | None = None) -> App:
+        """Load every plugin and extension that is not blocked (see the module docstring)."""
+        options = options or BootOptions()
+        from piko.platform import core_plugin, trust
+        from piko.platform.policy import load_policy
+
+        self.policy = load_policy()
+        self.pm.register_internal(core_plugin, "core")
+        self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
+        # Trust is settled (and asked, once) before any project code is even on the import path.
+        trust.settle(self, interactive=options.interactive, command=options.command)
+        if self.project_trusted:
+            trust.activate_project_site(self.cwd)
+        records = discovery.scan()
+        self.pm.apply_blocking(self._blocked(options, records), self._allowlist())
+        self.pm.load_entry_points(records, self.make_extension_api)
+        package_extensions = _start_packages(self, options)
+        for path in self._extension_paths(options, package_extensions):
+            self.pm.load_extension_file(path, self.make_extension_api)
+        self.pm.validate()
+        self.notices.extend(self._project_disabled_notices(records))
+        self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
+        self._boot_options = options
+        self._package_extensions = package_extensions
+        self.booted = True
+        return self
+
+    def reload_plugins(self) -> list[str]:
+        """Re-import extension files from disk and load plugins installed since start-up (``/reload``).
+
+        Entry-point plugins already loaded stay as they are (a module cannot be safely imported
+        twice); extension files are unregistered and imported again. Returns the names loaded.
+        """
+        options = getattr(self, "_boot_options", None) or BootOptions()
+        for name, info in list(self.pm.infos.items()):
+            if info.origin != "file":
+                continue
+            plugin = self.pm.get_plugin(name)
+            if plugin is not None:
+                self.pm.unregister(plugin)
+            del self.pm.infos[name]
+        known = set(self.pm.infos)
+        self.pm.load_entry_points(
+            [r for r in discovery.scan() if r.name not in known], self.make_extension_api
+        )
+        for path in self._extension_paths(options, getattr(self, "_package_extensions", None)):
+            self.pm.load_extension_file(path, self.make_extension_api)
+        self.pm.validate()
+        if "model_registry" in self.__dict__:
+            self.model_registry.reload()
+        return [name for name in self.pm.infos if name not in known or self.pm.infos[name].origin == "file"]
+
+    def _blocked(self, options: BootOptions, records: list[Any] | None = None) -> dict[str, str]:
+        """Plugin name -> who asked to block it. ``disabledPlugins`` of both settings files add up
+        (a project cannot re-enable what the user disabled); the project's counts only when the
+        project is trusted."""
+        blocked: dict[str, str] = {}
+        for name in _names(self.settings.global_data.get("disabledPlugins")):
+            blocked[name] = USER_DISABLED
+        if self.project_trusted:
+            for name in _names(self.settings.project_data.get("disabledPlugins")):
+                blocked.setdefault(name, PROJECT_DISABLED)
+        for name in _env_list("PIKO_DISABLE_PLUGINS"):
+            blocked[name] = "PIKO_DISABLE_PLUGINS"
+        for name in options.disable_plugins:
+            for part in name.split(","):
+                if part.strip():
+                    blocked[part.strip()] = "--disable-plugin"
+        blocked.update(_policy_blocked(self, records or []))
+        for message in self.policy.errors:
+            self.pm.diagnose(
+                f"policy file {message}: third-party plugins, package sources and project code "
+                "are disabled until it is fixed"
+            )
+        return blocked
+
+    def _project_disabled_notices(self, records: list[Any]) -> list[str]:
+        """One line for each plugin of the user (not built in, not the project's own) that a
+        trusted project's ``disabledPlugins`` kept from loading."""
+        locations = {r.name: r.location for r in records}
+        own = project_dir(self.cwd)
+        notices: list[str] = []
+        for info in self.pm.infos.values():
+            if info.blocked_by != PROJECT_DISABLED or info.origin in ("built-in", "internal"):
+                continue
+            where = info.path or locations.get(info.name)
+            if where and _inside(Path(where), own) and not _inside(Path(where), self.agent_dir):
+                continue  # the project's own extension or package
+            notices.append(
+                f"plugin '{info.name}' ({info.source}) is disabled by the project settings "
+                f"{self.settings.project_path} (disabledPlugins)"
+            )
+        return notices
+
+    def _allowlist(self) -> set[str] | None:
+        allowed = _env_list("PIKO_PLUGINS")
+        return set(allowed) if allowed else None
+
+    def _extension_paths(self, options: BootOptions, package_paths: list[Path] | None = None) -> list[Path]:
+        paths: list[Path] = [Path(expand_user(p)).absolute() for p in options.extensions]
+        if not options.no_extensions:
+            configured = self.settings.global_data.get("extensions")
+            for item in configured if isinstance(configured, list) else []:
+                paths.append(_resolve_from(self.agent_dir, str(item)))
+            paths.extend(_extension_files(self.agent_dir / "extensions"))
+            paths.extend(package_paths or [])
+            if self.project_trusted:  # otherwise trust.settle() said what was left out
+                project_configured = self.settings.project_data.get("extensions")
+                for item in project_configured if isinstance(project_configured, list) else []:
+                    paths.append(_resolve_from(project_dir(self.cwd), str(item)))
+                paths.extend(_extension_files(project_dir(self.cwd) / "extensions"))
+        for path in paths:  # the policy decides about extension files by their plugin name
+            name = path.stem if path.suffix == ".py" else path.name
+            if self.policy.blocks_plugin(name, builtin=False) and name not in self.pm.blocked_reasons:
+                self.pm.blocked_reasons[name] = "policy"
+                self.pm.set_blocked(name)
+        return paths
+
+    def make_extension_api(self, name: str, source: str) -> ExtensionAPI:
+        """The ``pi`` object handed to one extension's ``activate`` factory."""
+        return ExtensionAPI(name, source, self)
+
+    # -- services --------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def model_registry(self) -> Any:
+        from piko.models.registry import ModelRegistry
+
+        return ModelRegistry(self)
+
+    @functools.cached_property
+    def dispatcher(self) -> Any:
+        from piko.platform.dispatch import Dispatcher
+
+        def budget_ms(event: str) -> float:
+            key = {"tool_call": "toolCallTimeoutMs", "session_shutdown": "shutdownTimeoutMs"}.get(
+                event, "timeoutMs"
+            )
+            return float(self.settings.get(f"extensionHandlers.{key}", 30000))
+
+        return Dispatcher(self.pm, budget_ms=budget_ms, sources=self.plugin_source, tracer=self.tracer)
+
+    def plugin_source(self, plugin_name: str) -> str:
+        """What ``extension_error`` calls a plugin: its file for extensions, else its name."""
+        info = self.pm.infos.get(plugin_name)
+        if info is not None and info.path:
+            return info.path
+        return plugin_name
+
+    def context(self, host: Any = None, ui: Any = None, mode: str = "print") -> Any:
+        """A ``ctx`` for handlers; without a host, session methods raise a clear error."""
+        from piko.platform.context import ExtensionContext
+
+        return ExtensionContext(host, app=self, ui=ui, mode=mode)
+
+    async def create_agent_session(
+        self, *, ui: Any = None, mode: str | None = None, session_manager: Any = None
+    ) -> Any:
+        """Build the agent session the options describe and bind it as the extensions' runtime
+        (with ``session_manager`` when the mode opened it already)."""
+        from piko.engine.setup import create_agent_session
+
+        mode = mode or str(self.options.get("mode") or "print")
+        return await create_agent_session(self, ui=ui, mode=mode, session_manager=session_manager)
+
+    # -- diagnostics -----------------------------------------------------------------------------
+
+    def diagnostics(self) -> list[str]:
+        """Every problem found so far: settings, plugins, registrations."""
+        out = list(self.settings.diagnostics) + list(self.pm.diagnostics) + list(self.registries.diagnostics)
+        if "model_registry" in self.__dict__:
+            out.extend(self.model_registry.diagnostics)
+        return out
+
+    def report(self, stream: TextIO | None = None) -> None:
+        """Print diagnostics and notices to stderr (each once)."""
+        from piko.lib.redaction import redact
+
+        stream = stream or sys.stderr
+        reported: set[str] = getattr(self, "_reported", set())
+        for line in [*self.diagnostics(), *self.notices]:
+            if line not in reported:
+                reported.add(line)
+                stream.write(f"Warning: {redact(line)}\n")
+        self._reported = reported
+
+
+def _names(value: Any) -> list[str]:
+    """The plugin names of a ``disabledPlugins`` value (anything but a list names none)."""
+    return [str(name) for name in value] if isinstance(value, list) else []
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except OSError:
+        return False
+
+
+def _resolve_from(base: Path, value: str) -> Path:
+    path = Path(expand_user(value))
+    return path if path.is_absolute() else (base / path)
+
+
+def _extension_files(folder: Path) -> list[Path]:
+    """``*.py`` files and package folders (with ``__init__.py``) directly in ``folder``, sorted."""
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return []
+    found: list[Path] = []
+    for entry in entries:
+        if entry.name.startswith((".", "_")):
+            continue
+        if entry.is_file() and entry.suffix == ".py":
+            found.append(entry)
+        elif entry.is_dir() and (entry / "__init__.py").is_file():
+            found.append(entry)
+    return found
+
+
+def _policy_blocked(app: App, records: list[Any]) -> dict[str, str]:
+    """Entry-point plugins the policy blocks (essential ones never are)."""
+    from piko.platform.manager import BUILTIN_DIST, ESSENTIAL_PLUGINS
+
+    blocked: dict[str, str] = {}
+    for record in records:
+        builtin = record.dist_name.replace("_", "-") == BUILTIN_DIST
+        if record.name not in ESSENTIAL_PLUGINS and app.policy.blocks_plugin(record.name, builtin=builtin):
+            blocked[record.name] = "policy"
+    return blocked
+
+
+def packages_configured(app: Any) -> bool:
+    """Whether settings list any package (a project's list counts once the project is trusted)."""
+    return bool(
+        app.settings.global_data.get("packages")
+        or (app.project_trusted and app.settings.project_data.get("packages"))
+    )
+
+
+def _start_packages(app: App, options: BootOptions) -> list[Path]:
+    """Let package sources install what settings list but is missing, and name package extension files.
+
+    Each registered package source may offer ``startup(app, offline=..., command=...)`` returning a mapping
+    with ``installed`` (something new is on the import path), ``extensions`` (extension files of
+    its packages) and ``notices``. Plugins installed just now are discovered and loaded here.
+    """
+    if not packages_configured(app):
+        return []
+    offline = options.offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes")
+    installed = False
+    paths: list[Path] = []
+    for definition in app.registries.package_sources:
+        try:
+            startup = getattr(definition.resolved("handler"), "startup", None)
+            result = startup(app, offline=offline, command=options.command) if callable(startup) else None
+        except Exception as exc:  # a broken package source must not stop piko
+            name = type(exc).__name__
+            app.pm.diagnose(f"package source '{definition.scheme}' failed at start-up: {name}: {exc}")
+            continue
+        if not result:
+            continue
+        installed = installed or bool(result.get("installed"))
+        paths.extend(Path(p) for p in result.get("extensions") or [])
+        app.notices.extend(n for n in result.get("notices") or [] if n not in app.notices)
+    if installed:
+        from piko.platform import trust
+
+        if app.project_trusted:
+            trust.activate_project_site(app.cwd)
+        fresh = [r for r in discovery.scan() if r.name not in app.pm.infos]
+        for name, reason in _policy_blocked(app, fresh).items():
+            app.pm.blocked_reasons[name] = reason
+            app.pm.set_blocked(name)
+        app.pm.load_entry_points(fresh, app.make_extension_api)
+    return paths

@@ -1,0 +1,366 @@
+"""The ``pi`` / ``piko`` command: fast ``--version``, plugin loading, flags, subcommands, modes.
+
+Start-up order, as pi's: a first pass over the arguments finds what decides which plugins load
+(``-e``, ``--no-extensions``, ``--disable-plugin``); plugins and extensions load; subcommands
+registered by plugins (``pi plugins``, ``pi install``, ...) run when named first; otherwise the
+main command is built with every flag plugins registered, parsed, and the selected mode runs.
+``--version`` answers before anything is imported. Outside the interactive mode pi writes
+``--help`` and ``--version`` to stderr; so do we.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from piko.version import __version__
+
+APP_NAME = "pi"
+
+
+def _stdin_is_tty() -> bool:
+    try:
+        return os.isatty(sys.stdin.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+
+
+def _interactive_app_mode(argv: list[str]) -> bool:
+    """pi's rule: interactive when stdin is a terminal and neither ``-p`` nor ``--mode`` is given."""
+    if any(a in ("-p", "--print", "--mode") or a.startswith("--mode=") for a in argv):
+        return False
+    return _stdin_is_tty()
+
+
+def _info_stream(argv: list[str]) -> Any:
+    return sys.stdout if _interactive_app_mode(argv) else sys.stderr
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if (not args or args[0].startswith("-")) and ("--version" in args or "-v" in args):
+        stream = _info_stream(args)
+        stream.write(f"{__version__}\n")
+        stream.flush()
+        raise SystemExit(0)
+    from piko.engine import startup_gc
+
+    startup_gc.pause()  # resumed when the first agent turn ends
+    try:
+        code = run(args)
+    except KeyboardInterrupt:  # Ctrl+C before a mode took over the signal: no traceback
+        code = 130
+    raise SystemExit(code)
+
+
+# ---------------------------------------------------------------------------
+# First pass: what decides which plugins load
+# ---------------------------------------------------------------------------
+
+
+def preparse(argv: list[str]) -> Any:
+    """Read what decides loading (``-e``, ``--no-extensions``, ``--disable-plugin``, ``--offline``, a terminal)."""
+    from piko.app.application import BootOptions
+
+    options = BootOptions()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            break
+        value: str | None = None
+        if arg.startswith("--") and "=" in arg:
+            arg, value = arg.split("=", 1)
+        if arg in ("-e", "--extension", "--disable-plugin"):
+            if value is None and i + 1 < len(argv):
+                value = argv[i + 1]
+                i += 1
+            if value is not None:
+                (options.extensions if arg != "--disable-plugin" else options.disable_plugins).append(value)
+        elif arg in ("--no-extensions", "-ne"):
+            options.no_extensions = True
+        elif arg == "--offline":
+            options.offline = True
+        i += 1
+    options.interactive = _interactive_app_mode(argv)
+    first = _subcommand_index(argv)
+    options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
+    return options
+
+
+def _subcommand_index(argv: list[str]) -> int:
+    """Where a subcommand name may stand: after the plugin-loading options ``preparse`` read.
+
+    ``pi --disable-plugin x plugins`` runs the ``plugins`` subcommand with ``x`` blocked.
+    """
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-e", "--extension", "--disable-plugin"):
+            i += 2
+        elif arg in ("--no-extensions", "-ne") or arg.startswith(("--extension=", "--disable-plugin=")):
+            i += 1
+        else:
+            break
+    return i
+
+
+# ---------------------------------------------------------------------------
+# The main command
+# ---------------------------------------------------------------------------
+
+# (declarations, kind, help) of pi's own options; kind: flag | value | multi | optional
+CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
+    (("--provider",), "value", "<name>", "Provider name (default: google)"),
+    (("--model",), "value", "<pattern>", 'Model pattern or ID ("provider/id" and ":<thinking>" work)'),
+    (("--api-key",), "value", "<key>", "API key (defaults to environment variables)"),
+    (("--system-prompt",), "value", "<text>", "System prompt (default: the coding assistant prompt)"),
+    (
+        ("--append-system-prompt",),
+        "multi",
+        "<text>",
+        "Text or file appended to the system prompt (repeatable)",
+    ),
+    (
+        ("--mode",),
+        "value",
+        "<mode>",
+        "Output mode: text (default), json, rpc, or any mode a plugin registers",
+    ),
+    (("--print", "-p"), "flag", "", "Non-interactive: process the prompt and exit"),
+    (("--continue", "-c"), "flag", "", "Continue the previous session"),
+    (("--resume", "-r"), "flag", "", "Pick a session to resume"),
+    (("--session",), "value", "<path|id>", "Use a specific session file or partial UUID"),
+    (("--fork",), "value", "<path|id>", "Fork a session file or partial UUID into a new session"),
+    (("--session-dir",), "value", "<dir>", "Directory for session storage and lookup"),
+    (("--no-session",), "flag", "", "Do not save the session (ephemeral)"),
+    (
+        ("--models",),
+        "value",
+        "<patterns>",
+        "Comma-separated model patterns for Ctrl+P cycling (globs, fuzzy)",
+    ),
+    (("--no-tools", "-nt"), "flag", "", "Disable all tools by default (built-in and extension)"),
+    (("--no-builtin-tools", "-nbt"), "flag", "", "Disable built-in tools, keep extension tools"),
+    (("--tools", "-t"), "value", "<tools>", "Comma-separated allowlist of tools to enable"),
+    (("--thinking",), "value", "<level>", "Thinking level: off, minimal, low, medium, high, xhigh"),
+    (("--extension", "-e"), "multi", "<path>", "Load an extension file (repeatable)"),
+    (("--no-extensions", "-ne"), "flag", "", "Disable extension discovery (explicit -e paths still load)"),
+    (("--skill",), "multi", "<path>", "Load a skill file or directory (repeatable)"),
+    (("--no-skills", "-ns"), "flag", "", "Disable skills discovery and loading"),
+    (("--prompt-template",), "multi", "<path>", "Load a prompt template file or directory (repeatable)"),
+    (("--no-prompt-templates", "-np"), "flag", "", "Disable prompt template discovery and loading"),
+    (("--theme",), "multi", "<path>", "Load a theme file or directory (repeatable)"),
+    (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
+    (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
+    (("--export",), "value", "<file>", "Export a session file to HTML and exit"),
+    (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
+    (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
+    (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
+    (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
+    (("--help", "-h"), "flag", "", "Show this help"),
+    (("--version", "-v"), "flag", "", "Show the version number"),
+]
+
+
+def _dest(decls: tuple[str, ...]) -> str:
+    return decls[0].lstrip("-").replace("-", "_")
+
+
+def _flag_dest(name: str) -> str:
+    """Where a plugin flag's value goes: apart from the core options (``plan-mode`` -> ``plugin_flag__plan_mode``)."""
+    return "plugin_flag__" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def option_specs(app: Any) -> list[Any]:
+    """The main command's options: pi's own, then every flag plugins registered."""
+    from piko.app.cli_args import OptionSpec
+
+    specs = [
+        OptionSpec(decls, _dest(decls), kind, False if kind == "flag" else None)
+        for decls, kind, _metavar, _help in CORE_OPTIONS
+    ]
+    taken = {name for spec in specs for name in spec.names}
+    for flag in app.registries.flags:
+        decl = f"--{flag.name}"
+        if decl in taken:
+            app.pm.diagnose(
+                f"plugin '{flag.plugin}': flag --{flag.name} clashes with a built-in flag; ignored"
+            )
+            continue
+        taken.add(decl)
+        specs.append(
+            OptionSpec((decl,), _flag_dest(flag.name), "flag" if flag.type == "boolean" else "value")
+        )
+    return specs
+
+
+def help_text(app: Any) -> str:
+    """``pi --help``: usage, subcommands, options, plugin flags, modes, environment variables."""
+    lines = [
+        f"{APP_NAME} - a coding agent with read, bash, edit and write tools (piko {__version__})",
+        "",
+        "Usage:",
+        f"  {APP_NAME} [options] [@files...] [messages...]",
+        f"  {APP_NAME} <command> [args...]",
+        "",
+        "Commands:",
+    ]
+    commands = sorted(app.registries.cli_commands, key=lambda c: c.name)
+    for command in commands:
+        lines.append(f"  {APP_NAME} {command.name:<26}{command.help}")
+    if not commands:
+        lines.append("  (none)")
+    lines += ["", "Options:"]
+    for decls, _kind, metavar, text in CORE_OPTIONS:
+        left = ", ".join(decls) + (f" {metavar}" if metavar else "")
+        lines.append(f"  {left:<33}{text}")
+    flags = list(app.registries.flags)
+    if flags:
+        lines += ["", "Plugin flags:"]
+        for flag in flags:
+            left = f"--{flag.name}" + (" <value>" if flag.type == "string" else "")
+            lines.append(f"  {left:<33}{flag.description or 'Registered by ' + flag.plugin}")
+    modes = list(app.registries.modes)
+    if modes:
+        lines += ["", "Modes (--mode):"]
+        for mode in modes:
+            lines.append(f"  {mode.name:<33}{mode.description}")
+    lines += [
+        "",
+        "Examples:",
+        f'  {APP_NAME} "List all Python files in src/"          interactive, with a first prompt',
+        f'  {APP_NAME} -p "Summarize README.md"                print the answer and exit',
+        f'  {APP_NAME} @notes.md @screen.png "What is wrong?"   include files in the message',
+        f'  {APP_NAME} --continue "Where were we?"               continue the last session',
+        f"  {APP_NAME} --model anthropic/claude-sonnet-4-5:high  pick a model and thinking level",
+        f'  {APP_NAME} --tools read,grep,find,ls -p "Review src/" read-only tools',
+        f'  {APP_NAME} --provider faux -p "hello"                 offline demo, no key needed',
+        "",
+        "Environment:",
+        "  ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, ...  provider API keys (see docs/providers.md)",
+        "  PI_CODING_AGENT_DIR                 config directory (default: ~/.pi/agent)",
+        "  PI_CODING_AGENT_SESSION_DIR         session storage directory",
+        "  PIKO_DISABLE_PLUGINS=a,b            block plugins;  PIKO_PLUGINS=a,b  allow only these",
+        "  PIKO_TRACE=1|path                   trace every hook call to stderr or a file",
+        "",
+        "Built-in tools: read, bash, edit, write (on by default); grep, find, ls (off by default)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _say_error(message: str) -> int:
+    from piko.lib.redaction import redact
+
+    sys.stderr.write(f"Error: {redact(message)}\n")
+    return 1
+
+
+def run(argv: list[str]) -> int:
+    """Load plugins, then run a subcommand or the selected mode; returns the exit code."""
+    from piko.app.application import App
+    from piko.platform.manager import EssentialPluginError
+
+    app = App()
+    try:
+        app.boot(preparse(argv))
+    except EssentialPluginError as exc:
+        return _say_error(str(exc))
+
+    first = _subcommand_index(argv)
+    if first < len(argv) and argv[first] in app.registries.cli_commands:
+        app.report()
+        return _run_subcommand(app, argv[first], argv[first + 1 :])
+
+    from piko.app.cli_args import ArgumentError, parse_arguments
+
+    try:
+        values = parse_arguments(argv, option_specs(app))
+    except ArgumentError as exc:
+        return _say_error(str(exc))
+    flag_names = {_flag_dest(flag.name): flag.name for flag in app.registries.flags}
+    app.flag_values = {
+        flag_names.get(key, key.removeprefix("plugin_flag__")): value
+        for key, value in values.items()
+        if key.startswith("plugin_flag__") and value is not None
+    }
+    app.options = {k: v for k, v in values.items() if not k.startswith("plugin_flag__")}
+    app.report()
+
+    if app.options.get("help"):
+        _info_stream(argv).write(help_text(app))
+        return 0
+    if app.options.get("version"):
+        _info_stream(argv).write(f"{__version__}\n")
+        return 0
+    if app.options.get("list_models") is not None:
+        from piko.app.list_models import list_models
+
+        return list_models(app, app.options["list_models"] or None, _info_stream(argv))
+    if app.options.get("export"):
+        from piko.app.export_cli import export_session
+
+        output = next((a for a in app.options.get("args") or () if not a.startswith("@")), None)
+        return export_session(app, app.options["export"], output, _info_stream(argv))
+    return run_mode(app, argv)
+
+
+def _run_subcommand(app: Any, name: str, args: list[str]) -> int:
+    import click
+
+    definition = app.registries.cli_commands.get(name)
+    command = definition.resolved("command")
+    try:
+        result = command.main(args=args, prog_name=f"{APP_NAME} {name}", standalone_mode=False, obj=app)
+    except click.exceptions.Exit as exc:
+        return int(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        return 1
+    except click.exceptions.Abort:
+        return 1
+    return int(result) if isinstance(result, int) else 0
+
+
+def selected_mode(app: Any, argv: list[str]) -> str:
+    """``--mode`` if given; ``text`` with ``-p`` or piped stdin; otherwise ``interactive``."""
+    mode = app.options.get("mode")
+    if mode:
+        return str(mode)
+    if app.options.get("print") or not _stdin_is_tty():
+        return "text"
+    return "interactive"
+
+
+def run_mode(app: Any, argv: list[str]) -> int:
+    """Run the selected mode plugin and return its exit code."""
+    name = selected_mode(app, argv)
+    mode = app.registries.modes.get(name)
+    if mode is None:
+        available = ", ".join(app.registries.modes.names()) or "none"
+        blocked = [i.name for i in app.pm.infos.values() if i.blocked and i.name.startswith("modes.")]
+        hint = f" (blocked: {', '.join(blocked)})" if blocked else ""
+        return _say_error(f"mode '{name}' is not available; registered modes: {available}{hint}")
+    app.options["mode"] = name
+    run_fn = mode.resolved("run")
+    result = run_fn(app)
+    clean = True
+    if hasattr(result, "__await__"):
+        from piko.lib.exit_signals import run_to_exit
+
+        result, clean = run_to_exit(result)
+    try:
+        app.pm.hook.piko_unconfigure(config=app)
+    except Exception as exc:  # shutting down: report and keep the mode's exit code
+        sys.stderr.write(f"Warning: piko_unconfigure failed: {exc}\n")
+    code = int(result or 0)
+    if not clean:  # a task or thread that will not stop: the interpreter would wait for it forever
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os._exit(code)
+    return code

@@ -1,0 +1,95 @@
+"""``pi --list-models [search]``: the models that have credentials, as pi prints them."""
+
+from __future__ import annotations
+
+import sys
+import unicodedata
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any, TextIO
+
+from piko.lib.fuzzy import fuzzy_filter
+from piko.models.guidance import no_models_message
+
+# ICU's root collation order of ASCII punctuation and symbols (JavaScript's localeCompare).
+_PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
+
+
+def locale_key(text: str) -> tuple[list[int], list[int]]:
+    """A sort key ordering strings as JavaScript's ``localeCompare`` does (ICU root collation):
+    punctuation before digits before letters, letters compared without case first, then
+    lower case before upper case; digits are not compared as numbers."""
+    primary: list[int] = []
+    tertiary: list[int] = []
+    for ch in text:
+        if ch.isspace():
+            primary.append(10)
+            tertiary.append(0)
+        elif ch in _PUNCTUATION:
+            primary.append(100 + _PUNCTUATION.index(ch))
+            tertiary.append(0)
+        elif ch.isascii() and ch.isdigit():
+            primary.append(500 + int(ch))
+            tertiary.append(0)
+        elif ch.isascii() and ch.isalpha():
+            primary.append(1000 + ord(ch.lower()))
+            tertiary.append(0 if ch.islower() else 1)
+        else:
+            base = unicodedata.normalize("NFD", ch)[0]
+            if base.isascii() and base.isalpha():
+                primary.append(1000 + ord(base.lower()))
+                tertiary.append(2)
+            else:
+                primary.append(3000 + ord(ch))
+                tertiary.append(0)
+    return primary, tertiary
+
+
+def _to_fixed_1(value: float) -> str:
+    """JavaScript's ``value.toFixed(1)`` (ties on the exact binary value round up)."""
+    return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+
+
+def format_token_count(count: int) -> str:
+    """200000 -> 200K, 1000000 -> 1M, 16384 -> 16.4K, 1048576 -> 1.0M (pi's rounding)."""
+    for size, suffix in ((1_000_000, "M"), (1_000, "K")):
+        if count >= size:
+            value = count / size
+            return f"{int(value)}{suffix}" if value == int(value) else f"{_to_fixed_1(value)}{suffix}"
+    return str(int(count))
+
+
+def list_models(app: Any, pattern: str | None, stream: TextIO) -> int:
+    """Print the table (provider, model, context, max-out, thinking, images); returns 0.
+
+    Problems loading models (a broken ``models.json``) go to stderr first, as pi's.
+    """
+    registry = app.model_registry
+    models = registry.available_models()
+    for message in registry.diagnostics:
+        sys.stderr.write(f"Warning: {message}\n")
+    if not models:
+        stream.write(no_models_message() + "\n")
+        return 0
+    if pattern:
+        models = fuzzy_filter(models, pattern, lambda m: f"{m.provider} {m.id}")
+        if not models:
+            stream.write(f'No models matching "{pattern}"\n')
+            return 0
+    models.sort(key=lambda m: (locale_key(m.provider), locale_key(m.id)))
+    headers = ("provider", "model", "context", "max-out", "thinking", "images")
+    rows = [
+        (
+            m.provider,
+            m.id,
+            format_token_count(m.context_window),
+            format_token_count(m.max_tokens),
+            "yes" if m.reasoning else "no",
+            "yes" if "image" in m.input else "no",
+        )
+        for m in models
+    ]
+    widths = [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in range(len(headers))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
+    stream.write("\n".join(lines) + "\n")
+    return 0

@@ -1,0 +1,1 @@
+"""Where piko keeps its files, and the settings layers (global, project, command line)."""

@@ -1,0 +1,193 @@
+"""Settings layers: built-in defaults < ``~/.pi/agent/settings.json`` < ``.pi/settings.json`` < overrides.
+
+Nested objects merge key by key (``{"retry": {"maxRetries": 5}}`` in a project keeps the global
+``retry.baseDelayMs``). Keys are pi's camelCase names; ``get("retry.maxRetries")`` reads a
+dotted path. A file that does not parse is reported once and treated as empty, and is never
+overwritten by piko. In a project that is not trusted, project keys that make piko run code
+(``shellPath``, ``shellCommandPrefix``, ``packages``, ``extensions``) or choose which plugins load
+(``disabledPlugins``) are ignored.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from pathlib import Path
+from typing import Any
+
+from piko.config.paths import agent_dir as default_agent_dir
+from piko.config.paths import project_dir
+from piko.lib import jsonio
+
+DEFAULTS: dict[str, Any] = {
+    "hideThinkingBlock": False,
+    "showHardwareCursor": False,
+    "steeringMode": "one-at-a-time",
+    "followUpMode": "one-at-a-time",
+    "quietStartup": False,
+    "collapseChangelog": False,
+    "doubleEscapeAction": "tree",
+    "editorPaddingX": 0,
+    "autocompleteMaxVisible": 5,
+    "compaction": {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000},
+    "branchSummary": {"reserveTokens": 16384},
+    "retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 2000, "provider": {"maxRetryDelayMs": 60000}},
+    "images": {"autoResize": True, "blockImages": False},
+    "terminal": {"showImages": True, "clearOnShrink": False},
+    "thinkingBudgets": {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384},
+    "enableSkillCommands": True,
+    "extensionHandlers": {"timeoutMs": 30000, "toolCallTimeoutMs": 30000, "shutdownTimeoutMs": 2000},
+}
+
+# Project settings that make piko run code; honoured only in a trusted project.
+CODE_RUNNING_PROJECT_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
+# Project settings that choose which plugins load (the user's own among them); the same.
+PLUGIN_SELECTING_PROJECT_KEYS = ("disabledPlugins",)
+TRUSTED_ONLY_PROJECT_KEYS = CODE_RUNNING_PROJECT_KEYS + PLUGIN_SELECTING_PROJECT_KEYS
+
+
+def migrate_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Older key names read as pi reads them (the file itself changes only when piko writes it).
+
+    ``queueMode`` is ``steeringMode``; ``websockets: bool`` is ``transport``; the old
+    ``skills: {enableSkillCommands, customDirectories}`` object is ``enableSkillCommands`` and
+    a ``skills`` list; ``retry.maxDelayMs`` is ``retry.provider.maxRetryDelayMs``.
+    """
+    if "queueMode" in data and "steeringMode" not in data:
+        data["steeringMode"] = data.pop("queueMode")
+    if "transport" not in data and isinstance(data.get("websockets"), bool):
+        data["transport"] = "websocket" if data.pop("websockets") else "sse"
+    skills = data.get("skills")
+    if isinstance(skills, dict):
+        if "enableSkillCommands" in skills and "enableSkillCommands" not in data:
+            data["enableSkillCommands"] = skills["enableSkillCommands"]
+        folders = skills.get("customDirectories")
+        if isinstance(folders, list) and folders:
+            data["skills"] = folders
+        else:
+            del data["skills"]
+    retry = data.get("retry")
+    if isinstance(retry, dict) and "maxDelayMs" in retry:
+        old = retry.pop("maxDelayMs")
+        current = retry.get("provider")
+        provider: dict[str, Any] = current if isinstance(current, dict) else {}
+        if isinstance(old, int | float) and provider.get("maxRetryDelayMs") is None:
+            retry["provider"] = {**provider, "maxRetryDelayMs": old}
+    return data
+
+
+def deep_merge(base: dict[str, Any], top: dict[str, Any]) -> dict[str, Any]:
+    """A new dict: ``top`` over ``base``, merging nested dicts key by key."""
+    out = dict(base)
+    for key, value in top.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class Settings:
+    """The merged view of all settings layers, with writes to the global or project file."""
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
+        *,
+        project_trusted: bool = True,
+    ) -> None:
+        self.cwd = Path(cwd or os.getcwd())
+        self.agent_dir = Path(agent_dir) if agent_dir else default_agent_dir()
+        self.project_trusted = project_trusted
+        self.diagnostics: list[str] = []
+        self.global_path = self.agent_dir / "settings.json"
+        self.project_path = project_dir(self.cwd) / "settings.json"
+        self._overrides: dict[str, Any] = {}
+        self.reload()
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        """Read both files again."""
+        self.global_data = self._read(self.global_path)
+        self.project_data = self._read(self.project_path)
+        self._rebuild()
+
+    def _read(self, path: Path) -> dict[str, Any]:
+        try:
+            data = jsonio.read_json_file(path)
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            self.diagnostics.append(f"Could not read settings from {path}: {exc}")
+            return {}
+        if not isinstance(data, dict):
+            self.diagnostics.append(f"Ignoring {path}: settings must be a JSON object")
+            return {}
+        return migrate_settings(data)
+
+    def _rebuild(self) -> None:
+        project = self.project_data
+        if not self.project_trusted and any(k in project for k in TRUSTED_ONLY_PROJECT_KEYS):
+            project = {k: v for k, v in project.items() if k not in TRUSTED_ONLY_PROJECT_KEYS}
+        merged = deep_merge(DEFAULTS, self.global_data)
+        merged = deep_merge(merged, project)
+        self.merged = deep_merge(merged, self._overrides)
+
+    def set_project_trusted(self, trusted: bool) -> None:
+        """Honour (or ignore) the project's code-running and plugin-selecting keys."""
+        self.project_trusted = trusted
+        self._rebuild()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The effective value of a dotted key (``"compaction.reserveTokens"``)."""
+        node: Any = self.merged
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return default
+            node = node[part]
+        return node
+
+    def __getitem__(self, key: str) -> Any:
+        return self.get(key)
+
+    def override(self, key: str, value: Any) -> None:
+        """Set a runtime value (CLI flag, RPC command) above every file; never persisted."""
+        _set_path(self._overrides, key, value)
+        self._rebuild()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def set_global(self, key: str, value: Any) -> None:
+        """Change a key in ``~/.pi/agent/settings.json`` (other keys are kept as they are)."""
+        self._write(self.global_path, self.global_data, key, value)
+
+    def set_project(self, key: str, value: Any) -> None:
+        """Change a key in ``.pi/settings.json``."""
+        self._write(self.project_path, self.project_data, key, value)
+
+    def _write(self, path: Path, data: dict[str, Any], key: str, value: Any) -> None:
+        if any(d.startswith(f"Could not read settings from {path}") for d in self.diagnostics):
+            raise OSError(f"{path} could not be read; fix it before piko changes it")
+        updated = copy.deepcopy(data)
+        _set_path(updated, key, value)
+        jsonio.write_atomic(path, jsonio.dumps_pretty(updated) + "\n")
+        data.clear()
+        data.update(updated)
+        self._rebuild()
+
+
+def _set_path(target: dict[str, Any], key: str, value: Any) -> None:
+    parts = key.split(".")
+    node = target
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            child = {}
+            node[part] = child
+        node = child
+    if value is None:
+        node.pop(parts[-1], None)
+    else:
+        node[parts[-1]] = value

@@ -1,0 +1,1 @@
+"""The data model: records, messages and content blocks, stream and agent events, and their JSON wire form."""

@@ -1,0 +1,525 @@
+"""Event objects handed to ``piko_<event>`` hooks, their dispatch semantics, and their wire form.
+
+Each event class has a ``TYPE`` (pi's event name) and snake_case attributes. ``event_to_wire``
+gives the camelCase JSON line that print ``--mode json`` and RPC mode stream. ``SEMANTICS``
+maps every event name to how the dispatcher combines handler results; the docs table and a
+meta-test are generated from it.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, ClassVar
+
+from piko.data.messages import ImageContent, Model
+from piko.data.wire import camel, to_wire
+from piko.lib.records import Record, field
+
+
+class Semantics(enum.Enum):
+    """How the dispatcher combines what handlers return."""
+
+    NOTIFY = "notify"  # return values ignored
+    CHAIN = "modify"  # each handler sees the previous one's change
+    CANCEL = "cancel"  # a handler may cancel; the first cancel stops the walk
+    BLOCK = "block"  # a handler may block; fails closed on errors and overruns
+    FIRST = "first result"  # the first non-empty result wins
+    COLLECT = "collect"  # every handler's contribution is gathered
+
+
+def _hidden() -> Any:
+    """A field that is passed to handlers but not written on the wire."""
+    return field(default=None, wire=False)
+
+
+# ---------------------------------------------------------------------------
+# Session lifecycle
+# ---------------------------------------------------------------------------
+
+
+class SessionStartEvent(Record):
+    TYPE: ClassVar[str] = "session_start"
+    reason: str = "startup"
+    previous_session_file: str | None = None
+
+
+class SessionBeforeSwitchEvent(Record):
+    TYPE: ClassVar[str] = "session_before_switch"
+    reason: str = "new"
+    target_session_file: str | None = None
+
+
+class SessionSwitchEvent(Record):
+    TYPE: ClassVar[str] = "session_switch"
+    reason: str = "new"
+    previous_session_file: str | None = None
+
+
+class SessionBeforeForkEvent(Record):
+    TYPE: ClassVar[str] = "session_before_fork"
+    entry_id: str = ""
+    position: str = "before"
+
+
+class SessionForkEvent(Record):
+    TYPE: ClassVar[str] = "session_fork"
+    previous_session_file: str | None = None
+
+
+class SessionBeforeCompactEvent(Record):
+    TYPE: ClassVar[str] = "session_before_compact"
+    preparation: Any = None
+    branch_entries: list[Any] = field(factory=list)
+    custom_instructions: str | None = None
+    signal: Any = _hidden()
+
+
+class SessionCompactEvent(Record):
+    TYPE: ClassVar[str] = "session_compact"
+    compaction_entry: Any = None
+    from_extension: bool = False
+
+
+class SessionBeforeTreeEvent(Record):
+    TYPE: ClassVar[str] = "session_before_tree"
+    preparation: Any = None
+    signal: Any = _hidden()
+
+
+class SessionTreeEvent(Record):
+    TYPE: ClassVar[str] = "session_tree"
+    new_leaf_id: str | None = None
+    old_leaf_id: str | None = None
+    summary_entry: Any = None
+    from_extension: bool | None = None
+
+
+class SessionShutdownEvent(Record):
+    TYPE: ClassVar[str] = "session_shutdown"
+    reason: str = "quit"
+    target_session_file: str | None = None
+
+
+# ---------------------------------------------------------------------------
+# Prompt and turn lifecycle
+# ---------------------------------------------------------------------------
+
+
+class InputEvent(Record):
+    TYPE: ClassVar[str] = "input"
+    text: str = ""
+    images: list[ImageContent] | None = None
+    source: str = "interactive"
+
+
+class BeforeAgentStartEvent(Record):
+    TYPE: ClassVar[str] = "before_agent_start"
+    prompt: str = ""
+    images: list[ImageContent] | None = None
+    system_prompt: str = ""
+    system_prompt_options: Any = _hidden()
+
+
+class ContextEvent(Record):
+    TYPE: ClassVar[str] = "context"
+    messages: list[Any] = field(factory=list)
+
+
+class BeforeProviderRequestEvent(Record):
+    TYPE: ClassVar[str] = "before_provider_request"
+    payload: Any = None
+
+
+class AfterProviderResponseEvent(Record):
+    TYPE: ClassVar[str] = "after_provider_response"
+    status: int = 0
+    headers: dict[str, str] = field(factory=dict)
+
+
+class AgentStartEvent(Record):
+    TYPE: ClassVar[str] = "agent_start"
+
+
+class AgentEndEvent(Record):
+    TYPE: ClassVar[str] = "agent_end"
+    messages: list[Any] = field(factory=list)
+    error: str | None = None
+
+
+class TurnStartEvent(Record):
+    TYPE: ClassVar[str] = "turn_start"
+    turn_index: int = field(default=0, wire=False)
+    timestamp: int = field(default=0, wire=False)
+
+
+class TurnEndEvent(Record):
+    TYPE: ClassVar[str] = "turn_end"
+    turn_index: int = field(default=0, wire=False)
+    message: Any = None
+    tool_results: list[Any] = field(factory=list)
+
+
+class MessageStartEvent(Record):
+    TYPE: ClassVar[str] = "message_start"
+    message: Any = None
+
+
+class MessageUpdateEvent(Record):
+    """One streamed change of an assistant message. In process, ``message`` is the message as
+    it stands (the same object throughout the stream); on the wire (JSON and RPC modes) the
+    record carries only the change and the usage so far, as pi 1.6 writes it."""
+
+    TYPE: ClassVar[str] = "message_update"
+    assistant_message_event: Any = None
+    message: Any = None
+
+    def wire_record(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"type": "message_update"}
+        usage = getattr(self.message, "usage", None)
+        if usage is not None:
+            out["usage"] = to_wire(usage)
+        change = self.assistant_message_event
+        if change is not None:
+            out["assistantMessageEvent"] = (
+                change.delta_wire() if hasattr(change, "delta_wire") else to_wire(change)
+            )
+        return out
+
+
+class MessageEndEvent(Record):
+    TYPE: ClassVar[str] = "message_end"
+    message: Any = None
+
+
+class AssistantMessageEvent(Record):
+    TYPE: ClassVar[str] = "assistant_message"
+    message: Any = None
+
+
+# ---------------------------------------------------------------------------
+# Tools
+# ---------------------------------------------------------------------------
+
+
+class ToolCallEvent(Record):
+    TYPE: ClassVar[str] = "tool_call"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    input: dict[str, Any] = field(factory=dict)
+
+
+class ToolResultEvent(Record):
+    TYPE: ClassVar[str] = "tool_result"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    input: dict[str, Any] = field(factory=dict)
+    content: list[Any] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+
+
+class ToolExecutionStartEvent(Record):
+    TYPE: ClassVar[str] = "tool_execution_start"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    args: Any = None
+
+
+class ToolExecutionUpdateEvent(Record):
+    TYPE: ClassVar[str] = "tool_execution_update"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    args: Any = None
+    partial_result: Any = None
+
+
+class ToolExecutionEndEvent(Record):
+    TYPE: ClassVar[str] = "tool_execution_end"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    result: Any = None
+    is_error: bool = False
+
+
+# ---------------------------------------------------------------------------
+# Model, user commands, resources
+# ---------------------------------------------------------------------------
+
+
+class ModelSelectEvent(Record):
+    TYPE: ClassVar[str] = "model_select"
+    model: Model | None = None
+    previous_model: Model | None = None
+    source: str = "set"
+
+
+class ThinkingLevelSelectEvent(Record):
+    TYPE: ClassVar[str] = "thinking_level_select"
+    level: str = "off"
+    previous_level: str = "off"
+
+
+class UserBashEvent(Record):
+    TYPE: ClassVar[str] = "user_bash"
+    command: str = ""
+    exclude_from_context: bool = False
+    cwd: str = ""
+    signal: Any = _hidden()  # aborts the run (``abort_bash``)
+    on_chunk: Any = _hidden()  # called with output text as it arrives
+
+
+class ResourcesDiscoverEvent(Record):
+    TYPE: ClassVar[str] = "resources_discover"
+    cwd: str = ""
+    reason: str = "startup"
+
+
+# ---------------------------------------------------------------------------
+# Reliability signals
+# ---------------------------------------------------------------------------
+
+
+class AutoCompactionStartEvent(Record):
+    TYPE: ClassVar[str] = "auto_compaction_start"
+    reason: str = "threshold"
+
+
+class AutoCompactionEndEvent(Record):
+    TYPE: ClassVar[str] = "auto_compaction_end"
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+class AutoRetryStartEvent(Record):
+    TYPE: ClassVar[str] = "auto_retry_start"
+    attempt: int = 1
+    max_attempts: int = 3
+    delay_ms: int = 0
+    error_message: str = ""
+
+
+class AutoRetryEndEvent(Record):
+    TYPE: ClassVar[str] = "auto_retry_end"
+    success: bool = False
+    attempt: int = 0
+    final_error: str | None = None
+
+
+class CompactionStartEvent(Record):
+    """Streamed to listeners (RPC, json) when any compaction starts (pi 0.73.1's name)."""
+
+    TYPE: ClassVar[str] = "compaction_start"
+    reason: str = "manual"  # manual | threshold | overflow
+
+
+class CompactionEndEvent(Record):
+    """Streamed to listeners when a compaction ends."""
+
+    TYPE: ClassVar[str] = "compaction_end"
+    reason: str = "manual"
+    result: Any = None
+    aborted: bool = False
+    will_retry: bool = False
+    error_message: str | None = None
+
+
+class QueueUpdateEvent(Record):
+    """The steering and follow-up queues changed (texts as the user typed them)."""
+
+    TYPE: ClassVar[str] = "queue_update"
+    steering: list[str] = field(factory=list)
+    follow_up: list[str] = field(factory=list)
+
+
+class ThinkingLevelChangedEvent(Record):
+    TYPE: ClassVar[str] = "thinking_level_changed"
+    level: str = "off"
+
+
+class SessionInfoChangedEvent(Record):
+    TYPE: ClassVar[str] = "session_info_changed"
+    name: str | None = None
+
+
+class ExtensionErrorEvent(Record):
+    TYPE: ClassVar[str] = "extension_error"
+    extension_path: str = ""
+    event: str = ""
+    error: str = ""
+    stack: str | None = field(default=None, wire=False)
+
+
+# ---------------------------------------------------------------------------
+# Requests for service hooks
+# ---------------------------------------------------------------------------
+
+
+class CompactionRequest(Record):
+    """What ``piko_compact`` is asked to summarize."""
+
+    TYPE: ClassVar[str] = "compact"
+    preparation: Any = None
+    branch_entries: list[Any] = field(factory=list)
+    custom_instructions: str | None = None
+    model: Model | None = None
+    api_key: str | None = None
+    signal: Any = None
+    settings: dict[str, Any] = field(factory=dict)
+    reason: str = "manual"
+    thinking_level: str | None = None
+    headers: dict[str, str] | None = None
+
+
+class CompactionResult(Record):
+    """What compaction produced: the summary and where kept history starts."""
+
+    TYPE: ClassVar[str] = "compaction_result"
+    summary: str = ""
+    first_kept_entry_id: str = ""
+    tokens_before: int = 0
+    details: Any = None
+
+
+class BranchSummaryRequest(Record):
+    """What ``piko_summarize_branch`` is asked to summarize."""
+
+    TYPE: ClassVar[str] = "summarize_branch"
+    entries: list[Any] = field(factory=list)
+    model: Model | None = None
+    api_key: str | None = None
+    custom_instructions: str | None = None
+    replace_instructions: bool = False
+    signal: Any = None
+    thinking_level: str | None = None
+    headers: dict[str, str] | None = None
+
+
+class BashResult(Record):
+    """The outcome of a user's shell command (``!cmd``, RPC ``bash``)."""
+
+    TYPE: ClassVar[str] = "bash_result"
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+
+
+class ExportRequest(Record):
+    """What ``piko_export_html`` is asked to export."""
+
+    TYPE: ClassVar[str] = "export_html"
+    session_file: str | None = None
+    entries: list[Any] | None = None
+    header: Any = None
+    output_path: str | None = None
+
+
+class FileWriteRequest(Record):
+    """A denied write offered to ``piko_file_write_fallback``."""
+
+    TYPE: ClassVar[str] = "file_write_fallback"
+    dst: str = ""
+    content: str | bytes = ""
+    cause: BaseException | None = None
+    session_id: str | None = None
+
+
+class FileDeleteRequest(Record):
+    """A denied delete offered to ``piko_file_delete_fallback``."""
+
+    TYPE: ClassVar[str] = "file_delete_fallback"
+    dst: str = ""
+    cause: BaseException | None = None
+    confirmed_file: bool = False
+    session_id: str | None = None
+
+
+# ---------------------------------------------------------------------------
+# Semantics of every dispatched event
+# ---------------------------------------------------------------------------
+
+SEMANTICS: dict[str, Semantics] = {
+    # session lifecycle
+    "session_start": Semantics.NOTIFY,
+    "session_before_switch": Semantics.CANCEL,
+    "session_switch": Semantics.NOTIFY,
+    "session_before_fork": Semantics.CANCEL,
+    "session_fork": Semantics.NOTIFY,
+    "session_before_compact": Semantics.CANCEL,
+    "session_compact": Semantics.NOTIFY,
+    "session_before_tree": Semantics.CANCEL,
+    "session_tree": Semantics.NOTIFY,
+    "session_shutdown": Semantics.NOTIFY,
+    # prompt and turn lifecycle
+    "input": Semantics.CHAIN,
+    "before_agent_start": Semantics.CHAIN,
+    "context": Semantics.CHAIN,
+    "before_provider_request": Semantics.CHAIN,
+    "after_provider_response": Semantics.NOTIFY,
+    "agent_start": Semantics.NOTIFY,
+    "agent_end": Semantics.NOTIFY,
+    "turn_start": Semantics.NOTIFY,
+    "turn_end": Semantics.NOTIFY,
+    "message_start": Semantics.NOTIFY,
+    "message_update": Semantics.NOTIFY,
+    "message_end": Semantics.CHAIN,
+    "assistant_message": Semantics.CHAIN,
+    # tools
+    "tool_call": Semantics.BLOCK,
+    "tool_result": Semantics.CHAIN,
+    "tool_execution_start": Semantics.NOTIFY,
+    "tool_execution_update": Semantics.NOTIFY,
+    "tool_execution_end": Semantics.NOTIFY,
+    # model, commands, resources
+    "model_select": Semantics.NOTIFY,
+    "thinking_level_select": Semantics.NOTIFY,
+    "user_bash": Semantics.FIRST,
+    "resources_discover": Semantics.COLLECT,
+    # reliability
+    "auto_compaction_start": Semantics.NOTIFY,
+    "auto_compaction_end": Semantics.NOTIFY,
+    "auto_retry_start": Semantics.NOTIFY,
+    "auto_retry_end": Semantics.NOTIFY,
+    "extension_error": Semantics.NOTIFY,
+    # services
+    "compaction_prepare": Semantics.FIRST,
+    "summarize_branch": Semantics.FIRST,
+    "compact": Semantics.FIRST,
+    "export_html": Semantics.FIRST,
+    "file_write_fallback": Semantics.FIRST,
+    "file_delete_fallback": Semantics.FIRST,
+}
+
+EVENT_CLASSES: dict[str, type] = {
+    cls.TYPE: cls
+    for cls in list(globals().values())
+    if isinstance(cls, type) and issubclass(cls, Record) and hasattr(cls, "TYPE")
+}
+
+# Fields of wire events that are written even when None (none so far; kept for clarity).
+_WIRE_NULLABLE: set[tuple[str, str]] = set()
+
+
+def event_items(event: Any) -> list[tuple[str, Any]]:
+    """The ``(field name, value)`` pairs of an event, in declaration order."""
+    return [(f.name, getattr(event, f.name)) for f in getattr(type(event), "FIELDS", ())]
+
+
+def event_to_wire(event: Any) -> dict[str, Any]:
+    """The JSON line form of an event: ``{"type": ..., camelCase fields}`` as pi streams it
+    (an event with a ``wire_record()`` method writes its own)."""
+    own = getattr(event, "wire_record", None)
+    if own is not None:
+        return own()  # type: ignore[no-any-return]
+    out: dict[str, Any] = {"type": event.TYPE}
+    for f in type(event).FIELDS:
+        if not f.wire:
+            continue
+        value = getattr(event, f.name)
+        if value is None and (event.TYPE, f.name) not in _WIRE_NULLABLE:
+            continue
+        out[camel(f.name)] = to_wire(value)
+    return out

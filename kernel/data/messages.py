@@ -1,0 +1,316 @@
+"""The message data model: content blocks, messages, usage and models, as attrs classes.
+
+Attribute names are Python's snake_case; the JSON wire form (camelCase, exactly as pi writes
+it) is produced and read by :mod:`piko.data.wire`. Every class keeps the wire fields it does not
+know in ``extra`` so that a message read from pi and written back loses nothing.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal, TypeAlias
+
+from attrs import define, field
+
+StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+
+
+def _extra() -> Any:
+    return field(factory=dict, repr=False, eq=False)
+
+
+class _Shown:
+    """One ``__repr__`` for every class here, as attrs writes it: ``TextContent(text='hi')``.
+
+    attrs would compile one per class; sharing this one makes ``import piko.data.messages`` (on every
+    start) about 2 ms faster.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        shown = ", ".join(
+            f"{a.name}={getattr(self, a.name)!r}"
+            for a in self.__attrs_attrs__  # type: ignore[attr-defined]
+            if a.repr
+        )
+        return f"{type(self).__name__}({shown})"
+
+
+# ---------------------------------------------------------------------------
+# Content blocks
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True, slots=True, repr=False)
+class TextContent(_Shown):
+    """Plain text; ``text_signature`` is provider replay state (OpenAI responses ids)."""
+
+    TYPE: ClassVar[str] = "text"
+    text: str = ""
+    text_signature: str | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ThinkingContent(_Shown):
+    """Model reasoning; ``thinking_signature`` is replayed to the provider that made it."""
+
+    TYPE: ClassVar[str] = "thinking"
+    thinking: str = ""
+    thinking_signature: str | None = None
+    redacted: bool | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ImageContent(_Shown):
+    """A base64-encoded image."""
+
+    TYPE: ClassVar[str] = "image"
+    data: str = ""
+    mime_type: str = "image/png"
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ToolCall(_Shown):
+    """A tool invocation requested by the model; ``arguments`` is the parsed JSON object."""
+
+    TYPE: ClassVar[str] = "toolCall"
+    id: str = ""
+    name: str = ""
+    arguments: dict[str, Any] = field(factory=dict)
+    thought_signature: str | None = None
+    extra: dict[str, Any] = _extra()
+
+
+UserContentBlock: TypeAlias = TextContent | ImageContent
+AssistantContentBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
+ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCall
+
+
+# ---------------------------------------------------------------------------
+# Usage and cost
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True, slots=True, repr=False)
+class Cost(_Shown):
+    """Dollar cost of one response, by token kind."""
+
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    total: float = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class Usage(_Shown):
+    """Token counts of one response (``input`` excludes cache reads) and their cost."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    total_tokens: int = 0
+    cost: Cost = field(factory=Cost)
+    extra: dict[str, Any] = _extra()
+
+
+# ---------------------------------------------------------------------------
+# Messages
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True, slots=True, repr=False)
+class UserMessage(_Shown):
+    """What the user said: a string or text and image blocks."""
+
+    ROLE: ClassVar[str] = "user"
+    content: str | list[UserContentBlock] = field(factory=list)
+    timestamp: int = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class AssistantMessage(_Shown):
+    """One model response, complete or (while streaming) partial."""
+
+    ROLE: ClassVar[str] = "assistant"
+    content: list[AssistantContentBlock] = field(factory=list)
+    api: str = ""
+    provider: str = ""
+    model: str = ""
+    usage: Usage = field(factory=Usage)
+    stop_reason: StopReason = "stop"
+    timestamp: int = 0
+    response_id: str | None = None
+    response_model: str | None = None
+    error_message: str | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ToolResultMessage(_Shown):
+    """The result of one tool call, sent back to the model."""
+
+    ROLE: ClassVar[str] = "toolResult"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    content: list[UserContentBlock] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+    timestamp: int = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class BashExecutionMessage(_Shown):
+    """A command the user ran with ``!`` (or ``!!``, excluded from the model's context)."""
+
+    ROLE: ClassVar[str] = "bashExecution"
+    command: str = ""
+    output: str = ""
+    exit_code: int | None = None
+    cancelled: bool = False
+    truncated: bool = False
+    full_output_path: str | None = None
+    timestamp: int = 0
+    exclude_from_context: bool | None = None
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class CustomMessage(_Shown):
+    """A message injected by an extension (``send_message``)."""
+
+    ROLE: ClassVar[str] = "custom"
+    custom_type: str = ""
+    content: str | list[UserContentBlock] = ""
+    display: bool = True
+    details: Any = None
+    timestamp: int = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class BranchSummaryMessage(_Shown):
+    """Summary of a branch the conversation came back from."""
+
+    ROLE: ClassVar[str] = "branchSummary"
+    summary: str = ""
+    from_id: str = ""
+    timestamp: int = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class CompactionSummaryMessage(_Shown):
+    """Summary standing in for compacted history."""
+
+    ROLE: ClassVar[str] = "compactionSummary"
+    summary: str = ""
+    tokens_before: int = 0
+    timestamp: int = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class UnknownMessage(_Shown):
+    """A message with a role this version does not know; kept verbatim in ``extra``."""
+
+    ROLE: ClassVar[str] = ""
+    role: str = ""
+    extra: dict[str, Any] = _extra()
+
+
+Message: TypeAlias = UserMessage | AssistantMessage | ToolResultMessage
+AgentMessage: TypeAlias = (
+    UserMessage
+    | AssistantMessage
+    | ToolResultMessage
+    | BashExecutionMessage
+    | CustomMessage
+    | BranchSummaryMessage
+    | CompactionSummaryMessage
+    | UnknownMessage
+)
+
+
+def message_role(message: AgentMessage) -> str:
+    """The wire ``role`` of a message."""
+    if isinstance(message, UnknownMessage):
+        return message.role
+    return message.ROLE
+
+
+# ---------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ModelCost(_Shown):
+    """Prices in dollars per million tokens."""
+
+    input: float = 0
+    output: float = 0
+    cache_read: float = 0
+    cache_write: float = 0
+    extra: dict[str, Any] = _extra()
+
+
+@define(kw_only=True, slots=True, repr=False)
+class Model(_Shown):
+    """A model a provider serves, with the API used to reach it."""
+
+    id: str
+    name: str = ""
+    api: str = ""
+    provider: str = ""
+    base_url: str = ""
+    reasoning: bool = False
+    thinking_level_map: dict[str, str | None] | None = None
+    input: list[str] = field(factory=lambda: ["text"])
+    cost: ModelCost = field(factory=ModelCost)
+    context_window: int = 128000
+    max_tokens: int = 16384
+    headers: dict[str, str] | None = None
+    compat: dict[str, Any] | None = None
+    extra: dict[str, Any] = _extra()
+
+    @property
+    def key(self) -> str:
+        """``provider/id``, the unique name of a model."""
+        return f"{self.provider}/{self.id}"
+
+
+# ---------------------------------------------------------------------------
+# Tool results as tools return them
+# ---------------------------------------------------------------------------
+
+
+@define(kw_only=True, slots=True, repr=False)
+class ToolResult(_Shown):
+    """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs)."""
+
+    content: list[UserContentBlock] = field(factory=list)
+    details: Any = None
+    is_error: bool = False
+
+
+def text_of(content: str | list[Any]) -> str:
+    """Concatenate the text blocks of a message's content."""
+    if isinstance(content, str):
+        return content
+    return "".join(block.text for block in content if isinstance(block, TextContent))
+
+
+def empty_usage() -> Usage:
+    """A fresh zero usage record."""
+    return Usage()

@@ -1,0 +1,300 @@
+"""When and how the session compacts; what to keep and how to summarize is the compaction plugin's.
+
+The kernel decides *when* (the context overflowed, or crossed ``contextWindow - reserveTokens``,
+or the user asked) and runs the sequence: ``piko_compaction_prepare``, the cancellable
+``session_before_compact`` (which may also supply the summary), ``piko_compact``, then a
+``compaction`` entry in the session, ``session_compact``, and the rebuilt context. Listeners see
+``compaction_start``/``compaction_end``; extensions also get ``auto_compaction_*`` for automatic runs.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+from typing import Any, Literal
+
+from piko.data.events import (
+    AutoCompactionEndEvent,
+    AutoCompactionStartEvent,
+    CompactionEndEvent,
+    CompactionRequest,
+    CompactionResult,
+    CompactionStartEvent,
+    SessionBeforeCompactEvent,
+    SessionCompactEvent,
+)
+from piko.data.messages import AssistantMessage
+from piko.data.tokens import context_estimate, usage_tokens
+from piko.lib.abort import AbortController
+from piko.lib.redaction import redact
+
+COMPACTION_DEFAULTS: dict[str, Any] = {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
+
+OVERFLOW_GAVE_UP = (
+    "Context overflow recovery failed after one compact-and-retry attempt. "
+    "Try reducing context or switching to a larger-context model."
+)
+
+
+def _latest_compaction_time(session: Any) -> int | None:
+    for entry in reversed(session.session_manager.get_branch()):
+        if getattr(entry, "type", "") == "compaction":
+            stamp = str(getattr(entry, "timestamp", ""))
+            try:
+                return int(datetime.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000)
+            except ValueError:
+                return None
+    return None
+
+
+async def check_compaction(
+    session: Any, message: AssistantMessage, *, skip_aborted: bool
+) -> Literal["retry", "compacted"] | None:
+    """Compact if needed after ``message``.
+
+    ``"retry"``: an overflow was compacted and the failed request should be sent again;
+    ``"compacted"``: the context passed the threshold and was compacted; ``None``: nothing done.
+    """
+    if not session.auto_compaction_enabled or session.model is None:
+        return None
+    if skip_aborted and message.stop_reason == "aborted":
+        return None
+    model = session.model
+    window = model.context_window or 0
+    compacted_at = _latest_compaction_time(session)
+    # strictly earlier: a retry started in the same millisecond as the compaction came after it
+    if compacted_at is not None and message.timestamp < compacted_at:
+        return None
+    from piko.engine.overflow import is_context_overflow
+
+    same_model = message.provider == model.provider and message.model == model.id
+    if same_model and is_context_overflow(message, window):
+        if session._overflow_recovery_attempted:
+            await session._notify(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP))
+            return None
+        session._overflow_recovery_attempted = True
+        messages = session.agent.state.messages
+        if messages and isinstance(messages[-1], AssistantMessage):
+            messages.pop()
+        return "retry" if await run_compaction(session, "overflow", will_retry=True) else None
+    if message.stop_reason == "error":
+        # no usage on a failed response: estimate from the last successful one, unless that
+        # one predates the latest compaction (its usage measured the old, larger context)
+        messages = session.agent.state.messages
+        estimate = context_estimate(messages)
+        if estimate.last_usage_index is None:
+            return None
+        source = messages[estimate.last_usage_index]
+        if compacted_at is not None and source.timestamp <= compacted_at:
+            return None
+        tokens = estimate.tokens
+    else:
+        tokens = usage_tokens(message.usage)
+    reserve = int(compaction_settings(session)["reserveTokens"])
+    if window and tokens > window - reserve:
+        await run_compaction(session, "threshold", will_retry=False)
+        return "compacted"
+    return None
+
+
+def compaction_settings(session: Any) -> dict[str, Any]:
+    """The ``compaction`` settings with pi's defaults filled in."""
+    configured = session.settings.get("compaction")
+    return {**COMPACTION_DEFAULTS, **(configured if isinstance(configured, dict) else {})}
+
+
+def _as_result(value: Any) -> CompactionResult | None:
+    if value is None or isinstance(value, CompactionResult):
+        return value
+    from piko.platform.dispatch import normalize_result
+
+    data = normalize_result(value) or {}
+    if not data.get("summary"):
+        return None
+    return CompactionResult(
+        summary=str(data["summary"]),
+        first_kept_entry_id=str(data.get("first_kept_entry_id") or ""),
+        tokens_before=int(data.get("tokens_before") or 0),
+        details=data.get("details"),
+    )
+
+
+async def ask_strategy(session: Any, name: str, request: Any) -> Any:
+    """The first answer of the compaction plugins to ``piko_<name>`` (``compaction_prepare``,
+    ``compact``, ``summarize_branch``).
+
+    Called directly rather than through ``dispatcher.emit``: a summary may take minutes (no
+    handler budget applies) and a failure must reach the caller as it is.
+    """
+    dispatcher = session.dispatcher
+    tracer = getattr(dispatcher, "tracer", None)
+    for handler in dispatcher.handlers(name):
+        started = time.perf_counter()
+        result = handler.call(request, session.ctx)
+        if hasattr(result, "__await__"):
+            result = await result
+        if tracer:
+            tracer.event(name, handler.plugin, result, started)
+        if result is not None and result is not False:
+            return result
+    return None
+
+
+class _NothingToCompact(Exception):
+    pass
+
+
+async def run_compaction(
+    session: Any, reason: str, *, custom_instructions: str | None = None, will_retry: bool = False
+) -> bool:
+    """Compact the current branch; True when a compaction entry was written.
+
+    Failures end in ``compaction_end`` with pi's wording (``Compaction failed: ...``,
+    ``Auto-compaction failed: ...``, ``Context overflow recovery failed: ...``); a cancel (an
+    extension, or :meth:`abort_compaction`) ends it with ``aborted`` and no error. An automatic
+    compaction with nothing to compact, or without credentials, ends quietly.
+    """
+    ctx = session.ctx
+    dispatcher = session.dispatcher
+    automatic = reason != "manual"
+    await session._notify(CompactionStartEvent(reason=reason))
+    if automatic:
+        await dispatcher.emit("auto_compaction_start", AutoCompactionStartEvent(reason=reason), ctx)
+    session.is_compacting = True
+    controller = session._compaction_controller = AbortController()
+    result: CompactionResult | None = None
+    error: str | None = None
+    aborted = False
+    from_extension = False
+    try:
+        model = session.model
+        if model is None:
+            from piko.models.guidance import no_model_selected_message
+
+            raise (_NothingToCompact if automatic else RuntimeError)(no_model_selected_message())
+        auth = session.model_registry.request_auth(model)
+        if not auth.ok:
+            raise (_NothingToCompact if automatic else RuntimeError)(auth.error or "No API key")
+        api_key = auth.api_key
+        branch = session.session_manager.get_branch()
+        request = CompactionRequest(
+            branch_entries=branch,
+            custom_instructions=custom_instructions,
+            model=model,
+            api_key=api_key,
+            signal=controller.signal,
+            settings=compaction_settings(session),
+            reason=reason,
+            thinking_level=session.thinking_level,
+        )
+        preparation = await ask_strategy(session, "compaction_prepare", request)
+        if preparation is None:
+            if automatic:
+                raise _NothingToCompact()
+            if not dispatcher.has_handlers("compaction_prepare"):
+                raise RuntimeError("No compaction plugin is active (see `pi plugins`)")
+            if branch and getattr(branch[-1], "type", "") == "compaction":
+                raise RuntimeError("Already compacted")
+            raise RuntimeError("Nothing to compact (session too small)")
+        request.preparation = preparation
+        before = await dispatcher.emit(
+            "session_before_compact",
+            SessionBeforeCompactEvent(
+                preparation=preparation, branch_entries=branch, custom_instructions=custom_instructions,
+                signal=controller.signal,
+            ),
+            ctx,
+        )  # fmt: skip
+        if before and before.get("cancel"):
+            raise _Cancelled("Compaction cancelled")
+        if before and before.get("compaction") is not None:
+            result = _as_result(before["compaction"])
+            from_extension = result is not None
+        if result is None:
+            result = _as_result(await ask_strategy(session, "compact", request))
+        if controller.signal.aborted:
+            raise _Cancelled("Compaction cancelled")
+        if result is None:
+            raise RuntimeError("Compaction produced no summary")
+        if not result.first_kept_entry_id:
+            result.first_kept_entry_id = str(getattr(preparation, "first_kept_entry_id", "") or "")
+        if not result.tokens_before:
+            result.tokens_before = int(getattr(preparation, "tokens_before", 0) or 0)
+        entry_id = session.session_manager.append_compaction(
+            result.summary, result.first_kept_entry_id, result.tokens_before, result.details,
+            from_extension,  # pi writes "fromHook": false for its own summaries
+        )  # fmt: skip
+        session.rebuild_from_session()
+        if will_retry:  # the failed response is on file, but must not be in the retried request
+            messages = session.agent.state.messages
+            if (
+                messages
+                and isinstance(messages[-1], AssistantMessage)
+                and messages[-1].stop_reason == "error"
+            ):
+                messages.pop()
+        entry = session.session_manager.get_entry(entry_id)
+        await dispatcher.emit(
+            "session_compact", SessionCompactEvent(compaction_entry=entry, from_extension=from_extension), ctx
+        )
+    except _NothingToCompact:
+        result = None
+    except _Cancelled:
+        result, aborted = None, True
+    except Exception as exc:
+        result = None
+        if controller.signal.aborted:
+            aborted = True
+        else:
+            error = redact(_failure_message(reason, str(exc) or type(exc).__name__))
+    session.is_compacting = False
+    session._compaction_controller = None
+    written = result is not None
+    await _finish(session, reason, result, aborted=aborted, will_retry=will_retry and written, error=error)
+    return written
+
+
+def _failure_message(reason: str, message: str) -> str:
+    if reason == "overflow":
+        return f"Context overflow recovery failed: {message}"
+    if reason == "threshold":
+        return f"Auto-compaction failed: {message}"
+    return f"Compaction failed: {message}"
+
+
+class _Cancelled(Exception):
+    pass
+
+
+async def _finish(
+    session: Any,
+    reason: str,
+    result: CompactionResult | None,
+    *,
+    aborted: bool,
+    will_retry: bool,
+    error: str | None,
+) -> None:
+    wire_result = None
+    if result is not None:
+        wire_result = {
+            "summary": result.summary,
+            "firstKeptEntryId": result.first_kept_entry_id,
+            "tokensBefore": result.tokens_before,
+            "details": result.details,
+        }
+    await session._notify(
+        CompactionEndEvent(
+            reason=reason, result=wire_result, aborted=aborted, will_retry=will_retry, error_message=error
+        )
+    )
+    if reason != "manual":
+        await session.dispatcher.emit(
+            "auto_compaction_end",
+            AutoCompactionEndEvent(
+                result=wire_result, aborted=aborted, will_retry=will_retry, error_message=error
+            ),
+            session.ctx,
+        )
+    session.last_compaction_result = result
+    session.last_compaction_error = error

@@ -1,0 +1,390 @@
+"""The agent loop: stream a response, run its tool calls, repeat until the model stops.
+
+Events come out in pi's order: ``agent_start``, ``turn_start``, the prompt's
+``message_start``/``message_end``, then per turn the assistant message's ``message_start``,
+``message_update`` per delta and ``message_end``; for tool calls ``tool_execution_start`` (each,
+in order), ``tool_execution_update``/``tool_execution_end`` as tools progress (they run
+concurrently), the tool results' ``message_start``/``message_end`` in call order, then
+``turn_end``; finally ``agent_end``. Steering messages are taken between turns; follow-ups when
+the model would stop. Everything that can be intercepted is reached through :class:`LoopConfig`
+callbacks, so this module knows nothing of extensions or sessions. A failed response's error
+message is redacted (:mod:`piko.lib.redaction`) before anyone sees it: providers may quote the key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import attrs
+
+from piko.data.events import (
+    AgentEndEvent,
+    AgentStartEvent,
+    MessageEndEvent,
+    MessageStartEvent,
+    MessageUpdateEvent,
+    ToolExecutionEndEvent,
+    ToolExecutionStartEvent,
+    ToolExecutionUpdateEvent,
+    TurnEndEvent,
+    TurnStartEvent,
+)
+from piko.data.messages import (
+    AssistantMessage,
+    Model,
+    TextContent,
+    ToolCall,
+    ToolResult,
+    ToolResultMessage,
+    Usage,
+)
+from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.wire import blocks_from_wire
+from piko.lib.abort import AbortSignal
+from piko.lib.records import Record, field
+from piko.lib.redaction import redact
+from piko.platform.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
+
+Emit = Callable[[Any], Awaitable[None]]
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class AgentState(Record):
+    """What the loop works on: system prompt, conversation, active tools."""
+
+    system_prompt: str = ""
+    messages: list[Any] = field(factory=list)
+    tools: list[Any] = field(factory=list)  # piko.platform.registries.ToolDefinition
+
+
+class LoopConfig(Record):
+    """How the loop reaches the model and the outside world."""
+
+    model: Model
+    stream_fn: Callable[[Model, Context, StreamOptions], AsyncIterator[StreamEvent]]
+    make_options: Callable[[AbortSignal], Awaitable[StreamOptions]]
+    convert_to_llm: Callable[[list[Any]], list[Any]]
+    tool_ctx: Any = None
+    transform_context: Callable[[list[Any]], Awaitable[list[Any]]] | None = None
+    on_assistant_message: Callable[[AssistantMessage], Awaitable[AssistantMessage]] | None = None
+    before_tool_call: Callable[[ToolCall, dict[str, Any]], Awaitable[Any]] | None = None
+    after_tool_call: Callable[[ToolCall, dict[str, Any], ToolResult, bool], Awaitable[Any]] | None = None
+    get_steering: Callable[[], Awaitable[list[Any]]] | None = None
+    get_follow_up: Callable[[], Awaitable[list[Any]]] | None = None
+
+
+def error_result(text: str) -> ToolResult:
+    """A tool result carrying an error text (pi sends ``details: {}`` with it)."""
+    return ToolResult(content=[TextContent(text=text)], details={}, is_error=True)
+
+
+def normalize_tool_result(value: Any) -> ToolResult:
+    """Accept ``ToolResult``, a dict (``content``/``details``/``isError``) or a plain string."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult(content=[])
+    if isinstance(value, str):
+        return ToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        content = value.get("content") or []
+        if isinstance(content, str):
+            content = [TextContent(text=content)]
+        else:
+            content = blocks_from_wire(list(content))
+        is_error = value.get("is_error", value.get("isError", False))
+        return ToolResult(content=content, details=value.get("details"), is_error=bool(is_error))
+    raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict or str")
+
+
+async def run_agent_loop(
+    prompts: list[Any],
+    state: AgentState,
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+) -> list[Any]:
+    """Run a prompt (``prompts`` are the new user/custom messages); returns the messages added."""
+    new_messages = list(prompts)
+    state.messages.extend(prompts)
+    await emit(AgentStartEvent())
+    await emit(TurnStartEvent(turn_index=0, timestamp=now_ms()))
+    for prompt in prompts:
+        await emit(MessageStartEvent(message=prompt))
+        await emit(MessageEndEvent(message=prompt))
+    await _run_turns(state, config, emit, signal, new_messages)
+    return new_messages
+
+
+async def continue_agent_loop(
+    state: AgentState, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> list[Any]:
+    """Run from the current context without a new prompt (retries)."""
+    new_messages: list[Any] = []
+    await emit(AgentStartEvent())
+    await emit(TurnStartEvent(turn_index=0, timestamp=now_ms()))
+    await _run_turns(state, config, emit, signal, new_messages)
+    return new_messages
+
+
+async def _run_turns(
+    state: AgentState, config: LoopConfig, emit: Emit, signal: AbortSignal, new_messages: list[Any]
+) -> None:
+    first_turn = True
+    turn_index = 0
+    pending = await config.get_steering() if config.get_steering else []
+    while True:
+        more_tool_calls = True
+        while more_tool_calls or pending:
+            if not first_turn:
+                turn_index += 1
+                await emit(TurnStartEvent(turn_index=turn_index, timestamp=now_ms()))
+            first_turn = False
+            for message in pending:
+                await emit(MessageStartEvent(message=message))
+                await emit(MessageEndEvent(message=message))
+                state.messages.append(message)
+                new_messages.append(message)
+            pending = []
+            assistant = await _stream_assistant(state, config, emit, signal)
+            new_messages.append(assistant)
+            if assistant.stop_reason in ("error", "aborted"):
+                await emit(TurnEndEvent(turn_index=turn_index, message=assistant, tool_results=[]))
+                await emit(AgentEndEvent(messages=new_messages))
+                return
+            calls = [b for b in assistant.content if isinstance(b, ToolCall)]
+            results: list[ToolResultMessage] = []
+            more_tool_calls = False
+            if calls:
+                results = await _execute_tool_calls(state, config, emit, signal, assistant, calls)
+                more_tool_calls = True
+                state.messages.extend(results)
+                new_messages.extend(results)
+            await emit(TurnEndEvent(turn_index=turn_index, message=assistant, tool_results=results))
+            pending = await config.get_steering() if config.get_steering else []
+        follow_ups = await config.get_follow_up() if config.get_follow_up else []
+        if not follow_ups:
+            break
+        pending = follow_ups
+    await emit(AgentEndEvent(messages=new_messages))
+
+
+def _aborted_message(model: Model, text: str = "Request was aborted") -> AssistantMessage:
+    return AssistantMessage(
+        api=model.api,
+        provider=model.provider,
+        model=model.id,
+        usage=Usage(),
+        stop_reason="aborted",
+        timestamp=now_ms(),
+        error_message=text,
+    )
+
+
+async def _stream_assistant(
+    state: AgentState, config: LoopConfig, emit: Emit, signal: AbortSignal
+) -> AssistantMessage:
+    """Stream one assistant response into ``state.messages`` and return it finalized."""
+    messages = state.messages
+    if config.transform_context is not None:
+        messages = await config.transform_context(list(messages))
+    llm_messages = config.convert_to_llm(messages)
+    tools = [ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in state.tools]
+    context = Context(system_prompt=state.system_prompt, messages=llm_messages, tools=tools)
+    final: AssistantMessage | None = None
+    partial: AssistantMessage | None = None
+    if signal.aborted:
+        final = _aborted_message(config.model)
+    else:
+        try:
+            options = await config.make_options(signal)
+            stream = config.stream_fn(config.model, context, options)
+            async for event in stream:
+                kind = event.type
+                if kind == "start":
+                    partial = event.partial
+                    assert partial is not None, "a start event carries the partial message"
+                    state.messages.append(partial)
+                    await emit(MessageStartEvent(message=_snapshot(partial)))
+                elif kind in ("done", "error"):
+                    final = event.final
+                    break
+                elif partial is not None:
+                    await emit(MessageUpdateEvent(assistant_message_event=event, message=partial))
+        except Exception as exc:  # a provider must not raise, but one that does ends the turn cleanly
+            final = _aborted_message(config.model, str(exc)) if signal.aborted else None
+            if final is None:
+                final = AssistantMessage(
+                    api=config.model.api,
+                    provider=config.model.provider,
+                    model=config.model.id,
+                    usage=Usage(),
+                    stop_reason="error",
+                    timestamp=now_ms(),
+                    error_message=str(exc) or type(exc).__name__,
+                )
+        if final is None:  # the stream ended without done/error
+            final = (
+                partial
+                if partial is not None
+                else _aborted_message(config.model, "Stream ended unexpectedly")
+            )
+            if final.stop_reason not in ("error", "aborted"):
+                final.stop_reason = "error"
+                final.error_message = final.error_message or "Stream ended without a final event"
+    if final.error_message:  # a provider's error may quote the key it was sent
+        final.error_message = redact(final.error_message)
+    if config.on_assistant_message is not None and final.stop_reason not in ("error", "aborted"):
+        final = await config.on_assistant_message(final)
+    if partial is not None and state.messages and state.messages[-1] is partial:
+        state.messages[-1] = final
+    else:
+        state.messages.append(final)
+        await emit(MessageStartEvent(message=_snapshot(final)))
+    await emit(MessageEndEvent(message=final))
+    return final
+
+
+def _snapshot(message: AssistantMessage) -> AssistantMessage:
+    """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
+    return attrs.evolve(message, content=list(message.content))
+
+
+async def _execute_tool_calls(
+    state: AgentState,
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+    assistant: AssistantMessage,
+    calls: list[ToolCall],
+) -> list[ToolResultMessage]:
+    """Prepare calls in order, run them concurrently, return results in call order."""
+    jobs: list[Any] = []
+    for call in calls:
+        await emit(ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
+        prepared = await _prepare(state, config, call)
+        if isinstance(prepared, ToolResult):
+            await emit(
+                ToolExecutionEndEvent(
+                    tool_call_id=call.id, tool_name=call.name, result=prepared, is_error=True
+                )
+            )
+            jobs.append((call, prepared))
+        else:
+            jobs.append((call, _run_tool(config, emit, signal, call, *prepared)))
+    coroutines = [job for _call, job in jobs if not isinstance(job, ToolResult)]
+    finished = iter(await asyncio.gather(*coroutines))
+    results: list[ToolResultMessage] = []
+    for call, job in jobs:
+        result = job if isinstance(job, ToolResult) else next(finished)
+        message = ToolResultMessage(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            content=list(result.content),
+            details=result.details,
+            is_error=result.is_error,
+            timestamp=now_ms(),
+        )
+        results.append(message)
+    for message in results:
+        await emit(MessageStartEvent(message=message))
+        await emit(MessageEndEvent(message=message))
+    return results
+
+
+async def _prepare(
+    state: AgentState, config: LoopConfig, call: ToolCall
+) -> ToolResult | tuple[Any, dict[str, Any]]:
+    """The tool and validated arguments, or an error result (unknown tool, bad arguments, blocked)."""
+    tool = next((t for t in state.tools if t.name == call.name), None)
+    if tool is None:
+        return error_result(f"Tool {call.name} not found")
+    try:
+        from piko.engine.tool_validation import validate_tool_arguments
+
+        arguments = call.arguments or {}
+        if tool.prepare_arguments is not None:
+            arguments = tool.resolved("prepare_arguments")(arguments)
+        args = validate_tool_arguments(call.name, tool.parameters, arguments)
+        if config.before_tool_call is not None:
+            verdict = await config.before_tool_call(call, args)
+            if verdict and verdict.get("block"):
+                return error_result(verdict.get("reason") or "Tool execution was blocked")
+            if verdict and isinstance(verdict.get("input"), dict):
+                args = verdict["input"]
+    except Exception as exc:
+        return error_result(str(exc) or type(exc).__name__)
+    return tool, args
+
+
+async def _run_tool(
+    config: LoopConfig,
+    emit: Emit,
+    signal: AbortSignal,
+    call: ToolCall,
+    tool: Any,
+    args: dict[str, Any],
+) -> ToolResult:
+    updates: list[asyncio.Future[None]] = []
+
+    def on_update(partial: Any) -> None:
+        event = ToolExecutionUpdateEvent(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            args=call.arguments,
+            partial_result=normalize_tool_result(partial),
+        )
+        previous = updates[-1] if updates else None
+        updates.append(asyncio.ensure_future(_after(previous, emit(event))))
+
+    try:
+        execute = tool.resolved("execute")
+        if is_coroutine_callable(execute):
+            value = execute(call.id, args, signal, on_update, config.tool_ctx)
+        else:  # a plain function may block: on a thread of its own, so an abort still ends the call
+            thread_ctx = LoopProxy(config.tool_ctx) if config.tool_ctx is not None else None
+            value = await run_abortable(
+                execute, call.id, args, signal, loop_bound(on_update), thread_ctx, signal=signal
+            )
+        if hasattr(value, "__await__"):
+            value = await value
+        result = normalize_tool_result(value)
+    except Exception as exc:
+        result = error_result(str(exc) or type(exc).__name__)
+    if updates:
+        await asyncio.gather(*updates, return_exceptions=True)
+    if config.after_tool_call is not None:
+        try:
+            patch = await config.after_tool_call(call, args, result, result.is_error)
+            if patch:
+                content = patch.get("content")
+                result = ToolResult(
+                    content=blocks_from_wire(content) if isinstance(content, list) else result.content,
+                    details=patch["details"] if patch.get("details") is not None else result.details,
+                    is_error=bool(patch["is_error"])
+                    if patch.get("is_error") is not None
+                    else result.is_error,
+                )
+        except Exception as exc:
+            result = error_result(str(exc) or type(exc).__name__)
+    await emit(
+        ToolExecutionEndEvent(
+            tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
+        )
+    )
+    return result
+
+
+async def _after(previous: asyncio.Future[None] | None, awaitable: Awaitable[None]) -> None:
+    if previous is not None:
+        try:
+            await previous
+        except Exception:
+            pass
+    await awaitable

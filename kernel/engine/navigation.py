@@ -1,0 +1,279 @@
+"""Moving between sessions and within one: new session, resume another, fork, and the tree.
+
+Each move asks extensions first (``session_before_switch``/``_fork``/``_tree`` may cancel),
+tears down or keeps what runs, swaps the session manager of the :class:`AgentSession` in
+place (modes keep their reference), rebuilds the conversation, and announces the result
+(``session_start`` with pi's reasons, plus ``session_switch``/``session_fork``/``session_tree``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko.data.events import (
+    BranchSummaryRequest,
+    SessionBeforeForkEvent,
+    SessionBeforeSwitchEvent,
+    SessionBeforeTreeEvent,
+    SessionForkEvent,
+    SessionShutdownEvent,
+    SessionStartEvent,
+    SessionSwitchEvent,
+    SessionTreeEvent,
+)
+from piko.data.messages import UserMessage, text_of
+from piko.sessions.entries import readable_message
+
+
+async def _replace_manager(session: Any, manager: Any, reason: str, previous_file: str | None) -> None:
+    """Point the session at ``manager``, restore its model and thinking level, announce it."""
+    ctx = session.ctx
+    await session.dispatcher.emit(
+        "session_shutdown",
+        SessionShutdownEvent(
+            reason=reason, target_session_file=manager.session_file and str(manager.session_file)
+        ),
+        ctx,
+    )
+    session.session_manager = manager
+    session.cwd = str(getattr(manager, "cwd", session.cwd))
+    context = manager.build_context()
+    session.agent.state.messages = list(context.messages)
+    session.agent.clear_queues()
+    session._steering_texts, session._follow_up_texts = [], []
+    registry = session.model_registry
+    if context.model:
+        restored = registry.find(*context.model)
+        if restored is not None and registry.has_auth(restored.provider):
+            session.model = restored
+    if context.thinking_level and context.messages:
+        session._thinking_level = context.thinking_level
+    elif session.model is not None and not manager.get_entries():
+        manager.append_model_change(session.model.provider, session.model.id)
+        manager.append_thinking_level_change(session.thinking_level)
+    session._rebuild_system_prompt()
+    await session.dispatcher.emit(
+        "session_start", SessionStartEvent(reason=reason, previous_session_file=previous_file), ctx
+    )
+
+
+async def new_session(session: Any, parent_session: str | None = None) -> dict[str, Any]:
+    """Start a fresh session (``/new``, RPC ``new_session``); ``{"cancelled": bool}``."""
+    from piko.engine.setup import session_dir
+    from piko.sessions.manager import SessionManager
+
+    before = await session.dispatcher.emit(
+        "session_before_switch", SessionBeforeSwitchEvent(reason="new"), session.ctx
+    )
+    if before and before.get("cancel"):
+        return {"cancelled": True}
+    await session.abort()
+    previous = session.session_file
+    if session.session_manager.session_file is None:
+        manager = SessionManager.in_memory(session.cwd)
+    else:
+        manager = SessionManager.create(session.cwd, session_dir=session_dir(session.app))
+    if parent_session:
+        manager.new_session(parent_session=parent_session)
+    await _replace_manager(session, manager, "new", previous)
+    await session.dispatcher.emit(
+        "session_switch", SessionSwitchEvent(reason="new", previous_session_file=previous), session.ctx
+    )
+    return {"cancelled": False}
+
+
+async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
+    """Resume another session file (``/resume``, RPC ``switch_session``): ``{"cancelled": bool}``,
+    with ``"warnings"`` (lines skipped, messages left out of the context) when the file has any."""
+    from piko.engine.setup import session_dir
+    from piko.sessions.manager import SessionManager
+
+    before = await session.dispatcher.emit(
+        "session_before_switch",
+        SessionBeforeSwitchEvent(reason="resume", target_session_file=session_path),
+        session.ctx,
+    )
+    if before and before.get("cancel"):
+        return {"cancelled": True}
+    manager = SessionManager.open(session_path, cwd=session.cwd, session_dir=session_dir(session.app))
+    await session.abort()
+    previous = session.session_file
+    await _replace_manager(session, manager, "resume", previous)
+    await session.dispatcher.emit(
+        "session_switch", SessionSwitchEvent(reason="resume", previous_session_file=previous), session.ctx
+    )
+    warnings = [str(d) for d in manager.diagnostics]  # complete: the context was built above
+    return {"cancelled": False, "warnings": warnings} if warnings else {"cancelled": False}
+
+
+async def fork(session: Any, entry_id: str, position: str = "before") -> dict[str, Any]:
+    """A new session from the history before a user message (``/fork``, RPC ``fork``).
+
+    Returns ``{"cancelled": bool, "text": <the user message's text>}`` so a front end can put the
+    text back in the editor.
+    """
+    from piko.engine.setup import session_dir
+    from piko.sessions.manager import SessionManager
+
+    before = await session.dispatcher.emit(
+        "session_before_fork", SessionBeforeForkEvent(entry_id=entry_id, position=position), session.ctx
+    )
+    if before and before.get("cancel"):
+        return {"cancelled": True}
+    manager = session.session_manager
+    entry = manager.get_entry(entry_id)
+    if entry is None:
+        raise ValueError("Invalid entry ID for forking")
+    text: str | None = None
+    if position == "at":
+        target = entry.id
+    else:
+        message = readable_message(entry)
+        if not isinstance(message, UserMessage):
+            raise ValueError("Invalid entry ID for forking")
+        target = entry.parent_id
+        text = text_of(message.content)
+    await session.abort()
+    previous = session.session_file
+    if target is None:
+        replacement = (
+            SessionManager.create(session.cwd, session_dir=session_dir(session.app))
+            if manager.session_file
+            else SessionManager.in_memory(session.cwd)
+        )
+        if previous:
+            replacement.new_session(parent_session=previous)
+    else:
+        # branched from the entries in memory, not re-read from the file: a session whose file
+        # is not written yet (no answer so far), or a branch without an answer, loses nothing
+        manager.create_branched_session(target)
+        replacement = manager
+    await _replace_manager(session, replacement, "fork", previous)
+    await session.dispatcher.emit(
+        "session_fork", SessionForkEvent(previous_session_file=previous), session.ctx
+    )
+    return {"cancelled": False, "text": text}
+
+
+def fork_messages(session: Any) -> list[dict[str, str]]:
+    """User messages one can fork from: ``[{"entryId", "text"}]`` (RPC ``get_fork_messages``)."""
+    out = []
+    for entry in session.session_manager.get_entries():
+        message = readable_message(entry)
+        if isinstance(message, UserMessage):
+            text = text_of(message.content)
+            if text:
+                out.append({"entryId": entry.id, "text": text})
+    return out
+
+
+async def navigate_tree(
+    session: Any,
+    target_id: str | None,
+    *,
+    summarize: bool = False,
+    custom_instructions: str | None = None,
+    replace_instructions: bool = False,
+    label: str | None = None,
+) -> dict[str, Any]:
+    """Move the leaf to ``target_id`` (``/tree``), optionally summarizing the branch left behind.
+
+    A user message as target puts the leaf on its parent and returns its text for the editor.
+    Returns ``{"cancelled": bool, "editorText": str | None}``, with ``"warnings"`` when the branch
+    reached holds damage not reported before (a message that cannot be read...).
+    """
+    manager = session.session_manager
+    reported = len(manager.diagnostics)
+    old_leaf = manager.leaf_id
+    target = manager.get_entry(target_id) if target_id else None
+    if target_id and target is None:
+        raise ValueError(f"Entry {target_id} not found")
+    editor_text = None
+    new_leaf = target_id
+    message = readable_message(target) if target is not None else None
+    if isinstance(message, UserMessage) and target is not None:
+        new_leaf = target.parent_id
+        editor_text = text_of(message.content)
+    path_ids = {e.id for e in manager.get_branch(new_leaf)} if new_leaf else set()
+    to_summarize = [e for e in manager.get_branch() if e.id not in path_ids]
+    preparation = {
+        "targetId": target_id,
+        "oldLeafId": old_leaf,
+        "entriesToSummarize": to_summarize,
+        "userWantsSummary": summarize,
+        "customInstructions": custom_instructions,
+        "replaceInstructions": replace_instructions,
+        "label": label,
+    }
+    from piko.lib.abort import AbortController
+
+    controller = AbortController()
+    before = await session.dispatcher.emit(
+        "session_before_tree",
+        SessionBeforeTreeEvent(preparation=preparation, signal=controller.signal),
+        session.ctx,
+    )
+    if before and before.get("cancel"):
+        return {"cancelled": True, "editorText": None}
+    if before and before.get("custom_instructions") is not None:
+        custom_instructions = before["custom_instructions"]
+    summary = before.get("summary") if before else None
+    from_extension = summary is not None
+    if summary is None and summarize and to_summarize and session.model is not None:
+        from piko.engine.compaction import ask_strategy
+
+        request = BranchSummaryRequest(
+            entries=to_summarize,
+            model=session.model,
+            api_key=session.model_registry.api_key(session.model.provider),
+            custom_instructions=custom_instructions,
+            replace_instructions=replace_instructions,
+            signal=controller.signal,
+            thinking_level=session.thinking_level,
+        )
+        session._tree_controller = controller
+        try:
+            # called directly, as compaction is: a summary may take longer than a handler budget,
+            # and its failure must reach the caller
+            summary = await ask_strategy(session, "summarize_branch", request)
+        except Exception:
+            if controller.signal.aborted:
+                return {"cancelled": True, "aborted": True, "editorText": None}
+            raise
+        finally:
+            session._tree_controller = None
+    if new_leaf is None:
+        manager.reset_leaf()
+    else:
+        manager.branch(new_leaf)
+    summary_entry = None
+    if summary:
+        from piko.platform.dispatch import normalize_result
+
+        data = normalize_result(summary) or {}
+        if data.get("summary"):
+            entry_id = manager.append_branch_summary(
+                old_leaf or "root",
+                str(data["summary"]),
+                data.get("details"),
+                True if from_extension else None,
+            )
+            summary_entry = manager.get_entry(entry_id)
+            if label:
+                manager.append_label(entry_id, label)
+    session.rebuild_from_session()
+    await session.dispatcher.emit(
+        "session_tree",
+        SessionTreeEvent(
+            new_leaf_id=manager.leaf_id,
+            old_leaf_id=old_leaf,
+            summary_entry=summary_entry,
+            from_extension=from_extension or None,
+        ),
+        session.ctx,
+    )
+    result: dict[str, Any] = {"cancelled": False, "editorText": editor_text}
+    warnings = [str(d) for d in manager.diagnostics[reported:]]
+    if warnings:
+        result["warnings"] = warnings
+    return result

@@ -1,0 +1,301 @@
+"""Building the agent session a mode runs: session file, model, thinking level, tools, resources.
+
+This is pi's start-up sequence after argument parsing (its execution flow, steps 9-14):
+choose the session (``--no-session``, ``--session``, ``--fork``, ``--continue``, new), resolve
+the model (``--provider``/``--model``, ``--models`` scope, the session's, settings, defaults),
+the thinking level (clamped to the model), the active tools (``--tools``, ``--no-tools``,
+``--no-builtin-tools``), resources (context files, skills, templates, through their plugins and
+``resources_discover``), then create the :class:`~piko.engine.session.AgentSession`, bind it
+as the runtime of extensions and fire ``session_start``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from piko.config.paths import SESSION_DIR_ENV, expand_user
+from piko.data.events import ResourcesDiscoverEvent, SessionStartEvent
+from piko.engine.session import AgentSession
+from piko.models.resolver import (
+    DEFAULT_THINKING_LEVEL,
+    ModelResolutionError,
+    default_available_model,
+    is_valid_thinking_level,
+    resolve_cli_model,
+    resolve_model_scope,
+    same_model,
+)
+from piko.resources.loader import ResourceRequest, Resources, load_resources
+
+
+class SetupError(Exception):
+    """Start-up cannot continue (unknown model, missing session file...); the message says why.
+
+    ``bare`` messages are printed as they are; the others get pi's ``Error: `` prefix.
+    """
+
+    def __init__(self, message: str, *, bare: bool = False) -> None:
+        super().__init__(message)
+        self.bare = bare
+
+
+# pi's built-in tools in the order pi activates and lists them
+BUILTIN_TOOL_ORDER = ("read", "bash", "edit", "write", "grep", "find", "ls")
+
+
+def session_dir(app: Any) -> str | None:
+    """``--session-dir``, else ``$PI_CODING_AGENT_SESSION_DIR``, else settings ``sessionDir``."""
+    value = (
+        app.options.get("session_dir") or os.environ.get(SESSION_DIR_ENV) or app.settings.get("sessionDir")
+    )
+    return expand_user(str(value)) if value else None
+
+
+def check_fork_options(options: dict[str, Any]) -> None:
+    """``--fork`` starts a new session: it cannot go with the options that pick one."""
+    if not options.get("fork"):
+        return
+    clashing = [
+        flag
+        for flag, key in (
+            ("--session", "session"),
+            ("--continue", "continue"),
+            ("--resume", "resume"),
+            ("--no-session", "no_session"),
+        )
+        if options.get(key)
+    ]
+    if clashing:
+        raise SetupError(f"--fork cannot be combined with {', '.join(clashing)}")
+
+
+def open_session_manager(app: Any) -> Any:
+    """The session manager the options ask for."""
+    from piko.sessions.manager import SessionInOtherProjectError, SessionManager, SessionNotFoundError
+    from piko.sessions.migrations import migrate_sessions_from_agent_root
+
+    options = app.options
+    check_fork_options(options)
+    cwd = str(app.cwd)
+    directory = session_dir(app)
+    migrate_sessions_from_agent_root(app.agent_dir)
+    try:
+        if options.get("no_session"):
+            return SessionManager.in_memory(cwd)
+        if options.get("fork"):
+            return SessionManager.fork_from(options["fork"], cwd, session_dir=directory)
+        if options.get("session"):
+            return SessionManager.open(options["session"], cwd=cwd, session_dir=directory)
+        if options.get("continue"):
+            return SessionManager.continue_recent(cwd, session_dir=directory)
+    except SessionNotFoundError as exc:
+        raise SetupError(str(exc), bare=True) from exc
+    except SessionInOtherProjectError as exc:
+        raise SetupError(
+            f"Session found in different project: {exc.cwd}. Use --fork {exc.path} to fork it into this directory."
+        ) from exc
+    except (FileNotFoundError, ValueError) as exc:
+        raise SetupError(str(exc)) from exc
+    return SessionManager.create(cwd, session_dir=directory)
+
+
+def default_tool_order(tools: list[Any]) -> list[Any]:
+    """pi's built-in tools first, in pi's order, then the others as they registered."""
+    rank = {name: i for i, name in enumerate(BUILTIN_TOOL_ORDER)}
+    builtin = sorted(
+        (t for t in tools if t.plugin.startswith("tools.") and t.name in rank), key=lambda t: rank[t.name]
+    )
+    return builtin + [t for t in tools if t not in builtin]
+
+
+def select_tools(app: Any) -> list[str]:
+    """Names of the tools to activate (pi's ``--tools``/``--no-tools``/``--no-builtin-tools`` rules).
+
+    ``--tools`` keeps its own order; otherwise the default-on tools come in pi's order
+    (``read, bash, edit, write``), then the default-on tools of other plugins and extensions.
+    """
+    options = app.options
+    tools = default_tool_order(list(app.registries.tools))
+    if options.get("no_tools"):
+        return []
+    listed = options.get("tools")
+    if listed:
+        wanted = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
+        known = {t.name for t in tools}
+        unknown = [n for n in wanted if n not in known]
+        if unknown:
+            app.notices.append(f"Unknown tool(s) in --tools: {', '.join(unknown)}")
+        return [n for n in wanted if n in known]
+    if options.get("no_builtin_tools"):
+        return [t.name for t in tools if t.default_active and not t.plugin.startswith("tools.")]
+    return [t.name for t in tools if t.default_active]
+
+
+def _text_or_file(value: str, cwd: Path) -> str:
+    """``--append-system-prompt`` takes text or a file's path."""
+    path = Path(expand_user(value))
+    if not path.is_absolute():
+        path = cwd / path
+    try:
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    return value
+
+
+async def load_session_resources(app: Any, reason: str = "startup") -> Resources:
+    """Context files, skills, templates and themes, including paths extensions add."""
+    extra: dict[str, list[str]] = {"skill_paths": [], "prompt_paths": [], "theme_paths": []}
+    sources: dict[str, str] = {}
+    if app.dispatcher.has_handlers("resources_discover"):
+        found = await app.dispatcher.emit(
+            "resources_discover", ResourcesDiscoverEvent(cwd=str(app.cwd), reason=reason), app.context()
+        )
+        for key in extra:
+            for path, source in found.get(key, []):
+                base = Path(expand_user(str(path)))
+                resolved = str(base if base.is_absolute() else Path(app.cwd) / base)
+                extra[key].append(resolved)
+                sources.setdefault(resolved, str(source))
+    request = ResourceRequest(
+        cwd=str(app.cwd),
+        agent_dir=str(app.agent_dir),
+        settings=app.settings,
+        options=dict(app.options),
+        extra_paths=extra,
+        extra_sources=sources,
+        project_trusted=app.project_trusted,
+    )
+    return load_resources(app, request)
+
+
+def choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | None, list[str]]:
+    """``(model, thinking level asked for or None, warnings)``; raises :class:`SetupError`."""
+    model, level, warnings, _from_cli = _choose_model(app, context, scoped)
+    return model, level, warnings
+
+
+def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | None, list[str], bool]:
+    """:func:`choose_model`, plus whether the command line chose it (what ``--api-key`` needs)."""
+    registry = app.model_registry
+    options = app.options
+    warnings: list[str] = []
+    if options.get("model"):
+        try:
+            model, level, warning = resolve_cli_model(registry, options.get("provider"), options["model"])
+        except ModelResolutionError as exc:
+            raise SetupError(str(exc)) from exc
+        if warning:
+            warnings.append(warning)
+        return model, level, warnings, True
+    if options.get("provider"):
+        from piko.models.resolver import DEFAULT_MODEL_PER_PROVIDER
+
+        provider = str(options["provider"])
+        name = next((n for n in registry.model_providers() if n.lower() == provider.lower()), None)
+        own = registry.models_of(name) if name is not None else []
+        if not own:
+            raise SetupError(
+                f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
+            )
+        preferred = DEFAULT_MODEL_PER_PROVIDER.get(own[0].provider)
+        return next((m for m in own if m.id == preferred), own[0]), None, warnings, True
+    has_history = bool(context.messages)
+    if scoped and not has_history:
+        saved = registry.find(
+            str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
+        )
+        pick = next((s for s in scoped if same_model(s.model, saved)), scoped[0])
+        return pick.model, pick.thinking_level, warnings, True
+    if context.model:
+        provider, model_id = context.model
+        restored = registry.find(provider, model_id)
+        if restored is not None and registry.has_auth(restored.provider):
+            return restored, None, warnings, False
+        reason = "model no longer exists" if restored is None else "no auth configured"
+        warnings.append(f"Could not restore model {provider}/{model_id} ({reason}).")
+    saved = registry.find(
+        str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
+    )
+    if saved is not None:
+        return saved, None, warnings, False
+    return default_available_model(registry), None, warnings, False
+
+
+async def create_agent_session(
+    app: Any, *, ui: Any = None, mode: str = "print", session_manager: Any = None
+) -> AgentSession:
+    """The agent session for this run, bound as the extensions' runtime, after ``session_start``.
+
+    ``session_manager``: one :func:`open_session_manager` gave earlier (a mode that, as pi, looks
+    the session up before it reads ``@file`` arguments); by default it is opened here.
+    """
+    options = app.options
+    manager = session_manager if session_manager is not None else open_session_manager(app)
+    context = manager.build_context()  # before the report: building it reads the messages
+    for message in getattr(manager, "diagnostics", []):
+        app.notices.append(message)
+    registry = app.model_registry.load()
+    patterns = options.get("models")
+    pattern_list = (
+        [p.strip() for p in str(patterns).split(",") if p.strip()]
+        if patterns
+        else app.settings.get("enabledModels") or []
+    )
+    scoped, scope_warnings = resolve_model_scope(list(pattern_list), registry) if pattern_list else ([], [])
+    model, level_from_pattern, warnings, from_cli = _choose_model(app, context, scoped)
+    app.notices.extend(scope_warnings + warnings)
+    if options.get("api_key"):
+        if model is None or not from_cli:
+            raise SetupError(
+                "--api-key requires a model to be specified via --model, --provider/--model, or --models"
+            )
+        registry.runtime_api_keys[model.provider] = str(options["api_key"])
+    thinking = options.get("thinking")
+    if thinking and not is_valid_thinking_level(str(thinking)):
+        app.notices.append(
+            f'Invalid thinking level "{thinking}". Valid values: off, minimal, low, medium, high, xhigh'
+        )
+        thinking = None
+    level = (
+        thinking
+        or level_from_pattern
+        or (context.thinking_level if context.messages and context.thinking_level else None)
+        or app.settings.get("defaultThinkingLevel")
+        or DEFAULT_THINKING_LEVEL
+    )
+    resources = await load_session_resources(app)
+    app.notices.extend(resources.diagnostics)
+    custom_prompt = options.get("system_prompt")
+    if custom_prompt:
+        custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
+    appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
+    session = AgentSession(
+        app,
+        manager,
+        model=model,
+        thinking_level=str(level),
+        active_tools=select_tools(app),
+        resources=resources,
+        scoped_models=scoped,
+        ui=ui,
+        mode=mode,
+        custom_system_prompt=custom_prompt,
+        append_system_prompt=appended,
+    )
+    fresh = not manager.get_entries()
+    if model is not None and (
+        fresh or context.model is None or tuple(context.model) != (model.provider, model.id)
+    ):
+        manager.append_model_change(model.provider, model.id)
+    if model is not None and (fresh or context.thinking_level != session.thinking_level):
+        manager.append_thinking_level_change(session.thinking_level)
+    app.runtime = session
+    await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
+    import gc
+
+    gc.freeze()  # start-up objects (catalog, session history) are long-lived: keep them out of GC passes
+    return session

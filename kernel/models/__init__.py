@@ -1,0 +1,1 @@
+"""The model registry and the resolution of model names and patterns."""

@@ -1,0 +1,146 @@
+"""``ctx``: what event handlers, tools and commands receive from the running session.
+
+The kernel defines the shape; the agent session is the *host* that answers. Where no session
+runs (while extensions load, in ``pi plugins``) the context still exists: ``cwd`` and
+``model_registry`` answer, session methods raise :class:`ExtensionRuntimeNotInitializedError`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from piko.platform.ui import NoOpUI
+
+
+class ExtensionRuntimeNotInitializedError(RuntimeError):
+    """A session action was used before a session exists (for example while an extension loads)."""
+
+
+_background: set[Any] = set()
+
+
+def schedule(result: Any) -> Any:
+    """Run an awaitable a session method returned without making the caller await it.
+
+    Extensions call session actions (``pi.send_message``, ``ctx.abort``) from synchronous code
+    too, as in pi where they are fire-and-forget. The returned task may still be awaited.
+    """
+    if not hasattr(result, "__await__"):
+        return result
+    import asyncio
+
+    from piko.platform.off_loop import home_loop
+
+    loop = home_loop()
+    if loop is not None:  # a handler running on its thread: the work belongs to the session's loop
+        if asyncio.iscoroutine(result):
+            return asyncio.run_coroutine_threadsafe(result, loop)
+        return result
+    try:
+        task = asyncio.ensure_future(result)
+    except RuntimeError:  # no running loop: run it to completion here
+        return asyncio.run(result)
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+    return task
+
+
+def _no_session(name: str) -> ExtensionRuntimeNotInitializedError:
+    return ExtensionRuntimeNotInitializedError(
+        f"{name}() is available once the session runs: call it from an event handler, "
+        "a command or a tool, not while the extension loads"
+    )
+
+
+class ExtensionContext:
+    """The context object (pi's ``ExtensionContext`` and ``ExtensionCommandContext``)."""
+
+    def __init__(self, host: Any = None, *, app: Any = None, ui: Any = None, mode: str = "print") -> None:
+        self._host = host
+        self._app = app
+        self.ui = ui if ui is not None else NoOpUI()
+        self.mode = mode
+
+    # -- plain properties --------------------------------------------------------------------
+
+    @property
+    def has_ui(self) -> bool:
+        return bool(getattr(self.ui, "has_ui", True))
+
+    @property
+    def cwd(self) -> str:
+        if self._host is not None:
+            return str(self._host.cwd)
+        if self._app is not None:
+            return str(self._app.cwd)
+        return os.getcwd()
+
+    @property
+    def app(self) -> Any:
+        return self._app if self._app is not None else getattr(self._host, "app", None)
+
+    @property
+    def session_manager(self) -> Any:
+        """The session's entries, read-only (``get_branch()``, ``get_entries()``, ``get_session_id()``...)."""
+        return self._require("session_manager").read_only_session_manager()
+
+    @property
+    def model_registry(self) -> Any:
+        app = self.app
+        return app.model_registry if app is not None else None
+
+    @property
+    def model(self) -> Any:
+        return getattr(self._host, "model", None) if self._host is not None else None
+
+    # -- session queries and actions ---------------------------------------------------------
+
+    def _require(self, name: str) -> Any:
+        if self._host is None:
+            raise _no_session(name)
+        return self._host
+
+    def is_idle(self) -> bool:
+        return True if self._host is None else bool(self._host.is_idle())
+
+    def abort(self) -> Any:
+        """Stop the running turn (returns a task that finishes once the agent is idle)."""
+        if self._host is not None:
+            return schedule(self._host.abort())
+        return None
+
+    def has_pending_messages(self) -> bool:
+        return False if self._host is None else bool(self._host.has_pending_messages())
+
+    def shutdown(self) -> None:
+        self._require("shutdown").request_shutdown()
+
+    def get_context_usage(self) -> Any:
+        return None if self._host is None else self._host.get_context_usage()
+
+    def compact(self, custom_instructions: str | None = None, **options: Any) -> Any:
+        return self._require("compact").compact_from_extension(custom_instructions, **options)
+
+    def get_system_prompt(self) -> str:
+        return self._require("get_system_prompt").get_system_prompt()
+
+    # -- command context ---------------------------------------------------------------------
+
+    async def wait_for_idle(self) -> None:
+        await self._require("wait_for_idle").wait_for_idle()
+
+    async def new_session(self, **options: Any) -> dict[str, Any]:
+        return dict(await self._require("new_session").new_session(**options))
+
+    async def fork(self, entry_id: str) -> dict[str, Any]:
+        return dict(await self._require("fork").fork(entry_id))
+
+    async def navigate_tree(self, target_id: str, **options: Any) -> dict[str, Any]:
+        return dict(await self._require("navigate_tree").navigate_tree(target_id, **options))
+
+    async def switch_session(self, session_path: str) -> dict[str, Any]:
+        return dict(await self._require("switch_session").switch_session(session_path))
+
+    async def reload(self) -> None:
+        await self._require("reload").reload()

@@ -1,0 +1,456 @@
+"""``pi``: the object an extension's ``activate(pi)`` factory receives (pi's ``ExtensionAPI``).
+
+Registration methods (``on``, ``register_tool``, ``register_command``, ``register_flag``,
+``register_shortcut``, ``register_provider``, ``register_message_renderer``, file fallbacks)
+collect what the factory asks for; :meth:`ExtensionAPI.compile` turns that into **one pluggy
+plugin object** whose ``@hookimpl`` attributes register the tools, commands, ... and handle the
+events. There is no second dispatch system: listing, blocking and tracing treat extensions
+exactly as hook plugins.
+
+Session actions (``send_message``, ``set_model``, ...) reach the running session; during the
+load phase they raise :class:`piko.platform.context.ExtensionRuntimeNotInitializedError`.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import logging
+
+from piko.platform.context import ExtensionRuntimeNotInitializedError, schedule
+from piko.platform.markers import hookimpl
+from piko.platform.off_loop import call_on_loop, home_loop, on_loop
+from piko.platform.registries import (
+    CommandDefinition,
+    FlagDefinition,
+    MessageRendererDefinition,
+    ShortcutDefinition,
+    ToolDefinition,
+)
+
+# Events an extension may subscribe to with ``on`` (service hooks have their own methods).
+SUBSCRIBABLE_EVENTS = frozenset(
+    {
+        "session_start", "session_before_switch", "session_switch", "session_before_fork",
+        "session_fork", "session_before_compact", "session_compact", "session_before_tree",
+        "session_tree", "session_shutdown", "input", "before_agent_start", "context",
+        "before_provider_request", "after_provider_response", "agent_start", "agent_end",
+        "turn_start", "turn_end", "message_start", "message_update", "message_end",
+        "assistant_message", "tool_call", "tool_result", "tool_execution_start",
+        "tool_execution_update", "tool_execution_end", "model_select", "thinking_level_select",
+        "user_bash", "resources_discover", "auto_compaction_start", "auto_compaction_end",
+        "auto_retry_start", "auto_retry_end", "extension_error",
+    }
+)  # fmt: skip
+
+_MISSING = object()
+
+
+def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
+    """Let a handler take ``(event, ctx)``, ``(event)`` or nothing."""
+    try:
+        params = list(inspect.signature(handler).parameters.values())
+    except (TypeError, ValueError):
+        return handler
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params):
+        return handler
+    positional = [
+        p
+        for p in params
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    if len(positional) >= 2:
+        return handler
+    from piko.platform.dispatch import wrapping
+
+    if len(positional) == 1:
+        return wrapping(handler, lambda event, ctx: handler(event))
+    return wrapping(handler, lambda event, ctx: handler())
+
+
+def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event") -> Callable[..., Any]:
+    """A ``piko_<event>`` implementation running ``handlers``; the dispatcher expands the list.
+
+    ``first`` is the name of the spec's first argument (``request`` for service hooks): pluggy
+    refuses an implementation whose argument names the spec does not have.
+    """
+
+    def event_hook(event: Any, ctx: Any) -> Any:
+        # Only reached when someone calls pm.hook directly; the dispatcher uses _piko_handlers.
+        result = None
+        for handler in handlers:
+            value = handler(event, ctx)
+            if value is not None and not hasattr(value, "__await__"):
+                result = value
+        return result
+
+    def request_hook(request: Any, ctx: Any) -> Any:
+        return event_hook(request, ctx)
+
+    hook = request_hook if first == "request" else event_hook
+    hook._piko_handlers = handlers  # type: ignore[attr-defined,union-attr]
+    return hookimpl(hook)
+
+
+class ExtensionAPI:
+    """Registration and actions of one extension (snake_case mirror of pi's ``ExtensionAPI``)."""
+
+    def __init__(self, name: str, source: str | None = None, app: Any = None) -> None:
+        self.name = name
+        self.source = source or name
+        self._app = app
+        self.label: str | None = None
+        self._handlers: dict[str, list[Callable[[Any, Any], Any]]] = {}
+        self._tools: list[ToolDefinition] = []
+        self._commands: list[CommandDefinition] = []
+        self._flags: list[FlagDefinition] = []
+        self._shortcuts: list[ShortcutDefinition] = []
+        self._providers: list[Any] = []
+        self._renderers: list[MessageRendererDefinition] = []
+        self._write_fallbacks: list[Callable[..., Any]] = []
+        self._delete_fallbacks: list[Callable[..., Any]] = []
+        self._extra: Any = None
+        self._compiled: Any = None
+
+    # -- shared services ---------------------------------------------------------------------
+
+    @property
+    def events(self) -> Any:
+        """The event bus shared by all extensions (``pi.events.emit`` / ``pi.events.on``)."""
+        return self._app.event_bus
+
+    @property
+    def logger(self) -> logging.Logger:
+        """The extension's logger; what it logs is redacted (:mod:`piko.lib.redaction`)."""
+        import logging  # on first use: logging costs start-up time
+
+        from piko.lib.redaction import RedactingLogFilter
+
+        logger = logging.getLogger(f"piko.extensions.{self.name}")
+        if not any(isinstance(f, RedactingLogFilter) for f in logger.filters):
+            logger.addFilter(RedactingLogFilter())
+        return logger
+
+    # -- registration ------------------------------------------------------------------------
+
+    def on(self, event: str, handler: Callable[..., Any]) -> None:
+        """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...)."""
+        if event not in SUBSCRIBABLE_EVENTS:
+            raise ValueError(f"unknown event '{event}'")
+        self._handlers.setdefault(event, []).append(adapt_handler(handler))
+        self._refresh()
+
+    def register_tool(self, tool: ToolDefinition | None = None, **kwargs: Any) -> ToolDefinition:
+        """Register a tool: ``register_tool(name=, label=, description=, parameters=, execute=)``."""
+        definition = tool if tool is not None else ToolDefinition(**kwargs)
+        definition.plugin = self.name
+        if not definition.label:
+            definition.label = definition.name
+        if "default_active" not in kwargs and tool is None:
+            definition.default_active = True  # extension tools are active unless --tools says otherwise
+        self._tools.append(definition)
+        if self._live():
+            self._app.registries.add_runtime("tools", definition)
+        self._refresh()
+        return definition
+
+    def register_command(
+        self,
+        name: str,
+        description: str = "",
+        handler: Callable[..., Any] | None = None,
+        get_argument_completions: Callable[..., Any] | None = None,
+    ) -> CommandDefinition:
+        """Register ``/name``; ``handler(args, ctx)`` may be a coroutine function."""
+        definition = CommandDefinition(
+            name=name.lstrip("/"),
+            description=description,
+            handler=handler,
+            get_argument_completions=get_argument_completions,
+            plugin=self.name,
+        )
+        self._commands.append(definition)
+        if self._live():
+            self._app.registries.add_runtime("commands", definition)
+        self._refresh()
+        return definition
+
+    def register_flag(
+        self, name: str, description: str = "", type: str = "boolean", default: Any = None
+    ) -> FlagDefinition:
+        """Register ``--name`` (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
+        if type not in ("boolean", "string"):
+            raise ValueError(f"flag '{name}': type must be 'boolean' or 'string'")
+        definition = FlagDefinition(
+            name=name.lstrip("-"), description=description, type=type, default=default
+        )
+        definition.plugin = self.name
+        self._flags.append(definition)
+        self._refresh()
+        return definition
+
+    def get_flag(self, name: str) -> Any:
+        """The value given on the command line, else the flag's default."""
+        name = name.lstrip("-")
+        values = getattr(self._app, "flag_values", {}) if self._app is not None else {}
+        if name in values:
+            return values[name]
+        for flag in self._flags:
+            if flag.name == name:
+                return flag.default
+        return None
+
+    def register_shortcut(
+        self, key: str, description: str = "", handler: Callable[..., Any] | None = None
+    ) -> None:
+        """Register a key for the interactive mode; ``handler(ctx)``."""
+        self._shortcuts.append(
+            ShortcutDefinition(key=key, description=description, handler=handler, plugin=self.name)
+        )
+        self._refresh()
+
+    def register_provider(self, name: str, config: Any = None, **kwargs: Any) -> Any:
+        """Register a provider (``base_url``/``baseUrl``, ``api``, ``api_key``, ``models``, ``stream_simple``...)."""
+        provider = provider_config_from(name, config, kwargs)
+        provider.plugin = self.name
+        self._providers.append(provider)
+        if self._live():
+            self._app.model_registry.add_provider(provider)
+        self._refresh()
+        return provider
+
+    def unregister_provider(self, name: str) -> None:
+        """Remove a provider this extension registered."""
+        self._providers = [p for p in self._providers if p.name != name]
+        if self._live():
+            self._app.model_registry.remove_provider(name)
+        self._refresh()
+
+    def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
+        """Render custom messages of ``custom_type`` in the interactive mode."""
+        self._renderers.append(
+            MessageRendererDefinition(custom_type=custom_type, renderer=renderer, plugin=self.name)
+        )
+        self._refresh()
+
+    def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
+        """Offer a privileged write when a tool's write fails with EPERM/EACCES/EROFS."""
+        self._write_fallbacks.append(adapt_handler(handler))
+        self._refresh()
+
+    def register_file_delete_fallback(self, handler: Callable[..., Any]) -> None:
+        """Offer a privileged unlink when a tool's delete fails with EPERM/EACCES/EROFS."""
+        self._delete_fallbacks.append(adapt_handler(handler))
+        self._refresh()
+
+    def set_label(self, label_or_entry_id: str | None, label: Any = _MISSING) -> None:
+        """``set_label(text)`` names this extension; ``set_label(entry_id, label)`` labels a session entry."""
+        if label is _MISSING:
+            self.label = label_or_entry_id
+            if self._app is not None and self.name in self._app.pm.infos:
+                self._app.pm.infos[self.name].label = label_or_entry_id
+            return
+        self._runtime("set_label").set_label(label_or_entry_id, label)
+
+    async def exec(self, command: str, args: list[str] | None = None, **options: Any) -> Any:
+        """Run a program (no shell) and return ``ExecResult(stdout, stderr, code, killed)``."""
+        from piko.lib.exec import run_command
+
+        return await run_command(command, list(args or []), **options)
+
+    # -- session actions (available once the session runs) -----------------------------------
+
+    def _runtime(self, name: str) -> Any:
+        """The running session (seen through a :class:`~piko.platform.off_loop.LoopProxy` on a handler thread)."""
+        runtime = getattr(self._app, "runtime", None) if self._app is not None else None
+        if runtime is None:
+            raise ExtensionRuntimeNotInitializedError(
+                f"pi.{name}() is available once the session runs: call it from an event handler, "
+                "a command or a tool, not while the extension loads"
+            )
+        return on_loop(runtime)
+
+    def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
+        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``).
+
+        ``deliver_as``: ``"steer"`` (default while streaming), ``"followUp"`` or ``"nextTurn"``;
+        ``trigger_turn`` starts a turn when idle. Returns a task (awaiting it is optional).
+        """
+        runtime = self._runtime("send_message")
+        return schedule(
+            runtime.send_custom_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+        )
+
+    def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Any:
+        """Submit user text or blocks without command or template expansion (returns a task)."""
+        return schedule(self._runtime("send_user_message").send_user_message(content, deliver_as=deliver_as))
+
+    def append_entry(self, custom_type: str, data: Any = None) -> Any:
+        """Persist extension state as a ``custom`` session entry (not sent to the model)."""
+        return self._runtime("append_entry").append_entry(custom_type, data)
+
+    def set_session_name(self, name: str) -> Any:
+        return self._runtime("set_session_name").set_session_name(name)
+
+    def get_session_name(self) -> str | None:
+        result = self._runtime("get_session_name").get_session_name()
+        return None if result is None else str(result)
+
+    def get_active_tools(self) -> list[str]:
+        return list(self._runtime("get_active_tools").get_active_tools())
+
+    def get_all_tools(self) -> list[dict[str, Any]]:
+        return list(self._runtime("get_all_tools").get_all_tools())
+
+    def set_active_tools(self, names: list[str]) -> Any:
+        return self._runtime("set_active_tools").set_active_tools(list(names))
+
+    def get_commands(self) -> list[dict[str, Any]]:
+        return list(self._runtime("get_commands").get_commands())
+
+    async def set_model(self, model: Any) -> bool:
+        """Switch the session's model (a ``Model`` or ``"provider/id"``); False without credentials."""
+        runtime = self._runtime("set_model")
+        if isinstance(model, str):
+            provider, _, model_id = model.partition("/")
+            found = runtime.model_registry.find(provider, model_id)
+            if found is None:
+                return False
+            model = found
+        try:
+            await runtime.set_model(model)
+        except RuntimeError:
+            return False
+        return True
+
+    def get_thinking_level(self) -> str:
+        return str(self._runtime("get_thinking_level").thinking_level)
+
+    def set_thinking_level(self, level: str) -> Any:
+        return self._runtime("set_thinking_level").set_thinking_level(level)
+
+    # -- compilation -------------------------------------------------------------------------
+
+    def _live(self) -> bool:
+        return self._compiled is not None and getattr(self._app, "runtime", None) is not None
+
+    def _refresh(self) -> None:
+        """After start-up, re-register the compiled plugin so new handlers take effect."""
+        if self._compiled is None or self._app is None:
+            return
+        if home_loop() is not None:  # called by a handler on its thread: the plugin manager is the loop's
+            call_on_loop(self._refresh)
+            return
+        pm = self._app.pm
+        if pm.get_plugin(self.name) is not self._compiled:
+            return
+        pm.unregister(self._compiled)
+        plugin = self.compile(extra=self._extra)
+        pm.register(plugin, self.name)
+        if self.name in pm.infos:
+            pm.infos[self.name].hooks = pm.hooks_of(plugin)
+
+    def compile(self, extra: Any = None) -> Any:
+        """One plugin object implementing the hooks for everything registered so far.
+
+        ``extra`` (the extension's module) contributes its own ``@hookimpl`` functions; where
+        it implements an event this API also handles, the module's function runs first.
+        """
+        self._extra = extra
+        plugin_cls = type(f"Extension[{self.name}]", (), {"__module__": __name__})
+        plugin = plugin_cls()
+        marker = "piko_impl"
+        if extra is not None:
+            for attr in dir(extra):
+                if attr.startswith("piko_"):
+                    value = getattr(extra, attr, None)
+                    if callable(value) and hasattr(value, marker):
+                        setattr(plugin, attr, value)
+        for event, handlers in self._handlers.items():
+            attr = f"piko_{event}"
+            own = getattr(plugin, attr, None)
+            merged = list(handlers)
+            if own is not None:
+                merged.insert(0, adapt_handler(own))
+            setattr(plugin, attr, _event_hook(merged))
+        self._add_registration(plugin, "piko_register_tools", self._tools)
+        self._add_registration(plugin, "piko_register_commands", self._commands)
+        self._add_registration(plugin, "piko_register_flags", self._flags)
+        self._add_registration(plugin, "piko_register_shortcuts", self._shortcuts)
+        self._add_registration(plugin, "piko_register_message_renderers", self._renderers)
+        self._add_registration(plugin, "piko_register_providers", self._providers)
+        for attr, handlers in (
+            ("piko_file_write_fallback", self._write_fallbacks),
+            ("piko_file_delete_fallback", self._delete_fallbacks),
+        ):
+            if handlers:
+                setattr(plugin, attr, _event_hook(list(handlers), first="request"))
+        self._compiled = plugin
+        return plugin
+
+    @staticmethod
+    def _add_registration(plugin: Any, attr: str, items: list[Any]) -> None:
+        if not items:
+            return
+        own = getattr(plugin, attr, None)
+        snapshot = list(items)
+
+        def register_all(register: Any) -> None:
+            if own is not None:
+                own(register)
+            for item in snapshot:
+                register(item)
+
+        setattr(plugin, attr, hookimpl(register_all))
+
+
+def provider_config_from(name: str, config: Any, kwargs: dict[str, Any]) -> Any:
+    """A :class:`ProviderConfig` from pi-style camelCase dicts or snake_case keywords."""
+    from piko.data.wire import model_from_wire
+    from piko.platform.registries import ProviderConfig
+
+    if isinstance(config, ProviderConfig):
+        return config
+    data: dict[str, Any] = {}
+    for source in (config or {}), kwargs:
+        for key, value in source.items():
+            data[_snake_key(key)] = value
+    if "name" in data:  # pi's display name of the provider
+        data["display_name"] = data.pop("name")
+    models = []
+    model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
+    for model in data.pop("models", None) or []:
+        if isinstance(model, dict):
+            model = model_from_wire({_camel_key(k): v for k, v in model.items()})
+        if model.headers:  # as pi's: resolved per request like the provider's headers
+            model_headers[model.id] = model.headers
+            model.headers = None
+        models.append(model)
+    known = {
+        "base_url", "api", "api_key", "env_keys", "headers", "auth_header", "model_overrides", "compat",
+        "stream_simple", "oauth", "display_name", "extra",
+    }  # fmt: skip
+    unknown = set(data) - known
+    if unknown:
+        raise ValueError(f"provider '{name}': unknown settings {', '.join(sorted(unknown))}")
+    return ProviderConfig(name=name, models=models, model_headers=model_headers or None, **data)
+
+
+def _snake_key(key: str) -> str:
+    out = []
+    for ch in key:
+        if ch.isupper():
+            out.append("_")
+            out.append(ch.lower())
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def _camel_key(key: str) -> str:
+    from piko.data.wire import camel
+
+    return camel(key) if "_" in key else key

@@ -1,0 +1,723 @@
+"""Every hook of piko, grouped under banners; each docstring is that hook's reference.
+
+Hook names carry the ``piko_`` prefix. Implementations may take fewer arguments than a spec
+names (pluggy passes only those asked for), so specs can grow without breaking plugins.
+
+Three kinds of hooks live here:
+
+* **bootstrap** hooks run once while piko starts (``piko_addhooks`` and ``piko_configure`` are
+  historic: a plugin registered late still receives them);
+* **registration** hooks hand a plugin a ``register`` callable; the kernel calls each plugin's
+  implementation separately, so everything registered is stamped with the plugin that
+  registered it (``pi plugins`` and the registries show it);
+* **event** hooks (``piko_<event>(event, ctx)``) are fired by the kernel's async dispatcher
+  (:mod:`piko.platform.dispatch`), never through ``pm.hook`` directly. An implementation may be a plain
+  function or a coroutine function. The dispatcher walks implementations in registration order
+  (``tryfirst`` ones first, ``trylast`` ones last), awaits each within a time budget, and
+  applies the event's semantics: *notify* (return values ignored), *chain* (each handler sees
+  the previous one's change), *cancel*, *block* or *first result*. A handler that raises or
+  overruns its budget is reported as an ``extension_error`` event and the others still run;
+  ``tool_call`` fails closed (the tool is blocked). Coroutines run on the event loop; a plain
+  function runs on a thread of its own, so one that blocks cannot freeze piko (its budget
+  applies, and ``ctx`` calls it makes are run on the loop). An abort cancels the handler being
+  waited for. See plugins.md, "Plain functions and coroutines".
+
+``event`` is a record (:class:`piko.lib.records.Record`) from :mod:`piko.data.events` with snake_case attributes;
+``ctx`` is the :class:`piko.platform.context.ExtensionContext` of the running session. Handlers return
+``None`` or a mapping (snake_case or pi's camelCase keys both work) or an object with the named
+attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko.platform.markers import hookspec
+
+# ---------------------------------------------------------------------------
+# Bootstrap hooks
+# ---------------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def piko_addhooks(pluginmanager: Any) -> None:
+    """Add hook specifications of a plugin's own.
+
+    Fires once per plugin, right after it is registered (historic: late plugins get it too).
+
+    :param pluginmanager: the :class:`piko.platform.manager.PikoPluginManager`; call
+        ``pluginmanager.add_hookspecs(module_or_class)``.
+    Return value: ignored.
+    """
+
+
+@hookspec(historic=True)
+def piko_configure(config: Any) -> None:
+    """Plugins are loaded and settings are read; set up what needs the configuration.
+
+    Fires once at start-up, after discovery, extension loading and blocking, before any
+    registration hook is collected (historic: plugins registered later still receive it).
+
+    :param config: the :class:`piko.app.application.App` (settings, cwd, agent dir, CLI options, registries).
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_unconfigure(config: Any) -> None:
+    """piko is about to exit: release what ``piko_configure`` acquired.
+
+    Fires once, after the mode returned and ``session_shutdown`` was dispatched.
+
+    :param config: the :class:`piko.app.application.App`.
+    Return value: ignored.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Registration hooks
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_register_tools(register: Any) -> None:
+    """Register LLM-callable tools.
+
+    Fires when the tool registry is first needed (a session is created, ``pi plugins``).
+
+    :param register: ``register(ToolDefinition)`` or ``register(name=..., label=...,
+        description=..., parameters=<JSON schema>, execute=..., default_active=False)``;
+        ``execute`` may be a callable or an ``"module:attr"`` import string resolved on first call.
+    Return value: ignored. A second tool with a name already taken is refused with a diagnostic.
+    """
+
+
+@hookspec
+def piko_register_provider_apis(register: Any) -> None:
+    """Register provider APIs: the wire protocols (``anthropic-messages``, ``openai-completions``, ...).
+
+    Fires when the model registry is first needed.
+
+    :param register: ``register(ProviderApi(name=..., stream=...))`` or keyword arguments;
+        ``stream(model, context, options)`` returns an async iterator of assistant message
+        events (``piko.data.streaming``); it may be an ``"module:attr"`` import string.
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_providers(register: Any) -> None:
+    """Register providers and their models (catalog entries, models.json, company gateways).
+
+    Fires when the model registry is first needed, after ``piko_register_provider_apis``.
+
+    :param register: ``register(ProviderConfig(name=..., base_url=..., api=..., api_key=...,
+        headers=..., auth_header=..., models=[Model, ...], stream_simple=...))``. A later
+        registration of the same provider name replaces models it names and keeps the others
+        (see :mod:`piko.models.registry`); ``tryfirst`` implementations run first (the built-in
+        catalog, then models.json). ``register.diagnostic(message)`` reports a problem of the
+        plugin's own sources (shown as ``Warning: message``).
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_commands(register: Any) -> None:
+    """Register slash commands (``/name args``) for the interactive and RPC modes.
+
+    :param register: ``register(name, description=..., handler=...,
+        get_argument_completions=None)``; ``handler(args, ctx)`` may be a coroutine function.
+    Return value: ignored. A name taken by a built-in command is refused with a diagnostic.
+    """
+
+
+@hookspec
+def piko_register_cli_commands(register: Any) -> None:
+    """Register CLI subcommands (``pi install``, ``pi plugins``, ...).
+
+    Fires when the CLI is built, before arguments are parsed.
+
+    :param register: ``register(name, command)`` where ``command`` is a ``click.Command`` or a
+        ``"module:attr"`` import string naming one (imported only when that subcommand runs),
+        plus ``help=`` (one line for ``pi --help``).
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_flags(register: Any) -> None:
+    """Register CLI flags of a plugin (``pi --plan``); values are read with ``get_flag``.
+
+    Fires when the CLI is built, so ``pi --help`` lists them.
+
+    :param register: ``register(name, description=..., type="boolean" | "string", default=None)``.
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_shortcuts(register: Any) -> None:
+    """Register keyboard shortcuts for the interactive mode.
+
+    :param register: ``register(key, description=..., handler=...)``; ``handler(ctx)``.
+        pi's reserved keys (ctrl+c, ctrl+d, escape, enter, ...) are refused with a diagnostic.
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_modes(register: Any) -> None:
+    """Register run modes (``text``/``json`` print, ``rpc``, ``interactive``, or your own).
+
+    Fires when the CLI resolves ``--mode``.
+
+    :param register: ``register(name, run=..., description=..., interactive=False)``;
+        ``run(app) -> int`` (or a coroutine function) runs the mode and returns the exit code.
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_message_renderers(register: Any) -> None:
+    """Register renderers for custom messages (by ``customType``) in the interactive mode.
+
+    :param register: ``register(custom_type, renderer)``; ``renderer(message, options, theme)``
+        returns a rich renderable.
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_resource_loaders(register: Any) -> None:
+    """Register loaders for resources: context files, skills, prompt templates, themes.
+
+    :param register: ``register(kind, loader)`` where ``kind`` is ``"context_files"``,
+        ``"skills"``, ``"prompt_templates"`` or ``"themes"`` and ``loader(request)`` returns
+        a list of resources of that kind (see :mod:`piko.resources.loader`).
+    Return value: ignored.
+    """
+
+
+@hookspec
+def piko_register_package_sources(register: Any) -> None:
+    """Register package sources for ``pi install`` (``pip:``, ``git:``, ``path:``, ``npm:``).
+
+    :param register: ``register(scheme, handler)``; ``handler`` implements install, remove,
+        update and resolve of that scheme's sources.
+    Return value: ignored.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Services the kernel asks plugins for (first result wins)
+# ---------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | None:
+    """Find the API key for ``provider`` (auth.json, OAuth refresh, environment, resolvers).
+
+    Fires before each provider request, after the ``--api-key`` override was consulted, and
+    when piko checks which providers have credentials (``--list-models``, ``/model``).
+
+    :param provider: the provider name (``anthropic``, ``my-gateway``).
+    :param app: the :class:`piko.app.application.App`.
+    :param check_only: only say whether a credential is configured: do not refresh OAuth tokens,
+        run commands or reach the network; any non-empty string means yes.
+    Return value: the key, or ``None`` to let the next implementation answer; an empty string
+    means there is no key and nothing else may supply one (a stored OAuth login whose refresh
+    failed: the user must log in again, not be billed through another key). The key answered
+    is registered with :mod:`piko.lib.redaction`: traces, errors, sessions and exports mask it.
+    """
+
+
+@hookspec(firstresult=True)
+def piko_credential_store(app: Any) -> Any:
+    """The credential store the interactive ``/login`` and ``/logout`` (and ``pi`` commands) use.
+
+    Asked whenever a command needs to save or remove a login. The built-in ``providers.auth``
+    plugin answers with its ``auth.json`` store; a plugin may answer first (``tryfirst``) to keep
+    credentials elsewhere (a system keychain, a company vault); such a plugin also answers
+    ``piko_resolve_api_key`` so that requests find the keys it keeps.
+
+    :param app: the :class:`piko.app.application.App`.
+    Return value: an object with ``auth_path()``, ``get_storage()`` (``.get(provider)`` gives the
+    stored credential dict), ``oauth_providers()``, ``save_api_key(provider, key)``,
+    ``login_oauth(provider, **callbacks)`` and ``logout(provider)``, or ``None`` to let the next
+    implementation answer. With no answer, logins are not available and commands say so.
+    """
+
+
+@hookspec
+def piko_compaction_prepare(request: Any, ctx: Any) -> Any:
+    """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).
+
+    Fired through the dispatcher with *first result* semantics before ``session_before_compact``.
+
+    :param request: a :class:`piko.data.events.CompactionRequest` (branch entries, settings, custom
+        instructions, model).
+    Return value: a preparation object (``first_kept_entry_id``, ``tokens_before``, the
+    messages to summarize, ...) handed to ``session_before_compact`` and ``piko_compact``, or
+    ``None`` when there is nothing to compact.
+    """
+
+
+@hookspec
+def piko_summarize_branch(request: Any, ctx: Any) -> Any:
+    """Summarize the branch being left when the user moves elsewhere in the tree (``/tree``).
+
+    Fired through the dispatcher with *first result* semantics, after ``session_before_tree``
+    did not supply a summary.
+
+    :param request: a :class:`piko.data.events.BranchSummaryRequest` (entries to summarize, model,
+        custom instructions, abort signal).
+    Return value: ``{"summary": str, "details": ...}`` or ``None``.
+    """
+
+
+@hookspec
+def piko_compact(request: Any, ctx: Any) -> Any:
+    """Summarize history for compaction (the compaction strategy is a plugin).
+
+    Fired through the dispatcher with *first result* semantics when the agent compacts
+    (threshold, context overflow, ``/compact``, RPC ``compact``), after
+    ``session_before_compact`` did not supply a result.
+
+    :param request: a :class:`piko.data.events.CompactionRequest` (entries, preparation,
+        custom instructions, model, abort signal).
+    Return value: a ``CompactionResult`` (summary, first kept entry id, tokens before, details)
+    or ``None``.
+    """
+
+
+@hookspec
+def piko_export_html(request: Any, ctx: Any) -> Any:
+    """Export a session to a self-contained HTML page (``--export``, ``/export``, RPC ``export_html``).
+
+    Fired through the dispatcher with *first result* semantics.
+
+    :param request: a :class:`piko.data.events.ExportRequest` (session file or entries, output path).
+    Return value: the path written, or ``None``.
+    """
+
+
+@hookspec
+def piko_file_write_fallback(request: Any, ctx: Any) -> Any:
+    """A tool's file write failed with EPERM, EACCES or EROFS: may a privileged writer do it?
+
+    Fired only on those errors, never otherwise (no cost when nothing is registered).
+
+    :param request: :class:`piko.data.events.FileWriteRequest` (``dst`` symlink-resolved,
+        ``content``, ``cause``, ``session_id``).
+    Return value: ``True`` when the bytes are durably on disk; the first ``True`` wins, a
+    raising handler is skipped, and the original error is raised when none succeeds.
+    """
+
+
+@hookspec
+def piko_file_delete_fallback(request: Any, ctx: Any) -> Any:
+    """A tool's file delete failed with EPERM, EACCES or EROFS: may a privileged helper unlink it?
+
+    :param request: :class:`piko.data.events.FileDeleteRequest` (``dst``, ``cause``,
+        ``confirmed_file``, ``session_id``); never recursive.
+    Return value: ``True`` when the file is gone; semantics as ``piko_file_write_fallback``.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Session lifecycle events
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_session_start(event: Any, ctx: Any) -> None:
+    """A session was started, loaded, resumed, forked or reloaded.
+
+    :param event: ``SessionStartEvent(reason="startup"|"reload"|"new"|"resume"|"fork",
+        previous_session_file)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_session_before_switch(event: Any, ctx: Any) -> Any:
+    """The user is about to start a new session or resume another one.
+
+    :param event: ``SessionBeforeSwitchEvent(reason="new"|"resume", target_session_file)``.
+    Return value: ``{"cancel": True}`` stops the switch.
+    Semantics: cancel (the first handler that cancels wins; the others are not called).
+    """
+
+
+@hookspec
+def piko_session_switch(event: Any, ctx: Any) -> None:
+    """The session was switched (new session or resumed one).
+
+    :param event: ``SessionSwitchEvent(reason, previous_session_file)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_session_before_fork(event: Any, ctx: Any) -> Any:
+    """A fork of the session at ``entry_id`` is about to be created.
+
+    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at")``.
+    Return value: ``{"cancel": True}`` stops the fork; ``skip_conversation_restore`` keeps the
+    editor empty.
+    Semantics: cancel.
+    """
+
+
+@hookspec
+def piko_session_fork(event: Any, ctx: Any) -> None:
+    """The session was forked into a new file.
+
+    :param event: ``SessionForkEvent(previous_session_file)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_session_before_compact(event: Any, ctx: Any) -> Any:
+    """Compaction is about to run.
+
+    :param event: ``SessionBeforeCompactEvent(preparation, branch_entries,
+        custom_instructions, signal)``.
+    Return value: ``{"cancel": True}`` stops it; ``{"compaction": CompactionResult}`` supplies
+    the summary instead of the compaction plugin.
+    Semantics: cancel (a supplied compaction is kept; a cancel stops at once).
+    """
+
+
+@hookspec
+def piko_session_compact(event: Any, ctx: Any) -> None:
+    """Compaction wrote its ``compaction`` entry.
+
+    :param event: ``SessionCompactEvent(compaction_entry, from_extension)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_session_before_tree(event: Any, ctx: Any) -> Any:
+    """The user is about to move to another point of the session tree (``/tree``).
+
+    :param event: ``SessionBeforeTreeEvent(preparation, signal)``.
+    Return value: ``{"cancel": True}`` stops it; ``{"summary": {"summary": ..., "details": ...}}``
+    supplies the branch summary; ``custom_instructions``/``replace_instructions`` adjust it.
+    Semantics: cancel.
+    """
+
+
+@hookspec
+def piko_session_tree(event: Any, ctx: Any) -> None:
+    """The session's leaf moved to another point of the tree.
+
+    :param event: ``SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_session_shutdown(event: Any, ctx: Any) -> None:
+    """The session is being torn down (quit, reload, new, resume, fork).
+
+    :param event: ``SessionShutdownEvent(reason, target_session_file)``.
+    Semantics: notify; handlers run with a 2-second budget.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Prompt and turn lifecycle events
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_input(event: Any, ctx: Any) -> Any:
+    """User input arrived, before commands, skills and templates are expanded.
+
+    :param event: ``InputEvent(text, images, source="interactive"|"rpc"|"extension")``.
+    Return value: ``{"action": "transform", "text": ..., "images": ...}`` replaces the input
+    (later handlers see the change); ``{"action": "handled"}`` consumes it (no turn runs and
+    the remaining handlers are skipped); ``None`` or ``{"action": "continue"}`` leaves it.
+    Semantics: chain, with handled as a short-circuit.
+    """
+
+
+@hookspec
+def piko_before_agent_start(event: Any, ctx: Any) -> Any:
+    """A prompt is about to start the agent loop.
+
+    :param event: ``BeforeAgentStartEvent(prompt, images, system_prompt)``.
+    Return value: ``{"system_prompt": str}`` replaces the system prompt for this prompt's
+    turns (chained: the next handler sees it); ``{"message": {custom_type, content, display,
+    details}}`` adds a custom message after the user's (collected from every handler).
+    A result of another shape is ignored and reported as an ``extension_error``.
+    Semantics: chain.
+    """
+
+
+@hookspec
+def piko_context(event: Any, ctx: Any) -> Any:
+    """The messages of the next provider request are assembled.
+
+    :param event: ``ContextEvent(messages)`` (a copy: changing it does not touch history).
+    Return value: ``{"messages": [...]}`` replaces them for this request only.
+    Semantics: chain.
+    """
+
+
+@hookspec
+def piko_before_provider_request(event: Any, ctx: Any) -> Any:
+    """The provider payload (JSON body) is built and about to be sent.
+
+    :param event: ``BeforeProviderRequestEvent(payload)``.
+    Return value: the replacement payload itself (not wrapped); ``None`` keeps it.
+    Semantics: chain.
+    """
+
+
+@hookspec
+def piko_after_provider_response(event: Any, ctx: Any) -> None:
+    """The provider answered (status and headers), before its body is consumed.
+
+    :param event: ``AfterProviderResponseEvent(status, headers)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_agent_start(event: Any, ctx: Any) -> None:
+    """The agent loop started for a prompt.
+
+    :param event: ``AgentStartEvent()``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_agent_end(event: Any, ctx: Any) -> None:
+    """The agent loop ended (the model stopped, an error, or an abort).
+
+    :param event: ``AgentEndEvent(messages)``: the messages this run added.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_turn_start(event: Any, ctx: Any) -> None:
+    """A turn (one assistant response and its tool calls) starts.
+
+    :param event: ``TurnStartEvent(turn_index, timestamp)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_turn_end(event: Any, ctx: Any) -> None:
+    """A turn ended.
+
+    :param event: ``TurnEndEvent(turn_index, message, tool_results)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_message_start(event: Any, ctx: Any) -> None:
+    """A message (user, assistant, tool result, custom) starts.
+
+    :param event: ``MessageStartEvent(message)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_message_update(event: Any, ctx: Any) -> None:
+    """A streaming assistant message changed (one provider delta).
+
+    :param event: ``MessageUpdateEvent(message, assistant_message_event)``. ``message`` is the
+        message as it stands (the same object throughout the stream); the change itself is
+        ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A streaming block's
+        text and a tool call's arguments are joined or parsed when read, so reading them costs
+        time in proportion to their size: use the delta when that is enough.
+    Semantics: notify. Called once per delta: keep it cheap. Plain-function handlers run on the
+    event loop (a thread hop would cost more than they do); one that holds the loop for more
+    than a second is interrupted, reported, and gets no more of these events.
+    """
+
+
+@hookspec
+def piko_message_end(event: Any, ctx: Any) -> Any:
+    """A message is complete.
+
+    :param event: ``MessageEndEvent(message)``.
+    Return value: ``{"message": replacement}`` with the same role replaces it for history,
+    persistence and the next request.
+    Semantics: chain.
+    """
+
+
+@hookspec
+def piko_assistant_message(event: Any, ctx: Any) -> Any:
+    """An assistant message is final, before it is saved, shown as ended or its tools run.
+
+    :param event: ``AssistantMessageEvent(message)``.
+    Return value: ``{"content": [...]}``: the same blocks with changed text only (count,
+    order, types and non-text blocks unchanged; edited text loses its signature). Invalid
+    replacements are reported and skipped.
+    Semantics: chain.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Tool events
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_tool_call(event: Any, ctx: Any) -> Any:
+    """A tool is about to run with validated arguments.
+
+    :param event: ``ToolCallEvent(tool_call_id, tool_name, input)``; ``input`` may be changed
+        in place, and later handlers see the change.
+    Return value: ``{"block": True, "reason": ...}`` stops the call (the model gets an error
+    result with the reason); ``{"input": {...}}`` revises the arguments.
+    Semantics: block, failing closed: a handler that raises, overruns its budget or returns
+    anything but ``None`` or a mapping of ``block`` (bool), ``reason`` (str) and ``input``
+    (dict) blocks the call, with a reason naming the extension. An abort cancels a pending
+    handler and blocks the call with ``Operation aborted``.
+    """
+
+
+@hookspec
+def piko_tool_result(event: Any, ctx: Any) -> Any:
+    """A tool finished; its result may be patched before the model sees it.
+
+    :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error)``.
+    Return value: any of ``content``, ``details``, ``is_error`` replaces that part (later
+    handlers see the patched result).
+    Semantics: chain.
+    """
+
+
+@hookspec
+def piko_tool_execution_start(event: Any, ctx: Any) -> None:
+    """A tool started running.
+
+    :param event: ``ToolExecutionStartEvent(tool_call_id, tool_name, args)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_tool_execution_update(event: Any, ctx: Any) -> None:
+    """A running tool reported partial output.
+
+    :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
+    Semantics: notify. Plain-function handlers run as ``message_update``'s do (on the loop,
+    interrupted after a second).
+    """
+
+
+@hookspec
+def piko_tool_execution_end(event: Any, ctx: Any) -> None:
+    """A tool finished running.
+
+    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error)``.
+    Semantics: notify.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Model, user commands and resources
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_model_select(event: Any, ctx: Any) -> None:
+    """A model was selected (set, cycled or restored from the session).
+
+    :param event: ``ModelSelectEvent(model, previous_model, source="set"|"cycle"|"restore")``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_thinking_level_select(event: Any, ctx: Any) -> None:
+    """The thinking level changed.
+
+    :param event: ``ThinkingLevelSelectEvent(level, previous_level)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_user_bash(event: Any, ctx: Any) -> Any:
+    """The user runs a shell command with ``!cmd`` or ``!!cmd`` (RPC ``bash``).
+
+    :param event: ``UserBashEvent(command, exclude_from_context, cwd)``.
+    Return value: ``{"result": BashResult}`` runs nothing and uses that result;
+    ``{"operations": ...}`` supplies how to run it.
+    Semantics: first result.
+    """
+
+
+@hookspec
+def piko_resources_discover(event: Any, ctx: Any) -> Any:
+    """Resources are being discovered; a plugin may add skill, prompt and theme paths.
+
+    :param event: ``ResourcesDiscoverEvent(cwd, reason="startup"|"reload")``.
+    Return value: ``{"skill_paths": [...], "prompt_paths": [...], "theme_paths": [...]}``.
+    Semantics: collect (every handler's paths are gathered).
+    """
+
+
+# ---------------------------------------------------------------------------
+# Reliability signals
+# ---------------------------------------------------------------------------
+
+
+@hookspec
+def piko_auto_compaction_start(event: Any, ctx: Any) -> None:
+    """Automatic compaction started.
+
+    :param event: ``AutoCompactionStartEvent(reason="threshold"|"overflow")``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_auto_compaction_end(event: Any, ctx: Any) -> None:
+    """Automatic compaction ended.
+
+    :param event: ``AutoCompactionEndEvent(result, aborted, will_retry, error_message)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_auto_retry_start(event: Any, ctx: Any) -> None:
+    """A failed provider request will be retried after a delay.
+
+    :param event: ``AutoRetryStartEvent(attempt, max_attempts, delay_ms, error_message)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_auto_retry_end(event: Any, ctx: Any) -> None:
+    """Retrying ended, successfully or not.
+
+    :param event: ``AutoRetryEndEvent(success, attempt, final_error)``.
+    Semantics: notify.
+    """
+
+
+@hookspec
+def piko_extension_error(event: Any, ctx: Any) -> None:
+    """A handler of another event raised or overran its budget.
+
+    :param event: ``ExtensionErrorEvent(extension_path, event, error, stack)``.
+    Semantics: notify (errors raised here are logged to stderr, never re-dispatched).
+    """

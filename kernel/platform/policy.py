@@ -1,0 +1,223 @@
+"""A company's managed policy: which plugins, providers and package sources piko may use.
+
+The system policy file (``/etc/piko/policy.json`` on Linux, see :func:`system_policy_paths`) and
+the file named by ``$PIKO_POLICY`` are both enforced when they exist; neither user nor project
+settings can loosen them. The format::
+
+    {
+      "plugins":        {"allow": ["acme.*"], "block": ["tools.bash"]},
+      "providers":      {"allow": ["acme-gateway"], "block": ["openai"]},
+      "packageSources": {"allow": ["pip:acme-*", "git:git.acme.com/*"], "block": ["npm:*"]},
+      "allowProjectCode": false
+    }
+
+Entries are glob patterns (``*``, ``?``, ``[...]``). ``block`` always wins over ``allow``.
+``plugins.allow`` applies to plugins that do not ship with piko (third-party distributions and
+extension files); built-in plugins are only affected by ``plugins.block``, and the essential
+ones cannot be blocked at all. ``packageSources`` patterns match a source's identity
+(``pip:<name>``, ``git:<host>/<path>``, ``npm:<name>``, ``path:<absolute dir>``) or the source as
+written. ``allowProjectCode: false`` keeps every project untrusted. A policy file that cannot be
+read or parsed fails closed: third-party plugins, package sources and project code are disabled.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from piko.lib import jsonio
+
+POLICY_ENV = "PIKO_POLICY"
+SECTIONS = ("plugins", "providers", "packageSources")
+
+
+def system_policy_paths() -> list[Path]:
+    """Where the managed policy lives on this platform."""
+    if sys.platform == "win32":
+        base = os.environ.get("ProgramData") or r"C:\ProgramData"
+        return [Path(base) / "piko" / "policy.json"]
+    if sys.platform == "darwin":
+        return [Path("/Library/Application Support/piko/policy.json"), Path("/etc/piko/policy.json")]
+    return [Path("/etc/piko/policy.json")]
+
+
+def _matches(value: str, patterns: Iterable[str]) -> bool:
+    patterns = list(patterns)
+    if not patterns:
+        return False
+    import fnmatch  # only with a policy: it brings in ``re``
+
+    return any(fnmatch.fnmatchcase(value, pattern) for pattern in patterns)
+
+
+class _Plain:
+    """Equality and a readable repr from the attributes (attrs would cost start-up time here)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+
+
+class Rule(_Plain):
+    """``block`` patterns and allowlists of one section (each allowlist must admit a value)."""
+
+    def __init__(self, allow: list[list[str]] | None = None, block: list[str] | None = None) -> None:
+        self.allow: list[list[str]] = allow or []
+        self.block: list[str] = block or []
+
+    @property
+    def has_allowlist(self) -> bool:
+        return bool(self.allow)
+
+    def allowed(self, *values: str) -> bool:
+        """True when every allowlist admits at least one of ``values`` (no allowlist: True)."""
+        present = [v for v in values if v]
+        return all(any(_matches(v, patterns) for v in present) for patterns in self.allow)
+
+    def blocked(self, *values: str) -> bool:
+        return any(_matches(v, self.block) for v in values if v)
+
+    def permits(self, *values: str) -> bool:
+        """False when any value is blocked, or when an allowlist admits none of them."""
+        return not self.blocked(*values) and self.allowed(*values)
+
+    def merge(self, other: Rule) -> Rule:
+        """The stricter combination: blocks add up, every allowlist must agree."""
+        return Rule(allow=[*self.allow, *other.allow], block=[*self.block, *other.block])
+
+
+class Policy(_Plain):
+    """The effective policy (empty when no policy file exists)."""
+
+    def __init__(
+        self,
+        paths: list[str] | None = None,
+        plugins: Rule | None = None,
+        providers: Rule | None = None,
+        package_sources: Rule | None = None,
+        allow_project_code: bool = True,
+        errors: list[str] | None = None,
+    ) -> None:
+        self.paths: list[str] = paths or []
+        self.plugins = plugins or Rule()
+        self.providers = providers or Rule()
+        self.package_sources = package_sources or Rule()
+        self.allow_project_code = allow_project_code
+        self.errors: list[str] = errors or []
+
+    @property
+    def active(self) -> bool:
+        return bool(self.paths or self.errors)
+
+    @property
+    def source(self) -> str:
+        """The policy file(s), for messages."""
+        return ", ".join(self.paths) or "policy"
+
+    @property
+    def failed(self) -> bool:
+        """A policy file exists but could not be used: fail closed."""
+        return bool(self.errors)
+
+    def blocks_plugin(self, name: str, *, builtin: bool) -> bool:
+        """Whether the plugin ``name`` must not load."""
+        if self.failed and not builtin:
+            return True
+        if self.plugins.blocked(name):
+            return True
+        return not builtin and not self.plugins.allowed(name)
+
+    def allows_provider(self, name: str) -> bool:
+        """Whether models of provider ``name`` may be used."""
+        return self.providers.permits(name)
+
+    def allows_source(self, *keys: str) -> bool:
+        """Whether a package source (identity and/or source string) may be installed or loaded."""
+        if self.failed:
+            return False
+        return self.package_sources.permits(*keys)
+
+    def merge(self, other: Policy) -> Policy:
+        return Policy(
+            paths=[*self.paths, *other.paths],
+            plugins=self.plugins.merge(other.plugins),
+            providers=self.providers.merge(other.providers),
+            package_sources=self.package_sources.merge(other.package_sources),
+            allow_project_code=self.allow_project_code and other.allow_project_code,
+            errors=[*self.errors, *other.errors],
+        )
+
+
+def _patterns(value: Any, where: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{where} must be a list of strings")
+    return list(value)
+
+
+def parse_policy(data: Any, path: str = "policy") -> Policy:
+    """A :class:`Policy` from the parsed JSON of one file; raises ``ValueError`` when malformed."""
+    if not isinstance(data, dict):
+        raise ValueError("the policy must be a JSON object")
+    known = {*SECTIONS, "allowProjectCode", "$schema", "comment"}
+    unknown = sorted(k for k in data if k not in known)
+    if unknown:
+        raise ValueError(f"unknown key(s) {', '.join(unknown)}")
+    rules: dict[str, Rule] = {}
+    for section in SECTIONS:
+        raw = data.get(section, {})
+        if not isinstance(raw, dict):
+            raise ValueError(f"'{section}' must be an object with 'allow' and/or 'block'")
+        extra = sorted(k for k in raw if k not in ("allow", "block"))
+        if extra:
+            raise ValueError(f"unknown key(s) in '{section}': {', '.join(extra)}")
+        allow = [_patterns(raw["allow"], f"{section}.allow")] if "allow" in raw else []
+        block = _patterns(raw.get("block", []), f"{section}.block")
+        rules[section] = Rule(allow=allow, block=block)
+    allow_code = data.get("allowProjectCode", True)
+    if not isinstance(allow_code, bool):
+        raise ValueError("'allowProjectCode' must be true or false")
+    return Policy(
+        paths=[path],
+        plugins=rules["plugins"],
+        providers=rules["providers"],
+        package_sources=rules["packageSources"],
+        allow_project_code=allow_code,
+    )
+
+
+def policy_paths() -> list[Path]:
+    """The policy files to enforce: ``$PIKO_POLICY`` (when set) and the system file."""
+    paths: list[Path] = []
+    override = os.environ.get(POLICY_ENV, "").strip()
+    if override:
+        paths.append(Path(override).expanduser())
+    paths.extend(system_policy_paths())
+    unique: list[Path] = []
+    for path in paths:
+        if path not in unique:
+            unique.append(path)
+    return unique
+
+
+def load_policy(paths: list[Path] | None = None) -> Policy:
+    """Read and combine the policy files that exist (none: an empty policy)."""
+    policy = Policy()
+    for path in policy_paths() if paths is None else paths:
+        try:
+            data = jsonio.read_json_file(path)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
+            policy = policy.merge(Policy(paths=[str(path)], errors=[f"{path}: {exc}"]))
+            continue
+        try:
+            policy = policy.merge(parse_policy(data, str(path)))
+        except ValueError as exc:
+            policy = policy.merge(Policy(paths=[str(path)], errors=[f"{path}: {exc}"]))
+    return policy

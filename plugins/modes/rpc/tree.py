@@ -1,0 +1,62 @@
+"""``get_tree``'s JSON: the session's entry tree written without recursion (any depth).
+
+Every message hangs off the one before it, so a long session is a tree thousands of levels
+deep; JSON encoders recurse and give up long before that. The nodes are written here with an
+explicit stack, in pi's node shape ``{"entry", "children", "label"?, "labelTimestamp"?}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko.lib import jsonio
+from piko.plugins.modes.rpc.jsonl import serialize
+
+
+class RawJson:
+    """JSON text to put in a response as it is (already serialized)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+def _dump(value: Any) -> bytes:
+    return serialize(value)[:-1]
+
+
+def tree_json(roots: list[Any]) -> bytes:
+    """The forest ``roots`` (:class:`~piko.sessions.manager.SessionTreeNode` list) as a JSON array."""
+    out: list[bytes] = [b"["]
+    # each frame: the node's children still to write, and the closing text of the node
+    stack: list[tuple[list[Any], bytes]] = [(list(reversed(roots)), b"]")]
+    first = [True]
+    while stack:
+        pending, closing = stack[-1]
+        if not pending:
+            stack.pop()
+            first.pop()
+            out.append(closing)
+            continue
+        node = pending.pop()
+        if not first[-1]:
+            out.append(b",")
+        first[-1] = False
+        raw = getattr(node.entry, "raw", node.entry)
+        out.append(b'{"entry":' + _dump(raw) + b',"children":[')
+        tail = b"]"
+        if node.label is not None:
+            tail += b',"label":' + _dump(node.label)
+        if getattr(node, "label_timestamp", None) is not None:
+            tail += b',"labelTimestamp":' + _dump(node.label_timestamp)
+        stack.append((list(reversed(node.children)), tail + b"}"))
+        first.append(True)
+    return b"".join(out)
+
+
+def tree_data(manager: Any) -> RawJson:
+    """``get_tree``'s data: ``{"tree": [...], "leafId": <id or null>}``."""
+    return RawJson(
+        b'{"tree":' + tree_json(manager.get_tree()) + b',"leafId":' + jsonio.dumpb(manager.leaf_id) + b"}"
+    )

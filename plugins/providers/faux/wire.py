@@ -1,0 +1,365 @@
+"""The ``faux`` provider's stream: scripted replies without a network or a key (demos, offline use, tests).
+
+Provider ``faux``, model ``faux-1``, API ``faux`` (pi's names). Replies come, in order, from:
+
+* code: :func:`set_responses` / :func:`append_responses` (plugin authors' tests), or
+* a JSON file named by ``PIKO_FAUX_SCRIPT``: a list of turns in the scripted LLM server's shape
+  (``{"blocks": [{"text": ...}, {"thinking": ...}, {"tool_call": {"name", "arguments"}}]}``,
+  plus ``"error"``, ``"stop_reason"``, ``"usage"``).
+
+A turn may also be a plain string, an :class:`~piko.data.messages.AssistantMessage`, or a function
+``(context, options, state, model)`` returning one of these (or awaitable). Once a script runs
+out, a request fails with pi's ``No more faux responses queued``. With no script at all, faux
+answers with a short note explaining what it is and how to set up a real provider.
+
+Text is streamed in pieces of 3-5 "tokens" (4 characters each), as pi's faux provider does;
+``PIKO_FAUX_TOKENS_PER_SECOND`` (or :func:`configure`) paces them like a real model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import json
+import math
+import os
+import random
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from piko.data.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
+from piko.data.streaming import Context, StreamEvent, StreamOptions
+
+API = "faux"
+PROVIDER = "faux"
+MODEL_ID = "faux-1"
+MODEL_NAME = "Faux Model"
+BASE_URL = "http://localhost:0"
+SCRIPT_ENV = "PIKO_FAUX_SCRIPT"
+PACE_ENV = "PIKO_FAUX_TOKENS_PER_SECOND"
+NO_MORE_RESPONSES = "No more faux responses queued"
+ABORTED = "Request was aborted"
+
+DEMO_REPLY = (
+    "Hi! I'm faux, piko's offline demo provider: this reply is scripted, no model wrote it. "
+    "To talk to a real model, set an API key (for example ANTHROPIC_API_KEY or OPENAI_API_KEY) "
+    "or run /login, then choose a model with --provider and --model, or /model. "
+    f"To script faux replies for a demo or a test, point {SCRIPT_ENV} at a JSON file of turns."
+)
+
+
+def faux_model() -> Model:
+    """The ``faux/faux-1`` model."""
+    return Model(
+        id=MODEL_ID,
+        name=MODEL_NAME,
+        api=API,
+        provider=PROVIDER,
+        base_url=BASE_URL,
+        reasoning=False,
+        input=["text", "image"],
+        context_window=128000,
+        max_tokens=16384,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Script state
+# ---------------------------------------------------------------------------
+
+
+class _State:
+    def __init__(self) -> None:
+        self.responses: list[Any] | None = None  # None: no script (demo mode)
+        self.script_loaded_from: str | None = None
+        self.call_count = 0
+        self.tokens_per_second: float | None = None
+        self.token_size = (3, 5)
+        self.prompt_cache: dict[str, str] = {}
+
+    def load_env_script(self) -> None:
+        path = os.environ.get(SCRIPT_ENV)
+        if not path or self.script_loaded_from == path or self.responses is not None:
+            return
+        self.script_loaded_from = path
+        try:
+            turns = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"{SCRIPT_ENV}: cannot read {path}: {exc}") from exc
+        if not isinstance(turns, list):
+            raise ValueError(f"{SCRIPT_ENV}: {path} must hold a JSON list of turns")
+        self.responses = list(turns)
+
+
+_STATE = _State()
+
+
+def set_responses(responses: list[Any]) -> None:
+    """Replace the scripted replies (turn dicts, strings, AssistantMessages or functions)."""
+    _STATE.responses = list(responses)
+
+
+def append_responses(responses: list[Any]) -> None:
+    """Queue more scripted replies."""
+    if _STATE.responses is None:
+        _STATE.responses = []
+    _STATE.responses.extend(responses)
+
+
+def pending_count() -> int:
+    """How many scripted replies are left."""
+    return len(_STATE.responses or [])
+
+
+def call_count() -> int:
+    """How many requests faux has answered since the last :func:`reset`."""
+    return _STATE.call_count
+
+
+def configure(*, tokens_per_second: float | None = None, token_size: tuple[int, int] | None = None) -> None:
+    """Pacing: ``tokens_per_second`` (``None`` streams at once), piece size in tokens (min, max)."""
+    _STATE.tokens_per_second = tokens_per_second
+    if token_size is not None:
+        low = max(1, min(token_size))
+        _STATE.token_size = (low, max(low, max(token_size)))
+
+
+def reset() -> None:
+    """Forget scripts, counters, pacing and the prompt cache (back to demo mode)."""
+    global _STATE
+    _STATE = _State()
+
+
+# ---------------------------------------------------------------------------
+# Turns -> messages
+# ---------------------------------------------------------------------------
+
+
+def _call_id(seq: int, index: int) -> str:
+    return "call_" + hashlib.sha256(f"faux:{seq}/{index}".encode()).hexdigest()[:24]
+
+
+def message_from_turn(turn: Any, seq: int) -> AssistantMessage:
+    """An assistant message from a scripted turn (see the module docstring)."""
+    if isinstance(turn, AssistantMessage):
+        return turn
+    if isinstance(turn, str):
+        return AssistantMessage(content=[TextContent(text=turn)])
+    if not isinstance(turn, dict):
+        raise ValueError(
+            f"faux: a turn must be an object, a string or an AssistantMessage, not {type(turn).__name__}"
+        )
+    content: list[Any] = []
+    for index, block in enumerate(turn.get("blocks") or []):
+        if "text" in block:
+            content.append(TextContent(text=str(block["text"])))
+        elif "thinking" in block:
+            content.append(ThinkingContent(thinking=str(block["thinking"])))
+        elif "tool_call" in block:
+            call = block["tool_call"]
+            arguments = call.get("arguments") or {}
+            if isinstance(arguments, str):
+                arguments = json.loads(arguments)
+            content.append(
+                ToolCall(id=call.get("id") or _call_id(seq, index), name=call["name"], arguments=arguments)
+            )
+    message = AssistantMessage(content=content)
+    error = turn.get("error")
+    status = turn.get("status") or (error.get("status") if isinstance(error, dict) else None)
+    if error or status:
+        message.stop_reason = "error"
+        if isinstance(error, str):
+            message.error_message = error
+        else:
+            text = (error or {}).get("message") if isinstance(error, dict) else None
+            message.error_message = (
+                f"{status} {text or 'status code (no body)'}" if status else (text or "faux error")
+            )
+    elif turn.get("stop_reason"):
+        message.stop_reason = turn["stop_reason"]
+    elif any(isinstance(b, ToolCall) for b in content):
+        message.stop_reason = "toolUse"
+    if turn.get("usage"):
+        message.extra["fauxUsage"] = dict(turn["usage"])
+    return message
+
+
+def _estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / 4)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, TextContent):
+            parts.append(block.text)
+        elif isinstance(block, ThinkingContent):
+            parts.append(block.thinking)
+        elif isinstance(block, ToolCall):
+            parts.append(f"{block.name}:{json.dumps(block.arguments, separators=(',', ':'))}")
+        elif hasattr(block, "mime_type"):
+            parts.append(f"[image:{block.mime_type}:{len(getattr(block, 'data', ''))}]")
+    return "\n".join(parts)
+
+
+def _serialize_context(context: Context) -> str:
+    parts = []
+    if context.system_prompt:
+        parts.append(f"system:{context.system_prompt}")
+    for message in context.messages:
+        role = getattr(message, "ROLE", "")
+        if role == "toolResult":
+            text = "\n".join(
+                [getattr(message, "tool_name", ""), _content_text(getattr(message, "content", []))]
+            )
+        else:
+            text = _content_text(getattr(message, "content", ""))
+        parts.append(f"{role}:{text}")
+    if context.tools:
+        tools = [
+            {"name": t.name, "description": t.description, "parameters": t.parameters} for t in context.tools
+        ]
+        parts.append(f"tools:{json.dumps(tools, separators=(',', ':'))}")
+    return "\n\n".join(parts)
+
+
+def _usage(message: AssistantMessage, context: Context, options: StreamOptions) -> Usage:
+    """pi's estimate: a token per 4 characters; a session id simulates prompt caching."""
+    scripted = message.extra.pop("fauxUsage", None)
+    prompt = _serialize_context(context)
+    prompt_tokens = _estimate_tokens(prompt)
+    output = _estimate_tokens(_content_text(message.content))
+    input_tokens, cache_read, cache_write = prompt_tokens, 0, 0
+    if options.session_id and options.cache_retention != "none":
+        previous = _STATE.prompt_cache.get(options.session_id)
+        if previous is not None:
+            shared = 0
+            for a, b in zip(previous, prompt, strict=False):
+                if a != b:
+                    break
+                shared += 1
+            cache_read = _estimate_tokens(previous[:shared])
+            cache_write = _estimate_tokens(prompt[shared:])
+            input_tokens = max(0, prompt_tokens - cache_read)
+        else:
+            cache_write = prompt_tokens
+        _STATE.prompt_cache[options.session_id] = prompt
+    usage = Usage(input=input_tokens, output=output, cache_read=cache_read, cache_write=cache_write)
+    if isinstance(scripted, dict):
+        usage.input = int(scripted.get("input", usage.input) or 0)
+        usage.output = int(scripted.get("output", usage.output) or 0)
+        usage.cache_read = int(scripted.get("cacheRead", scripted.get("cache_read", usage.cache_read)) or 0)
+        usage.cache_write = int(
+            scripted.get("cacheWrite", scripted.get("cache_write", usage.cache_write)) or 0
+        )
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
+    return usage
+
+
+def _pieces(text: str, rng: random.Random) -> list[str]:
+    low, high = _STATE.token_size
+    out = []
+    index = 0
+    while index < len(text):
+        size = max(1, rng.randint(low, high) * 4)
+        out.append(text[index : index + size])
+        index += size
+    return out or [""]
+
+
+# ---------------------------------------------------------------------------
+# Streaming
+# ---------------------------------------------------------------------------
+
+
+async def _next_message(model: Model, context: Context, options: StreamOptions) -> AssistantMessage:
+    _STATE.load_env_script()
+    _STATE.call_count += 1
+    seq = _STATE.call_count
+    if _STATE.responses is None:
+        return AssistantMessage(content=[TextContent(text=DEMO_REPLY)])
+    if not _STATE.responses:
+        raise LookupError(NO_MORE_RESPONSES)  # only the error event, as pi's faux
+    step = _STATE.responses.pop(0)
+    if callable(step):
+        step = step(context, options, {"callCount": _STATE.call_count}, model)
+        if inspect.isawaitable(step):
+            step = await step
+    return message_from_turn(step, seq)
+
+
+async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+    """Stream the next scripted reply (or the demo reply) as a real provider would."""
+    from piko.plugins.providers.builder import MessageBuilder
+
+    builder = MessageBuilder(model)
+    signal = options.signal
+    try:
+        if options.on_response is not None:
+            await options.on_response(200, {}, model)
+        scripted = await _next_message(model, context, options)
+        builder.message.usage = _usage(scripted, context, options)
+    except Exception as exc:  # a bad script is an error event, not a crash
+        yield builder.error(str(exc) or type(exc).__name__)
+        return
+    if scripted.response_id:
+        builder.message.response_id = scripted.response_id
+    if signal is not None and signal.aborted:
+        yield builder.error(ABORTED, aborted=True)
+        return
+    yield builder.start()
+    tokens_per_second = _STATE.tokens_per_second
+    if tokens_per_second is None and os.environ.get(PACE_ENV):
+        try:
+            tokens_per_second = float(os.environ[PACE_ENV])
+        except ValueError:
+            tokens_per_second = None
+    rng = random.Random(_STATE.call_count)
+
+    async def pace(chunk: str) -> bool:
+        """Wait as a model would; False once aborted."""
+        if tokens_per_second and tokens_per_second > 0:
+            await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second)
+        else:
+            await asyncio.sleep(0)
+        return not (signal is not None and signal.aborted)
+
+    for block in scripted.content:
+        if isinstance(block, ThinkingContent):
+            index, event = builder.thinking_start()
+            yield event
+            for piece in _pieces(block.thinking, rng):
+                if not await pace(piece):
+                    yield builder.error(ABORTED, aborted=True)
+                    return
+                yield builder.thinking_delta(index, piece)
+            yield builder.thinking_end(index)
+        elif isinstance(block, TextContent):
+            index, event = builder.text_start()
+            yield event
+            for piece in _pieces(block.text, rng):
+                if not await pace(piece):
+                    yield builder.error(ABORTED, aborted=True)
+                    return
+                yield builder.text_delta(index, piece)
+            yield builder.text_end(index)
+        elif isinstance(block, ToolCall):
+            index, event = builder.toolcall_start(block.id, block.name)
+            yield event
+            for piece in _pieces(json.dumps(block.arguments, separators=(",", ":"), ensure_ascii=False), rng):
+                if not await pace(piece):
+                    yield builder.error(ABORTED, aborted=True)
+                    return
+                yield builder.toolcall_delta(index, piece)
+            yield builder.toolcall_end(index, block.arguments)
+    if scripted.stop_reason in ("error", "aborted"):
+        yield builder.error(scripted.error_message or "faux error", aborted=scripted.stop_reason == "aborted")
+        return
+    yield builder.done(scripted.stop_reason)
+
+
+StreamFunction = Callable[[Model, Context, StreamOptions], AsyncIterator[StreamEvent]]

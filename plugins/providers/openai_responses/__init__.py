@@ -1,0 +1,15 @@
+"""Registers the ``openai-responses`` provider API (the OpenAI responses API); the stream code loads on first use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from piko import hookimpl
+from piko.platform.registries import ProviderApi
+
+
+@hookimpl
+def piko_register_provider_apis(register: Any) -> None:
+    register(
+        ProviderApi(name="openai-responses", stream="piko.plugins.providers.openai_responses.wire:stream")
+    )
