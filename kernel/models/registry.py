@@ -42,6 +42,7 @@ import attrs
 from piko.data.messages import Model
 from piko.lib.records import Record, replace
 from piko.lib.redaction import is_credential_name, register_config_value, register_secret
+from piko.platform.ordering import call_order
 from piko.platform.registries import ProviderConfig
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
@@ -83,19 +84,12 @@ class ModelRegistry:
     # -- filling -----------------------------------------------------------------------------
 
     def load(self) -> ModelRegistry:
-        """Collect ``piko_register_providers`` (once), ``tryfirst`` implementations first."""
+        """Collect ``piko_register_providers`` (once), in piko's call order (``tryfirst`` first)."""
         if self._loaded:
             return self
         self._loaded = True
         pm = self.app.pm
-        order = {
-            id(plugin): i for i, (_n, plugin) in enumerate(pm.list_name_plugin())
-        }  # plugins may be unhashable
-
-        def rank(impl: Any) -> tuple[int, int]:
-            return (0 if impl.tryfirst else 2 if impl.trylast else 1, order.get(id(impl.plugin), 0))
-
-        for impl in sorted(pm.hook.piko_register_providers.get_hookimpls(), key=rank):
+        for impl in call_order(pm, pm.hook.piko_register_providers.get_hookimpls()):
             register = self._registrar(impl.plugin_name)
             try:
                 impl.function(**{arg: register for arg in impl.argnames})

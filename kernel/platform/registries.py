@@ -289,11 +289,10 @@ class Registries:
         return register
 
     def collect(self, hook: str, registrar_for: Callable[[str], Callable[..., Any]]) -> None:
-        """Call ``hook`` on each plugin in registration order with its own ``register``."""
-        caller = getattr(self.pm.hook, hook)
-        # keyed by id(): plugins may be unhashable (pluggy allows it)
-        order = {id(plugin): i for i, (_n, plugin) in enumerate(self.pm.list_name_plugin())}
-        impls = sorted(caller.get_hookimpls(), key=lambda i: order.get(id(i.plugin), 0))
+        """Call ``hook`` on each plugin, in piko's call order, with its own ``register``."""
+        from piko.platform.ordering import call_order
+
+        impls = call_order(self.pm, getattr(self.pm.hook, hook).get_hookimpls())
         tracer = getattr(self.pm, "tracer", None)  # PIKO_TRACE: these calls bypass pluggy's monitoring
         for impl in impls:
             register = registrar_for(impl.plugin_name)
