@@ -1,4 +1,5 @@
-"""Generate ``docs/hooks.md`` from ``kernel/platform/hookspecs.py`` docstrings and ``kernel/data/events.py`` SEMANTICS.
+"""Generate ``docs/hooks.md`` from ``kernel/platform/hookspecs.py``: its docstrings and the events'
+declarations (``@event(...)``, :mod:`piko.platform.semantics`).
 
 Run it after adding or changing a hook::
 
@@ -6,9 +7,8 @@ Run it after adding or changing a hook::
     .venv/bin/python scripts/gen_hooks_doc.py --check  # exit 1 when docs/hooks.md is out of date
 
 The banners of ``hookspecs.py`` (``# ---`` / ``# Title`` / ``# ---``) become the sections, each
-hookspec's docstring its entry. The event table says what a handler may return; its "modify" and
-"cancel" columns follow the dispatcher's semantics, refined where pi's extension reference says
-more (``REFINEMENTS`` below).
+hookspec's docstring its entry. The event table says what a handler may return; its semantics,
+"modify" and "cancel" columns come from each event's declaration.
 """
 
 from __future__ import annotations
@@ -23,41 +23,20 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "docs" / "hooks.md"
 
-# What pi's extension reference says beyond the dispatcher's semantics (EXISTING_PI_STRUCTURE.md
-# appendix A.2 and pi's docs/extensions.md): (can modify, can cancel).
-REFINEMENTS: dict[str, tuple[str, str]] = {
-    "session_before_compact": ("Yes (supply the compaction)", "Yes"),
-    "session_before_tree": ("Yes (supply the summary)", "Yes"),
-    "input": ("Yes (transform)", "Yes (handled)"),
-    "tool_call": ("No (mutate `event.input` in place)", "Yes (block)"),
-}
-
-_SEMANTICS_CAPABILITIES: dict[str, tuple[str, str]] = {
-    # Semantics value -> (can modify, can cancel)
-    "notify": ("No", "No"),
-    "modify": ("Yes", "No"),
-    "cancel": ("No", "Yes"),
-    "block": ("No", "Yes (block)"),
-    "first result": ("Yes", "No"),
-    "collect": ("Yes", "No"),
-}
-
 _BANNER = re.compile(r"^# -{10,}\n# (?P<title>[^\n]+)\n# -{10,}$", re.MULTILINE)
 _DEF = re.compile(r"^def (piko_\w+)\(", re.MULTILINE)
 
 
 def _import_kernel() -> tuple[Any, Any]:
     try:
-        from piko.data import events
-        from piko.platform import hookspecs
+        from piko.platform import hookspecs, semantics
     except ImportError:  # run from a checkout without piko installed
         sys.path.insert(0, str(ROOT))
         import importlib
 
         sys.modules.setdefault("piko", importlib.import_module("kernel"))
-        from piko.data import events
-        from piko.platform import hookspecs
-    return hookspecs, events
+        from piko.platform import hookspecs, semantics
+    return hookspecs, semantics
 
 
 # ---------------------------------------------------------------------------
@@ -115,11 +94,6 @@ def return_value(doc: str) -> str:
     return " ".join(match.group(1).split())
 
 
-def capabilities(name: str, semantics: str) -> tuple[str, str]:
-    """(can modify, can cancel) of an event, as pi's extension reference puts it."""
-    return REFINEMENTS.get(name, _SEMANTICS_CAPABILITIES[semantics])
-
-
 # ---------------------------------------------------------------------------
 # Rendering
 # ---------------------------------------------------------------------------
@@ -140,7 +114,7 @@ def _anchor(title: str) -> str:
 
 def render() -> str:
     """The whole text of ``docs/hooks.md``."""
-    hookspecs, events = _import_kernel()
+    hookspecs, semantics = _import_kernel()
     source = Path(inspect.getfile(hookspecs)).read_text(encoding="utf-8")
     sections = hook_sections(source)
     specs = {name: getattr(hookspecs, name) for _title, hooks in sections for name in hooks}
@@ -165,7 +139,8 @@ def render() -> str:
         "## Events and what a handler may return",
         "",
         'Subscribe with `pi.on("<event>", handler)` in an extension or implement `piko_<event>(event, ctx)`'
-        " in a hook plugin. *Semantics* is how the dispatcher combines results (`piko.data.events.SEMANTICS`):"
+        " in a hook plugin. *Semantics* is how the dispatcher combines results, declared beside each hook spec"
+        " (`@event(...)`, `piko.platform.semantics`):"
         " **notify** ignores them; **modify** chains them (each handler sees the previous one's change);"
         " **cancel** stops at the first cancel; **block** stops at the first block and fails closed;"
         " **first result** stops at the first answer; **collect** gathers every handler's contribution."
@@ -175,17 +150,18 @@ def render() -> str:
         "| --- | --- | --- | --- | --- | --- |",
     ]
     services: list[str] = []
-    for name, semantics in events.SEMANTICS.items():
+    for name, declared in semantics.declared().items():
         spec = specs.get(f"piko_{name}")
         doc = inspect.getdoc(spec) or "" if spec is not None else ""
         returned = return_value(doc)
-        first_arg = next(iter(inspect.signature(spec).parameters), "event") if spec is not None else "event"
-        if first_arg == "request":
-            services.append(f"| `{name}` | `piko_{name}` | {semantics.value} | {_cell(returned) or '-'} |")
+        word = declared.semantics.value
+        if declared.service:
+            services.append(f"| `{name}` | `piko_{name}` | {word} | {_cell(returned) or '-'} |")
             continue
-        modify, cancel = capabilities(name, semantics.value)
         returns = _cell(returned) if returned else "nothing (return values are ignored)"
-        out.append(f"| `{name}` | `piko_{name}` | {semantics.value} | {modify} | {cancel} | {returns} |")
+        out.append(
+            f"| `{name}` | `piko_{name}` | {word} | {declared.modify} | {declared.cancel} | {returns} |"
+        )
     out += [
         "",
         "## Services fired through the dispatcher",

@@ -1,30 +1,17 @@
-"""Event objects handed to ``piko_<event>`` hooks, their dispatch semantics, and their wire form.
+"""Event objects handed to ``piko_<event>`` hooks, and their wire form.
 
 Each event class has a ``TYPE`` (pi's event name) and snake_case attributes. ``event_to_wire``
-gives the camelCase JSON line that print ``--mode json`` and RPC mode stream. ``SEMANTICS``
-maps every event name to how the dispatcher combines handler results; the docs table and a
-meta-test are generated from it.
+gives the camelCase JSON line that print ``--mode json`` and RPC mode stream. How the handlers
+of each event combine is declared beside its hook spec (:mod:`piko.platform.semantics`).
 """
 
 from __future__ import annotations
 
-import enum
 from typing import Any, ClassVar
 
 from piko.data.messages import ImageContent, Model
 from piko.data.wire import camel, to_wire
 from piko.lib.records import Record, field
-
-
-class Semantics(enum.Enum):
-    """How the dispatcher combines what handlers return."""
-
-    NOTIFY = "notify"  # return values ignored
-    CHAIN = "modify"  # each handler sees the previous one's change
-    CANCEL = "cancel"  # a handler may cancel; the first cancel stops the walk
-    BLOCK = "block"  # a handler may block; fails closed on errors and overruns
-    FIRST = "first result"  # the first non-empty result wins
-    COLLECT = "collect"  # every handler's contribution is gathered
 
 
 def _hidden() -> Any:
@@ -438,60 +425,9 @@ class FileDeleteRequest(Record):
 
 
 # ---------------------------------------------------------------------------
-# Semantics of every dispatched event
+# Lookup and wire form
 # ---------------------------------------------------------------------------
 
-SEMANTICS: dict[str, Semantics] = {
-    # session lifecycle
-    "session_start": Semantics.NOTIFY,
-    "session_before_switch": Semantics.CANCEL,
-    "session_switch": Semantics.NOTIFY,
-    "session_before_fork": Semantics.CANCEL,
-    "session_fork": Semantics.NOTIFY,
-    "session_before_compact": Semantics.CANCEL,
-    "session_compact": Semantics.NOTIFY,
-    "session_before_tree": Semantics.CANCEL,
-    "session_tree": Semantics.NOTIFY,
-    "session_shutdown": Semantics.NOTIFY,
-    # prompt and turn lifecycle
-    "input": Semantics.CHAIN,
-    "before_agent_start": Semantics.CHAIN,
-    "context": Semantics.CHAIN,
-    "before_provider_request": Semantics.CHAIN,
-    "after_provider_response": Semantics.NOTIFY,
-    "agent_start": Semantics.NOTIFY,
-    "agent_end": Semantics.NOTIFY,
-    "turn_start": Semantics.NOTIFY,
-    "turn_end": Semantics.NOTIFY,
-    "message_start": Semantics.NOTIFY,
-    "message_update": Semantics.NOTIFY,
-    "message_end": Semantics.CHAIN,
-    "assistant_message": Semantics.CHAIN,
-    # tools
-    "tool_call": Semantics.BLOCK,
-    "tool_result": Semantics.CHAIN,
-    "tool_execution_start": Semantics.NOTIFY,
-    "tool_execution_update": Semantics.NOTIFY,
-    "tool_execution_end": Semantics.NOTIFY,
-    # model, commands, resources
-    "model_select": Semantics.NOTIFY,
-    "thinking_level_select": Semantics.NOTIFY,
-    "user_bash": Semantics.FIRST,
-    "resources_discover": Semantics.COLLECT,
-    # reliability
-    "auto_compaction_start": Semantics.NOTIFY,
-    "auto_compaction_end": Semantics.NOTIFY,
-    "auto_retry_start": Semantics.NOTIFY,
-    "auto_retry_end": Semantics.NOTIFY,
-    "extension_error": Semantics.NOTIFY,
-    # services
-    "compaction_prepare": Semantics.FIRST,
-    "summarize_branch": Semantics.FIRST,
-    "compact": Semantics.FIRST,
-    "export_html": Semantics.FIRST,
-    "file_write_fallback": Semantics.FIRST,
-    "file_delete_fallback": Semantics.FIRST,
-}
 
 EVENT_CLASSES: dict[str, type] = {
     cls.TYPE: cls

@@ -30,21 +30,7 @@ from piko.platform.registries import (
     ShortcutDefinition,
     ToolDefinition,
 )
-
-# Events an extension may subscribe to with ``on`` (service hooks have their own methods).
-SUBSCRIBABLE_EVENTS = frozenset(
-    {
-        "session_start", "session_before_switch", "session_switch", "session_before_fork",
-        "session_fork", "session_before_compact", "session_compact", "session_before_tree",
-        "session_tree", "session_shutdown", "input", "before_agent_start", "context",
-        "before_provider_request", "after_provider_response", "agent_start", "agent_end",
-        "turn_start", "turn_end", "message_start", "message_update", "message_end",
-        "assistant_message", "tool_call", "tool_result", "tool_execution_start",
-        "tool_execution_update", "tool_execution_end", "model_select", "thinking_level_select",
-        "user_bash", "resources_discover", "auto_compaction_start", "auto_compaction_end",
-        "auto_retry_start", "auto_retry_end", "extension_error",
-    }
-)  # fmt: skip
+from piko.platform.semantics import subscribable_events
 
 _MISSING = object()
 
@@ -138,7 +124,7 @@ class ExtensionAPI:
 
     def on(self, event: str, handler: Callable[..., Any]) -> None:
         """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...)."""
-        if event not in SUBSCRIBABLE_EVENTS:
+        if event not in subscribable_events():
             raise ValueError(f"unknown event '{event}'")
         self._handlers.setdefault(event, []).append(adapt_handler(handler))
         self._refresh()

@@ -30,9 +30,58 @@ attributes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from piko.platform import reducers
 from piko.platform.markers import hookspec
+from piko.platform.semantics import Semantics, event
+
+if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
+    from piko.data.events import (
+        AfterProviderResponseEvent,
+        AgentEndEvent,
+        AgentStartEvent,
+        AssistantMessageEvent,
+        AutoCompactionEndEvent,
+        AutoCompactionStartEvent,
+        AutoRetryEndEvent,
+        AutoRetryStartEvent,
+        BeforeAgentStartEvent,
+        BeforeProviderRequestEvent,
+        BranchSummaryRequest,
+        CompactionRequest,
+        ContextEvent,
+        ExportRequest,
+        ExtensionErrorEvent,
+        FileDeleteRequest,
+        FileWriteRequest,
+        InputEvent,
+        MessageEndEvent,
+        MessageStartEvent,
+        MessageUpdateEvent,
+        ModelSelectEvent,
+        ResourcesDiscoverEvent,
+        SessionBeforeCompactEvent,
+        SessionBeforeForkEvent,
+        SessionBeforeSwitchEvent,
+        SessionBeforeTreeEvent,
+        SessionCompactEvent,
+        SessionForkEvent,
+        SessionShutdownEvent,
+        SessionStartEvent,
+        SessionSwitchEvent,
+        SessionTreeEvent,
+        ThinkingLevelSelectEvent,
+        ToolCallEvent,
+        ToolExecutionEndEvent,
+        ToolExecutionStartEvent,
+        ToolExecutionUpdateEvent,
+        ToolResultEvent,
+        TurnEndEvent,
+        TurnStartEvent,
+        UserBashEvent,
+    )
+    from piko.platform.context import ExtensionContext
 
 # ---------------------------------------------------------------------------
 # Bootstrap hooks
@@ -248,8 +297,8 @@ def piko_credential_store(app: Any) -> Any:
     """
 
 
-@hookspec
-def piko_compaction_prepare(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, service=True)
+def piko_compaction_prepare(request: Any, ctx: ExtensionContext) -> Any:
     """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).
 
     Fired through the dispatcher with *first result* semantics before ``session_before_compact``.
@@ -262,8 +311,8 @@ def piko_compaction_prepare(request: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_summarize_branch(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, service=True)
+def piko_summarize_branch(request: BranchSummaryRequest, ctx: ExtensionContext) -> Any:
     """Summarize the branch being left when the user moves elsewhere in the tree (``/tree``).
 
     Fired through the dispatcher with *first result* semantics, after ``session_before_tree``
@@ -275,8 +324,8 @@ def piko_summarize_branch(request: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_compact(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, service=True)
+def piko_compact(request: CompactionRequest, ctx: ExtensionContext) -> Any:
     """Summarize history for compaction (the compaction strategy is a plugin).
 
     Fired through the dispatcher with *first result* semantics when the agent compacts
@@ -290,8 +339,8 @@ def piko_compact(request: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_export_html(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, service=True)
+def piko_export_html(request: ExportRequest, ctx: ExtensionContext) -> Any:
     """Export a session to a self-contained HTML page (``--export``, ``/export``, RPC ``export_html``).
 
     Fired through the dispatcher with *first result* semantics.
@@ -301,8 +350,8 @@ def piko_export_html(request: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_file_write_fallback(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
+def piko_file_write_fallback(request: FileWriteRequest, ctx: ExtensionContext) -> Any:
     """A tool's file write failed with EPERM, EACCES or EROFS: may a privileged writer do it?
 
     Fired only on those errors, never otherwise (no cost when nothing is registered).
@@ -314,8 +363,8 @@ def piko_file_write_fallback(request: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_file_delete_fallback(request: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
+def piko_file_delete_fallback(request: FileDeleteRequest, ctx: ExtensionContext) -> Any:
     """A tool's file delete failed with EPERM, EACCES or EROFS: may a privileged helper unlink it?
 
     :param request: :class:`piko.data.events.FileDeleteRequest` (``dst``, ``cause``,
@@ -329,8 +378,8 @@ def piko_file_delete_fallback(request: Any, ctx: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def piko_session_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
     """A session was started, loaded, resumed, forked or reloaded.
 
     :param event: ``SessionStartEvent(reason="startup"|"reload"|"new"|"resume"|"fork",
@@ -339,8 +388,8 @@ def piko_session_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_session_before_switch(event: Any, ctx: Any) -> Any:
+@event(Semantics.CANCEL)
+def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: ExtensionContext) -> Any:
     """The user is about to start a new session or resume another one.
 
     :param event: ``SessionBeforeSwitchEvent(reason="new"|"resume", target_session_file)``.
@@ -349,8 +398,8 @@ def piko_session_before_switch(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_session_switch(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_switch(event: SessionSwitchEvent, ctx: ExtensionContext) -> None:
     """The session was switched (new session or resumed one).
 
     :param event: ``SessionSwitchEvent(reason, previous_session_file)``.
@@ -358,8 +407,8 @@ def piko_session_switch(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_session_before_fork(event: Any, ctx: Any) -> Any:
+@event(Semantics.CANCEL)
+def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: ExtensionContext) -> Any:
     """A fork of the session at ``entry_id`` is about to be created.
 
     :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at")``.
@@ -369,8 +418,8 @@ def piko_session_before_fork(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_session_fork(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_fork(event: SessionForkEvent, ctx: ExtensionContext) -> None:
     """The session was forked into a new file.
 
     :param event: ``SessionForkEvent(previous_session_file)``.
@@ -378,8 +427,8 @@ def piko_session_fork(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_session_before_compact(event: Any, ctx: Any) -> Any:
+@event(Semantics.CANCEL, can_modify="Yes (supply the compaction)", can_cancel="Yes")
+def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: ExtensionContext) -> Any:
     """Compaction is about to run.
 
     :param event: ``SessionBeforeCompactEvent(preparation, branch_entries,
@@ -390,8 +439,8 @@ def piko_session_before_compact(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_session_compact(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_compact(event: SessionCompactEvent, ctx: ExtensionContext) -> None:
     """Compaction wrote its ``compaction`` entry.
 
     :param event: ``SessionCompactEvent(compaction_entry, from_extension)``.
@@ -399,8 +448,8 @@ def piko_session_compact(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_session_before_tree(event: Any, ctx: Any) -> Any:
+@event(Semantics.CANCEL, can_modify="Yes (supply the summary)", can_cancel="Yes")
+def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: ExtensionContext) -> Any:
     """The user is about to move to another point of the session tree (``/tree``).
 
     :param event: ``SessionBeforeTreeEvent(preparation, signal)``.
@@ -410,8 +459,8 @@ def piko_session_before_tree(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_session_tree(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_tree(event: SessionTreeEvent, ctx: ExtensionContext) -> None:
     """The session's leaf moved to another point of the tree.
 
     :param event: ``SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension)``.
@@ -419,8 +468,8 @@ def piko_session_tree(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_session_shutdown(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
     """The session is being torn down (quit, reload, new, resume, fork).
 
     :param event: ``SessionShutdownEvent(reason, target_session_file)``.
@@ -433,8 +482,14 @@ def piko_session_shutdown(event: Any, ctx: Any) -> None:
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def piko_input(event: Any, ctx: Any) -> Any:
+@event(
+    Semantics.CHAIN,
+    reducer=reducers.input_transform,
+    empty=reducers.input_unchanged,
+    can_modify="Yes (transform)",
+    can_cancel="Yes (handled)",
+)
+def piko_input(event: InputEvent, ctx: ExtensionContext) -> Any:
     """User input arrived, before commands, skills and templates are expanded.
 
     :param event: ``InputEvent(text, images, source="interactive"|"rpc"|"extension")``.
@@ -445,8 +500,8 @@ def piko_input(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_before_agent_start(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.before_agent_start)
+def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: ExtensionContext) -> Any:
     """A prompt is about to start the agent loop.
 
     :param event: ``BeforeAgentStartEvent(prompt, images, system_prompt)``.
@@ -458,8 +513,8 @@ def piko_before_agent_start(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_context(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.context, empty=reducers.unchanged("messages"))
+def piko_context(event: ContextEvent, ctx: ExtensionContext) -> Any:
     """The messages of the next provider request are assembled.
 
     :param event: ``ContextEvent(messages)`` (a copy: changing it does not touch history).
@@ -468,8 +523,8 @@ def piko_context(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_before_provider_request(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.payload, empty=reducers.unchanged("payload"))
+def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: ExtensionContext) -> Any:
     """The provider payload (JSON body) is built and about to be sent.
 
     :param event: ``BeforeProviderRequestEvent(payload)``.
@@ -478,8 +533,8 @@ def piko_before_provider_request(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_after_provider_response(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: ExtensionContext) -> None:
     """The provider answered (status and headers), before its body is consumed.
 
     :param event: ``AfterProviderResponseEvent(status, headers)``.
@@ -487,8 +542,8 @@ def piko_after_provider_response(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_agent_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_agent_start(event: AgentStartEvent, ctx: ExtensionContext) -> None:
     """The agent loop started for a prompt.
 
     :param event: ``AgentStartEvent()``.
@@ -496,8 +551,8 @@ def piko_agent_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_agent_end(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_agent_end(event: AgentEndEvent, ctx: ExtensionContext) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
     :param event: ``AgentEndEvent(messages)``: the messages this run added.
@@ -505,8 +560,8 @@ def piko_agent_end(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_turn_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_turn_start(event: TurnStartEvent, ctx: ExtensionContext) -> None:
     """A turn (one assistant response and its tool calls) starts.
 
     :param event: ``TurnStartEvent(turn_index, timestamp)``.
@@ -514,8 +569,8 @@ def piko_turn_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_turn_end(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
     """A turn ended.
 
     :param event: ``TurnEndEvent(turn_index, message, tool_results)``.
@@ -523,8 +578,8 @@ def piko_turn_end(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_message_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_message_start(event: MessageStartEvent, ctx: ExtensionContext) -> None:
     """A message (user, assistant, tool result, custom) starts.
 
     :param event: ``MessageStartEvent(message)``.
@@ -532,8 +587,8 @@ def piko_message_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_message_update(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_message_update(event: MessageUpdateEvent, ctx: ExtensionContext) -> None:
     """A streaming assistant message changed (one provider delta).
 
     :param event: ``MessageUpdateEvent(message, assistant_message_event)``. ``message`` is the
@@ -547,8 +602,8 @@ def piko_message_update(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_message_end(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.message_end, empty=reducers.unchanged("message"))
+def piko_message_end(event: MessageEndEvent, ctx: ExtensionContext) -> Any:
     """A message is complete.
 
     :param event: ``MessageEndEvent(message)``.
@@ -558,8 +613,8 @@ def piko_message_end(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_assistant_message(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.assistant_message, empty=reducers.unchanged("message"))
+def piko_assistant_message(event: AssistantMessageEvent, ctx: ExtensionContext) -> Any:
     """An assistant message is final, before it is saved, shown as ended or its tools run.
 
     :param event: ``AssistantMessageEvent(message)``.
@@ -575,8 +630,13 @@ def piko_assistant_message(event: Any, ctx: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def piko_tool_call(event: Any, ctx: Any) -> Any:
+@event(
+    Semantics.BLOCK,
+    reducer=reducers.tool_call,
+    can_modify="No (mutate `event.input` in place)",
+    can_cancel="Yes (block)",
+)
+def piko_tool_call(event: ToolCallEvent, ctx: ExtensionContext) -> Any:
     """A tool is about to run with validated arguments.
 
     :param event: ``ToolCallEvent(tool_call_id, tool_name, input)``; ``input`` may be changed
@@ -590,8 +650,8 @@ def piko_tool_call(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_tool_result(event: Any, ctx: Any) -> Any:
+@event(Semantics.CHAIN, reducer=reducers.tool_result)
+def piko_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> Any:
     """A tool finished; its result may be patched before the model sees it.
 
     :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error)``.
@@ -601,8 +661,8 @@ def piko_tool_result(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_tool_execution_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: ExtensionContext) -> None:
     """A tool started running.
 
     :param event: ``ToolExecutionStartEvent(tool_call_id, tool_name, args)``.
@@ -610,8 +670,8 @@ def piko_tool_execution_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_tool_execution_update(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: ExtensionContext) -> None:
     """A running tool reported partial output.
 
     :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
@@ -620,8 +680,8 @@ def piko_tool_execution_update(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_tool_execution_end(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: ExtensionContext) -> None:
     """A tool finished running.
 
     :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error)``.
@@ -634,8 +694,8 @@ def piko_tool_execution_end(event: Any, ctx: Any) -> None:
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def piko_model_select(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_model_select(event: ModelSelectEvent, ctx: ExtensionContext) -> None:
     """A model was selected (set, cycled or restored from the session).
 
     :param event: ``ModelSelectEvent(model, previous_model, source="set"|"cycle"|"restore")``.
@@ -643,8 +703,8 @@ def piko_model_select(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_thinking_level_select(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: ExtensionContext) -> None:
     """The thinking level changed.
 
     :param event: ``ThinkingLevelSelectEvent(level, previous_level)``.
@@ -652,8 +712,8 @@ def piko_thinking_level_select(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_user_bash(event: Any, ctx: Any) -> Any:
+@event(Semantics.FIRST)
+def piko_user_bash(event: UserBashEvent, ctx: ExtensionContext) -> Any:
     """The user runs a shell command with ``!cmd`` or ``!!cmd`` (RPC ``bash``).
 
     :param event: ``UserBashEvent(command, exclude_from_context, cwd)``.
@@ -663,8 +723,8 @@ def piko_user_bash(event: Any, ctx: Any) -> Any:
     """
 
 
-@hookspec
-def piko_resources_discover(event: Any, ctx: Any) -> Any:
+@event(Semantics.COLLECT, reducer=reducers.resources, empty=reducers.no_resources)
+def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: ExtensionContext) -> Any:
     """Resources are being discovered; a plugin may add skill, prompt and theme paths.
 
     :param event: ``ResourcesDiscoverEvent(cwd, reason="startup"|"reload")``.
@@ -678,8 +738,8 @@ def piko_resources_discover(event: Any, ctx: Any) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@hookspec
-def piko_auto_compaction_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: ExtensionContext) -> None:
     """Automatic compaction started.
 
     :param event: ``AutoCompactionStartEvent(reason="threshold"|"overflow")``.
@@ -687,8 +747,8 @@ def piko_auto_compaction_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_auto_compaction_end(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: ExtensionContext) -> None:
     """Automatic compaction ended.
 
     :param event: ``AutoCompactionEndEvent(result, aborted, will_retry, error_message)``.
@@ -696,8 +756,8 @@ def piko_auto_compaction_end(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_auto_retry_start(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: ExtensionContext) -> None:
     """A failed provider request will be retried after a delay.
 
     :param event: ``AutoRetryStartEvent(attempt, max_attempts, delay_ms, error_message)``.
@@ -705,8 +765,8 @@ def piko_auto_retry_start(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_auto_retry_end(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: ExtensionContext) -> None:
     """Retrying ended, successfully or not.
 
     :param event: ``AutoRetryEndEvent(success, attempt, final_error)``.
@@ -714,8 +774,8 @@ def piko_auto_retry_end(event: Any, ctx: Any) -> None:
     """
 
 
-@hookspec
-def piko_extension_error(event: Any, ctx: Any) -> None:
+@event(Semantics.NOTIFY)
+def piko_extension_error(event: ExtensionErrorEvent, ctx: ExtensionContext) -> None:
     """A handler of another event raised or overran its budget.
 
     :param event: ``ExtensionErrorEvent(extension_path, event, error, stack)``.

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from piko.data import events as ev
-from piko.data.events import SEMANTICS, Semantics
 from piko.data.messages import (
     AssistantMessage,
     TextContent,
@@ -27,11 +26,14 @@ from piko.data.messages import (
 from piko.platform.dispatch import Dispatcher, normalize_result, result_field
 from piko.platform.manager import PikoPluginManager
 from piko.platform.markers import hookimpl
+from piko.platform.semantics import Semantics, declared
 from piko.platform.tracing import Tracer
 
 # ---------------------------------------------------------------------------
 # Helpers
 # ---------------------------------------------------------------------------
+
+SEMANTICS = {name: spec.semantics for name, spec in declared().items()}
 
 
 class Harness:

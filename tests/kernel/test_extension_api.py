@@ -13,7 +13,8 @@ from piko import ExtensionRuntimeNotInitializedError
 from piko.app.application import App, BootOptions
 from piko.data import events as ev
 from piko.platform.context import ExtensionContext
-from piko.platform.extension_api import SUBSCRIBABLE_EVENTS, ExtensionAPI, adapt_handler
+from piko.platform.extension_api import ExtensionAPI, adapt_handler
+from piko.platform.semantics import declared, subscribable_events
 
 FULL_EXTENSION = """
 import asyncio
@@ -162,16 +163,16 @@ def test_on_refuses_unknown_events() -> None:
     api = ExtensionAPI("x")
     with pytest.raises(ValueError, match="unknown event 'tool_cal'"):
         api.on("tool_cal", lambda e: None)
-    for name in SUBSCRIBABLE_EVENTS:
+    for name in subscribable_events():
         api.on(name, lambda e: None)
 
 
 def test_subscribable_events_are_the_notify_chain_cancel_and_block_events() -> None:
-    from piko.data.events import SEMANTICS
+    SEMANTICS = declared()
 
     services = {"compact", "compaction_prepare", "summarize_branch", "export_html",
                 "file_write_fallback", "file_delete_fallback"}  # fmt: skip
-    assert set(SUBSCRIBABLE_EVENTS) == set(SEMANTICS) - services
+    assert set(subscribable_events()) == set(SEMANTICS) - services
 
 
 def test_event_bus_is_shared_between_extensions(env, only_site, app_factory) -> None:

@@ -10,14 +10,16 @@ from types import ModuleType
 
 import pytest
 
-from piko.data.events import SEMANTICS, Semantics
 from piko.platform import hookspecs
+from piko.platform.semantics import Semantics, declared
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 HOOKS_DOC = ROOT / "docs" / "hooks.md"
 
 HOOK_NAMES = sorted(name for name in dir(hookspecs) if name.startswith("piko_"))
+
+SEMANTICS = {name: spec.semantics for name, spec in declared().items()}
 
 
 def load_generator() -> ModuleType:
