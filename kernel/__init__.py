@@ -2,14 +2,74 @@
 
 This package's top level is the public API for plugins and extensions. Names are imported on
 first use (``from piko import hookimpl`` imports pluggy, nothing else), so ``pi --version``
-stays fast.
+stays fast; type checkers see every name and its type through the imports below, which only
+they run.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piko.version import __version__
+
+if TYPE_CHECKING:
+    from piko.app.application import App
+    from piko.data.messages import (
+        AssistantMessage,
+        BashExecutionMessage,
+        BranchSummaryMessage,
+        CompactionSummaryMessage,
+        Cost,
+        CustomMessage,
+        ImageContent,
+        Model,
+        ModelCost,
+        TextContent,
+        ThinkingContent,
+        ToolCall,
+        ToolResult,
+        ToolResultMessage,
+        Usage,
+        UserMessage,
+    )
+    from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+    from piko.data.wire import message_from_wire, to_wire
+    from piko.lib.abort import AbortController, AbortSignal
+    from piko.platform.context import ExtensionContext, ExtensionRuntimeNotInitializedError
+    from piko.platform.extension_api import ExtensionAPI
+    from piko.platform.markers import hookimpl, hookspec
+    from piko.platform.protocols import (
+        UI,
+        Register,
+        RegisterCliCommand,
+        RegisterCommand,
+        RegisterFlag,
+        RegisterMessageRenderer,
+        RegisterMode,
+        RegisterPackageSource,
+        RegisterProvider,
+        RegisterProviderApi,
+        RegisterResourceLoader,
+        RegisterShortcut,
+        RegisterTool,
+        ToolExecute,
+        ToolUpdate,
+    )
+    from piko.platform.protocols import Context as HandlerContext
+    from piko.platform.registries import (
+        CliCommandDefinition,
+        CommandDefinition,
+        FlagDefinition,
+        MessageRendererDefinition,
+        ModeDefinition,
+        PackageSourceDefinition,
+        ProviderApi,
+        ProviderConfig,
+        ResourceLoaderDefinition,
+        ShortcutDefinition,
+        ToolDefinition,
+    )
+    from piko.platform.ui import NoOpUI
 
 _EXPORTS: dict[str, str] = {
     # hook markers
@@ -52,6 +112,23 @@ _EXPORTS: dict[str, str] = {
     "ResourceLoaderDefinition": "piko.platform.registries",
     "PackageSourceDefinition": "piko.platform.registries",
     "ProviderConfig": "piko.platform.registries",
+    # the shapes plugins work with (Protocols)
+    "HandlerContext": "piko.platform.protocols:Context",
+    "UI": "piko.platform.protocols",
+    "Register": "piko.platform.protocols",
+    "RegisterTool": "piko.platform.protocols",
+    "RegisterProviderApi": "piko.platform.protocols",
+    "RegisterProvider": "piko.platform.protocols",
+    "RegisterCommand": "piko.platform.protocols",
+    "RegisterCliCommand": "piko.platform.protocols",
+    "RegisterFlag": "piko.platform.protocols",
+    "RegisterShortcut": "piko.platform.protocols",
+    "RegisterMode": "piko.platform.protocols",
+    "RegisterMessageRenderer": "piko.platform.protocols",
+    "RegisterResourceLoader": "piko.platform.protocols",
+    "RegisterPackageSource": "piko.platform.protocols",
+    "ToolExecute": "piko.platform.protocols",
+    "ToolUpdate": "piko.platform.protocols",
     # streaming
     "Context": "piko.data.streaming",
     "StreamOptions": "piko.data.streaming",
@@ -65,12 +142,13 @@ __all__ = ["__version__", *_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
+    where = _EXPORTS.get(name)
+    if where is None:
         raise AttributeError(f"module 'piko' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(module_name), name)
+    module_name, _, attribute = where.partition(":")
+    value = getattr(importlib.import_module(module_name), attribute or name)
     globals()[name] = value
     return value
 

@@ -1,4 +1,5 @@
-"""The standards the repository keeps: ruff lint and format, and mypy over piko as one package."""
+"""The standards the repository keeps: ruff lint and format, mypy over piko as one package, and
+``mypy --strict`` over the public API."""
 
 from __future__ import annotations
 
@@ -26,4 +27,9 @@ def test_ruff_format_leaves_every_file_as_it_is() -> None:
 
 def test_mypy_finds_nothing() -> None:
     done = _run(sys.executable, str(ROOT / "scripts" / "typecheck.py"))
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_public_api_passes_mypy_strict() -> None:
+    done = _run(sys.executable, str(ROOT / "scripts" / "typecheck.py"), "--public")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -137,12 +137,12 @@ class Record:
         if "__init__" not in cls.__dict__:
             cls.__init__ = _first_init  # type: ignore[method-assign,assignment]
         if frozen:
-            cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign,assignment]
-            cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign,assignment]
+            cls.__setattr__ = _frozen_setattr  # type: ignore[method-assign]
+            cls.__delattr__ = _frozen_delattr  # type: ignore[method-assign]
             if eq:
                 cls.__hash__ = _frozen_hash  # type: ignore[method-assign,assignment]
         if not eq:
-            cls.__eq__ = object.__eq__  # type: ignore[method-assign,assignment]
+            cls.__eq__ = object.__eq__  # type: ignore[method-assign]
             cls.__hash__ = object.__hash__  # type: ignore[method-assign,assignment]
 
     def __repr__(self) -> str:

@@ -123,7 +123,8 @@ class ExtensionContext:
         return self._require("compact").compact_from_extension(custom_instructions, **options)
 
     def get_system_prompt(self) -> str:
-        return self._require("get_system_prompt").get_system_prompt()
+        prompt: str = self._require("get_system_prompt").get_system_prompt()
+        return prompt
 
     # -- command context ---------------------------------------------------------------------
 

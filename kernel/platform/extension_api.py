@@ -77,7 +77,7 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
         return event_hook(request, ctx)
 
     hook = request_hook if first == "request" else event_hook
-    hook._piko_handlers = handlers  # type: ignore[attr-defined,union-attr]
+    hook._piko_handlers = handlers  # type: ignore[union-attr]
     return hookimpl(hook)
 
 

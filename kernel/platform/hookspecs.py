@@ -37,6 +37,7 @@ from piko.platform.markers import hookspec
 from piko.platform.semantics import Semantics, event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
+    from piko.app.application import App
     from piko.data.events import (
         AfterProviderResponseEvent,
         AgentEndEvent,
@@ -81,7 +82,21 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         TurnStartEvent,
         UserBashEvent,
     )
-    from piko.platform.context import ExtensionContext
+    from piko.platform.manager import PikoPluginManager
+    from piko.platform.protocols import (
+        Context,
+        RegisterCliCommand,
+        RegisterCommand,
+        RegisterFlag,
+        RegisterMessageRenderer,
+        RegisterMode,
+        RegisterPackageSource,
+        RegisterProvider,
+        RegisterProviderApi,
+        RegisterResourceLoader,
+        RegisterShortcut,
+        RegisterTool,
+    )
 
 # ---------------------------------------------------------------------------
 # Bootstrap hooks
@@ -89,7 +104,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
 
 
 @hookspec(historic=True)
-def piko_addhooks(pluginmanager: Any) -> None:
+def piko_addhooks(pluginmanager: PikoPluginManager) -> None:
     """Add hook specifications of a plugin's own.
 
     Fires once per plugin, right after it is registered (historic: late plugins get it too).
@@ -101,7 +116,7 @@ def piko_addhooks(pluginmanager: Any) -> None:
 
 
 @hookspec(historic=True)
-def piko_configure(config: Any) -> None:
+def piko_configure(config: App) -> None:
     """Plugins are loaded and settings are read; set up what needs the configuration.
 
     Fires once at start-up, after discovery, extension loading and blocking, before any
@@ -113,7 +128,7 @@ def piko_configure(config: Any) -> None:
 
 
 @hookspec
-def piko_unconfigure(config: Any) -> None:
+def piko_unconfigure(config: App) -> None:
     """piko is about to exit: release what ``piko_configure`` acquired.
 
     Fires once, after the mode returned and ``session_shutdown`` was dispatched.
@@ -129,7 +144,7 @@ def piko_unconfigure(config: Any) -> None:
 
 
 @hookspec
-def piko_register_tools(register: Any) -> None:
+def piko_register_tools(register: RegisterTool) -> None:
     """Register LLM-callable tools.
 
     Fires when the tool registry is first needed (a session is created, ``pi plugins``).
@@ -142,7 +157,7 @@ def piko_register_tools(register: Any) -> None:
 
 
 @hookspec
-def piko_register_provider_apis(register: Any) -> None:
+def piko_register_provider_apis(register: RegisterProviderApi) -> None:
     """Register provider APIs: the wire protocols (``anthropic-messages``, ``openai-completions``, ...).
 
     Fires when the model registry is first needed.
@@ -155,7 +170,7 @@ def piko_register_provider_apis(register: Any) -> None:
 
 
 @hookspec
-def piko_register_providers(register: Any) -> None:
+def piko_register_providers(register: RegisterProvider) -> None:
     """Register providers and their models (catalog entries, models.json, company gateways).
 
     Fires when the model registry is first needed, after ``piko_register_provider_apis``.
@@ -171,7 +186,7 @@ def piko_register_providers(register: Any) -> None:
 
 
 @hookspec
-def piko_register_commands(register: Any) -> None:
+def piko_register_commands(register: RegisterCommand) -> None:
     """Register slash commands (``/name args``) for the interactive and RPC modes.
 
     :param register: ``register(name, description=..., handler=...,
@@ -181,7 +196,7 @@ def piko_register_commands(register: Any) -> None:
 
 
 @hookspec
-def piko_register_cli_commands(register: Any) -> None:
+def piko_register_cli_commands(register: RegisterCliCommand) -> None:
     """Register CLI subcommands (``pi install``, ``pi plugins``, ...).
 
     Fires when the CLI is built, before arguments are parsed.
@@ -194,7 +209,7 @@ def piko_register_cli_commands(register: Any) -> None:
 
 
 @hookspec
-def piko_register_flags(register: Any) -> None:
+def piko_register_flags(register: RegisterFlag) -> None:
     """Register CLI flags of a plugin (``pi --plan``); values are read with ``get_flag``.
 
     Fires when the CLI is built, so ``pi --help`` lists them.
@@ -205,7 +220,7 @@ def piko_register_flags(register: Any) -> None:
 
 
 @hookspec
-def piko_register_shortcuts(register: Any) -> None:
+def piko_register_shortcuts(register: RegisterShortcut) -> None:
     """Register keyboard shortcuts for the interactive mode.
 
     :param register: ``register(key, description=..., handler=...)``; ``handler(ctx)``.
@@ -215,7 +230,7 @@ def piko_register_shortcuts(register: Any) -> None:
 
 
 @hookspec
-def piko_register_modes(register: Any) -> None:
+def piko_register_modes(register: RegisterMode) -> None:
     """Register run modes (``text``/``json`` print, ``rpc``, ``interactive``, or your own).
 
     Fires when the CLI resolves ``--mode``.
@@ -227,7 +242,7 @@ def piko_register_modes(register: Any) -> None:
 
 
 @hookspec
-def piko_register_message_renderers(register: Any) -> None:
+def piko_register_message_renderers(register: RegisterMessageRenderer) -> None:
     """Register renderers for custom messages (by ``customType``) in the interactive mode.
 
     :param register: ``register(custom_type, renderer)``; ``renderer(message, options, theme)``
@@ -237,7 +252,7 @@ def piko_register_message_renderers(register: Any) -> None:
 
 
 @hookspec
-def piko_register_resource_loaders(register: Any) -> None:
+def piko_register_resource_loaders(register: RegisterResourceLoader) -> None:
     """Register loaders for resources: context files, skills, prompt templates, themes.
 
     :param register: ``register(kind, loader)`` where ``kind`` is ``"context_files"``,
@@ -248,7 +263,7 @@ def piko_register_resource_loaders(register: Any) -> None:
 
 
 @hookspec
-def piko_register_package_sources(register: Any) -> None:
+def piko_register_package_sources(register: RegisterPackageSource) -> None:
     """Register package sources for ``pi install`` (``pip:``, ``git:``, ``path:``, ``npm:``).
 
     :param register: ``register(scheme, handler)``; ``handler`` implements install, remove,
@@ -263,7 +278,7 @@ def piko_register_package_sources(register: Any) -> None:
 
 
 @hookspec(firstresult=True)
-def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | None:
+def piko_resolve_api_key(provider: str, app: App, check_only: bool) -> str | None:
     """Find the API key for ``provider`` (auth.json, OAuth refresh, environment, resolvers).
 
     Fires before each provider request, after the ``--api-key`` override was consulted, and
@@ -281,7 +296,7 @@ def piko_resolve_api_key(provider: str, app: Any, check_only: bool) -> str | Non
 
 
 @hookspec(firstresult=True)
-def piko_credential_store(app: Any) -> Any:
+def piko_credential_store(app: App) -> Any:
     """The credential store the interactive ``/login`` and ``/logout`` (and ``pi`` commands) use.
 
     Asked whenever a command needs to save or remove a login. The built-in ``providers.auth``
@@ -298,7 +313,7 @@ def piko_credential_store(app: Any) -> Any:
 
 
 @event(Semantics.FIRST, service=True)
-def piko_compaction_prepare(request: Any, ctx: ExtensionContext) -> Any:
+def piko_compaction_prepare(request: Any, ctx: Context) -> Any:
     """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).
 
     Fired through the dispatcher with *first result* semantics before ``session_before_compact``.
@@ -312,7 +327,7 @@ def piko_compaction_prepare(request: Any, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.FIRST, service=True)
-def piko_summarize_branch(request: BranchSummaryRequest, ctx: ExtensionContext) -> Any:
+def piko_summarize_branch(request: BranchSummaryRequest, ctx: Context) -> Any:
     """Summarize the branch being left when the user moves elsewhere in the tree (``/tree``).
 
     Fired through the dispatcher with *first result* semantics, after ``session_before_tree``
@@ -325,7 +340,7 @@ def piko_summarize_branch(request: BranchSummaryRequest, ctx: ExtensionContext) 
 
 
 @event(Semantics.FIRST, service=True)
-def piko_compact(request: CompactionRequest, ctx: ExtensionContext) -> Any:
+def piko_compact(request: CompactionRequest, ctx: Context) -> Any:
     """Summarize history for compaction (the compaction strategy is a plugin).
 
     Fired through the dispatcher with *first result* semantics when the agent compacts
@@ -340,7 +355,7 @@ def piko_compact(request: CompactionRequest, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.FIRST, service=True)
-def piko_export_html(request: ExportRequest, ctx: ExtensionContext) -> Any:
+def piko_export_html(request: ExportRequest, ctx: Context) -> Any:
     """Export a session to a self-contained HTML page (``--export``, ``/export``, RPC ``export_html``).
 
     Fired through the dispatcher with *first result* semantics.
@@ -351,7 +366,7 @@ def piko_export_html(request: ExportRequest, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
-def piko_file_write_fallback(request: FileWriteRequest, ctx: ExtensionContext) -> Any:
+def piko_file_write_fallback(request: FileWriteRequest, ctx: Context) -> Any:
     """A tool's file write failed with EPERM, EACCES or EROFS: may a privileged writer do it?
 
     Fired only on those errors, never otherwise (no cost when nothing is registered).
@@ -364,7 +379,7 @@ def piko_file_write_fallback(request: FileWriteRequest, ctx: ExtensionContext) -
 
 
 @event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
-def piko_file_delete_fallback(request: FileDeleteRequest, ctx: ExtensionContext) -> Any:
+def piko_file_delete_fallback(request: FileDeleteRequest, ctx: Context) -> Any:
     """A tool's file delete failed with EPERM, EACCES or EROFS: may a privileged helper unlink it?
 
     :param request: :class:`piko.data.events.FileDeleteRequest` (``dst``, ``cause``,
@@ -379,7 +394,7 @@ def piko_file_delete_fallback(request: FileDeleteRequest, ctx: ExtensionContext)
 
 
 @event(Semantics.NOTIFY)
-def piko_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
+def piko_session_start(event: SessionStartEvent, ctx: Context) -> None:
     """A session was started, loaded, resumed, forked or reloaded.
 
     :param event: ``SessionStartEvent(reason="startup"|"reload"|"new"|"resume"|"fork",
@@ -389,7 +404,7 @@ def piko_session_start(event: SessionStartEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.CANCEL)
-def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: ExtensionContext) -> Any:
+def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: Context) -> Any:
     """The user is about to start a new session or resume another one.
 
     :param event: ``SessionBeforeSwitchEvent(reason="new"|"resume", target_session_file)``.
@@ -399,7 +414,7 @@ def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: ExtensionCo
 
 
 @event(Semantics.NOTIFY)
-def piko_session_switch(event: SessionSwitchEvent, ctx: ExtensionContext) -> None:
+def piko_session_switch(event: SessionSwitchEvent, ctx: Context) -> None:
     """The session was switched (new session or resumed one).
 
     :param event: ``SessionSwitchEvent(reason, previous_session_file)``.
@@ -408,7 +423,7 @@ def piko_session_switch(event: SessionSwitchEvent, ctx: ExtensionContext) -> Non
 
 
 @event(Semantics.CANCEL)
-def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: ExtensionContext) -> Any:
+def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any:
     """A fork of the session at ``entry_id`` is about to be created.
 
     :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at")``.
@@ -419,7 +434,7 @@ def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: ExtensionContex
 
 
 @event(Semantics.NOTIFY)
-def piko_session_fork(event: SessionForkEvent, ctx: ExtensionContext) -> None:
+def piko_session_fork(event: SessionForkEvent, ctx: Context) -> None:
     """The session was forked into a new file.
 
     :param event: ``SessionForkEvent(previous_session_file)``.
@@ -428,7 +443,7 @@ def piko_session_fork(event: SessionForkEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.CANCEL, can_modify="Yes (supply the compaction)", can_cancel="Yes")
-def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: ExtensionContext) -> Any:
+def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: Context) -> Any:
     """Compaction is about to run.
 
     :param event: ``SessionBeforeCompactEvent(preparation, branch_entries,
@@ -440,7 +455,7 @@ def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: Extension
 
 
 @event(Semantics.NOTIFY)
-def piko_session_compact(event: SessionCompactEvent, ctx: ExtensionContext) -> None:
+def piko_session_compact(event: SessionCompactEvent, ctx: Context) -> None:
     """Compaction wrote its ``compaction`` entry.
 
     :param event: ``SessionCompactEvent(compaction_entry, from_extension)``.
@@ -449,7 +464,7 @@ def piko_session_compact(event: SessionCompactEvent, ctx: ExtensionContext) -> N
 
 
 @event(Semantics.CANCEL, can_modify="Yes (supply the summary)", can_cancel="Yes")
-def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: ExtensionContext) -> Any:
+def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: Context) -> Any:
     """The user is about to move to another point of the session tree (``/tree``).
 
     :param event: ``SessionBeforeTreeEvent(preparation, signal)``.
@@ -460,7 +475,7 @@ def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: ExtensionContex
 
 
 @event(Semantics.NOTIFY)
-def piko_session_tree(event: SessionTreeEvent, ctx: ExtensionContext) -> None:
+def piko_session_tree(event: SessionTreeEvent, ctx: Context) -> None:
     """The session's leaf moved to another point of the tree.
 
     :param event: ``SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension)``.
@@ -469,7 +484,7 @@ def piko_session_tree(event: SessionTreeEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) -> None:
+def piko_session_shutdown(event: SessionShutdownEvent, ctx: Context) -> None:
     """The session is being torn down (quit, reload, new, resume, fork).
 
     :param event: ``SessionShutdownEvent(reason, target_session_file)``.
@@ -489,7 +504,7 @@ def piko_session_shutdown(event: SessionShutdownEvent, ctx: ExtensionContext) ->
     can_modify="Yes (transform)",
     can_cancel="Yes (handled)",
 )
-def piko_input(event: InputEvent, ctx: ExtensionContext) -> Any:
+def piko_input(event: InputEvent, ctx: Context) -> Any:
     """User input arrived, before commands, skills and templates are expanded.
 
     :param event: ``InputEvent(text, images, source="interactive"|"rpc"|"extension")``.
@@ -501,7 +516,7 @@ def piko_input(event: InputEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.CHAIN, reducer=reducers.before_agent_start)
-def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: ExtensionContext) -> Any:
+def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: Context) -> Any:
     """A prompt is about to start the agent loop.
 
     :param event: ``BeforeAgentStartEvent(prompt, images, system_prompt)``.
@@ -514,7 +529,7 @@ def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: ExtensionContext)
 
 
 @event(Semantics.CHAIN, reducer=reducers.context, empty=reducers.unchanged("messages"))
-def piko_context(event: ContextEvent, ctx: ExtensionContext) -> Any:
+def piko_context(event: ContextEvent, ctx: Context) -> Any:
     """The messages of the next provider request are assembled.
 
     :param event: ``ContextEvent(messages)`` (a copy: changing it does not touch history).
@@ -524,7 +539,7 @@ def piko_context(event: ContextEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.CHAIN, reducer=reducers.payload, empty=reducers.unchanged("payload"))
-def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: ExtensionContext) -> Any:
+def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: Context) -> Any:
     """The provider payload (JSON body) is built and about to be sent.
 
     :param event: ``BeforeProviderRequestEvent(payload)``.
@@ -534,7 +549,7 @@ def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: Extensi
 
 
 @event(Semantics.NOTIFY)
-def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: ExtensionContext) -> None:
+def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: Context) -> None:
     """The provider answered (status and headers), before its body is consumed.
 
     :param event: ``AfterProviderResponseEvent(status, headers)``.
@@ -543,7 +558,7 @@ def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: Extensi
 
 
 @event(Semantics.NOTIFY)
-def piko_agent_start(event: AgentStartEvent, ctx: ExtensionContext) -> None:
+def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
     """The agent loop started for a prompt.
 
     :param event: ``AgentStartEvent()``.
@@ -552,7 +567,7 @@ def piko_agent_start(event: AgentStartEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_agent_end(event: AgentEndEvent, ctx: ExtensionContext) -> None:
+def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
     :param event: ``AgentEndEvent(messages)``: the messages this run added.
@@ -561,7 +576,7 @@ def piko_agent_end(event: AgentEndEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_turn_start(event: TurnStartEvent, ctx: ExtensionContext) -> None:
+def piko_turn_start(event: TurnStartEvent, ctx: Context) -> None:
     """A turn (one assistant response and its tool calls) starts.
 
     :param event: ``TurnStartEvent(turn_index, timestamp)``.
@@ -570,7 +585,7 @@ def piko_turn_start(event: TurnStartEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
+def piko_turn_end(event: TurnEndEvent, ctx: Context) -> None:
     """A turn ended.
 
     :param event: ``TurnEndEvent(turn_index, message, tool_results)``.
@@ -579,7 +594,7 @@ def piko_turn_end(event: TurnEndEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_message_start(event: MessageStartEvent, ctx: ExtensionContext) -> None:
+def piko_message_start(event: MessageStartEvent, ctx: Context) -> None:
     """A message (user, assistant, tool result, custom) starts.
 
     :param event: ``MessageStartEvent(message)``.
@@ -588,7 +603,7 @@ def piko_message_start(event: MessageStartEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_message_update(event: MessageUpdateEvent, ctx: ExtensionContext) -> None:
+def piko_message_update(event: MessageUpdateEvent, ctx: Context) -> None:
     """A streaming assistant message changed (one provider delta).
 
     :param event: ``MessageUpdateEvent(message, assistant_message_event)``. ``message`` is the
@@ -603,7 +618,7 @@ def piko_message_update(event: MessageUpdateEvent, ctx: ExtensionContext) -> Non
 
 
 @event(Semantics.CHAIN, reducer=reducers.message_end, empty=reducers.unchanged("message"))
-def piko_message_end(event: MessageEndEvent, ctx: ExtensionContext) -> Any:
+def piko_message_end(event: MessageEndEvent, ctx: Context) -> Any:
     """A message is complete.
 
     :param event: ``MessageEndEvent(message)``.
@@ -614,7 +629,7 @@ def piko_message_end(event: MessageEndEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.CHAIN, reducer=reducers.assistant_message, empty=reducers.unchanged("message"))
-def piko_assistant_message(event: AssistantMessageEvent, ctx: ExtensionContext) -> Any:
+def piko_assistant_message(event: AssistantMessageEvent, ctx: Context) -> Any:
     """An assistant message is final, before it is saved, shown as ended or its tools run.
 
     :param event: ``AssistantMessageEvent(message)``.
@@ -636,7 +651,7 @@ def piko_assistant_message(event: AssistantMessageEvent, ctx: ExtensionContext) 
     can_modify="No (mutate `event.input` in place)",
     can_cancel="Yes (block)",
 )
-def piko_tool_call(event: ToolCallEvent, ctx: ExtensionContext) -> Any:
+def piko_tool_call(event: ToolCallEvent, ctx: Context) -> Any:
     """A tool is about to run with validated arguments.
 
     :param event: ``ToolCallEvent(tool_call_id, tool_name, input)``; ``input`` may be changed
@@ -651,7 +666,7 @@ def piko_tool_call(event: ToolCallEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.CHAIN, reducer=reducers.tool_result)
-def piko_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> Any:
+def piko_tool_result(event: ToolResultEvent, ctx: Context) -> Any:
     """A tool finished; its result may be patched before the model sees it.
 
     :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error)``.
@@ -662,7 +677,7 @@ def piko_tool_result(event: ToolResultEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.NOTIFY)
-def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: ExtensionContext) -> None:
+def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: Context) -> None:
     """A tool started running.
 
     :param event: ``ToolExecutionStartEvent(tool_call_id, tool_name, args)``.
@@ -671,7 +686,7 @@ def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: ExtensionCont
 
 
 @event(Semantics.NOTIFY)
-def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: ExtensionContext) -> None:
+def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: Context) -> None:
     """A running tool reported partial output.
 
     :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
@@ -681,7 +696,7 @@ def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: ExtensionCo
 
 
 @event(Semantics.NOTIFY)
-def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: ExtensionContext) -> None:
+def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
     """A tool finished running.
 
     :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error)``.
@@ -695,7 +710,7 @@ def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: ExtensionContext)
 
 
 @event(Semantics.NOTIFY)
-def piko_model_select(event: ModelSelectEvent, ctx: ExtensionContext) -> None:
+def piko_model_select(event: ModelSelectEvent, ctx: Context) -> None:
     """A model was selected (set, cycled or restored from the session).
 
     :param event: ``ModelSelectEvent(model, previous_model, source="set"|"cycle"|"restore")``.
@@ -704,7 +719,7 @@ def piko_model_select(event: ModelSelectEvent, ctx: ExtensionContext) -> None:
 
 
 @event(Semantics.NOTIFY)
-def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: ExtensionContext) -> None:
+def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: Context) -> None:
     """The thinking level changed.
 
     :param event: ``ThinkingLevelSelectEvent(level, previous_level)``.
@@ -713,7 +728,7 @@ def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: ExtensionCo
 
 
 @event(Semantics.FIRST)
-def piko_user_bash(event: UserBashEvent, ctx: ExtensionContext) -> Any:
+def piko_user_bash(event: UserBashEvent, ctx: Context) -> Any:
     """The user runs a shell command with ``!cmd`` or ``!!cmd`` (RPC ``bash``).
 
     :param event: ``UserBashEvent(command, exclude_from_context, cwd)``.
@@ -724,7 +739,7 @@ def piko_user_bash(event: UserBashEvent, ctx: ExtensionContext) -> Any:
 
 
 @event(Semantics.COLLECT, reducer=reducers.resources, empty=reducers.no_resources)
-def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: ExtensionContext) -> Any:
+def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: Context) -> Any:
     """Resources are being discovered; a plugin may add skill, prompt and theme paths.
 
     :param event: ``ResourcesDiscoverEvent(cwd, reason="startup"|"reload")``.
@@ -739,7 +754,7 @@ def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: ExtensionContext
 
 
 @event(Semantics.NOTIFY)
-def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: ExtensionContext) -> None:
+def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: Context) -> None:
     """Automatic compaction started.
 
     :param event: ``AutoCompactionStartEvent(reason="threshold"|"overflow")``.
@@ -748,7 +763,7 @@ def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: ExtensionCo
 
 
 @event(Semantics.NOTIFY)
-def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: ExtensionContext) -> None:
+def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: Context) -> None:
     """Automatic compaction ended.
 
     :param event: ``AutoCompactionEndEvent(result, aborted, will_retry, error_message)``.
@@ -757,7 +772,7 @@ def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: ExtensionContex
 
 
 @event(Semantics.NOTIFY)
-def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: ExtensionContext) -> None:
+def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: Context) -> None:
     """A failed provider request will be retried after a delay.
 
     :param event: ``AutoRetryStartEvent(attempt, max_attempts, delay_ms, error_message)``.
@@ -766,7 +781,7 @@ def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: ExtensionContext) -> 
 
 
 @event(Semantics.NOTIFY)
-def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: ExtensionContext) -> None:
+def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: Context) -> None:
     """Retrying ended, successfully or not.
 
     :param event: ``AutoRetryEndEvent(success, attempt, final_error)``.
@@ -775,7 +790,7 @@ def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: ExtensionContext) -> None
 
 
 @event(Semantics.NOTIFY)
-def piko_extension_error(event: ExtensionErrorEvent, ctx: ExtensionContext) -> None:
+def piko_extension_error(event: ExtensionErrorEvent, ctx: Context) -> None:
     """A handler of another event raised or overran its budget.
 
     :param event: ``ExtensionErrorEvent(extension_path, event, error, stack)``.

@@ -101,7 +101,7 @@ def event(
             can_modify=can_modify,
             can_cancel=can_cancel,
         )
-        return hookspec(spec)  # type: ignore[no-any-return]
+        return hookspec(spec)
 
     return declare
 
