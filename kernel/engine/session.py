@@ -14,7 +14,6 @@ import asyncio
 import re
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from piko.data.events import (
@@ -290,7 +289,6 @@ class AgentSession:
         custom = self._custom_system_prompt or resources.system_prompts.system
         # --append-system-prompt replaces APPEND_SYSTEM.md, as in pi
         append = list(self._append_system_prompt) or list(resources.system_prompts.append)
-        docs = Path(__file__).resolve().parents[2] / "docs"
         self._prompt_options = options_for_tools(
             self.cwd,
             self.agent.state.tools,
@@ -298,9 +296,8 @@ class AgentSession:
             append=append,
             context_files=list(resources.context_files),
             skills=list(resources.skills),
-            docs_path=str(docs) if docs.is_dir() else None,
         )
-        self._base_system_prompt = build_system_prompt(self._prompt_options)
+        self._base_system_prompt = build_system_prompt(self._prompt_options, self.app.pm)
         self.agent.state.system_prompt = self._system_prompt_override or self._base_system_prompt
 
     def get_system_prompt(self) -> str:

@@ -1,9 +1,9 @@
-"""The system prompt: who the agent is, its tools and guidelines, project context, skills, date and cwd.
+"""The system prompt's inputs, and the call that builds it from them.
 
-pi's structure in piko's own words. A custom prompt (``--system-prompt`` or ``SYSTEM.md``)
-replaces the opening part; appended text (``--append-system-prompt``, else ``APPEND_SYSTEM.md``),
-context files, skills (only when ``read`` is active) and the date and working directory follow
-in either case.
+The text itself is a plugin's (``piko_build_system_prompt``; the built-in
+``resources.default-prompt`` writes pi's layout). With no plugin answering, the prompt is the
+plain frame every prompt shares: the custom prompt, appended text, context files, the date and
+the working directory.
 """
 
 from __future__ import annotations
@@ -26,100 +26,29 @@ class SystemPromptOptions(Record):
     append: list[str] = field(factory=list)
     context_files: list[ContextFile] = field(factory=list)
     skills: list[Skill] = field(factory=list)
-    docs_path: str | None = None
 
 
-def _escape(text: str) -> str:
-    return (
-        text.replace("&", "&amp;")
-        .replace("<", "&lt;")
-        .replace(">", "&gt;")
-        .replace('"', "&quot;")
-        .replace("'", "&apos;")
-    )
+def build_system_prompt(
+    options: SystemPromptOptions, pm: Any = None, today: datetime.date | None = None
+) -> str:
+    """The system prompt: the first plugin's answer to ``piko_build_system_prompt``, else the plain frame."""
+    if pm is not None:
+        built = pm.hook.piko_build_system_prompt(options=options, today=today)
+        if isinstance(built, str):
+            return built
+    return plain_prompt(options, today)
 
 
-def skills_section(skills: list[Skill]) -> str:
-    """The skills block: name, description and file of each skill the model may load."""
-    visible = [s for s in skills if not s.disable_model_invocation]
-    if not visible:
-        return ""
-    lines = [
-        "\n\nSkills below hold specialised instructions for particular tasks.",
-        "When a task matches a skill's description, read its file with the read tool first.",
-        "Relative paths inside a skill file are relative to the skill's own directory; use absolute paths in tool calls.",
-        "",
-        "<available_skills>",
-    ]
-    for skill in visible:
-        lines += [
-            "  <skill>",
-            f"    <name>{_escape(skill.name)}</name>",
-            f"    <description>{_escape(skill.description)}</description>",
-            f"    <location>{_escape(skill.file_path)}</location>",
-            "  </skill>",
-        ]
-    lines.append("</available_skills>")
-    return "\n".join(lines)
-
-
-def _guidelines(options: SystemPromptOptions) -> list[str]:
-    tools = set(options.tool_names)
-    out: list[str] = []
-
-    def add(text: str) -> None:
-        text = text.strip()
-        if text and text not in out:
-            out.append(text)
-
-    explorers = tools & {"grep", "find", "ls"}
-    if "bash" in tools and not explorers:
-        add("Use bash for file operations like ls, rg, find")
-    elif "bash" in tools:
-        add(
-            "Prefer the grep, find and ls tools over bash for exploring files (faster, and they respect .gitignore)"
-        )
-    for guideline in options.tool_guidelines:
-        add(guideline)
-    add("Keep answers short and to the point")
-    add("Name file paths clearly when you work with files")
-    return out
-
-
-def build_system_prompt(options: SystemPromptOptions, today: datetime.date | None = None) -> str:
-    """The full system prompt text."""
-    date = (today or datetime.date.today()).isoformat()
-    cwd = options.cwd.replace("\\", "/")
-    if options.custom_prompt:
-        prompt = options.custom_prompt
-    else:
-        visible = [n for n in options.tool_names if options.tool_snippets.get(n)]
-        tool_list = "\n".join(f"- {n}: {options.tool_snippets[n]}" for n in visible) or "(none)"
-        guidelines = "\n".join(f"- {g}" for g in _guidelines(options))
-        prompt = (
-            "You are an expert coding assistant working inside piko, a coding agent harness. "
-            "You help users by reading files, running commands, editing code and writing new files.\n\n"
-            f"Available tools:\n{tool_list}\n\n"
-            "Other tools may also be available, depending on the project.\n\n"
-            f"Guidelines:\n{guidelines}"
-        )
-        if options.docs_path:
-            prompt += (
-                "\n\npiko documentation (read it only when the user asks about piko itself: plugins, "
-                f"extensions, providers, themes, skills, sessions):\n- {options.docs_path}"
-            )
-    appended = "\n\n".join(options.append)
-    if appended:
-        prompt += "\n\n" + appended
+def plain_prompt(options: SystemPromptOptions, today: datetime.date | None = None) -> str:
+    """The frame alone: custom prompt, appended text, context files, date, working directory."""
+    parts = [p for p in (options.custom_prompt or "", *options.append) if p]
+    prompt = "\n\n".join(parts)
     if options.context_files:
-        prompt += "\n\n# Project Context\n\nInstructions and guidelines for this project:\n\n"
+        prompt += "\n\n# Project Context\n\n"
         for context in options.context_files:
             prompt += f"## {context.path}\n\n{context.content}\n\n"
-    if "read" in options.tool_names and options.skills:
-        prompt += skills_section(options.skills)
-    prompt += f"\nCurrent date: {date}"
-    prompt += f"\nCurrent working directory: {cwd}"
-    return prompt
+    date = (today or datetime.date.today()).isoformat()
+    return prompt + f"\nCurrent date: {date}\nCurrent working directory: {options.cwd.replace(chr(92), '/')}"
 
 
 def one_line(text: str | None) -> str | None:

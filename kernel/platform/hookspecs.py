@@ -37,6 +37,8 @@ from piko.platform.markers import hookspec
 from piko.platform.semantics import Semantics, event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
+    import datetime
+
     from piko.app.application import App
     from piko.data.events import (
         AfterProviderResponseEvent,
@@ -82,6 +84,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         TurnStartEvent,
         UserBashEvent,
     )
+    from piko.engine.system_prompt import SystemPromptOptions
     from piko.platform.manager import PikoPluginManager
     from piko.platform.protocols import (
         Context,
@@ -292,6 +295,24 @@ def piko_resolve_api_key(provider: str, app: App, check_only: bool) -> str | Non
     means there is no key and nothing else may supply one (a stored OAuth login whose refresh
     failed: the user must log in again, not be billed through another key). The key answered
     is registered with :mod:`piko.lib.redaction`: traces, errors, sessions and exports mask it.
+    """
+
+
+@hookspec(firstresult=True)
+def piko_build_system_prompt(options: SystemPromptOptions, today: datetime.date | None) -> str | None:
+    """Write the system prompt from what the session gathered.
+
+    Asked whenever the prompt must be rebuilt (start-up, a change of active tools, ``/reload``).
+    The built-in ``resources.default-prompt`` plugin answers with pi's layout; a plugin may
+    answer first (``tryfirst``) with a prompt of its own. With no answer the session uses the
+    plain frame (``piko.engine.system_prompt.plain_prompt``). ``before_agent_start`` handlers can
+    still change the prompt of each run.
+
+    :param options: a :class:`piko.engine.system_prompt.SystemPromptOptions`: working directory,
+        active tool names with their snippets and guidelines, the custom prompt (``--system-prompt``
+        or ``SYSTEM.md``), appended text, context files and skills.
+    :param today: the date to write (``None``: today).
+    Return value: the prompt text, or ``None`` to let the next implementation answer.
     """
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from agent_harness import SAMPLES, PiEnv, sample, strip_volatile
 
-from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line
+from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line, plain_prompt
+from piko.plugins.resources.default_prompt import build
 from piko.resources.loader import ContextFile, Skill
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_system_prompt"
@@ -214,7 +215,7 @@ def test_custom_prompt_keeps_appends_context_skills_date_and_cwd() -> None:
         context_files=[ContextFile(path="/p/AGENTS.md", content="Rules.")],
         skills=[_skill("shown"), _skill("hidden", disable_model_invocation=True)],
     )
-    prompt = build_system_prompt(options, today=datetime.date(2026, 1, 2))
+    prompt = build(options, today=datetime.date(2026, 1, 2))
     assert prompt.startswith("Custom.\n\nOne.\n\nTwo.\n\n# Project Context\n\n")
     assert "## /p/AGENTS.md\n\nRules.\n\n" in prompt
     assert "<name>shown</name>" in prompt and "hidden" not in prompt
@@ -224,12 +225,47 @@ def test_custom_prompt_keeps_appends_context_skills_date_and_cwd() -> None:
 
 
 def test_empty_append_adds_nothing_and_snippets_are_one_line() -> None:
-    plain = build_system_prompt(
-        SystemPromptOptions(cwd="/w", custom_prompt="X"), today=datetime.date(2026, 1, 2)
-    )
-    empty = build_system_prompt(
+    plain = build(SystemPromptOptions(cwd="/w", custom_prompt="X"), today=datetime.date(2026, 1, 2))
+    empty = build(
         SystemPromptOptions(cwd="/w", custom_prompt="X", append=[""]), today=datetime.date(2026, 1, 2)
     )
     assert plain == empty == "X\nCurrent date: 2026-01-02\nCurrent working directory: /w"
     assert one_line("  Reads\n  files,\r\n\tfast ") == "Reads files, fast"
     assert one_line(" \n ") is None
+
+
+def test_without_the_default_prompt_plugin_the_session_sends_the_plain_frame(pi_env: Any) -> None:
+    """Blocking ``resources.default-prompt`` leaves a working program: the prompt is the custom
+    prompt, appended text, context files, date and directory, with none of pi's wording."""
+    env = pi_env([{"blocks": [{"text": "ok"}]}])
+    env.write("AGENTS.md", "Project rules.")
+    done = env.run(
+        "-p", *MOCK, "--disable-plugin", "resources.default-prompt", "--append-system-prompt", "Extra.", "hi"
+    )
+    assert done.returncode == 0, done.stderr
+    system = env.system_prompt()
+    assert "coding assistant" not in system
+    assert system.startswith("Extra.\n\n# Project Context")
+    assert "Project rules." in system and "Current working directory:" in system
+
+
+def test_the_plain_frame_and_the_hook_fallback() -> None:
+    options = SystemPromptOptions(cwd="/w", custom_prompt="X", append=["Y"])
+    today = datetime.date(2026, 1, 2)
+    assert build_system_prompt(options, None, today) == plain_prompt(options, today)
+    assert plain_prompt(options, today) == "X\n\nY\nCurrent date: 2026-01-02\nCurrent working directory: /w"
+
+
+def test_a_plugin_may_write_the_prompt_itself(pi_env: Any, tmp_path: Path) -> None:
+    """``piko_build_system_prompt``: the first answer wins; ``tryfirst`` goes before the default."""
+    plugin = tmp_path / "my_prompt.py"
+    plugin.write_text(
+        "from piko import hookimpl\n\n"
+        "@hookimpl(tryfirst=True)\n"
+        "def piko_build_system_prompt(options, today):\n"
+        "    return 'Mine: ' + ','.join(options.tool_names)\n"
+    )
+    env = pi_env([{"blocks": [{"text": "ok"}]}])
+    done = env.run("-p", *MOCK, "-e", str(plugin), "--tools", "read,ls", "hi")
+    assert done.returncode == 0, done.stderr
+    assert env.system_prompt() == "Mine: read,ls"
