@@ -155,7 +155,6 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--theme",), "multi", "<path>", "Load a theme file or directory (repeatable)"),
     (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
-    (("--export",), "value", "<file>", "Export a session file to HTML and exit"),
     (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
@@ -191,9 +190,8 @@ def option_specs(app: Any) -> list[Any]:
             )
             continue
         taken.add(decl)
-        specs.append(
-            OptionSpec((decl,), _flag_dest(flag.name), "flag" if flag.type == "boolean" else "value")
-        )
+        kind = {"boolean": "flag", "optional": "optional"}.get(flag.type, "value")
+        specs.append(OptionSpec((decl,), _flag_dest(flag.name), kind, False if kind == "flag" else None))
     return specs
 
 
@@ -221,7 +219,8 @@ def help_text(app: Any) -> str:
     if flags:
         lines += ["", "Plugin flags:"]
         for flag in flags:
-            left = f"--{flag.name}" + (" <value>" if flag.type == "string" else "")
+            shown = flag.value_name or {"string": "<value>", "optional": "[value]"}.get(flag.type, "")
+            left = f"--{flag.name}" + (f" {shown}" if shown else "")
             lines.append(f"  {left:<33}{flag.description or 'Registered by ' + flag.plugin}")
     modes = list(app.registries.modes)
     if modes:
@@ -299,11 +298,9 @@ def run(argv: list[str]) -> int:
         from piko.app.list_models import list_models
 
         return list_models(app, app.options["list_models"] or None, _info_stream(argv))
-    if app.options.get("export"):
-        from piko.app.export_cli import export_session
-
-        output = next((a for a in app.options.get("args") or () if not a.startswith("@")), None)
-        return export_session(app, app.options["export"], output, _info_stream(argv))
+    for flag in app.registries.flags:
+        if flag.run is not None and app.flag_values.get(flag.name) not in (None, False):
+            return int(flag.resolved("run")(app, app.flag_values[flag.name], _info_stream(argv)) or 0)
     return run_mode(app, argv)
 
 

@@ -101,13 +101,21 @@ class CliCommandDefinition(Lazy, Record):
     plugin: str = ""
 
 
-class FlagDefinition(Record):
-    """A CLI flag registered by a plugin."""
+class FlagDefinition(Lazy, Record):
+    """A CLI flag registered by a plugin.
+
+    ``type``: ``"boolean"``, ``"string"`` (a value follows) or ``"optional"`` (a value may
+    follow). With ``run`` (a callable or an import string), giving the flag runs
+    ``run(app, value, out)`` instead of a mode and exits with its status (``pi --export``,
+    ``pi --list-models``); ``value_name`` is how ``pi --help`` shows its value.
+    """
 
     name: str
     description: str = ""
     type: str = "boolean"
     default: Any = None
+    run: Any = None
+    value_name: str = ""
     plugin: str = ""
 
 

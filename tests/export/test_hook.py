@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from export_helpers import RICH, Page
 
-from piko.app.export_cli import NO_EXPORTER, ExportFailed, request_export
 from piko.data.events import ExportRequest
+from piko.engine.export import NO_EXPORTER, ExportFailed, request_export
 from piko.platform.context import ExtensionContext
 from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager

@@ -286,3 +286,33 @@ def test_python_dash_m_piko(env) -> None:
         [sys.executable, "-m", "piko", "--version"], capture_output=True, text=True, cwd=env.project
     )
     assert (result.returncode, result.stderr) == (0, f"{piko.__version__}\n")
+
+
+RUN_FLAG_PLUGIN = """
+from piko import hookimpl
+
+@hookimpl
+def piko_register_flags(register):
+    register("shout", description="Shout a word and exit", type="optional", value_name="[word]", run=shout)
+
+def shout(app, value, out):
+    out.write((value or "nothing").upper() + "\\n")
+    return 3
+"""
+
+
+def test_a_plugin_flag_may_run_instead_of_a_mode(run_pi, env) -> None:
+    """``pi --export`` and ``pi --list-models`` work this way; so can any plugin's flag."""
+    plugin = env.write("shout_plugin.py", RUN_FLAG_PLUGIN)
+    given = run_pi("-e", str(plugin), "--shout", "hey")
+    assert (given.code, given.stderr.strip()) == (3, "HEY"), given
+    bare = run_pi("-e", str(plugin), "--shout")
+    assert (bare.code, bare.stderr.strip()) == (3, "NOTHING"), bare
+    shown = run_pi("-e", str(plugin), "--help")
+    assert "--shout [word]" in shown.stderr
+
+
+def test_without_the_export_plugin_export_is_an_unknown_option(run_pi) -> None:
+    done = run_pi("--disable-plugin", "export.cli", "--export", "some.jsonl")
+    assert done.code == 1
+    assert "Unknown option: --export" in done.stderr

@@ -294,7 +294,7 @@ async def get_session_stats(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def export_html(host: Any, command: dict[str, Any]) -> Any:
-    from piko.app.export_cli import ExportFailed, export_running_session
+    from piko.engine.export import ExportFailed, export_running_session
 
     try:
         path = await export_running_session(host.session, command.get("outputPath"))

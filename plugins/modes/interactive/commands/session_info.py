@@ -140,7 +140,7 @@ async def export_html(ctx: InteractiveContext, output_path: str | None) -> str:
     """Ask the exporter plugin (``piko_export_html``) for an HTML page; returns the path written."""
     if not ctx.app.dispatcher.has_handlers("export_html"):
         raise RuntimeError(EXPORT_UNAVAILABLE)
-    from piko.app.export_cli import export_running_session
+    from piko.engine.export import export_running_session
 
     session = ctx.session
     return await export_running_session(session, _absolute(output_path, session.cwd) if output_path else None)

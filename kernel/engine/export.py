@@ -1,15 +1,13 @@
-"""``pi --export <session.jsonl> [output.html]``: export a session through ``piko_export_html`` and exit.
+"""Asking for an HTML export of a session through the ``piko_export_html`` service.
 
-:func:`request_export` is the one way to ask for an export (``--export`` here; ``/export`` and
-RPC ``export_html`` may use it too): it fires the hook and turns a failed handler's error into
+:func:`request_export` is the one way to ask (``pi --export``, ``/export`` and RPC
+``export_html`` use it): it fires the hook and turns a failed handler's error into
 :class:`ExportFailed` with that handler's message, instead of "no exporter".
 """
 
 from __future__ import annotations
 
-import asyncio
-import sys
-from typing import Any, TextIO
+from typing import Any
 
 NO_EXPORTER = "HTML export is not available: no plugin answers piko_export_html (see `pi plugins`)"
 
@@ -51,18 +49,3 @@ async def export_running_session(session: Any, output_path: str | None) -> str:
         output_path=output_path,
     )
     return await request_export(session.app, request, session.ctx)
-
-
-def export_session(app: Any, session_file: str, output_path: str | None, stream: TextIO) -> int:
-    """``--export``: print ``Exported to: <path>`` on ``stream`` (0) or ``Error: <message>`` on stderr (1)."""
-    from piko.data.events import ExportRequest
-
-    request = ExportRequest(session_file=session_file, output_path=output_path or None)
-    try:
-        path = asyncio.run(request_export(app, request, app.context()))
-    except ExportFailed as exc:
-        sys.stderr.write(f"Error: {exc}\n")
-        return 1
-    stream.write(f"Exported to: {path}\n")
-    stream.flush()
-    return 0
