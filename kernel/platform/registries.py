@@ -120,11 +120,16 @@ class FlagDefinition(Lazy, Record):
 
 
 class ShortcutDefinition(Record):
-    """A keyboard shortcut of the interactive mode."""
+    """A keyboard shortcut of the interactive mode.
+
+    ``reserved``: the key belongs to the mode itself (its own binding, no handler here); a later
+    registration of it is refused as reserved. The interactive mode reserves its keys this way.
+    """
 
     key: str
     description: str = ""
     handler: Any = None
+    reserved: bool = False
     plugin: str = ""
 
 
@@ -163,12 +168,6 @@ class PackageSourceDefinition(Lazy, Record):
 
 
 # Keys pi reserves in the interactive mode; extension shortcuts on them are refused.
-RESERVED_SHORTCUTS = frozenset(
-    {
-        "ctrl+c", "ctrl+d", "ctrl+z", "ctrl+k", "ctrl+p", "ctrl+l", "ctrl+o", "ctrl+t", "ctrl+g",
-        "ctrl+q", "alt+m", "shift+tab", "shift+ctrl+p", "ctrl+shift+p", "alt+enter", "escape", "enter",
-    }
-)  # fmt: skip
 
 
 # ---------------------------------------------------------------------------
@@ -286,11 +285,13 @@ class Registries:
         def register(*args: Any, **kwargs: Any) -> Any:
             definition = _as_definition(cls, args, kwargs, positional)
             definition.plugin = definition.plugin or plugin
-            if cls is ShortcutDefinition and definition.key.lower() in RESERVED_SHORTCUTS:
-                registry.diagnostics.append(
-                    f"plugin '{plugin}': shortcut '{definition.key}' is reserved by piko; ignored"
-                )
-                return None
+            if cls is ShortcutDefinition:
+                held = registry.get(definition.key.lower())
+                if held is not None and held.reserved:
+                    registry.diagnostics.append(
+                        f"plugin '{plugin}': shortcut '{definition.key}' is reserved by piko; ignored"
+                    )
+                    return None
             registry.add(definition)
             return definition
 

@@ -139,7 +139,9 @@ def test_registration_hook_that_raises_is_reported_and_others_register(
     assert "plugin 'bad': piko_register_commands failed: KeyError: 'lost'" in app.diagnostics()
 
 
-def test_reserved_shortcut_is_refused(only_site, env, app_factory) -> None:
+def test_reserved_shortcut_is_refused(only_site, env, app_factory, fake_dist) -> None:
+    """The interactive mode reserves its own keys; an extension cannot take them."""
+    fake_dist("piko_interactive", "1.0", {"modes.interactive": "piko.plugins.modes.interactive.mode"})
     ext = env.write(
         "exts/keys.py",
         "def activate(pi):\n"
@@ -147,8 +149,18 @@ def test_reserved_shortcut_is_refused(only_site, env, app_factory) -> None:
         "    pi.register_shortcut('ctrl+shift+x', description='fine', handler=lambda ctx: None)\n",
     )
     app = app_factory().boot(BootOptions(extensions=[str(ext)]))
-    assert app.registries.shortcuts.names() == ["ctrl+shift+x"]
+    free = [s.key for s in app.registries.shortcuts if not s.reserved]
+    assert free == ["ctrl+shift+x"]
+    assert app.registries.shortcuts.get("ctrl+c").plugin == "modes.interactive"
     assert "plugin 'keys': shortcut 'ctrl+c' is reserved by piko; ignored" in app.diagnostics()
+
+
+def test_without_the_interactive_mode_no_key_is_reserved(only_site, env, app_factory) -> None:
+    ext = env.write(
+        "exts/keys.py", "def activate(pi):\n    pi.register_shortcut('ctrl+c', handler=lambda ctx: None)\n"
+    )
+    app = app_factory().boot(BootOptions(extensions=[str(ext)]))
+    assert [s.key for s in app.registries.shortcuts] == ["ctrl+c"]
 
 
 def test_broken_extension_file(env, only_site, app_factory) -> None:

@@ -115,7 +115,8 @@ class KeyActions:
         kb.add(Keys.BracketedPaste, filter=editor)(lambda e: self.paste(e.data))
         self._editor_overrides(kb, editor, problems)
         for definition in list(mode.app.registries.shortcuts):
-            problems.extend(bind(kb, [definition.key], self._shortcut(definition), filter=editor))
+            if not definition.reserved:  # the mode's own keys, bound above
+                problems.extend(bind(kb, [definition.key], self._shortcut(definition), filter=editor))
         return kb, problems
 
     def _editor_overrides(self, kb: KeyBindings, editor: Any, problems: list[str]) -> None:

@@ -1,17 +1,43 @@
-"""Registers the interactive mode (``pi`` in a terminal); the mode itself is imported only when it runs."""
+"""Registers the interactive mode (``pi`` in a terminal) and reserves the keys it binds itself;
+the mode itself is imported only when it runs."""
 
 from __future__ import annotations
 
-from typing import Any
+from piko import RegisterMode, RegisterShortcut, hookimpl
 
-from piko import hookimpl
+# The keys the mode binds for itself, which extensions may not take (pi reserves the same).
+RESERVED_KEYS: dict[str, str] = {
+    "ctrl+c": "Clear the editor, or quit when it is empty",
+    "ctrl+d": "Quit when the editor is empty",
+    "ctrl+z": "Suspend to the shell",
+    "ctrl+k": "Delete to the end of the line",
+    "ctrl+p": "Next model",
+    "shift+ctrl+p": "Previous model",
+    "ctrl+shift+p": "Previous model",
+    "ctrl+l": "Choose a model",
+    "ctrl+o": "Expand or collapse tool output",
+    "ctrl+t": "Show or hide thinking",
+    "ctrl+g": "Edit the message in an external editor",
+    "ctrl+q": "Quit",
+    "alt+m": "Choose a model (alternative key)",
+    "shift+tab": "Next thinking level",
+    "alt+enter": "Queue a follow-up message",
+    "escape": "Interrupt the agent",
+    "enter": "Send the message",
+}
 
 
 @hookimpl
-def piko_register_modes(register: Any) -> None:
+def piko_register_modes(register: RegisterMode) -> None:
     register(
         name="interactive",
         run="piko.plugins.modes.interactive.interactive:run_interactive",
         description="The terminal UI: editor, streamed answers, slash commands (the default in a terminal)",
         interactive=True,
     )
+
+
+@hookimpl(tryfirst=True)
+def piko_register_shortcuts(register: RegisterShortcut) -> None:
+    for key, description in RESERVED_KEYS.items():
+        register(key=key, description=description, reserved=True)

@@ -96,6 +96,8 @@ def _extension_shortcuts(app: Any) -> list[tuple[str, str]]:
         return []
     rows = []
     for definition in definitions:
+        if definition.reserved:  # the mode's own keys, listed in their own sections
+            continue
         key = re.sub(r"\b\w", lambda m: m.group(0).upper(), str(definition.key))
         description = definition.description or app.plugin_source(definition.plugin)
         rows.append((f"`{key}`", description))
