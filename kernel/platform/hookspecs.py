@@ -227,7 +227,9 @@ def piko_register_shortcuts(register: RegisterShortcut) -> None:
     """Register keyboard shortcuts for the interactive mode.
 
     :param register: ``register(key, description=..., handler=...)``; ``handler(ctx)``.
-        pi's reserved keys (ctrl+c, ctrl+d, escape, enter, ...) are refused with a diagnostic.
+        ``reserved=True`` (and no handler) holds a key for a mode's own binding: a later
+        registration of it is refused with a diagnostic. The interactive mode reserves pi's keys
+        (ctrl+c, ctrl+d, escape, enter, ...) this way.
     Return value: ignored.
     """
 
