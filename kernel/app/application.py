@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from piko.config.paths import agent_dir as default_agent_dir
 from piko.config.paths import expand_user, project_dir
 from piko.config.settings import Settings
+from piko.config.trust_store import TrustStore
 from piko.lib.records import Record, field
 from piko.platform import discovery
 from piko.platform.event_bus import EventBus
@@ -30,7 +31,6 @@ from piko.platform.extension_api import ExtensionAPI
 from piko.platform.manager import PikoPluginManager
 from piko.platform.registries import Registries
 from piko.platform.tracing import Tracer
-from piko.platform.trust import TrustStore
 
 
 class BootOptions(Record):

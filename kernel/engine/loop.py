@@ -44,9 +44,9 @@ from piko.data.messages import (
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import blocks_from_wire
 from piko.lib.abort import AbortSignal
+from piko.lib.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
 from piko.lib.records import Record, field
 from piko.lib.redaction import redact
-from piko.platform.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
 
 Emit = Callable[[Any], Awaitable[None]]
 

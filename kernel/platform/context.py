@@ -30,7 +30,7 @@ def schedule(result: Any) -> Any:
         return result
     import asyncio
 
-    from piko.platform.off_loop import home_loop
+    from piko.lib.off_loop import home_loop
 
     loop = home_loop()
     if loop is not None:  # a handler running on its thread: the work belongs to the session's loop

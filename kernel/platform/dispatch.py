@@ -8,7 +8,7 @@ awaits what returns an awaitable within the handler budget, and combines results
 event's :class:`~piko.data.events.Semantics`. A handler that raises or overruns is reported as an
 ``extension_error`` event and the walk goes on; for ``tool_call`` the call is then blocked.
 
-A plain-function handler runs on a thread of its own (:mod:`piko.platform.off_loop`), so the budget and an
+A plain-function handler runs on a thread of its own (:mod:`piko.lib.off_loop`), so the budget and an
 abort apply to it as to a coroutine and a handler that blocks cannot freeze the event loop.
 Handlers of :data:`STREAM_RATE_EVENTS` (one call per streamed delta) are the exception: a
 thread hop would cost more than they do, and the message they see is being built on the loop,
@@ -27,8 +27,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import ExtensionErrorEvent
+from piko.lib.off_loop import InlineGuard, LoopHeld, LoopProxy, is_coroutine_callable, run_in_thread
 from piko.lib.redaction import redact
-from piko.platform.off_loop import InlineGuard, LoopHeld, LoopProxy, is_coroutine_callable, run_in_thread
 from piko.platform.ordering import call_order
 from piko.platform.reducers import GENERIC, normalize_result, result_field
 from piko.platform.semantics import EventSpec, Semantics, declared

@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import logging
 
+from piko.lib.off_loop import call_on_loop, home_loop, on_loop
 from piko.platform.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.platform.markers import hookimpl
-from piko.platform.off_loop import call_on_loop, home_loop, on_loop
 from piko.platform.registries import (
     CommandDefinition,
     FlagDefinition,
@@ -250,7 +250,7 @@ class ExtensionAPI:
     # -- session actions (available once the session runs) -----------------------------------
 
     def _runtime(self, name: str) -> Any:
-        """The running session (seen through a :class:`~piko.platform.off_loop.LoopProxy` on a handler thread)."""
+        """The running session (seen through a :class:`~piko.lib.off_loop.LoopProxy` on a handler thread)."""
         runtime = getattr(self._app, "runtime", None) if self._app is not None else None
         if runtime is None:
             raise ExtensionRuntimeNotInitializedError(

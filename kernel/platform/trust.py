@@ -1,10 +1,9 @@
-"""Which project folders the user trusts to run code or choose plugins (extensions, packages, settings).
+"""The project trust gate: what an untrusted project may not do, and deciding whether it is trusted.
 
-Decisions live in ``~/.pi/agent/trusted-projects.json`` as ``{"projects": {"/abs/path": true|false}}``;
-trusting a folder covers everything below it, and the nearest decision wins. At start-up
-:func:`settle` decides for the current project, asking once on the terminal in an interactive
-run; a trusted project's own Python packages (``.pi/python``, from ``pi install -l``) are then
-put first on the import path (:func:`activate_project_site`).
+Decisions are kept by :class:`piko.config.trust_store.TrustStore`. At start-up :func:`settle`
+decides for the current project, asking once on the terminal in an interactive run; a trusted
+project's own Python packages (``.pi/python``, from ``pi install -l``) are then put first on the
+import path (:func:`activate_project_site`).
 """
 
 from __future__ import annotations
@@ -14,67 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from piko.config.paths import agent_dir as default_agent_dir
 from piko.config.settings import CODE_RUNNING_PROJECT_KEYS, PLUGIN_SELECTING_PROJECT_KEYS
-from piko.lib import jsonio
-
-TRUST_FILE = "trusted-projects.json"
-
-
-class TrustStore:
-    """Read and record trust decisions."""
-
-    def __init__(self, agent_dir: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(agent_dir or default_agent_dir()) / TRUST_FILE
-
-    def _load(self) -> dict[str, bool]:
-        try:
-            data = jsonio.read_json_file(self.path)
-        except (OSError, ValueError):
-            return {}
-        projects = data.get("projects") if isinstance(data, dict) else None
-        if not isinstance(projects, dict):
-            return {}
-        return {str(k): bool(v) for k, v in projects.items()}
-
-    def decisions(self) -> dict[str, bool]:
-        """Every recorded decision: absolute folder -> trusted."""
-        return self._load()
-
-    def decision(self, folder: str | os.PathLike[str]) -> bool | None:
-        """True or False for the nearest recorded folder at or above ``folder``; None if none."""
-        projects = self._load()
-        if not projects:
-            return None
-        path = Path(os.path.abspath(folder))
-        for candidate in (path, *path.parents):
-            value = projects.get(str(candidate))
-            if value is not None:
-                return value
-        return None
-
-    def is_trusted(self, folder: str | os.PathLike[str]) -> bool:
-        """Whether code from ``folder`` may run."""
-        return self.decision(folder) is True
-
-    def set(self, folder: str | os.PathLike[str], trusted: bool) -> Path:
-        """Record a decision for ``folder``; returns the absolute folder."""
-        path = Path(os.path.abspath(folder))
-        projects = self._load()
-        projects[str(path)] = trusted
-        jsonio.write_atomic(self.path, jsonio.dumps_pretty({"projects": projects}) + "\n")
-        return path
-
-    def forget(self, folder: str | os.PathLike[str]) -> bool:
-        """Remove the decision recorded for exactly ``folder``."""
-        path = str(Path(os.path.abspath(folder)))
-        projects = self._load()
-        if path not in projects:
-            return False
-        del projects[path]
-        jsonio.write_atomic(self.path, jsonio.dumps_pretty({"projects": projects}) + "\n")
-        return True
-
 
 # ---------------------------------------------------------------------------
 # What a project would run, asking once, and the project's own Python packages

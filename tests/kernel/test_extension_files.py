@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from piko.app.application import BootOptions
-from piko.platform.trust import TrustStore
+from piko.config.trust_store import TrustStore
 
 
 def command_extension(name: str) -> str:
