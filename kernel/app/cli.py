@@ -60,30 +60,37 @@ def main(argv: list[str] | None = None) -> None:
 # ---------------------------------------------------------------------------
 
 
+# What decides loading, read before plugins load (pytest's ``consider_preparse``).
+_LOADING_OPTIONS = (
+    (("-e", "--extension"), "extensions", "multi"),
+    (("--disable-plugin",), "disable_plugins", "multi"),
+    (("--no-extensions", "-ne"), "no_extensions", "flag"),
+)
+
+
+def _loading_specs(*, offline: bool) -> list[Any]:
+    from piko.app.cli_args import OptionSpec
+
+    specs = [
+        OptionSpec(names, dest, kind, False if kind == "flag" else None)
+        for names, dest, kind in _LOADING_OPTIONS
+    ]
+    if offline:
+        specs.append(OptionSpec(("--offline",), "offline", "flag", False))
+    return specs
+
+
 def preparse(argv: list[str]) -> Any:
     """Read what decides loading (``-e``, ``--no-extensions``, ``--disable-plugin``, ``--offline``, a terminal)."""
     from piko.app.application import BootOptions
+    from piko.app.cli_args import pick_options
 
+    values = pick_options(argv, _loading_specs(offline=True))
     options = BootOptions()
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg == "--":
-            break
-        value: str | None = None
-        if arg.startswith("--") and "=" in arg:
-            arg, value = arg.split("=", 1)
-        if arg in ("-e", "--extension", "--disable-plugin"):
-            if value is None and i + 1 < len(argv):
-                value = argv[i + 1]
-                i += 1
-            if value is not None:
-                (options.extensions if arg != "--disable-plugin" else options.disable_plugins).append(value)
-        elif arg in ("--no-extensions", "-ne"):
-            options.no_extensions = True
-        elif arg == "--offline":
-            options.offline = True
-        i += 1
+    options.extensions.extend(values["extensions"])
+    options.disable_plugins.extend(values["disable_plugins"])
+    options.no_extensions = values["no_extensions"]
+    options.offline = values["offline"]
     options.interactive = _interactive_app_mode(argv)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
@@ -95,16 +102,12 @@ def _subcommand_index(argv: list[str]) -> int:
 
     ``pi --disable-plugin x plugins`` runs the ``plugins`` subcommand with ``x`` blocked.
     """
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-e", "--extension", "--disable-plugin"):
-            i += 2
-        elif arg in ("--no-extensions", "-ne") or arg.startswith(("--extension=", "--disable-plugin=")):
-            i += 1
-        else:
-            break
-    return i
+    from piko.app.cli_args import ArgumentError, options_end
+
+    try:
+        return options_end(argv, _loading_specs(offline=False))
+    except ArgumentError:  # a loading option missing its value: there is no subcommand
+        return len(argv)
 
 
 # ---------------------------------------------------------------------------

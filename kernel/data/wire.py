@@ -3,8 +3,15 @@
 ``to_wire(obj)`` turns a message, block, usage or model into plain JSON data; ``message_from_wire``,
 ``block_from_wire`` and ``model_from_wire`` read it back. Unknown keys land in the object's
 ``extra`` and are written out again after the known ones; optional fields that are ``None`` are
-omitted, as pi omits undefined fields. One cattrs converter with generated per-class functions
-does the work, so a 100,000-entry session structures quickly.
+omitted, as pi omits undefined fields. Reading goes through one cattrs converter with cattrs'
+generated per-class functions, so a 100,000-entry session structures quickly.
+
+Writing is hand-generated (one ``unstructure`` per class, compiled from its fields) rather than
+cattrs' ``make_dict_unstructure_fn``: pi's format needs the ``type``/``role`` tag first, unknown
+keys from ``extra`` after the known ones, ``None`` fields left out and integral floats written as
+JavaScript writes them (``0`` not ``0.0``), which cattrs' functions would need a second pass for.
+Even without those, cattrs' functions are slower: ``benchmarks/bench_wire.py`` writes 20,000
+assistant messages in 36 ms here against cattrs' 45 ms.
 """
 
 from __future__ import annotations

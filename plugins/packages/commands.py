@@ -120,7 +120,14 @@ class ParsedArgs:
 
 
 def parse_args(command: str, args: list[str]) -> ParsedArgs:
-    """pi's ``parsePackageCommand``: flags per command, one source, first problem wins."""
+    """pi's ``parsePackageCommand``: flags per command, one source, first problem wins.
+
+    Hand-written because click cannot say what pi says: pi reads the whole line, then reports
+    the first problem by kind (an unknown option before a missing value before an extra
+    argument before a conflict) with its own words and the usage line, and the package tests
+    (``tests/packages/``) pin that wording. click stops at the first bad token with its own
+    message. The subcommands stay click commands; this reads their arguments.
+    """
     parsed = ParsedArgs(command)
     invalid_option = invalid_argument = missing_value = conflict = None
     index = 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from piko.app.cli_args import ArgumentError, OptionSpec, parse_arguments
+from piko.app.cli_args import ArgumentError, OptionSpec, options_end, parse_arguments, pick_options
 
 SPECS = [
     OptionSpec(("--print", "-p"), "print", "flag", False),
@@ -73,3 +73,21 @@ def test_errors(argv: list[str], message: str) -> None:
     with pytest.raises(ArgumentError) as caught:
         parse_arguments(argv, SPECS)
     assert str(caught.value) == message
+
+
+LOADING = [
+    OptionSpec(("-e", "--extension"), "extensions", "multi"),
+    OptionSpec(("--no-extensions", "-ne"), "no_extensions", "flag", False),
+]
+
+
+def test_options_are_picked_out_of_a_whole_command_line() -> None:
+    """Before plugins load, their options are read wherever they stand, the rest passed over."""
+    values = pick_options(["-p", "--model", "x", "-e", "a.py", "hi", "--extension=b.py", "-ne"], LOADING)
+    assert values["extensions"] == ("a.py", "b.py") and values["no_extensions"] is True
+
+
+def test_the_leading_options_end_where_a_subcommand_may_stand() -> None:
+    assert options_end(["-e", "a.py", "-ne", "plugins", "--json"], LOADING) == 3
+    assert options_end(["plugins"], LOADING) == 0
+    assert options_end(["-p", "hi"], LOADING) == 0
