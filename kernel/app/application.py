@@ -85,6 +85,7 @@ class App:
         from piko.platform.policy import load_policy
 
         self.policy = load_policy()
+        self.registries.overrides_forbidden = self.policy.forbids_overrides()
         self.pm.register_internal(core_plugin, "core")
         self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
         # Trust is settled (and asked, once) before any project code is even on the import path.

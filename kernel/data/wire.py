@@ -310,3 +310,27 @@ def model_from_wire(data: dict[str, Any]) -> Model:
 def from_wire(cls: type, data: dict[str, Any]) -> Any:
     """Any registered data-model class from its JSON form."""
     return _structurers[cls](data)
+
+
+def error_result(text: str) -> ToolResult:
+    """A tool result carrying an error text (pi sends ``details: {}`` with it)."""
+    return ToolResult(content=[TextContent(text=text)], details={}, is_error=True)
+
+
+def normalize_tool_result(value: Any) -> ToolResult:
+    """Accept ``ToolResult``, a dict (``content``/``details``/``isError``) or a plain string."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult(content=[])
+    if isinstance(value, str):
+        return ToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        content = value.get("content") or []
+        if isinstance(content, str):
+            content = [TextContent(text=content)]
+        else:
+            content = blocks_from_wire(list(content))
+        is_error = value.get("is_error", value.get("isError", False))
+        return ToolResult(content=content, details=value.get("details"), is_error=bool(is_error))
+    raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict or str")

@@ -43,7 +43,7 @@ from piko.data.messages import Model
 from piko.lib.records import Record, replace
 from piko.lib.redaction import is_credential_name, register_config_value, register_secret
 from piko.platform.ordering import call_order
-from piko.platform.registries import ProviderConfig
+from piko.platform.registries import Override, ProviderConfig, RegistrationError, provider_config
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
@@ -79,6 +79,7 @@ class ModelRegistry:
         self._waiting: dict[str, ProviderConfig] = {}  # provider name -> registration whose models wait
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
+        self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
         self._loaded = False
 
     # -- filling -----------------------------------------------------------------------------
@@ -105,16 +106,26 @@ class ModelRegistry:
         self._models.clear()
         self._waiting.clear()
         self.diagnostics.clear()
+        self.overrides.clear()
         self._loaded = False
         return self.load()
 
     def _registrar(self, plugin: str) -> Callable[..., Any]:
-        def register(config: ProviderConfig | None = None, **kwargs: Any) -> ProviderConfig:
-            if config is None:
-                config = ProviderConfig(**kwargs)
-            config.plugin = config.plugin or plugin
-            self.add_provider(config)
-            return config
+        def register(
+            name_or_config: str | ProviderConfig | None = None, config: Any = None, **fields: Any
+        ) -> ProviderConfig | None:
+            """``register(ProviderConfig(...))``, ``register(name, {pi-style fields})`` or
+            ``register(name=..., base_url=..., ...)``: the extension API's contract too."""
+            try:
+                if isinstance(name_or_config, ProviderConfig):
+                    built = provider_config(None, name_or_config, fields, plugin=plugin)
+                else:
+                    built = provider_config(name_or_config, config, fields, plugin=plugin)
+            except RegistrationError as exc:  # this registration is lost; the plugin's others load
+                self.diagnostics.append(str(exc))
+                return None
+            self.add_provider(built)
+            return built
 
         def diagnostic(message: str) -> None:
             """Report a problem of the plugin's own sources (``Warning: ...`` on stderr)."""
@@ -123,6 +134,11 @@ class ModelRegistry:
 
         register.diagnostic = diagnostic  # type: ignore[attr-defined]
         return register
+
+    def overrides_forbidden(self) -> str | None:
+        """Where a rule forbidding overrides comes from (the policy file), or ``None``."""
+        policy = getattr(self.app, "policy", None)
+        return policy.forbids_overrides() if policy is not None else None
 
     def add_provider(self, config: ProviderConfig) -> None:
         """Add a provider, or merge into the one of the same name (see the module docstring)."""
@@ -134,6 +150,23 @@ class ModelRegistry:
             return
         _register_configured_secrets(config)
         existing = self.providers.get(config.name)
+        if existing is not None and existing.plugin and config.plugin and existing.plugin != config.plugin:
+            if not config.override:
+                self.diagnostics.append(
+                    f"plugin '{config.plugin}': provider '{config.name}' is already registered by plugin "
+                    f"'{existing.plugin}'; ignored (register it with override=True to replace it)"
+                )
+                return
+            forbidden = self.overrides_forbidden()
+            if forbidden:
+                self.diagnostics.append(
+                    f"plugin '{config.plugin}': provider '{config.name}' of plugin '{existing.plugin}' not "
+                    f"overridden: overrides are forbidden by {forbidden}"
+                )
+                return
+            self.overrides.append(
+                Override(group="providers", name=config.name, plugin=config.plugin, replaced=existing.plugin)
+            )
         if existing is not None:
             self._build_waiting((config.name,))  # merging needs the models that are there
         if config.models_factory is not None:

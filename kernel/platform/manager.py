@@ -189,8 +189,8 @@ class PikoPluginManager(pluggy.PluginManager):
         """
         seen: dict[str, EntryPointRecord] = {}
         loaded: list[tuple[PluginInfo, object]] = []
-        for record in records:
-            origin = "built-in" if record.dist_name.replace("_", "-") == BUILTIN_DIST else "distribution"
+        for record in load_order(records):
+            origin = "built-in" if _is_builtin(record) else "distribution"
             if record.name in seen:
                 first = seen[record.name]
                 if (first.dist_name, first.value) != (record.dist_name, record.value):
@@ -309,6 +309,26 @@ class PikoPluginManager(pluggy.PluginManager):
                     info.error = message
                     info.hooks = []
                 self.diagnose(f"plugin '{name}' not loaded: {message} (is it misspelled?)")
+
+
+def _is_builtin(record: EntryPointRecord) -> bool:
+    return record.dist_name.replace("_", "-") == BUILTIN_DIST
+
+
+def load_order(records: Iterable[EntryPointRecord]) -> list[EntryPointRecord]:
+    """Entry points in the order piko loads them, whatever folders they were found in: the
+    essential plugins, the other built-ins (in the order piko declares them), then other
+    distributions' plugins sorted by plugin name. (Extension files load after all of these, in
+    the order their paths are given.) What loads first owns a name: a later plugin registering
+    it is refused unless it says ``override=True``."""
+
+    def rank(indexed: tuple[int, EntryPointRecord]) -> tuple[int, str, int]:
+        index, record = indexed
+        if _is_builtin(record):
+            return (0 if record.name in ESSENTIAL_PLUGINS else 1, "", index)
+        return (2, record.name, index)
+
+    return [record for _index, record in sorted(enumerate(records), key=rank)]
 
 
 async def _await(awaitable: Any) -> Any:

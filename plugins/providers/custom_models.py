@@ -91,6 +91,8 @@ def provider_configs(config: dict[str, Any]) -> list[Any]:
                 model_headers=model_headers or None,
                 compat=data.get("compat"),
                 display_name=data.get("name") or "",
+                # models.json says what it changes: a built-in provider of that name is merged
+                override=True,
             )
         )
     return configs
@@ -143,9 +145,10 @@ def piko_configure(config: Any) -> None:
     add_secret_source(configured_credentials)
 
 
-@hookimpl(tryfirst=True)
+@hookimpl(trylast=True)
 def piko_register_providers(register: Any) -> None:
-    """Register the providers of ``models.json`` (after the catalog: ``providers.catalog`` loads first)."""
+    """Register the providers of ``models.json`` last: the user's file is laid over what the
+    catalog and every plugin registered (its fields win, its models are added)."""
     configs, error = load_custom_providers()
     if error is not None:
         report = getattr(register, "diagnostic", None)
