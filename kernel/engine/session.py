@@ -22,13 +22,14 @@ The session composes parts with one job each. The modes use these directly: ``li
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piko.data.events import CompactionResult, SessionInfoChangedEvent, SessionShutdownEvent
 from piko.data.messages import AssistantMessage, CustomMessage, ImageContent, Model, TextContent, UserMessage
-from piko.engine import navigation, startup_gc
+from piko.engine import startup_gc
 from piko.engine.agent import Agent
 from piko.engine.compaction_state import CompactionState
 from piko.engine.extension_events import ExtensionEvents
@@ -38,19 +39,21 @@ from piko.engine.listeners import Listener, Listeners
 from piko.engine.loop import AgentState, LoopConfig, now_ms
 from piko.engine.loop_hooks import LoopHooks
 from piko.engine.model_control import ModelControl
-from piko.engine.navigation import ForkMessage, ForkOutcome, SessionChange, TreeOutcome
 from piko.engine.persistence import SessionRecorder
 from piko.engine.prompt_input import PromptInput
 from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
-from piko.engine.reloading import ReloadSummary, reload_session
 from piko.engine.retry import RetryPolicy
 from piko.engine.run_control import RunControl
-from piko.engine.stats import ContextUsage, SessionStats, context_usage, last_assistant_text, session_stats
 from piko.engine.system_prompt import build_system_prompt, options_for_tools
 from piko.engine.user_shell import UserShell
 from piko.models.resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from piko.resources.loader import Resources
+
+if TYPE_CHECKING:
+    from piko.engine.navigation import ForkMessage, ForkOutcome, SessionChange, TreeOutcome
+    from piko.engine.reloading import ReloadSummary
+    from piko.engine.stats import ContextUsage, SessionStats
 
 
 class AgentSession:
@@ -397,38 +400,40 @@ class AgentSession:
 
     def get_context_usage(self) -> ContextUsage | None:
         """Estimated tokens in context against the model's window."""
-        return context_usage(self.model, self.agent.state.messages, self.session_manager.get_branch)
+        return _first_use("stats").context_usage(
+            self.model, self.agent.state.messages, self.session_manager.get_branch
+        )
 
     def get_session_stats(self) -> SessionStats:
         """Message counts, tokens and cost of the conversation in context (pi's ``getSessionStats``)."""
-        return session_stats(
+        return _first_use("stats").session_stats(
             self.agent.state.messages, session_file=self.session_file, session_id=self.session_id,
             context_usage=self.get_context_usage(),
         )  # fmt: skip
 
     def get_last_assistant_text(self) -> str | None:
-        return last_assistant_text(self.agent.state.messages)
+        return _first_use("stats").last_assistant_text(self.agent.state.messages)
 
     # -- moving between sessions (see piko.engine.navigation), reload --------------------------
 
     async def new_session(self, parent_session: str | None = None, **_options: Any) -> SessionChange:
-        return await navigation.new_session(self, parent_session)
+        return await _first_use("navigation").new_session(self, parent_session)
 
     async def switch_session(self, session_path: str) -> SessionChange:
-        return await navigation.switch_session(self, session_path)
+        return await _first_use("navigation").switch_session(self, session_path)
 
     async def fork(self, entry_id: str, position: str = "before") -> ForkOutcome:
-        return await navigation.fork(self, entry_id, position)
+        return await _first_use("navigation").fork(self, entry_id, position)
 
     async def navigate_tree(self, target_id: str | None, **options: Any) -> TreeOutcome:
-        return await navigation.navigate_tree(self, target_id, **options)
+        return await _first_use("navigation").navigate_tree(self, target_id, **options)
 
     def get_fork_messages(self) -> list[ForkMessage]:
-        return navigation.fork_messages(self)
+        return _first_use("navigation").fork_messages(self)
 
     async def reload(self) -> ReloadSummary:
         """``/reload``: settings, extension files, newly installed plugins, resources, system prompt."""
-        return await reload_session(self)
+        return await _first_use("reloading").reload_session(self)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -454,3 +459,8 @@ def _save_setting(app: Any, key: str, value: Any) -> None:
         app.settings.set_global(key, value)
     except OSError as exc:
         app.notices.append(f"Could not save setting {key}: {exc}")
+
+
+def _first_use(name: str) -> Any:
+    """A module of :mod:`piko.engine` a session may never need, imported when it first does."""
+    return importlib.import_module(f"piko.engine.{name}")
