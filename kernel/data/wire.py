@@ -41,6 +41,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.stream_blocks import STREAMING_BLOCKS
+from piko.lib.records import Record
 
 __all__ = [
     "block_from_wire",
@@ -50,6 +51,7 @@ __all__ = [
     "message_from_wire",
     "messages_from_wire",
     "model_from_wire",
+    "record_to_wire",
     "to_wire",
 ]
 
@@ -271,6 +273,21 @@ def to_wire(obj: Any) -> Any:
     if attrs.has(type(obj)):
         return get_converter().unstructure(obj)
     return obj
+
+
+def record_to_wire(record: Record) -> dict[str, Any]:
+    """The camelCase JSON data of a typed record: every field in declaration order, ``None``
+    included (a caller leaves out what its wire shape omits); nested records, lists and
+    data-model objects converted."""
+    return {camel(f.name): _record_value(getattr(record, f.name)) for f in type(record).FIELDS if f.wire}
+
+
+def _record_value(value: Any) -> Any:
+    if isinstance(value, Record):
+        return record_to_wire(value)
+    if isinstance(value, list):
+        return [_record_value(v) for v in value]
+    return to_wire(value)
 
 
 def block_from_wire(data: Any) -> Any:

@@ -55,7 +55,7 @@ async def check_compaction(
     ``"retry"``: an overflow was compacted and the failed request should be sent again;
     ``"compacted"``: the context passed the threshold and was compacted; ``None``: nothing done.
     """
-    if not session.auto_compaction_enabled or session.model is None:
+    if not session.compaction.enabled or session.model is None:
         return None
     if skip_aborted and message.stop_reason == "aborted":
         return None
@@ -69,10 +69,12 @@ async def check_compaction(
 
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
-        if session._overflow_recovery_attempted:
-            await session._notify(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP))
+        if session.runs.overflow_recovery_attempted:
+            await session.listeners.notify(
+                CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP)
+            )
             return None
-        session._overflow_recovery_attempted = True
+        session.runs.overflow_recovery_attempted = True
         messages = session.agent.state.messages
         if messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
@@ -144,6 +146,20 @@ class _NothingToCompact(Exception):
     pass
 
 
+async def compact(session: Any, custom_instructions: str | None = None) -> CompactionResult:
+    """Manual compaction (``/compact``, RPC ``compact``), once what runs is aborted.
+
+    Returns what was written; raises with pi's message when it fails or is cancelled.
+    """
+    await session.abort()
+    if await run_compaction(session, "manual", custom_instructions=custom_instructions, will_retry=False):
+        result: CompactionResult = session.compaction.last_result
+        return result
+    if session.compaction.last_error:
+        raise RuntimeError(session.compaction.last_error.removeprefix("Compaction failed: "))
+    raise RuntimeError("Compaction cancelled")
+
+
 async def run_compaction(
     session: Any, reason: str, *, custom_instructions: str | None = None, will_retry: bool = False
 ) -> bool:
@@ -151,17 +167,18 @@ async def run_compaction(
 
     Failures end in ``compaction_end`` with pi's wording (``Compaction failed: ...``,
     ``Auto-compaction failed: ...``, ``Context overflow recovery failed: ...``); a cancel (an
-    extension, or :meth:`abort_compaction`) ends it with ``aborted`` and no error. An automatic
+    extension, or :meth:`~piko.engine.compaction_state.CompactionState.abort`) ends it with ``aborted`` and no error. An automatic
     compaction with nothing to compact, or without credentials, ends quietly.
     """
     ctx = session.ctx
     dispatcher = session.dispatcher
     automatic = reason != "manual"
-    await session._notify(CompactionStartEvent(reason=reason))
+    await session.listeners.notify(CompactionStartEvent(reason=reason))
     if automatic:
         await dispatcher.emit("auto_compaction_start", AutoCompactionStartEvent(reason=reason), ctx)
-    session.is_compacting = True
-    controller = session._compaction_controller = AbortController()
+    state = session.compaction
+    state.running = True
+    controller = state.controller = AbortController()
     result: CompactionResult | None = None
     error: str | None = None
     aborted = False
@@ -247,8 +264,8 @@ async def run_compaction(
             aborted = True
         else:
             error = redact(_failure_message(reason, str(exc) or type(exc).__name__))
-    session.is_compacting = False
-    session._compaction_controller = None
+    state.running = False
+    state.controller = None
     written = result is not None
     await _finish(session, reason, result, aborted=aborted, will_retry=will_retry and written, error=error)
     return written
@@ -283,7 +300,7 @@ async def _finish(
             "tokensBefore": result.tokens_before,
             "details": result.details,
         }
-    await session._notify(
+    await session.listeners.notify(
         CompactionEndEvent(
             reason=reason, result=wire_result, aborted=aborted, will_retry=will_retry, error_message=error
         )
@@ -296,5 +313,5 @@ async def _finish(
             ),
             session.ctx,
         )
-    session.last_compaction_result = result
-    session.last_compaction_error = error
+    session.compaction.last_result = result
+    session.compaction.last_error = error

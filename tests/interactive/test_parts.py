@@ -292,6 +292,7 @@ def test_footer_lines() -> None:
     from types import SimpleNamespace
 
     from piko.data.messages import AssistantMessage, Cost, Model, Usage
+    from piko.engine.stats import ContextUsage
     from piko.plugins.modes.interactive.footer import FooterData, footer_fragments
 
     usage = Usage(input=1500, output=250, cache_read=12000, cost=Cost(total=0.0123))
@@ -305,8 +306,8 @@ def test_footer_lines() -> None:
         cwd="/work/project",
         model=model,
         thinking_level="high",
-        auto_compaction_enabled=True,
-        get_context_usage=lambda: {"tokens": 150000, "contextWindow": 200000, "percent": 75.0},
+        compaction=SimpleNamespace(enabled=True),
+        get_context_usage=lambda: ContextUsage(tokens=150000, context_window=200000, percent=75.0),
     )
     fragments = footer_fragments(
         session, 80, data=FooterData(), branch="main", statuses={"b": "two", "a": "one"}, provider_count=2

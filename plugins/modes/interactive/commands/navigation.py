@@ -17,7 +17,7 @@ async def new_command(ctx: InteractiveContext, args: str) -> None:
     except Exception as exc:
         ctx.show_error(f"Failed to create session: {error_text(exc)}")
         return
-    if result.get("cancelled"):
+    if result.cancelled:
         return
     ctx.redraw_conversation()
     ctx.show(Text("✓ New session started", style="cyan"))
@@ -30,11 +30,11 @@ async def fork_command(ctx: InteractiveContext, args: str) -> None:
     if not messages:
         ctx.show_info("No messages to fork from")
         return
-    items = [PickItem(label=one_line(m["text"], 200), value=m["entryId"]) for m in messages]
+    items = [PickItem(label=one_line(m.text, 200), value=m.entry_id) for m in messages]
     entry_id = await ctx.pick(
         "Fork from Message\nSelect a user message to copy the active path up to that point into a new session",
         items,
-        initial=messages[-1]["entryId"],
+        initial=messages[-1].entry_id,
     )
     if entry_id is None:
         return
@@ -43,10 +43,10 @@ async def fork_command(ctx: InteractiveContext, args: str) -> None:
     except Exception as exc:
         ctx.show_error(error_text(exc))
         return
-    if result.get("cancelled"):
+    if result.cancelled:
         return
     ctx.redraw_conversation()
-    ctx.set_editor_text(result.get("text") or "")
+    ctx.set_editor_text(result.text or "")
     ctx.show_info("Forked to new session")
 
 
@@ -62,7 +62,7 @@ async def clone_command(ctx: InteractiveContext, args: str) -> None:
     except Exception as exc:
         ctx.show_error(error_text(exc))
         return
-    if result.get("cancelled"):
+    if result.cancelled:
         return
     ctx.redraw_conversation()
     ctx.set_editor_text("")
@@ -125,19 +125,19 @@ async def tree_command(ctx: InteractiveContext, args: str) -> None:
         except Exception as exc:
             ctx.show_error(error_text(exc))
             return
-        if result.get("aborted"):
+        if result.aborted:
             ctx.show_info("Branch summarization cancelled")
             selected = target
             continue
-        if result.get("cancelled"):
+        if result.cancelled:
             ctx.show_info("Navigation cancelled")
             return
         ctx.redraw_conversation()
-        editor_text = result.get("editorText")
+        editor_text = result.editor_text
         if editor_text and not ctx.get_editor_text().strip():
             ctx.set_editor_text(editor_text)
         ctx.show_info("Navigated to selected point")
-        for warning in result.get("warnings") or ():
+        for warning in result.warnings:
             ctx.show_warning(warning)
         return
 
@@ -167,9 +167,9 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
     except Exception as exc:
         ctx.show_error(f"Failed to resume session: {error_text(exc)}")
         return
-    if result.get("cancelled"):
+    if result.cancelled:
         return
     ctx.redraw_conversation()
     ctx.show_info("Resumed session")
-    for warning in result.get("warnings") or ():
+    for warning in result.warnings:
         ctx.show_warning(warning)
