@@ -80,6 +80,7 @@ class ModelRegistry:
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
+        self.policy_blocked: dict[str, str] = {}  # provider -> the policy file that blocks it
         self._loaded = False
 
     # -- filling -----------------------------------------------------------------------------
@@ -135,6 +136,15 @@ class ModelRegistry:
         register.diagnostic = diagnostic  # type: ignore[attr-defined]
         return register
 
+    def unavailable(self, provider: str) -> str | None:
+        """Why ``provider`` is not there: a policy blocks it, or its plugin is blocked or broken."""
+        for name, source in self.policy_blocked.items():
+            if name.lower() == provider.lower():
+                return f"provider {name} is blocked by policy ({source})"
+        from piko.platform.provenance import explain
+
+        return explain(self.app, "providers", provider) if hasattr(self.app, "provenance") else None
+
     def overrides_forbidden(self) -> str | None:
         """Where a rule forbidding overrides comes from (the policy file), or ``None``."""
         policy = getattr(self.app, "policy", None)
@@ -144,11 +154,13 @@ class ModelRegistry:
         """Add a provider, or merge into the one of the same name (see the module docstring)."""
         policy = getattr(self.app, "policy", None)
         if policy is not None and not policy.allows_provider(config.name):
-            message = f"provider '{config.name}' blocked by policy ({policy.source})"
-            if message not in self.diagnostics:
-                self.diagnostics.append(message)
+            # said when somebody asks for it (unavailable()), not as a warning on every run
+            self.policy_blocked[config.name] = policy.source
             return
         _register_configured_secrets(config)
+        provenance = getattr(self.app, "provenance", None)
+        if provenance is not None:
+            provenance.remember("providers", config.name, config.plugin)
         existing = self.providers.get(config.name)
         if existing is not None and existing.plugin and config.plugin and existing.plugin != config.plugin:
             if not config.override:
@@ -482,15 +494,32 @@ def run_config_command(command: str) -> str | None:
 
 def resolve_config_value(value: str) -> str | None:
     """pi's config values: ``!command`` runs the command, an environment variable name is read,
-    anything else is a literal."""
+    anything else is a literal.
+
+    A value shaped like a variable name (``ACME_API_KEY``: capitals and digits joined by
+    underscores) whose variable is not set resolves to nothing, where pi would send the name
+    itself as the key; the error then says which variable is missing.
+    """
     if value.startswith("!"):
         return run_config_command(value[1:])
-    return os.environ.get(value) or value
+    found = os.environ.get(value)
+    if found:
+        return found
+    return None if looks_like_variable(value) else value
+
+
+def looks_like_variable(value: str) -> bool:
+    """``ACME_API_KEY`` yes; ``EMPTY``, ``sk-...`` or ``ollama`` no."""
+    import re
+
+    return re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", value) is not None
 
 
 def _unresolved(value: str, description: str) -> str:
     if value.startswith("!"):
         return f"Failed to resolve {description} from shell command: {value[1:]}"
+    if looks_like_variable(value):
+        return f"Failed to resolve {description}: the environment variable {value} is not set"
     return f"Failed to resolve {description}"
 
 

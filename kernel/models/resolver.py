@@ -200,8 +200,9 @@ def resolve_cli_model(
     providers = {name.lower(): name for name in names}
     chosen = providers.get(provider.lower()) if provider else None
     if provider and chosen is None:
+        why = registry.unavailable(provider) if hasattr(registry, "unavailable") else None
         raise ModelResolutionError(
-            f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
+            why or f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
         )
     pattern = model
     inferred = False

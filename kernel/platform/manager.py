@@ -275,6 +275,7 @@ class PikoPluginManager(pluggy.PluginManager):
         factory registered is compiled into hook implementations on the same plugin object as
         the target's own ``@hookimpl`` functions.
         """
+        self._check_unmarked(name, target)
         activate = target if inspect.isfunction(target) else getattr(target, "activate", None)
         if not callable(activate):
             return target
@@ -288,6 +289,26 @@ class PikoPluginManager(pluggy.PluginManager):
         if info is not None and api.label:
             info.label = api.label
         return api.compile(extra=None if activate is target else target)
+
+    def _check_unmarked(self, name: str, target: Any) -> None:
+        """A ``piko_*`` function of a plugin module without ``@hookimpl`` is never called: say so
+        (pluggy would ignore it without a word)."""
+        if not isinstance(target, types.ModuleType):
+            return
+        for attr, value in vars(target).items():
+            if (
+                attr.startswith("piko_")
+                and isinstance(value, types.FunctionType)
+                and value.__module__ == target.__name__
+                and _IMPL_MARKER not in value.__dict__
+            ):
+                self.diagnose(f"plugin '{name}': {attr} is not marked with @hookimpl, so piko never calls it")
+
+    def report_unknown_names(self, asked: dict[str, str]) -> None:
+        """One line for each plugin name a block list or allowlist gives that no plugin has."""
+        for plugin, by in asked.items():
+            if plugin not in self.infos and plugin not in ESSENTIAL_PLUGINS and by != "policy":
+                self.diagnose(f"{by} names no plugin '{plugin}' (see `pi plugins` for the names)")
 
     def validate(self) -> None:
         """Unregister plugins implementing hooks that no spec knows (a misspelled hook name)."""

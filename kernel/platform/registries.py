@@ -325,8 +325,9 @@ class Registries:
         ),
     }  # fmt: skip
 
-    def __init__(self, pm: Any) -> None:
+    def __init__(self, pm: Any, provenance: Any = None) -> None:
         self.pm = pm
+        self.provenance = provenance  # who registered what, remembered for blocked plugins
         self._filled: dict[str, Registry[Any]] = {}
         self._generation: dict[str, int] = {}
         self._resource_loaders: list[ResourceLoaderDefinition] | None = None
@@ -352,6 +353,9 @@ class Registries:
             _add_runtime(registry, item)
         self._filled[attr] = registry
         self._generation[attr] = self.pm.generation
+        if self.provenance is not None:
+            for definition in registry:
+                self.provenance.remember(attr, getattr(definition, key), getattr(definition, "plugin", ""))
         for message in registry.diagnostics:
             if message not in self.diagnostics:
                 self.diagnostics.append(message)
