@@ -1,7 +1,8 @@
 """When and how the session compacts; what to keep and how to summarize is the compaction plugin's.
 
-The kernel decides *when* (the context overflowed, or crossed ``contextWindow - reserveTokens``,
-or the user asked) and runs the sequence: ``piko_compaction_prepare``, the cancellable
+The kernel decides *when* (the context overflowed, or crossed ``contextWindow - reserveTokens``
+with the budgets :func:`fitted_budgets` fits to small windows, or the user asked) and runs the
+sequence: ``piko_compaction_prepare``, the cancellable
 ``session_before_compact`` (which may also supply the summary), ``piko_compact``, then a
 ``compaction`` entry in the session, ``session_compact``, and the rebuilt context. Listeners see
 ``compaction_start``/``compaction_end``; extensions also get ``auto_compaction_*`` for automatic runs.
@@ -34,6 +35,39 @@ OVERFLOW_GAVE_UP = (
     "Context overflow recovery failed after one compact-and-retry attempt. "
     "Try reducing context or switching to a larger-context model."
 )
+
+
+def overflow_nothing_to_compact(context_window: int) -> str:
+    """Why an overflow cannot be recovered from when nothing before the latest messages is left to summarize."""
+    return (
+        "nothing to compact: the latest messages alone exceed the context window "
+        f"({context_window} tokens). Try a shorter request or a larger-context model."
+    )
+
+
+def fitted_budgets(
+    reserve_tokens: int, keep_recent_tokens: int, context_window: int, *, overhead: int = 0
+) -> tuple[int, int]:
+    """``(reserveTokens, keepRecentTokens)`` fitted to a model's context window.
+
+    pi's defaults (16384 and 20000) suit windows of 32k tokens and more; on a 4k or 8k model the
+    threshold ``contextWindow - reserveTokens`` is below zero and the kept tail is the whole
+    session, so compaction can never free anything. Fitted:
+
+    * the threshold is ``contextWindow - reserveTokens``, but never below the lower of
+      ``reserveTokens`` and three quarters of the window (the reserve shrinks to fit);
+    * the kept tail is at most half of what the threshold leaves after ``overhead`` (the system
+      prompt and tool definitions, which reported usage counts and message estimates do not),
+      so that the summary and new turns have room before the next compaction.
+
+    A window of twice the reserve or more keeps the reserve; the default tail is kept on windows
+    of about 64k tokens and more. Without a window (``0``) both settings are returned as they are.
+    """
+    if context_window <= 0:
+        return reserve_tokens, keep_recent_tokens
+    threshold = max(context_window - reserve_tokens, min(reserve_tokens, context_window * 3 // 4))
+    keep = min(keep_recent_tokens, max(0, threshold - max(0, overhead)) // 2)
+    return context_window - threshold, keep
 
 
 def _latest_compaction_time(session: Any) -> int | None:
@@ -76,9 +110,13 @@ async def check_compaction(
             return None
         session.runs.overflow_recovery_attempted = True
         messages = session.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage):
-            messages.pop()
-        return "retry" if await run_compaction(session, "overflow", will_retry=True) else None
+        failed = messages.pop() if messages and isinstance(messages[-1], AssistantMessage) else None
+        if await run_compaction(session, "overflow", will_retry=True):
+            return "retry"
+        if failed is not None and session.agent.state.messages is messages:
+            # not recovered: the failed response stays the last word, which the modes report
+            messages.append(failed)
+        return None
     if message.stop_reason == "error":
         # no usage on a failed response: estimate from the last successful one, unless that
         # one predates the latest compaction (its usage measured the old, larger context)
@@ -92,7 +130,7 @@ async def check_compaction(
         tokens = estimate.tokens
     else:
         tokens = usage_tokens(message.usage)
-    reserve = int(compaction_settings(session)["reserveTokens"])
+    reserve, _keep = fitted_budgets(int(compaction_settings(session)["reserveTokens"]), 0, window)
     if window and tokens > window - reserve:
         await run_compaction(session, "threshold", will_retry=False)
         return "compacted"
@@ -206,6 +244,8 @@ async def run_compaction(
         )
         preparation = await ask_strategy(session, "compaction_prepare", request)
         if preparation is None:
+            if reason == "overflow":  # the request stays too large: say so rather than stop silently
+                raise RuntimeError(overflow_nothing_to_compact(model.context_window))
             if automatic:
                 raise _NothingToCompact()
             if not dispatcher.has_handlers("compaction_prepare"):
