@@ -18,8 +18,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import attrs
-
 from piko.data.events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -44,7 +42,7 @@ from piko.data.messages import (
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import blocks_from_wire
 from piko.lib.abort import AbortSignal
-from piko.lib.records import Record, field
+from piko.lib.records import Record, field, replace
 from piko.lib.redaction import redact
 from piko.platform.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
 
@@ -253,7 +251,7 @@ async def _stream_assistant(
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:
     """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
-    return attrs.evolve(message, content=list(message.content))
+    return replace(message, content=list(message.content))
 
 
 async def _execute_tool_calls(

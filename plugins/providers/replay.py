@@ -9,8 +9,6 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from piko.data.messages import (
     AssistantMessage,
     ImageContent,
@@ -22,6 +20,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
+from piko.lib.records import replace
 
 if TYPE_CHECKING:
     pass
@@ -72,9 +71,9 @@ def _downgrade_images(messages: Iterable[Message], model: Model) -> list[Message
     out: list[Message] = []
     for msg in messages:
         if isinstance(msg, UserMessage) and isinstance(msg.content, list):
-            msg = attrs.evolve(msg, content=_replace_images(msg.content, NON_VISION_USER_IMAGE_PLACEHOLDER))
+            msg = replace(msg, content=_replace_images(msg.content, NON_VISION_USER_IMAGE_PLACEHOLDER))
         elif isinstance(msg, ToolResultMessage):
-            msg = attrs.evolve(msg, content=_replace_images(msg.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER))
+            msg = replace(msg, content=_replace_images(msg.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER))
         out.append(msg)
     return out
 
@@ -99,7 +98,7 @@ def transform_messages(
         if isinstance(msg, ToolResultMessage):
             mapped = id_map.get(msg.tool_call_id)
             if mapped and mapped != msg.tool_call_id:
-                msg = attrs.evolve(msg, tool_call_id=mapped)
+                msg = replace(msg, tool_call_id=mapped)
             transformed.append(msg)
             continue
         if not isinstance(msg, AssistantMessage):
@@ -124,16 +123,16 @@ def transform_messages(
             elif isinstance(block, ToolCall):
                 call = block
                 if not same_model and call.thought_signature:
-                    call = attrs.evolve(call, thought_signature=None)
+                    call = replace(call, thought_signature=None)
                 if not same_model and normalize_tool_call_id is not None:
                     new_id = normalize_tool_call_id(call.id, model, msg)
                     if new_id != call.id:
                         id_map[call.id] = new_id
-                        call = attrs.evolve(call, id=new_id)
+                        call = replace(call, id=new_id)
                 content.append(call)
             else:
                 content.append(block)
-        transformed.append(attrs.evolve(msg, content=content))
+        transformed.append(replace(msg, content=content))
 
     result: list[Message] = []
     pending: list[ToolCall] = []
