@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from piko.lib.jsonio import dumps
 from piko.lib.redaction import redact
-from piko.plugins.providers.replay import js_json
 
 if TYPE_CHECKING:
     pass
@@ -29,9 +29,9 @@ def sdk_error_message(status: int | None, error: Any, fallback: str | None) -> s
 def _sdk_error_message(status: int | None, error: Any, fallback: str | None) -> str:
     if isinstance(error, dict) and error.get("message"):
         message = error["message"]
-        msg: str | None = message if isinstance(message, str) else js_json(message)
+        msg: str | None = message if isinstance(message, str) else dumps(message)
     elif error:
-        msg = js_json(error)
+        msg = dumps(error)
     else:
         msg = fallback
     if status and msg:

@@ -3,7 +3,6 @@ surrogates removed, JSON written as JavaScript writes it. Pure functions, no I/O
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable
@@ -36,11 +35,6 @@ def sanitize_surrogates(text: str) -> str:
     # join valid high+low pairs into one code point, then drop what is left unpaired
     joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return _SURROGATE.sub("", joined)
-
-
-def js_json(value: Any) -> str:
-    """JSON as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------

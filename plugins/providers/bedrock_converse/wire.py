@@ -28,6 +28,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -35,7 +36,6 @@ from piko.plugins.providers.common import (
     RequestSpec,
     adjust_max_tokens_for_thinking,
     base_max_tokens,
-    js_json,
     resolve_cache_retention,
     retry_after_seconds,
     run_stream,
@@ -75,7 +75,6 @@ IMAGE_FORMATS = {
 }
 
 
-dumps = js_json
 UNKNOWN_ERROR = "An unknown error occurred"
 
 

@@ -23,6 +23,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
@@ -33,7 +34,6 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    js_json,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -49,7 +49,6 @@ TOOL_CALL_ID_LENGTH = 9
 MAX_ERROR_BODY_CHARS = 4000
 
 
-dumps = js_json
 Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
