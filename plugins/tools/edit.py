@@ -178,10 +178,10 @@ def _plan_edit(
     should_stop: Callable[[], None] | None = None,
 ) -> tuple[str, str, str]:
     """Read the file and apply the edits: ``(text to write, base text, new text)`` (LF forms for the diff)."""
+    from piko.lib.text import normalize_newlines
     from piko.plugins.tools.edit_diff import (
         apply_edits,
         detect_line_ending,
-        normalize_to_lf,
         restore_line_endings,
         strip_bom,
     )
@@ -198,7 +198,7 @@ def _plan_edit(
             raise ValueError(f"Cannot edit {absolute}: it reports no size and may not end")
     bom, content = strip_bom(text)
     ending = detect_line_ending(content)
-    base, new = apply_edits(normalize_to_lf(content), edits, path)
+    base, new = apply_edits(normalize_newlines(content), edits, path)
     return bom + restore_line_endings(new, ending), base, new
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
+from piko.lib.text import normalize_newlines
 from piko.platform.registries import ToolDefinition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
 
@@ -100,7 +101,7 @@ class _FileLines:
             try:
                 with open(path, encoding="utf-8", errors="replace", newline="") as handle:
                     content = handle.read()
-                lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                lines = normalize_newlines(content).split("\n")
             except OSError:
                 lines = []
             self._cache[path] = lines
