@@ -112,8 +112,7 @@ async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """Search with rg; return pi's ``path:line: text`` listing with its notices and details."""
-    import orjson
-
+    from piko.lib.jsonio import loads
     from piko.plugins.tools.paths import resolve_path
     from piko.plugins.tools.ripgrep import require_rg, run_rg
     from piko.plugins.tools.truncate import format_size, truncate_head, truncate_line
@@ -153,7 +152,6 @@ async def execute(
     matches: list[tuple[str, int, str | None]] = []
     match_count = 0
     match_limit_reached = False
-    loads = orjson.loads
 
     def on_output(block: bytes) -> bool:
         nonlocal match_count, match_limit_reached
@@ -162,7 +160,7 @@ async def execute(
                 continue
             try:
                 data = loads(line)["data"]
-            except (orjson.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 continue
             match_count += 1
             file_path = _decode_field(data.get("path"))
