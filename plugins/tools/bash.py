@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 if TYPE_CHECKING:
@@ -209,18 +209,7 @@ async def execute(
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=[],
-        )
-    )
+    register(tool_definition(__name__, default_active=True))
 
 
 @hookimpl(trylast=True)

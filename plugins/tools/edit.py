@@ -10,7 +10,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 
 NAME = "edit"
 
@@ -71,19 +71,7 @@ INVALID_INPUT = "Edit tool input is invalid. edits must contain at least one rep
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            prepare_arguments=prepare_arguments,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
+    register(tool_definition(__name__, default_active=True))
 
 
 def prepare_arguments(arguments: Any) -> Any:

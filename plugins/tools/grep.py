@@ -9,7 +9,7 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
 from piko.lib.text import normalize_newlines
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
 
 NAME = "grep"
@@ -250,15 +250,4 @@ def _refuse_special_file(path: str) -> None:
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=False,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=[],
-        )
-    )
+    register(tool_definition(__name__, default_active=False))

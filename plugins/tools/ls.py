@@ -9,7 +9,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
 NAME = "ls"
@@ -34,17 +34,7 @@ PROMPT_SNIPPET = "List directory contents"
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=False,
-            prompt_snippet=PROMPT_SNIPPET,
-        )
-    )
+    register(tool_definition(__name__, default_active=False))
 
 
 async def execute(

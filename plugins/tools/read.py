@@ -10,7 +10,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import ImageContent, TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
 
 NAME = "read"
@@ -40,18 +40,7 @@ NON_VISION_NOTE = "[Current model does not support images. The image will be omi
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
+    register(tool_definition(__name__, default_active=True))
 
 
 async def execute(

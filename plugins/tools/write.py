@@ -6,7 +6,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 
 NAME = "write"
 
@@ -30,18 +30,7 @@ PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
+    register(tool_definition(__name__, default_active=True))
 
 
 async def execute(
