@@ -293,8 +293,3 @@ def messages_from_wire(data: list[dict[str, Any]]) -> list[Any]:
 def model_from_wire(data: dict[str, Any]) -> Model:
     """A model from its JSON form (models.json / catalog / RPC)."""
     return _structurers[Model](data)  # type: ignore[no-any-return]
-
-
-def from_wire(cls: type, data: dict[str, Any]) -> Any:
-    """Any registered data-model class from its JSON form."""
-    return _structurers[cls](data)

@@ -338,11 +338,6 @@ class MessageEntry(SessionEntry):
             self._raw = None
         return message
 
-    @property
-    def is_parsed(self) -> bool:
-        """Whether the message has been structured already."""
-        return self._message is not None
-
 
 def readable_message(entry: Any) -> Any:
     """The message of a message entry, or ``None`` for other entries and for a message line that

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from piko.lib.jsonio import dumps
 from piko.lib.redaction import redact
-
-if TYPE_CHECKING:
-    pass
-
 
 ABORTED_MESSAGE = "Request was aborted"  # pi's wording once the response has started
 ABORTED_BEFORE_REQUEST = "Request was aborted."  # the SDKs' wording before it has

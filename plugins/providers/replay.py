@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from piko.data.messages import (
     AssistantMessage,
@@ -20,10 +20,6 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.lib.records import replace
-
-if TYPE_CHECKING:
-    pass
-
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
