@@ -64,17 +64,27 @@ def format_size(size: int) -> str:
     return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
 
 
-def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> TruncationResult:
+def _result(
+    kept: list[str],
+    truncated_by: str | None,
+    totals: tuple[int, int],
+    limits: tuple[int, int],
+    **flags: bool,
+) -> TruncationResult:
+    """The result keeping the lines ``kept`` of a text of ``totals`` (lines, bytes) under ``limits``
+    (lines, bytes); ``truncated_by`` ``None`` keeps it all."""
+    output = "\n".join(kept)
     return TruncationResult(
-        content=content,
-        truncated=False,
-        truncated_by=None,
-        total_lines=lines,
-        total_bytes=size,
-        output_lines=lines,
-        output_bytes=size,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
+        content=output,
+        truncated=truncated_by is not None,
+        truncated_by=truncated_by,
+        total_lines=totals[0],
+        total_bytes=totals[1],
+        output_lines=len(kept),
+        output_bytes=totals[1] if truncated_by is None else byte_length(output),
+        max_lines=limits[0],
+        max_bytes=limits[1],
+        **flags,
     )
 
 
@@ -82,24 +92,12 @@ def truncate_head(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the first lines that fit both limits; never a partial line."""
-    total_bytes = byte_length(content)
     lines = content.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
+    if totals[0] <= max_lines and totals[1] <= max_bytes:
+        return _result(lines, None, totals, limits)
     if byte_length(lines[0]) > max_bytes:
-        return TruncationResult(
-            content="",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            first_line_exceeds_limit=True,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
+        return _result([], "bytes", totals, limits, first_line_exceeds_limit=True)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -112,18 +110,7 @@ def truncate_head(
         used += size
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=byte_length(output),
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return _result(kept, truncated_by, totals, limits)
 
 
 def _tail_bytes(text: str, max_bytes: int) -> str:
@@ -141,11 +128,10 @@ def truncate_tail(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
-    total_bytes = byte_length(content)
     lines = content.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
+    if totals[0] <= max_lines and totals[1] <= max_bytes:
+        return _result(lines, None, totals, limits)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -167,19 +153,7 @@ def truncate_tail(
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
     kept.reverse()
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=byte_length(output),
-        last_line_partial=partial,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return _result(kept, truncated_by, totals, limits, last_line_partial=partial)
 
 
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
