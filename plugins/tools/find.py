@@ -17,7 +17,6 @@ from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
 NAME = "find"
 DEFAULT_LIMIT = 1000
-NO_LINE_LIMIT = 2**53 - 1
 
 DESCRIPTION = (
     "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
@@ -296,7 +295,7 @@ async def execute(
     """List files and directories under ``path`` whose name (or path) matches ``pattern``."""
     from piko.plugins.tools.paths import resolve_path
     from piko.plugins.tools.ripgrep import require_rg, run_rg
-    from piko.plugins.tools.truncate import format_size, truncate_head
+    from piko.plugins.tools.truncate import listing_result
 
     if signal is not None and signal.aborted:
         raise FindToolError("Operation aborted")
@@ -341,19 +340,8 @@ async def execute(
     if limit_reached:
         del results[limit:]
     results.sort()
-    truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if limit_reached:
-        notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-        details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_details()
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+    notice = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+    return listing_result(results, (notice, "resultLimitReached", limit) if limit_reached else None)
 
 
 @hookimpl

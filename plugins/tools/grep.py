@@ -15,7 +15,6 @@ from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
 NAME = "grep"
 DEFAULT_LIMIT = 100
 # pi's byte-only truncation passes Number.MAX_SAFE_INTEGER as the line limit
-NO_LINE_LIMIT = 2**53 - 1
 
 DESCRIPTION = (
     "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
@@ -115,7 +114,7 @@ async def execute(
     from piko.lib.jsonio import loads
     from piko.plugins.tools.paths import resolve_path
     from piko.plugins.tools.ripgrep import require_rg, run_rg
-    from piko.plugins.tools.truncate import format_size, truncate_head, truncate_line
+    from piko.plugins.tools.truncate import listing_result, truncate_line
 
     if signal is not None and signal.aborted:
         raise GrepToolError("Operation aborted")
@@ -215,27 +214,16 @@ async def execute(
             separator = ":" if current == line_number else "-"
             output_lines.append(f"{shown_path}{separator}{current}{separator} {text}")
 
-    truncation = truncate_head("\n".join(output_lines), max_lines=NO_LINE_LIMIT)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if match_limit_reached:
-        notices.append(
-            f"{_number_text(limit)} matches limit reached. "
-            f"Use limit={_number_text(limit * 2)} for more, or refine pattern"
-        )
-        details["matchLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_details()
-    if lines_truncated:
-        notices.append(
-            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        )
-        details["linesTruncated"] = True
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+    limit_notice = (
+        f"{_number_text(limit)} matches limit reached. "
+        f"Use limit={_number_text(limit * 2)} for more, or refine pattern"
+    )
+    lines_notice = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+    return listing_result(
+        output_lines,
+        (limit_notice, "matchLimitReached", limit) if match_limit_reached else None,
+        (lines_notice, "linesTruncated", True) if lines_truncated else None,
+    )
 
 
 def _refuse_special_file(path: str) -> None:

@@ -7,13 +7,20 @@ Grep match lines are cut at 500 characters. The numbers and notices are pi's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piko.lib.records import Record
+
+if TYPE_CHECKING:
+    from piko.data.messages import ToolResult
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
 GREP_MAX_LINE_LENGTH = 500
+NO_LINE_LIMIT = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: the listing tools cut by size only
+
+Notice = tuple[str, str, Any]
+"""A listing's notice: its text, and the ``details`` key and value that say the same."""
 
 
 class TruncationResult(Record):
@@ -154,6 +161,28 @@ def truncate_tail(
         truncated_by = "lines"
     kept.reverse()
     return _result(kept, truncated_by, totals, limits, last_line_partial=partial)
+
+
+def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice | None) -> ToolResult:
+    """The answer of a listing tool (ls, find, grep): its lines cut at 50 KB, then in brackets the
+    notices that apply (``None`` for one that does not): the result limit's, the size limit's, then
+    ``more``; ``details`` holds what they say, or is ``None``."""
+    from piko.data.messages import TextContent, ToolResult
+
+    truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
+    size_notice = None
+    if truncation.truncated:
+        size_notice = (
+            f"{format_size(DEFAULT_MAX_BYTES)} limit reached",
+            "truncation",
+            truncation.to_details(),
+        )
+    applying = [notice for notice in (limit_notice, size_notice, *more) if notice is not None]
+    output = truncation.content
+    if applying:
+        output += f"\n\n[{'. '.join(text for text, _key, _value in applying)}]"
+    details = {key: value for _text, key, value in applying}
+    return ToolResult(content=[TextContent(text=output)], details=details or None)
 
 
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:
