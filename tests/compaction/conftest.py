@@ -9,7 +9,6 @@ agent session through the same path as ``pi`` does.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -21,19 +20,16 @@ import pytest
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from support.clean_env import clean_environment
+import support.world
 from support.llm_server import LLMServer
+from support.world import world_of
 
 
-class World:
+class World(support.world.World):
     """One test's agent dir, project and (once started) LLM server and session."""
 
     def __init__(self, tmp_path: Path, agent_dir: Path) -> None:
-        self.root = tmp_path
-        self.agent_dir = agent_dir
-        self.project = tmp_path / "project"
-        self.project.mkdir(exist_ok=True)
-        self.server: LLMServer | None = None
+        super().__init__(tmp_path, agent_dir)
         self.events: list[Any] = []
 
     def write_models(self, base_url: str, context_window: int, max_tokens: int = 500) -> None:
@@ -86,10 +82,6 @@ class World:
         session.subscribe(self.events.append)
         return session
 
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.server is not None
-        return [r["body"] for r in self.server.requests]
-
     def event_types(self) -> list[str]:
         return [type(e).TYPE for e in self.events if hasattr(type(e), "TYPE")]
 
@@ -105,16 +97,4 @@ class World:
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    agent = clean_environment(monkeypatch, tmp_path)
-    state = World(tmp_path, agent)
-    try:
-        yield state
-    finally:
-        if state.server is not None:
-            state.server.stop()
-
-
-@pytest.fixture
-def run() -> Any:
-    """Run a coroutine to completion (each test its own event loop)."""
-    return lambda coroutine: asyncio.run(coroutine)
+    yield from world_of(World, tmp_path, monkeypatch)
