@@ -71,7 +71,7 @@ def format_size(size: int) -> str:
     return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
 
 
-def _result(
+def truncation_result(
     kept: list[str],
     truncated_by: str | None,
     totals: tuple[int, int],
@@ -102,9 +102,9 @@ def truncate_head(
     lines = content.split("\n")
     totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
     if totals[0] <= max_lines and totals[1] <= max_bytes:
-        return _result(lines, None, totals, limits)
+        return truncation_result(lines, None, totals, limits)
     if byte_length(lines[0]) > max_bytes:
-        return _result([], "bytes", totals, limits, first_line_exceeds_limit=True)
+        return truncation_result([], "bytes", totals, limits, first_line_exceeds_limit=True)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -117,7 +117,7 @@ def truncate_head(
         used += size
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
-    return _result(kept, truncated_by, totals, limits)
+    return truncation_result(kept, truncated_by, totals, limits)
 
 
 def _tail_bytes(text: str, max_bytes: int) -> str:
@@ -138,7 +138,7 @@ def truncate_tail(
     lines = content.split("\n")
     totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
     if totals[0] <= max_lines and totals[1] <= max_bytes:
-        return _result(lines, None, totals, limits)
+        return truncation_result(lines, None, totals, limits)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -160,10 +160,12 @@ def truncate_tail(
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
     kept.reverse()
-    return _result(kept, truncated_by, totals, limits, last_line_partial=partial)
+    return truncation_result(kept, truncated_by, totals, limits, last_line_partial=partial)
 
 
-def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice | None) -> ToolResult:
+def listing_result(
+    lines: list[str], limit_notice: Notice | None, *more: Notice | None
+) -> ToolResult:
     """The answer of a listing tool (ls, find, grep): its lines cut at 50 KB, then in brackets the
     notices that apply (``None`` for one that does not): the result limit's, the size limit's, then
     ``more``; ``details`` holds what they say, or is ``None``."""
