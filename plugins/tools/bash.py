@@ -207,11 +207,6 @@ async def execute(
         output.close_temp_file()
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(tool_definition(__name__, default_active=True))
-
-
 @hookimpl(trylast=True)
 async def piko_user_bash(event: Any, ctx: Any) -> Any:
     """Run a user's ``!cmd`` / RPC ``bash`` when no extension took it (registered last on purpose)."""
@@ -236,3 +231,8 @@ async def piko_user_bash(event: Any, ctx: Any) -> Any:
             full_output_path=run.full_output_path,
         )
     }
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

@@ -69,11 +69,6 @@ PROMPT_GUIDELINES = [
 INVALID_INPUT = "Edit tool input is invalid. edits must contain at least one replacement."
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(tool_definition(__name__, default_active=True))
-
-
 def prepare_arguments(arguments: Any) -> Any:
     """pi's argument repair, run before schema validation.
 
@@ -218,3 +213,8 @@ def _access_errno(absolute: str) -> int:
     except OSError as exc:
         return exc.errno or errno.ENOENT
     return errno.EACCES
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

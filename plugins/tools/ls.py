@@ -32,11 +32,6 @@ PARAMETERS: dict[str, Any] = {
 PROMPT_SNIPPET = "List directory contents"
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(tool_definition(__name__, default_active=False))
-
-
 async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
@@ -96,3 +91,8 @@ def list_directory(directory: str, limit: float, should_stop: Callable[[], None]
         return ToolResult(content=[TextContent(text="(empty directory)")], details=None)
     notice = f"{js_string(limit)} entries limit reached. Use limit={js_string(limit * 2)} for more"
     return listing_result(entries, (notice, "entryLimitReached", limit) if limit_reached else None)
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=False))

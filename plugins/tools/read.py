@@ -44,11 +44,6 @@ PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(tool_definition(__name__, default_active=True))
-
-
 async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
@@ -244,3 +239,8 @@ def _truncate_window(window: Any) -> TruncationResult:
         return truncation_result([], "bytes", totals, limits, first_line_exceeds_limit=True)
     truncated_by = "lines" if len(window.lines) >= DEFAULT_MAX_LINES else "bytes"
     return truncation_result(window.lines, truncated_by, totals, limits)
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

@@ -163,9 +163,7 @@ def truncate_tail(
     return truncation_result(kept, truncated_by, totals, limits, last_line_partial=partial)
 
 
-def listing_result(
-    lines: list[str], limit_notice: Notice | None, *more: Notice | None
-) -> ToolResult:
+def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice | None) -> ToolResult:
     """The answer of a listing tool (ls, find, grep): its lines cut at 50 KB, then in brackets the
     notices that apply (``None`` for one that does not): the result limit's, the size limit's, then
     ``more``; ``details`` holds what they say, or is ``None``."""

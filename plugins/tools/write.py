@@ -28,11 +28,6 @@ PROMPT_SNIPPET = "Create or overwrite files"
 PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(tool_definition(__name__, default_active=True))
-
-
 async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
@@ -54,3 +49,8 @@ async def execute(
         await abortable(write_with_fallback(ctx, absolute, data, content, make_parents=True), signal)
     # pi reports the string's length in UTF-16 code units and calls it bytes.
     return ToolResult(content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")])
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))
