@@ -293,15 +293,10 @@ async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """List files and directories under ``path`` whose name (or path) matches ``pattern``."""
-    from piko.plugins.tools.paths import resolve_path
-    from piko.plugins.tools.ripgrep import require_rg, run_rg
+    from piko.plugins.tools.ripgrep import run_rg, start_search
     from piko.plugins.tools.truncate import listing_result
 
-    if signal is not None and signal.aborted:
-        raise FindToolError("Operation aborted")
-    require_rg()
-    pattern = str(params["pattern"])
-    search_path = resolve_path(params.get("path") or ".", ctx.cwd)
+    pattern, search_path = start_search(params, signal, ctx.cwd, FindToolError)
     if not os.path.exists(search_path):
         raise FindToolError(f"Path not found: {search_path}")
     if not os.path.isdir(search_path):

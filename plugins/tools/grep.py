@@ -112,15 +112,10 @@ async def execute(
 ) -> ToolResult:
     """Search with rg; return pi's ``path:line: text`` listing with its notices and details."""
     from piko.lib.jsonio import loads
-    from piko.plugins.tools.paths import resolve_path
-    from piko.plugins.tools.ripgrep import require_rg, run_rg
+    from piko.plugins.tools.ripgrep import run_rg, start_search
     from piko.plugins.tools.truncate import listing_result, truncate_line
 
-    if signal is not None and signal.aborted:
-        raise GrepToolError("Operation aborted")
-    require_rg()
-    pattern = str(params["pattern"])
-    search_path = resolve_path(params.get("path") or ".", ctx.cwd)
+    pattern, search_path = start_search(params, signal, ctx.cwd, GrepToolError)
     try:
         is_directory = os.path.isdir(search_path) if os.path.exists(search_path) else None
     except OSError:
