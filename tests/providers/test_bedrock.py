@@ -9,8 +9,8 @@ import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
     stream_fn,
@@ -290,16 +290,8 @@ def test_corrupted_frame_is_an_error() -> None:
 
 
 def test_cut_stall_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 3}]) as server:
-        cut = collect(stream, bedrock(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, bedrock(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, bedrock(server), context(), opts())
-    assert events[-1].reason == "aborted" and events[-1].error is not None
-    assert events[-1].error.error_message == "Request was aborted" and seconds < 0.5
+    events = assert_cut_stall_and_abort(stream, bedrock, opts, cut_after=3)
+    assert events[-1].error is not None and events[-1].error.error_message == "Request was aborted"
 
 
 def test_max_tokens_stop_and_on_payload() -> None:

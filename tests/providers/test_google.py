@@ -9,8 +9,8 @@ import pytest
 from support.llm_server import LLMServer, cassette_turns
 from support.stream_runs import (
     PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
     stream_fn,
@@ -221,15 +221,7 @@ def test_max_tokens_is_length() -> None:
 
 
 def test_cut_stall_and_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
-        cut = collect(stream, gemini(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, gemini(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, gemini(server), context(), opts())
-    assert events[-1].reason == "aborted" and seconds < 0.5
+    assert_cut_stall_and_abort(stream, gemini, opts)
 
 
 def test_recorded_cassettes_replay() -> None:

@@ -8,8 +8,8 @@ import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
     stream_fn,
@@ -155,15 +155,7 @@ def test_error_wording() -> None:
 
 
 def test_cut_stall_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
-        cut = collect(stream, mistral(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, mistral(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, mistral(server), context(), opts())
-    assert events[-1].reason == "aborted" and seconds < 0.5
+    assert_cut_stall_and_abort(stream, mistral, opts)
 
 
 def test_length_stop() -> None:

@@ -77,6 +77,28 @@ def collect_aborting(
     return asyncio.run(run())
 
 
+def assert_cut_stall_and_abort(
+    fn: Callable[..., Any],
+    make: Callable[..., Model],
+    opts: Callable[..., StreamOptions],
+    *,
+    cut_after: int = 2,
+) -> list[StreamEvent]:
+    """A connection cut mid-stream ends in ``terminated``, a stalled one in ``Request timed out.``
+    and an abort mid-stream in reason ``aborted`` at once; returns the aborted stream's events.
+    ``make(server)`` is the test module's model, ``opts(**fields)`` its options."""
+    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": cut_after}]) as server:
+        cut = collect(fn, make(server), context(), opts())
+    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
+    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
+        stalled = collect(fn, make(server), context(), opts(timeout_s=0.3))
+    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
+    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
+        events, seconds = collect_aborting(fn, make(server), context(), opts())
+    assert events[-1].reason == "aborted" and seconds < 0.5
+    return events
+
+
 def types(events: list[StreamEvent]) -> list[str]:
     """Event types without the deltas (the shape of a stream)."""
     return [e.type for e in events if not e.type.endswith("_delta")]
