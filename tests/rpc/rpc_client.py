@@ -42,28 +42,11 @@ def make_dirs(
     settings: dict[str, Any] | None = None,
     model_fields: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[Path, Path]:
-    """A config dir (models.json at ``server``) and a work dir with the samples' files.
+    """A config dir (models.json at ``server``) and a work dir with the samples' files
+    (:func:`support.pi_dirs.make_pi_dirs` in ``tmp_path``)."""
+    from support.pi_dirs import make_pi_dirs
 
-    ``model_fields`` adds fields to every model of a provider (``{"mock": {"input": [...]}}``).
-    """
-    home = tmp_path / "home" / ".pi" / "agent"
-    home.mkdir(parents=True)
-    work = tmp_path / "work"
-    (work / "src").mkdir(parents=True)
-    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (work / "notes.txt").write_text("hello world\nsecond line\n")
-    (work / "src" / "main.txt").write_text("TODO: fix bug\n")
-    models = json.loads((SAMPLES / "models.json").read_text())
-    base = server.base_url if server is not None else "http://127.0.0.1:9"
-    models["providers"]["mock"]["baseUrl"] = base + "/v1"
-    models["providers"]["mock-anthropic"]["baseUrl"] = base
-    for provider, extra in (model_fields or {}).items():
-        for model in models["providers"][provider]["models"]:
-            model.update(extra)
-    (home / "models.json").write_text(json.dumps(models))
-    if settings:
-        (home / "settings.json").write_text(json.dumps(settings))
-    return home, work
+    return make_pi_dirs(tmp_path, server, settings, model_fields)
 
 
 def hermetic_environment() -> dict[str, str]:
