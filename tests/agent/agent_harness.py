@@ -31,6 +31,20 @@ def sample(name: str, file: str) -> Any:
     return text
 
 
+def run_logging_extension(pi_env: Any, tmp_path: Path, source: str) -> list[Any]:
+    """``pi -p go`` with the extension ``source`` through two turns (a tool call, then the answer);
+    the JSON lines the extension wrote to ``$PIKO_TEST_LOG``."""
+    ext = tmp_path / "logging_ext.py"
+    ext.write_text(source)
+    log = tmp_path / "log.jsonl"
+    env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
+    done = env.run(
+        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in log.read_text().splitlines()]
+
+
 def sample_events(name: str) -> list[dict[str, Any]]:
     """The JSON lines pi printed in a transcript's ``stdout.txt``."""
     return json_lines(sample(name, "stdout.txt"))
