@@ -22,6 +22,7 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 
 import support.world
 from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
 from support.world import world_of
 
 
@@ -33,24 +34,8 @@ class World(support.world.World):
         self.events: list[Any] = []
 
     def write_models(self, base_url: str, context_window: int, max_tokens: int = 500) -> None:
-        models = {
-            "providers": {
-                "mock": {
-                    "baseUrl": base_url + "/v1",
-                    "api": "openai-completions",
-                    "apiKey": "mock-key",
-                    "models": [
-                        {
-                            "id": "mock-1",
-                            "name": "Mock One",
-                            "contextWindow": context_window,
-                            "maxTokens": max_tokens,
-                        }
-                    ],
-                }
-            }
-        }
-        (self.agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        model = {"id": "mock-1", "name": "Mock One", "contextWindow": context_window, "maxTokens": max_tokens}
+        write_mock_models(self.agent_dir, base_url, [model])
 
     def write_settings(self, settings: dict[str, Any]) -> None:
         (self.agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")

@@ -23,17 +23,15 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 import support.world
 from icmd_harness import ScriptedContext
 from support.llm_server import LLMServer
+from support.pi_dirs import mock_provider
 from support.world import world_of
 
 
 def models_json(base_url: str) -> dict[str, Any]:
-    def provider(name: str, models: list[dict[str, Any]], key: str) -> dict[str, Any]:
-        return {"baseUrl": base_url + "/v1", "api": "openai-completions", "apiKey": key, "models": models}
-
     return {
         "providers": {
-            "mock": provider(
-                "mock",
+            "mock": mock_provider(
+                base_url,
                 [
                     {"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 500},
                     {
@@ -46,8 +44,8 @@ def models_json(base_url: str) -> dict[str, Any]:
                 ],
                 "mock-key",
             ),
-            "other": provider(
-                "other",
+            "other": mock_provider(
+                base_url,
                 [{"id": "other-1", "name": "Other One", "contextWindow": 64000, "maxTokens": 500}],
                 "other-key",
             ),
