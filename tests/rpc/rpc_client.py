@@ -36,19 +36,6 @@ def sample(name: str, file: str) -> Any:
     return json.loads(text) if file.endswith(".json") else text
 
 
-def make_dirs(
-    tmp_path: Path,
-    server: Any,
-    settings: dict[str, Any] | None = None,
-    model_fields: dict[str, dict[str, Any]] | None = None,
-) -> tuple[Path, Path]:
-    """A config dir (models.json at ``server``) and a work dir with the samples' files
-    (:func:`support.pi_dirs.make_pi_dirs` in ``tmp_path``)."""
-    from support.pi_dirs import make_pi_dirs
-
-    return make_pi_dirs(tmp_path, server, settings, model_fields)
-
-
 def hermetic_environment() -> dict[str, str]:
     """This process's environment without provider credentials or piko/pi settings."""
     from support.clean_env import provider_variables

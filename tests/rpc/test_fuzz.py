@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rpc_client import SAMPLE_ARGS, RpcProcess, make_dirs
+from rpc_client import SAMPLE_ARGS, RpcProcess
 from support.llm_server import LLMServer
+from support.pi_dirs import make_pi_dirs
 
 from piko.plugins.modes.rpc.commands import COMMANDS
 
@@ -102,7 +103,7 @@ class Session:
 @pytest.fixture(scope="module")
 def fuzz_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     with LLMServer([{"blocks": [{"text": "fine"}], "repeat": True}]) as server:
-        home, work = make_dirs(tmp_path_factory.mktemp("fuzz"), server)
+        home, work = make_pi_dirs(tmp_path_factory.mktemp("fuzz"), server)
         process = RpcProcess(home, work, SAMPLE_ARGS)
         session = Session(process)
         try:
