@@ -116,12 +116,11 @@ def supports_prompt_caching(model: Model) -> bool:
 
 
 def _effort(model: Model, level: str) -> str:
+    from piko.plugins.providers.anthropic_messages.wire import effort_for_level
+
     if level == "xhigh" and any("opus-4-7" in c for c in _candidates(model)):
         return "xhigh"
-    mapped = (model.thinking_level_map or {}).get(level)
-    if isinstance(mapped, str):
-        return mapped
-    return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
+    return effort_for_level(model, level)  # the Claude models' own mapping
 
 
 # ---------------------------------------------------------------------------
@@ -400,14 +399,17 @@ def retry_delay(retries_done: int, headers: Mapping[str, str]) -> float:
 # ---------------------------------------------------------------------------
 
 
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+
+
 def map_stop_reason(reason: str | None) -> Any:
-    return {
-        "end_turn": "stop",
-        "stop_sequence": "stop",
-        "max_tokens": "length",
-        "model_context_window_exceeded": "length",
-        "tool_use": "toolUse",
-    }.get(reason or "", "error")
+    return _STOP_REASONS.get(reason or "", "error")
 
 
 class ConverseProcessor:

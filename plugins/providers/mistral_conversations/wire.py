@@ -268,14 +268,17 @@ def mistral_error_message(status: int, body: str, content_type: str = "applicati
 # ---------------------------------------------------------------------------
 
 
+_FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "model_length": "length",
+    "tool_calls": "toolUse",
+    "error": "error",
+}
+
+
 def map_finish_reason(reason: str | None) -> Any:
-    return {
-        "stop": "stop",
-        "length": "length",
-        "model_length": "length",
-        "tool_calls": "toolUse",
-        "error": "error",
-    }.get(reason or "stop", "stop")
+    return _FINISH_REASONS.get(reason or "stop", "stop")
 
 
 class MistralProcessor:
