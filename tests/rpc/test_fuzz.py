@@ -133,22 +133,23 @@ def check(session: Session, batch: list[bytes]) -> None:
     assert session.process.proc.poll() is None
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+def fuzzing(examples: int) -> Any:
+    """Hypothesis settings for ``examples`` batches against the one shared process."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+@fuzzing(300)
 @given(batch=st.lists(lines, min_size=1, max_size=4))
 def test_random_records_each_get_one_response(fuzz_session: Session, batch: list[bytes]) -> None:
     check(fuzz_session, batch)
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=3000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(3000)
 @given(batch=st.lists(lines, min_size=1, max_size=8))
 def test_thousands_of_random_records(fuzz_session: Session, batch: list[bytes]) -> None:
     check(fuzz_session, batch)
