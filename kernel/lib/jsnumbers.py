@@ -2,14 +2,23 @@
 
 ``Math.round``, ``Number.prototype.toFixed`` and ``String(number)`` differ from Python's
 ``round``, ``format`` and ``str`` on halves, exponents and integral floats; pi's messages (image
-notes, truncation notices, sizes) are written with them.
+notes, truncation notices, sizes: :func:`format_size`) are written with them.
 """
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["js_round", "js_string", "js_to_fixed"]
+__all__ = ["format_size", "js_round", "js_string", "js_to_fixed"]
+
+
+def format_size(size: int) -> str:
+    """pi's ``formatSize``: ``512B``, ``1.5KB``, ``2.0MB`` (``toFixed``: 1280 bytes is 1.3KB)."""
+    if size < 1024:
+        return f"{size}B"
+    if size < 1024 * 1024:
+        return f"{js_to_fixed(size / 1024, 1)}KB"
+    return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
 
 
 def js_round(value: float) -> int:

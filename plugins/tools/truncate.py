@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from piko.lib.jsnumbers import format_size
 from piko.lib.records import Record
 
 if TYPE_CHECKING:
@@ -58,17 +59,6 @@ class TruncationResult(Record):
 def byte_length(text: str) -> int:
     """UTF-8 length of ``text`` (lone surrogates count as 3 bytes, as JavaScript replaces them)."""
     return len(text.encode("utf-8", "surrogatepass"))
-
-
-def format_size(size: int) -> str:
-    """``512B``, ``1.5KB``, ``2.0MB`` (rounded like JavaScript's ``toFixed``: 1280 bytes is 1.3KB)."""
-    from piko.plugins.tools.node_compat import js_to_fixed
-
-    if size < 1024:
-        return f"{size}B"
-    if size < 1024 * 1024:
-        return f"{js_to_fixed(size / 1024, 1)}KB"
-    return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
 
 
 def truncation_result(
