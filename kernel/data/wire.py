@@ -42,6 +42,7 @@ from piko.data.messages import (
 )
 from piko.data.stream_blocks import STREAMING_BLOCKS
 from piko.lib.records import Record
+from piko.lib.text import camel
 
 __all__ = [
     "block_from_wire",
@@ -80,12 +81,6 @@ def __getattr__(name: str) -> Any:
     if name == "converter":
         return get_converter()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def camel(name: str) -> str:
-    """snake_case -> camelCase (``tool_call_id`` -> ``toolCallId``)."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _number(value: Any) -> Any:

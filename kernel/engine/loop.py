@@ -18,8 +18,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import attrs
-
 from piko.data.events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -43,7 +41,7 @@ from piko.data.messages import (
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import blocks_from_wire, error_result, normalize_tool_result
 from piko.lib.abort import AbortSignal
-from piko.lib.records import Record, field
+from piko.lib.records import Record, field, replace
 from piko.lib.redaction import redact
 
 Emit = Callable[[Any], Awaitable[None]]
@@ -227,7 +225,7 @@ async def _stream_assistant(
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:
     """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
-    return attrs.evolve(message, content=list(message.content))
+    return replace(message, content=list(message.content))
 
 
 async def _execute_tool_calls(

@@ -37,8 +37,6 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from piko.data.messages import Model
 from piko.lib.records import Record, replace
 from piko.lib.redaction import is_credential_name, register_config_value, register_secret
@@ -263,7 +261,7 @@ class ModelRegistry:
                 changes["base_url"] = config.base_url
             if config.compat:
                 changes["compat"] = merge_compat(model.compat, config.compat)
-            self._replace(provider, attrs.evolve(model, **changes))
+            self._replace(provider, replace(model, **changes))
 
     def _complete(self, model: Model, provider: ProviderConfig, config: ProviderConfig) -> Model:
         changes: dict[str, Any] = {}
@@ -277,7 +275,7 @@ class ModelRegistry:
             changes["name"] = model.id
         if config.compat:
             changes["compat"] = merge_compat(config.compat, model.compat)
-        return attrs.evolve(model, **changes) if changes else model
+        return replace(model, **changes) if changes else model
 
     def _apply_overrides(self, provider: ProviderConfig, overrides: dict[str, dict[str, Any]]) -> None:
         """pi's ``modelOverrides``: patch models already registered (unknown ids are ignored)."""
@@ -312,7 +310,7 @@ class ModelRegistry:
             if patch.get("headers"):
                 provider.model_headers = {**(provider.model_headers or {}), model_id: dict(patch["headers"])}
             if changes:
-                self._replace(provider, attrs.evolve(model, **changes))
+                self._replace(provider, replace(model, **changes))
 
     # -- reading -----------------------------------------------------------------------------
 

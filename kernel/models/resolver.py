@@ -13,10 +13,8 @@ import fnmatch
 import re
 from typing import Any
 
-import attrs
-
 from piko.data.messages import THINKING_LEVELS, Model
-from piko.lib.records import Record
+from piko.lib.records import Record, replace
 
 DEFAULT_THINKING_LEVEL = "medium"
 
@@ -236,7 +234,7 @@ def resolve_cli_model(
             base = next((m for m in own if m.id == default_id), own[0])
             note = f'Model "{pattern}" not found for provider "{chosen}". Using custom model id.'
             return (
-                attrs.evolve(base, id=pattern, name=pattern),
+                replace(base, id=pattern, name=pattern),
                 None,
                 (f"{warning} {note}" if warning else note),
             )

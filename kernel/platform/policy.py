@@ -74,10 +74,6 @@ class Rule(_Plain):
         self.allow: list[list[str]] = allow or []
         self.block: list[str] = block or []
 
-    @property
-    def has_allowlist(self) -> bool:
-        return bool(self.allow)
-
     def allowed(self, *values: str) -> bool:
         """True when every allowlist admits at least one of ``values`` (no allowlist: True)."""
         present = [v for v in values if v]

@@ -24,6 +24,7 @@ from test_session_compaction import (
     try_compact,
 )
 
+from piko.data.events import CompactionResult
 from piko.data.messages import AssistantMessage
 from piko.engine.compaction import fitted_budgets
 from piko.plugins.compaction.prepare import CompactionSettings, prepare_compaction
@@ -189,8 +190,8 @@ def test_manual_compact_on_a_4k_model(world, run) -> None:
         return await try_compact(session)
 
     outcome = run(scenario())
-    assert isinstance(outcome, dict), outcome
-    assert outcome["summary"].startswith("## Goal\nMANUAL SMALL")
+    assert isinstance(outcome, CompactionResult), outcome
+    assert outcome.summary.startswith("## Goal\nMANUAL SMALL")
     summarized = prompt_text(world.requests()[3])
     assert "question 0" in summarized and "question 1" not in summarized
-    assert json.dumps(outcome["details"]) == '{"readFiles": [], "modifiedFiles": []}'
+    assert json.dumps(outcome.details) == '{"readFiles": [], "modifiedFiles": []}'

@@ -27,6 +27,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
@@ -37,7 +38,6 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    js_json,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -51,7 +51,6 @@ _BASE64_SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _tool_call_counter = itertools.count(1)
 
 
-dumps = js_json
 Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
