@@ -60,7 +60,9 @@ class ToolDefinition(Lazy, Registration):
     and may be a coroutine function. ``prepare_arguments(arguments)``, when given, repairs the
     model's arguments before schema validation (older argument shapes, JSON sent as a string).
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
-    ``prompt_guidelines`` are added to the guidelines when it is active.
+    ``prompt_guidelines`` are added to the guidelines when it is active. ``order`` places the
+    tool in the default tool list (lower first; tools without one follow in load order): piko's
+    built-in tools use 0-6 to come in pi's order.
     """
 
     name: str
@@ -70,6 +72,7 @@ class ToolDefinition(Lazy, Registration):
     execute: Any = None
     prepare_arguments: Any = None
     default_active: bool = False
+    order: int | None = None
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
