@@ -83,6 +83,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         TurnEndEvent,
         TurnStartEvent,
         UserBashEvent,
+        WorkspaceFileRequest,
     )
     from piko.data.messages import AssistantMessage, Model
     from piko.engine.system_prompt import SystemPromptOptions
@@ -433,6 +434,31 @@ def piko_export_html(request: ExportRequest, ctx: Context) -> Any:
 
     :param request: a :class:`piko.data.events.ExportRequest` (session file or entries, output path).
     Return value: the path written, or ``None``.
+    """
+
+
+@event(Semantics.FIRST, service=True)
+def piko_workspace_read_text(request: WorkspaceFileRequest, ctx: Context) -> Any:
+    """The text of a file as the user's workspace holds it, when a plugin knows it better than
+    the disk (an editor with unsaved changes, through ACP).
+
+    Asked by the ``read`` and ``edit`` tools before they read a file, only when a handler is
+    registered (no cost otherwise).
+
+    :param request: :class:`piko.data.events.WorkspaceFileRequest` (``path`` absolute, ``session_id``).
+    Return value: the file's whole text; ``None`` lets the tool read the disk. The first text wins.
+    """
+
+
+@event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
+def piko_workspace_write_text(request: WorkspaceFileRequest, ctx: Context) -> Any:
+    """Write a file through the user's workspace (an editor updates its buffer and saves it).
+
+    Asked by the ``write`` and ``edit`` tools before they write, only when a handler is
+    registered.
+
+    :param request: :class:`piko.data.events.WorkspaceFileRequest` (``path`` absolute, ``content``).
+    Return value: ``True`` when the workspace wrote the file; otherwise the tool writes the disk.
     """
 
 
