@@ -34,6 +34,12 @@ from piko.platform.semantics import subscribable_events
 
 _MISSING = object()
 
+# omp's names of events pi and piko call otherwise.
+EVENT_ALIASES = {
+    "session_before_branch": "session_before_fork",
+    "session_branch": "session_fork",
+}
+
 
 def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     """Let a handler take ``(event, ctx)``, ``(event)`` or nothing."""
@@ -100,6 +106,7 @@ class ExtensionAPI:
         self._delete_fallbacks: list[Callable[..., Any]] = []
         self._extra: Any = None
         self._compiled: Any = None
+        self._unknown_events: set[str] = set()
 
     # -- shared services ---------------------------------------------------------------------
 
@@ -123,39 +130,108 @@ class ExtensionAPI:
     # -- registration ------------------------------------------------------------------------
 
     def on(self, event: str, handler: Callable[..., Any]) -> None:
-        """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...)."""
+        """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...).
+
+        omp's names for pi's events are accepted (``session_before_branch`` is
+        ``session_before_fork``). An event this runtime does not have is one warning per
+        extension and name, and the handler is left out: an extension written for a newer
+        runtime still loads.
+        """
+        event = EVENT_ALIASES.get(event, event)
         if event not in subscribable_events():
-            raise ValueError(f"unknown event '{event}'")
+            if event not in self._unknown_events:
+                self._unknown_events.add(event)
+                import difflib
+
+                close = difflib.get_close_matches(event, sorted(subscribable_events()), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                self._warn(f"pi.on('{event}'): no such event in this version of piko{hint}; handler ignored")
+            return
         self._handlers.setdefault(event, []).append(adapt_handler(handler))
         self._refresh()
 
-    def register_tool(self, tool: ToolDefinition | None = None, **kwargs: Any) -> ToolDefinition:
-        """Register a tool: ``register_tool(name=, label=, description=, parameters=, execute=)``."""
-        definition = tool if tool is not None else ToolDefinition(**kwargs)
+    def register_tool(self, tool: Any = None, **kwargs: Any) -> ToolDefinition:
+        """Register a tool: pi's object (``register_tool({"name": ..., "execute": ...})``, camelCase
+        or snake_case keys), keywords (``register_tool(name=, description=, execute=)``) or a
+        :class:`ToolDefinition`. ``hidden``/``default_inactive`` keep it inactive until asked for;
+        ``on_session(event, ctx)`` hears the session events; unknown fields are one warning."""
+        from piko.lib.records import replace
+        from piko.platform.extension_shapes import options_of, tool_fields
+
+        if isinstance(tool, ToolDefinition):
+            definition = tool
+            if kwargs:
+                definition = replace(tool, **kwargs)
+        else:
+            options = options_of(tool, kwargs)
+            definition = ToolDefinition(**tool_fields(options, self._warn))
+            if callable(options.get("on_session")):
+                self._subscribe_on_session(options["on_session"])
         definition.plugin = self.name
         if not definition.label:
             definition.label = definition.name
-        if "default_active" not in kwargs and tool is None:
-            definition.default_active = True  # extension tools are active unless --tools says otherwise
         self._tools.append(definition)
         if self._live():
             self._app.registries.add_runtime("tools", definition)
+            if definition.default_active:
+                self._activate_now(definition.name)
         self._refresh()
         return definition
+
+    def _subscribe_on_session(self, on_session: Callable[..., Any]) -> None:
+        """A tool's ``on_session(event, ctx)``: called on each session event with ``event.reason``."""
+        from types import SimpleNamespace
+
+        reasons = {
+            "session_start": "start", "session_switch": "switch", "session_fork": "branch",
+            "session_tree": "tree", "session_shutdown": "shutdown",
+        }  # fmt: skip
+        for event_name, reason in reasons.items():
+
+            def hear(event: Any, ctx: Any, reason: str = reason) -> Any:
+                return on_session(SimpleNamespace(reason=reason, event=event), ctx)
+
+            self._handlers.setdefault(event_name, []).append(hear)
+
+    def _activate_now(self, name: str) -> None:
+        """A tool registered while the session runs joins the active tools (pi mounts it live)."""
+        runtime = getattr(self._app, "runtime", None)
+        if runtime is None:
+            return
+        active = list(runtime.get_active_tools())
+        if name not in active:
+            runtime.set_active_tools([*active, name])
+
+    def _warn(self, message: str) -> None:
+        """One diagnostic line naming this extension (``Warning: ...`` on stderr, ``pi plugins``)."""
+        line = f"extension '{self.name}' ({self.source}): {message}"
+        if self._app is not None:
+            self._app.pm.diagnose(line)
+        else:
+            self.logger.warning(line)
 
     def register_command(
         self,
         name: str,
-        description: str = "",
+        description: Any = "",
         handler: Callable[..., Any] | None = None,
         get_argument_completions: Callable[..., Any] | None = None,
+        **options: Any,
     ) -> CommandDefinition:
-        """Register ``/name``; ``handler(args, ctx)`` may be a coroutine function."""
+        """Register ``/name``: ``register_command(name, {"description":, "handler":})`` as pi
+        does, or keywords; ``handler(args, ctx)`` may be a coroutine function."""
+        from piko.platform.extension_shapes import COMMAND_FIELDS, options_of, simple_fields
+
+        given = options_of(description if not isinstance(description, str) else None, options)
+        if callable(description) and not isinstance(description, dict):
+            given.setdefault("handler", description)
+        fields = simple_fields("command", name, given, COMMAND_FIELDS, self._warn)
+        text = description if isinstance(description, str) else fields.get("description", "")
         definition = CommandDefinition(
             name=name.lstrip("/"),
-            description=description,
-            handler=handler,
-            get_argument_completions=get_argument_completions,
+            description=str(text or ""),
+            handler=handler or fields.get("handler"),
+            get_argument_completions=get_argument_completions or fields.get("get_argument_completions"),
             plugin=self.name,
         )
         self._commands.append(definition)
@@ -165,13 +241,23 @@ class ExtensionAPI:
         return definition
 
     def register_flag(
-        self, name: str, description: str = "", type: str = "boolean", default: Any = None
+        self, name: str, description: Any = "", type: str = "boolean", default: Any = None, **options: Any
     ) -> FlagDefinition:
-        """Register ``--name`` (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
+        """Register ``--name``: ``register_flag(name, {"description":, "type":, "default":})`` or
+        keywords (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
+        from piko.platform.extension_shapes import FLAG_FIELDS, options_of, simple_fields
+
+        if not isinstance(description, str):
+            fields = simple_fields("flag", name, options_of(description, options), FLAG_FIELDS, self._warn)
+            description = fields.get("description", "")
+            type = fields.get("type", type)
+            default = fields.get("default", default)
+        elif options:
+            self._warn(f"flag '{name}': unknown field(s) {', '.join(sorted(options))}; ignored")
         if type not in ("boolean", "string"):
             raise ValueError(f"flag '{name}': type must be 'boolean' or 'string'")
         definition = FlagDefinition(
-            name=name.lstrip("-"), description=description, type=type, default=default
+            name=name.lstrip("-"), description=str(description or ""), type=type, default=default
         )
         definition.plugin = self.name
         self._flags.append(definition)
@@ -190,11 +276,21 @@ class ExtensionAPI:
         return None
 
     def register_shortcut(
-        self, key: str, description: str = "", handler: Callable[..., Any] | None = None
+        self, key: str, description: Any = "", handler: Callable[..., Any] | None = None, **options: Any
     ) -> None:
-        """Register a key for the interactive mode; ``handler(ctx)``."""
+        """Register a key for the interactive mode: ``register_shortcut(key, {"description":,
+        "handler":})`` or keywords; ``handler(ctx)``."""
+        from piko.platform.extension_shapes import SHORTCUT_FIELDS, options_of, simple_fields
+
+        if not isinstance(description, str) or options:
+            fields = simple_fields(
+                "shortcut", key, options_of(description if not isinstance(description, str) else None, options),
+                SHORTCUT_FIELDS, self._warn,
+            )  # fmt: skip
+            handler = handler or fields.get("handler")
+            description = description if isinstance(description, str) else fields.get("description", "")
         self._shortcuts.append(
-            ShortcutDefinition(key=key, description=description, handler=handler, plugin=self.name)
+            ShortcutDefinition(key=key, description=str(description or ""), handler=handler, plugin=self.name)
         )
         self._refresh()
 

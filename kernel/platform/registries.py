@@ -60,7 +60,8 @@ class ToolDefinition(Lazy, Registration):
     and may be a coroutine function. ``prepare_arguments(arguments)``, when given, repairs the
     model's arguments before schema validation (older argument shapes, JSON sent as a string).
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
-    ``prompt_guidelines`` are added to the guidelines when it is active.
+    ``prompt_guidelines`` are added to the guidelines when it is active. ``metadata`` keeps the
+    fields of a pi/omp tool object piko does not act on (``approval``, ``loadMode``, ...).
     """
 
     name: str
@@ -74,6 +75,7 @@ class ToolDefinition(Lazy, Registration):
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
     render_result: Any = None
+    metadata: dict[str, Any] = field(factory=dict)
     plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:

@@ -1,0 +1,163 @@
+"""Extensions written straight from the extension reference (``extensions.md``), run by a real ``pi``.
+
+Each test writes the extension a pi user would write from the reference, in Python (snake_case
+names, pi's option objects as dicts), and runs it through ``pi`` against the scripted server.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from agent_harness import json_lines
+
+# The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
+QUICK_START = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def record(**data):
+    with open(LOG, "a") as fh:
+        fh.write(json.dumps(data) + "\\n")
+
+def activate(pi):
+    pi.set_label("Safety + Utilities")
+
+    async def on_start(_event, ctx):
+        ctx.ui.notify(f"Extension loaded in {ctx.cwd}", "info")
+    pi.on("session_start", on_start)
+
+    async def gate(event, ctx):
+        command = event.input.get("command")
+        if event.tool_name == "bash" and isinstance(command, str) and "rm -rf" in command:
+            return {"block": True, "reason": "Blocked by extension policy"}
+    pi.on("tool_call", gate)
+
+    async def execute(_tool_call_id, params, _signal, _on_update, _ctx):
+        return {"content": [{"type": "text", "text": f"Hello, {params['name']}"}],
+                "details": {"greeted": params["name"]}}
+
+    pi.register_tool({
+        "name": "hello_extension",
+        "label": "Hello Extension",
+        "description": "Return a greeting",
+        "parameters": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
+        "execute": execute,
+        "renderCall": lambda args, options, theme: None,
+        "renderResult": lambda result, options, theme, args: None,
+        "hidden": False,
+        "defaultInactive": False,
+        "deferrable": False,
+        "approval": "exec",
+    })
+
+    async def hello(args, ctx):
+        record(command="hello-ext", args=args, pending=ctx.has_pending_messages())
+    pi.register_command("hello-ext", {"description": "Show queue state", "handler": hello})
+    pi.register_shortcut("ctrl+shift+h", {"description": "Say hi", "handler": lambda ctx: None})
+    pi.register_flag("plan", {"description": "Start in plan mode", "type": "boolean", "default": False})
+    pi.on("session_start", lambda event, ctx: record(flag=pi.get_flag("plan")))
+"""
+
+
+def _run(pi_env: Any, tmp_path: Path, code: str, turns: list[dict[str, Any]], *args: str) -> Any:
+    ext = tmp_path / "ext.py"
+    ext.write_text(code)
+    log = tmp_path / "log.jsonl"
+    env = pi_env(turns)
+    done = env.run(
+        "-e", str(ext), "--provider", "mock", "--model", "mock-1", *args, env={"PIKO_TEST_LOG": str(log)}
+    )
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return env, done, rows
+
+
+def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any, tmp_path: Path) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "hello_extension", "arguments": {"name": "Ada"}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]
+    env, done, rows = _run(pi_env, tmp_path, QUICK_START, turns, "--mode", "json", "greet Ada")
+    assert done.returncode == 0, done.stderr
+    assert "failed to load" not in done.stderr
+    assert "hello_extension" in env.tool_names(0)
+    tool = next(
+        t["function"]
+        for t in env.server.requests[0]["body"]["tools"]
+        if t["function"]["name"] == "hello_extension"
+    )
+    assert tool["description"] == "Return a greeting"  # not the options object
+    end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
+    assert end["result"]["content"][0]["text"] == "Hello, Ada"
+    assert end["result"]["details"] == {"greeted": "Ada"}
+    assert {"flag": False} in rows
+
+
+def test_quick_start_command_object_runs_its_handler(pi_env: Any, tmp_path: Path) -> None:
+    env, done, rows = _run(pi_env, tmp_path, QUICK_START, [], "-p", "/hello-ext some args")
+    assert done.returncode == 0, done.stderr
+    assert {"command": "hello-ext", "args": "some args", "pending": False} in rows
+    assert env.server.requests == []  # the command ran; its options never reached the model
+
+
+def test_flag_object_form_reads_the_command_line(pi_env: Any, tmp_path: Path) -> None:
+    _env, done, rows = _run(pi_env, tmp_path, QUICK_START, [], "--plan", "-p", "/hello-ext")
+    assert done.returncode == 0, done.stderr
+    assert {"flag": True} in rows
+
+
+def test_unknown_tool_field_is_one_warning_not_a_failed_load(pi_env: Any, tmp_path: Path) -> None:
+    code = """
+def activate(pi):
+    pi.register_tool({"name": "t1", "description": "d", "execute": lambda *a: "ok",
+                      "futureField": 1, "anotherOne": 2})
+    pi.register_command("c1", {"description": "d", "handler": lambda a, c: None, "someOption": True})
+"""
+    env = pi_env([])
+    ext = tmp_path / "future.py"
+    ext.write_text(code)
+    done = env.run("-e", str(ext), "plugins", "--json")
+    data = json.loads(done.stdout)
+    row = next(p for p in data["plugins"] if p["name"] == "future")
+    assert row["error"] is None
+    assert {"piko_register_tools", "piko_register_commands"} <= set(row["hooks"])
+    tool_lines = [d for d in data["diagnostics"] if "tool 't1'" in d]
+    assert len(tool_lines) == 1 and "anotherOne, futureField" in tool_lines[0]
+    assert any("command 'c1'" in d and "someOption" in d for d in data["diagnostics"])
+
+
+def test_hidden_and_default_inactive_tools_wait_to_be_asked_for(pi_env: Any, tmp_path: Path) -> None:
+    code = """
+def activate(pi):
+    pi.register_tool({"name": "shown", "description": "d", "execute": lambda *a: "ok"})
+    pi.register_tool({"name": "secret", "description": "d", "execute": lambda *a: "ok", "hidden": True})
+    pi.register_tool({"name": "later", "description": "d", "execute": lambda *a: "ok", "defaultInactive": True})
+"""
+    env, done, _rows = _run(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    names = env.tool_names(0)
+    assert "shown" in names and "secret" not in names and "later" not in names
+
+
+def test_unknown_event_names_warn_once_and_the_rest_loads(pi_env: Any, tmp_path: Path) -> None:
+    code = """
+import json, os
+def activate(pi):
+    pi.on("some_future_event", lambda event, ctx: None)
+    pi.on("some_future_event", lambda event, ctx: None)
+    pi.on("agent_end", lambda event, ctx: open(os.environ["PIKO_TEST_LOG"], "a").write(json.dumps({"end": 1}) + "\\n"))
+"""
+    _env, done, rows = _run(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("some_future_event") == 1
+    assert rows == [{"end": 1}]
+
+
+def test_omp_branch_event_names_reach_the_fork_events() -> None:
+    from piko.platform.extension_api import EVENT_ALIASES, ExtensionAPI
+
+    pi = ExtensionAPI("x")
+    pi.on("session_before_branch", lambda event, ctx: None)
+    pi.on("session_branch", lambda event, ctx: None)
+    assert set(pi._handlers) == {EVENT_ALIASES["session_before_branch"], EVENT_ALIASES["session_branch"]}
