@@ -161,3 +161,54 @@ def test_omp_branch_event_names_reach_the_fork_events() -> None:
     pi.on("session_before_branch", lambda event, ctx: None)
     pi.on("session_branch", lambda event, ctx: None)
     assert set(pi._handlers) == {EVENT_ALIASES["session_before_branch"], EVENT_ALIASES["session_branch"]}
+
+
+# "Session and state patterns" and "Session-entry roles" of the reference, in Python.
+BRANCH_WALKER = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def record(**data):
+    with open(LOG, "a") as fh:
+        fh.write(json.dumps(data) + "\\n")
+
+def activate(pi):
+    def on_result(event, ctx):
+        texts = [block.text for block in event.content if block.type == "text"]
+        keyed = [block["text"] for block in event.content if block["type"] == "text"]
+        record(result_texts=texts, keyed=keyed)
+    pi.on("tool_result", on_result)
+
+    def walk(event, ctx):
+        pi.append_entry("com.example.state", {"n": 1})
+        seen = []
+        for entry in ctx.session_manager.get_branch():
+            if entry.type == "custom" and entry.custom_type == "com.example.state":
+                seen.append(("custom", entry.data))
+            elif entry["type"] == "message":
+                message = entry.message
+                if message.role == "assistant":
+                    calls = [b.name for b in message.content if b.type == "toolCall"]
+                    seen.append(("assistant", calls))
+                elif message["role"] == "toolResult":
+                    seen.append(("toolResult", message.tool_call_id != "", message["toolName"]))
+                else:
+                    seen.append((message.role,))
+        record(seen=seen)
+    pi.on("agent_end", walk)
+"""
+
+
+def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_path: Path) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]
+    _env, done, rows = _run(pi_env, tmp_path, BRANCH_WALKER, turns, "-p", "go")
+    assert done.returncode == 0, done.stderr
+    assert {"result_texts": ["hi\n"], "keyed": ["hi\n"]} in rows
+    seen = next(row["seen"] for row in rows if "seen" in row)
+    assert seen == [
+        ["user"], ["assistant", ["bash"]], ["toolResult", True, "bash"], ["assistant", []],
+        ["custom", {"n": 1}],
+    ]  # fmt: skip

@@ -47,7 +47,9 @@ BROKEN: dict[str, tuple[str, str]] = {
 }
 
 
-def test_unknown_event_in_factory_is_one_warning_and_the_plugin_loads(only_site, fake_dist, app_factory) -> None:
+def test_unknown_event_in_factory_is_one_warning_and_the_plugin_loads(
+    only_site, fake_dist, app_factory
+) -> None:
     source = "def activate(pi):\n    pi.on('tool_cal', lambda e: None)\n    pi.register_command('still')\n"
     fake_dist("bad_dist", "1.0", {"bad": "bad_mod"}, {"bad_mod": source})
     app = app_factory().boot()
