@@ -212,3 +212,27 @@ def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_pa
         ["user"], ["assistant", ["bash"]], ["toolResult", True, "bash"], ["assistant", []],
         ["custom", {"n": 1}],
     ]  # fmt: skip
+
+
+UI_WALK = Path(__file__).resolve().parents[1] / "support" / "ui_walk_extension.py"
+
+
+def ui_walk_failures(log: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """The failed calls of a ``/uiwalk`` run, and its closing ``{"mode", "has_ui"}`` row."""
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    calls = [row for row in rows if "method" in row]
+    assert len(calls) >= 30, rows
+    return [row for row in calls if not row["ok"]], rows[-1]
+
+
+def test_every_ui_method_of_the_reference_is_inert_in_print_and_json_modes(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    env = pi_env([])
+    for mode in (["-p"], ["--mode", "json"]):
+        log = tmp_path / f"walk-{mode[-1]}.jsonl"
+        done = env.run("-e", str(UI_WALK), *mode, "/uiwalk", env={"PIKO_TEST_LOG": str(log)})
+        assert done.returncode == 0, done.stderr
+        failures, last = ui_walk_failures(log)
+        assert failures == []
+        assert last == {"mode": "print" if mode == ["-p"] else "json", "has_ui": False}

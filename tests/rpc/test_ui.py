@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -169,3 +170,23 @@ def test_pending_dialogs_end_when_input_ends(rpc: Any) -> None:
     ui_request(process, "select")
     assert process.close(timeout=30) == 0
     assert notice(process) == "picked None"
+
+
+def test_every_ui_method_of_the_reference_works_in_rpc_mode(rpc: Any, tmp_path: Any) -> None:
+    """The reference's whole ``ctx.ui`` surface: dialogs round-trip (here they time out), the rest
+    is sent or inert; nothing raises."""
+    from pathlib import Path
+
+    walk = Path(__file__).resolve().parents[1] / "support" / "ui_walk_extension.py"
+    log = tmp_path / "walk.jsonl"
+    process = rpc(args=["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "-e", str(walk)],
+                  env={"PIKO_TEST_LOG": str(log)})  # fmt: skip
+    process.send({"id": "w", "type": "prompt", "message": "/uiwalk"})
+    process.wait_for(lambda r: r.get("method") == "notify" and r.get("message") == "uiwalk done")
+    assert process.close() == 0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [row for row in rows if "method" in row and not row["ok"]] == []
+    assert rows[-1] == {"mode": "rpc", "has_ui": True}
+    methods = [r["method"] for r in process.events("extension_ui_request")]
+    assert methods[:4] == ["select", "confirm", "input", "editor"]
+    assert "set_editor_text" in methods  # paste_to_editor falls back to set_editor_text

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from piko.platform.ui import NoOpUI
 from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
 
 
@@ -28,10 +29,12 @@ class _CustomPanel(Panel):
         self.focus = focusable[0] if focusable else (windows[0] if windows else self.container)
 
 
-class InteractiveUI:
-    """The extension UI bound to the running interactive mode."""
+class InteractiveUI(NoOpUI):
+    """The extension UI bound to the running interactive mode; what it does not override (the
+    working indicator, autocomplete providers, terminal input) is :class:`NoOpUI`'s nothing."""
 
     has_ui = True
+    supports_editor = True
 
     def __init__(self, mode: Any) -> None:
         self._mode = mode
@@ -138,9 +141,6 @@ class InteractiveUI:
 
     def paste_to_editor(self, text: str) -> None:
         self._mode.paste(text)
-
-    def set_editor_component(self, factory: Any = None) -> None:
-        return None  # the editor is prompt_toolkit's; replacing it is not supported
 
     def get_tools_expanded(self) -> bool:
         return bool(self._mode.render_context.expanded)

@@ -6,7 +6,8 @@
 does the client answering ``{"cancelled": true}`` or the mode shutting down. ``notify``,
 ``set_status``, ``set_widget``, ``set_title`` (only with ``PI_RPC_EMIT_TITLE`` set) and
 ``set_editor_text`` are fire-and-forget. What needs a terminal (custom components, footer,
-header, editor component, working message) does nothing, and ``get_editor_text`` is ``""``.
+header, editor component, working message, autocomplete, terminal input) does nothing, as in
+:class:`~piko.platform.ui.NoOpUI`, and ``get_editor_text`` is ``""``.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class RpcUI(NoOpUI):
     a synchronous call cannot ask it) is :class:`~piko.platform.ui.NoOpUI`'s nothing."""
 
     has_ui = True
+    supports_editor = True  # the client's composer (set_editor_text, paste_to_editor)
 
     def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
         self._send = send
