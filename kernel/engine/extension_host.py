@@ -43,6 +43,16 @@ class ExtensionHost:
     async def wait_for_idle(self) -> None:
         await self._session.agent.wait_for_idle()
 
+    def model_query(self) -> Any:
+        from piko.engine.model_query import ModelQuery
+
+        return ModelQuery(self._session)
+
+    async def run_ephemeral_turn(self, prompt_text: str = "", **options: Any) -> Any:
+        from piko.engine.side_turn import run_side_turn
+
+        return await run_side_turn(self._session, prompt_text, **options)
+
     def read_only_session_manager(self) -> Any:
         return self._session.session_manager.read_only_session_manager()
 

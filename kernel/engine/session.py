@@ -446,6 +446,7 @@ class AgentSession:
 
             await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)
+        self.app.clear_extension_timers()
         if self.app.runtime is self:
             self.app.runtime = None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from piko.lib.records import Record
 from piko.platform.ui import NoOpUI
 
 
@@ -161,3 +162,83 @@ class ExtensionContext:
 
     async def reload(self) -> None:
         await self._require("reload").reload()
+
+    # -- more of the running session -----------------------------------------------------------
+
+    @property
+    def agent(self) -> AgentIdentity:
+        """The agent this session runs: piko runs no subagents, so always the main one."""
+        session_id = None
+        if self._host is not None:
+            session_id = getattr(self._host, "session_id", None)
+        return AgentIdentity(kind="main", id=str(session_id or "main"), name="main", depth=0)
+
+    @property
+    def models(self) -> Any:
+        """The read-only model query: ``list()``, ``current()``, ``resolve(spec)``, ``family(model)``."""
+        return self._require("models").model_query()
+
+    def is_project_trusted(self) -> bool:
+        """Whether the project's own code and settings were let in (``pi trust``)."""
+        app = self.app
+        return bool(getattr(app, "project_trusted", False)) if app is not None else False
+
+    async def run_ephemeral_turn(self, options: Any = None, **kwargs: Any) -> Any:
+        """A side turn on the current conversation that is not recorded (pi's ``runEphemeralTurn``):
+        ``prompt_text``, ``tools``, ``max_tokens``, ``max_context_bytes``, ``on_text_delta``,
+        ``signal``, ``history``, ``dedupe_reply`` (camelCase accepted); gives ``.reply_text``."""
+        from piko.lib.text import snake
+
+        given = {
+            snake(str(k)): v for k, v in {**(options if isinstance(options, dict) else {}), **kwargs}.items()
+        }
+        if isinstance(options, str):
+            given.setdefault("prompt_text", options)
+        given.pop("conversation_key", None)  # one provider lineage: every side turn here is fresh
+        return await self._require("run_ephemeral_turn").run_ephemeral_turn(**given)
+
+    def get_async_job_snapshot(self) -> Any:
+        """piko has no background jobs: ``None``."""
+        return None
+
+    local_protocol_options: Any = None
+    memory: Any = None
+
+    def resolve_plan_review(self, review_id: str, choice: str, input: Any = None) -> bool:
+        """piko has no plan review: there is never a review to answer (``False``)."""
+        return False
+
+    def get_pending_plan_review(self) -> Any:
+        return None
+
+    async def open_plan_review(self) -> bool:
+        return False
+
+    # -- managed timers ------------------------------------------------------------------------
+
+    def _timers(self) -> Any:
+        app = self.app
+        if app is None:
+            raise _no_session("set_timeout")
+        return app.extension_timers
+
+    def set_timeout(self, fn: Any, ms: float = 0, *args: Any) -> Any:
+        """Call ``fn(*args)`` once after ``ms`` ms, isolated like a handler; cleared at shutdown."""
+        return self._timers().set_timeout(fn, ms, *args)
+
+    def set_interval(self, fn: Any, ms: float = 0, *args: Any) -> Any:
+        """Call ``fn(*args)`` every ``ms`` ms, isolated like a handler; cleared at shutdown."""
+        return self._timers().set_interval(fn, ms, *args)
+
+    def clear_timer(self, timer: Any) -> None:
+        self._timers().clear(timer)
+
+
+class AgentIdentity(Record):
+    """``ctx.agent``: ``kind`` ``"main"`` or ``"sub"``, ``id``, ``name``, ``depth``, ``parent_id``."""
+
+    kind: str = "main"
+    id: str = "main"
+    name: str = "main"
+    depth: int = 0
+    parent_id: str | None = None

@@ -236,3 +236,70 @@ def test_every_ui_method_of_the_reference_is_inert_in_print_and_json_modes(
         failures, last = ui_walk_failures(log)
         assert failures == []
         assert last == {"mode": "print" if mode == ["-p"] else "json", "has_ui": False}
+
+
+# "Handler context": ctx.agent, ctx.models, is_project_trusted, run_ephemeral_turn, managed timers.
+CONTEXT_APIS = """
+import asyncio, json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def record(**data):
+    with open(LOG, "a") as fh:
+        fh.write(json.dumps(data) + "\\n")
+
+def activate(pi):
+    pi.on("extension_error", lambda event, ctx: record(error_event=event.event, error=event.error))
+
+    async def probe(args, ctx):
+        record(agent=[ctx.agent.kind, ctx.agent.depth], trusted=ctx.is_project_trusted())
+        current = ctx.models.current()
+        record(current=current.id, resolved=ctx.models.resolve("mock/mock-1").id,
+               missing=ctx.models.resolve("no-such-model-anywhere"), listed=[m.id for m in ctx.models.list()],
+               same_family=ctx.models.family(current) == ctx.models.family(ctx.models.resolve("mock-1")))
+        deltas = []
+        result = await ctx.run_ephemeral_turn({"promptText": "a side question", "tools": False,
+                                               "maxTokens": 64, "onTextDelta": deltas.append})
+        record(reply=result.reply_text, keyed=result["replyText"], deltas="".join(deltas))
+
+        fired = asyncio.Event()
+        ctx.set_timeout(lambda word: (record(timeout=word), fired.set()), 10, "late")
+        def broken():
+            raise RuntimeError("tick failed")
+        ticker = ctx.set_interval(broken, 5)
+        cancelled = ctx.set_timeout(lambda: record(never=True), 10)
+        ctx.clear_timer(cancelled)
+        await asyncio.wait_for(fired.wait(), 10)
+        while not os.path.exists(LOG) or "tick failed" not in open(LOG).read():
+            await asyncio.sleep(0.01)
+        ctx.clear_timer(ticker)
+        ctx.set_interval(lambda: None, 60_000)  # left running: shutdown clears it
+        record(timers_before_shutdown=len(ctx.app.extension_timers))
+
+    pi.register_command("probe", {"description": "ctx APIs", "handler": probe})
+"""
+
+
+def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: Path) -> None:
+    turns = [{"blocks": [{"text": "the side answer"}]}]
+    env, done, rows = _run(pi_env, tmp_path, CONTEXT_APIS, turns, "-p", "/probe")
+    assert done.returncode == 0, done.stderr
+    facts = {k: v for row in rows for k, v in row.items()}
+    assert facts["agent"] == ["main", 0] and facts["trusted"] is False
+    assert facts["current"] == "mock-1" and facts["resolved"] == "mock-1" and facts["missing"] is None
+    assert "mock-1" in facts["listed"] and facts["same_family"] is True
+    assert facts["reply"] == facts["keyed"] == facts["deltas"] == "the side answer"
+    assert env.server.requests[0]["body"]["messages"][-1]["content"] in (
+        "a side question",
+        [{"type": "text", "text": "a side question"}],
+    )
+    assert "tools" not in env.server.requests[0]["body"]
+    assert (
+        env.server.requests[0]["body"].get(
+            "max_tokens", env.server.requests[0]["body"].get("max_completion_tokens")
+        )
+        == 64
+    )
+    assert facts["timeout"] == "late" and "never" not in facts
+    assert {"error_event": "timer", "error": "tick failed"} in rows
+    assert facts["timers_before_shutdown"] == 1
+    assert not any("side question" in path.read_text() for path in env.sessions())  # not recorded

@@ -104,3 +104,15 @@ def test_cancelled_moves_keep_their_shapes(rig, run) -> None:
     assert probe["fork"] == {"cancelled": True}
     assert probe["new"] == {"cancelled": True}
     assert probe["switch"] == {"cancelled": True}
+
+
+def test_managed_timers_are_cleared_when_the_session_shuts_down(rig, run) -> None:
+    async def scenario() -> tuple[int, int]:
+        session = await rig.session([])
+        session.ctx.set_interval(lambda: None, 60_000)
+        session.ctx.set_timeout(lambda: None, 60_000)
+        before = len(session.app.extension_timers)
+        await session.shutdown()
+        return before, len(session.app.extension_timers)
+
+    assert run(scenario()) == (2, 0)
