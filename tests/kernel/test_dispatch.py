@@ -945,3 +945,30 @@ def test_a_plain_handler_reaches_the_session_through_the_loop() -> None:
         return threading.get_ident()
 
     assert asyncio.run(scenario()) == loop_thread[0]
+
+
+def test_waiting_on_the_user_does_not_spend_the_budget_but_handler_time_does() -> None:
+    from piko.platform.dispatch import paused_budget
+
+    h = Harness(budget_ms=50)
+
+    async def asks_then_decides(e: Any, c: Any) -> Any:
+        with paused_budget():  # a dialog the user answers after four budgets
+            await asyncio.sleep(0.2)
+        return {"block": True, "reason": "user said no"}
+
+    async def asks_then_dawdles(e: Any, c: Any) -> Any:
+        with paused_budget():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(10)  # its own time overruns
+
+    h.add("piko_tool_call", asks_then_decides, "gate")
+    assert h.emit("tool_call", ev.ToolCallEvent(tool_name="bash", input={})) == {
+        "block": True,
+        "reason": "user said no",
+    }
+    assert h.errors == []
+    h2 = Harness(budget_ms=50)
+    h2.add("piko_tool_call", asks_then_dawdles, "slow")
+    assert h2.emit("tool_call", ev.ToolCallEvent(tool_name="bash", input={}))["block"] is True
+    assert h2.errors[0].error == "handler did not finish within its 0.05 s budget"

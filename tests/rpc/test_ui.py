@@ -190,3 +190,27 @@ def test_every_ui_method_of_the_reference_works_in_rpc_mode(rpc: Any, tmp_path: 
     methods = [r["method"] for r in process.events("extension_ui_request")]
     assert methods[:4] == ["select", "confirm", "input", "editor"]
     assert "set_editor_text" in methods  # paste_to_editor falls back to set_editor_text
+
+
+def test_permission_gate_answered_after_its_budget_still_decides(rpc: Any) -> None:
+    """The gate's budget is 300 ms here (pi's 30 s, scaled down); the user answers after a second."""
+    import time
+
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo allowed > gate.txt"}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]
+    process = rpc(
+        turns,
+        settings={"extensionHandlers": {"toolCallTimeoutMs": 300}},
+        extensions=("permission_gate_ext.py",),
+    )
+    process.send({"id": "p", "type": "prompt", "message": "run it"})
+    request = ui_request(process, "confirm")
+    time.sleep(1.0)  # the user thinks longer than the handler's budget
+    process.send({"type": "extension_ui_response", "id": request["id"], "confirmed": True})
+    end = process.wait_for(lambda r: r.get("type") == "tool_execution_end")
+    assert end["isError"] is False, end
+    process.wait_for(lambda r: r.get("type") == "agent_end")
+    assert process.close() == 0
+    assert [e for e in process.events("extension_error")] == []

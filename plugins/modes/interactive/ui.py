@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from piko.platform.dispatch import paused_budget
 from piko.platform.ui import NoOpUI
 from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
 
@@ -41,6 +42,11 @@ class InteractiveUI(NoOpUI):
 
     # -- dialogs ---------------------------------------------------------------------------------
 
+    async def _show(self, panel: Any) -> Any:
+        """Show a dialog; the budget of the handler that opened it stands still meanwhile."""
+        with paused_budget():
+            return await self._mode.show_panel(panel)
+
     async def select(self, title: str, options: list[Any], **opts: Any) -> Any:
         panel = SelectPanel(
             title,
@@ -50,7 +56,7 @@ class InteractiveUI(NoOpUI):
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        return await self._mode.show_panel(panel)
+        return await self._show(panel)
 
     async def confirm(self, title: str, message: str = "", **opts: Any) -> bool:
         text = f"{title}\n{message}" if message else title
@@ -67,7 +73,7 @@ class InteractiveUI(NoOpUI):
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        value = await self._mode.show_panel(panel)
+        value = await self._show(panel)
         return value if isinstance(value, str) else None
 
     async def editor(self, title: str, prefill: str | None = None, **opts: Any) -> str | None:
@@ -79,7 +85,7 @@ class InteractiveUI(NoOpUI):
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        value = await self._mode.show_panel(panel)
+        value = await self._show(panel)
         return value if isinstance(value, str) else None
 
     async def custom(self, component: Any, **opts: Any) -> Any:
@@ -90,7 +96,7 @@ class InteractiveUI(NoOpUI):
         except Exception as exc:
             self._mode.show_error(f"Custom component failed: {exc}")
             return None
-        return await self._mode.show_panel(panel)
+        return await self._show(panel)
 
     # -- notices ---------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from piko.platform.dispatch import paused_budget
 from piko.platform.ui import NoOpUI
 
 _TRUTHY = ("1", "true", "yes", "on")
@@ -98,7 +99,8 @@ class RpcUI(NoOpUI):
         try:
             self._send({"type": "extension_ui_request", "id": request_id, **_without_none(request)})
             try:
-                response = await asyncio.wait_for(asyncio.shield(future), seconds)
+                with paused_budget():  # the handler's budget counts its own time, not the user's
+                    response = await asyncio.wait_for(asyncio.shield(future), seconds)
             except TimeoutError:
                 return None
         finally:
