@@ -26,7 +26,12 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from piko.data.events import CompactionResult, SessionInfoChangedEvent, SessionShutdownEvent
+from piko.data.events import (
+    AgentSettledEvent,
+    CompactionResult,
+    SessionInfoChangedEvent,
+    SessionShutdownEvent,
+)
 from piko.data.messages import AssistantMessage, CustomMessage, ImageContent, Model, TextContent, UserMessage
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
@@ -276,7 +281,19 @@ class AgentSession:
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
-            await self.runs.run(lambda: self.agent.prompt(messages))
+            await self._run(lambda: self.agent.prompt(messages))
+
+    async def _run(self, work: Callable[[], Any]) -> None:
+        """Run the agent; once it settled with nothing queued, ``agent_settled`` fires."""
+        try:
+            await self.runs.run(work)
+        finally:
+            if (
+                not self.is_streaming
+                and not self.queues.has_pending()
+                and self.dispatcher.has_handlers("agent_settled")
+            ):
+                await self._emit("agent_settled", AgentSettledEvent())
 
     async def _prepare_prompt(
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
@@ -319,7 +336,7 @@ class AgentSession:
 
     async def _start_turn(self, message: CustomMessage) -> None:
         self.models.require_ready()
-        await self.runs.run(lambda: self.agent.prompt([message]))
+        await self._run(lambda: self.agent.prompt([message]))
 
     async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
         """Queue a message delivered before the next model call (expanded; no extension commands)."""
@@ -358,7 +375,10 @@ class AgentSession:
 
     def set_session_name(self, name: str) -> None:
         self.session_manager.append_session_info(name)
-        self.listeners.emit_now(SessionInfoChangedEvent(name=self.session_manager.get_session_name()))
+        changed = SessionInfoChangedEvent(name=self.session_manager.get_session_name())
+        self.listeners.emit_now(changed)
+        if self.dispatcher.has_handlers("session_info_changed"):
+            self.listeners.spawn(self._emit("session_info_changed", changed))
 
     def get_session_name(self) -> str | None:
         return self.session_manager.get_session_name()

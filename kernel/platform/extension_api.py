@@ -38,6 +38,7 @@ _MISSING = object()
 EVENT_ALIASES = {
     "session_before_branch": "session_before_fork",
     "session_branch": "session_fork",
+    "session.compacting": "session_compacting",
 }
 
 

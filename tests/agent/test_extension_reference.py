@@ -303,3 +303,38 @@ def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: P
     assert {"error_event": "timer", "error": "tick failed"} in rows
     assert facts["timers_before_shutdown"] == 1
     assert not any("side question" in path.read_text() for path in env.sessions())  # not recorded
+
+
+# Section 8 of the reference and pi 1.6's additions: every event can be subscribed to.
+DECLARED_FOR_SUBSCRIPTION = [
+    "piko_agent_settled", "piko_session_info_changed", "piko_session_stop", "piko_session_compacting",
+    "piko_before_provider_headers", "piko_context_with_system", "piko_ui_prompt_start",
+    "piko_ui_prompt_end", "piko_cache_warming_decision", "piko_tool_approval_requested",
+    "piko_tool_approval_resolved", "piko_plan_review_requested", "piko_plan_review_resolved",
+    "piko_before_subagent_spawn", "piko_retry_fallback_applied", "piko_retry_fallback_succeeded",
+    "piko_ttsr_triggered", "piko_todo_reminder", "piko_goal_updated", "piko_credential_disabled",
+    "piko_user_python",
+]  # fmt: skip
+
+SUBSCRIBER = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+NAMES = %r
+
+def activate(pi):
+    for name in NAMES + ["session_before_branch", "session_branch", "session.compacting"]:
+        pi.on(name, (lambda n: lambda event, ctx: open(LOG, "a").write(json.dumps({"event": n}) + "\\n"))(name))
+    pi.on("agent_end", lambda event, ctx: pi.set_session_name("named by the extension"))
+"""
+
+
+def test_every_event_of_the_reference_is_subscribable_and_settled_and_info_fire(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    names = [name.removeprefix("piko_") for name in DECLARED_FOR_SUBSCRIPTION]
+    _env, done, rows = _run(pi_env, tmp_path, SUBSCRIBER % names, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert "no such event" not in done.stderr
+    fired = [row["event"] for row in rows]
+    assert fired.count("agent_settled") == 1
+    assert "session_info_changed" in fired

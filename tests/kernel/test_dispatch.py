@@ -478,6 +478,28 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_extension_error": notify_case(
         ev.ExtensionErrorEvent(extension_path="/x.py", event="input", error="e")
     ),
+    # declared for subscription (extensions.md section 8, pi 1.6)
+    "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
+    "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
+    "piko_session_stop": notify_case(ev.SessionStopEvent(session_id="s")),
+    "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
+    "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
+    "piko_context_with_system": notify_case(ev.ContextWithSystemEvent(system_prompt="p")),
+    "piko_ui_prompt_start": notify_case(ev.UiPromptStartEvent(method="confirm")),
+    "piko_ui_prompt_end": notify_case(ev.UiPromptEndEvent(method="confirm", cancelled=True)),
+    "piko_cache_warming_decision": notify_case(ev.CacheWarmingDecisionEvent(action="stop")),
+    "piko_tool_approval_requested": notify_case(ev.ToolApprovalRequestedEvent(tool_name="bash")),
+    "piko_tool_approval_resolved": notify_case(ev.ToolApprovalResolvedEvent(tool_name="bash", approved=True)),
+    "piko_plan_review_requested": notify_case(ev.PlanReviewRequestedEvent(review_id="r")),
+    "piko_plan_review_resolved": notify_case(ev.PlanReviewResolvedEvent(review_id="r", choice="keep")),
+    "piko_before_subagent_spawn": notify_case(ev.BeforeSubagentSpawnEvent(agent="explore")),
+    "piko_retry_fallback_applied": notify_case(ev.RetryFallbackAppliedEvent(from_model="a", to_model="b")),
+    "piko_retry_fallback_succeeded": notify_case(ev.RetryFallbackSucceededEvent(model="b")),
+    "piko_ttsr_triggered": notify_case(ev.TtsrTriggeredEvent()),
+    "piko_todo_reminder": notify_case(ev.TodoReminderEvent(attempt=1)),
+    "piko_goal_updated": notify_case(ev.GoalUpdatedEvent(goal="g")),
+    "piko_credential_disabled": notify_case(ev.CredentialDisabledEvent(provider="p")),
+    "piko_user_python": first_case(ev.UserPythonEvent(code="1+1"), {"result": {"output": "2"}}),
     # services fired through the dispatcher
     "piko_compaction_prepare": first_case(
         ev.CompactionRequest(reason="threshold"), {"first_kept_entry_id": "e9"}
