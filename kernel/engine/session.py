@@ -283,6 +283,22 @@ class AgentSession:
         if messages is not None:
             await self._run(lambda: self.agent.prompt(messages))
 
+    async def settle(self) -> None:
+        """Wait until the work extensions started without awaiting it (``pi.send_user_message``,
+        ``pi.send_message``...) is done and the agent is idle: what print mode waits for before
+        it ends."""
+        import asyncio
+
+        from piko.platform.context import scheduled_work
+
+        while True:
+            pending = scheduled_work()
+            if not pending and not self.is_streaming:
+                return
+            if pending:
+                await asyncio.wait(pending)
+            await self.agent.wait_for_idle()
+
     async def _run(self, work: Callable[[], Any]) -> None:
         """Run the agent; once it settled with nothing queued, ``agent_settled`` fires."""
         try:
@@ -358,9 +374,12 @@ class AgentSession:
     # -- what extensions call through the extension API (pi.send_message, pi.set_model...) -----
 
     async def send_custom_message(
-        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False
-    ) -> None:
-        await self._sent.send_custom(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False,
+        attribution: str | None = None,
+    ) -> None:  # fmt: skip
+        await self._sent.send_custom(
+            message, deliver_as=deliver_as, trigger_turn=trigger_turn, attribution=attribution
+        )
 
     async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> None:
         await self._sent.send_user(content, deliver_as=deliver_as)

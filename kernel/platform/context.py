@@ -47,6 +47,11 @@ def schedule(result: Any) -> Any:
     return task
 
 
+def scheduled_work() -> list[Any]:
+    """The session actions extensions started without awaiting them that have not finished."""
+    return [task for task in _background if not task.done()]
+
+
 def _no_session(name: str) -> ExtensionRuntimeNotInitializedError:
     return ExtensionRuntimeNotInitializedError(
         f"{name}() is available once the session runs: call it from an event handler, "

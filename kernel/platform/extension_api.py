@@ -358,20 +358,51 @@ class ExtensionAPI:
             )
         return on_loop(runtime)
 
-    def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
-        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``).
+    def send_message(
+        self, message: Any, options: Any = None, *, deliver_as: str | None = None,
+        trigger_turn: bool = False, attribution: str | None = None,
+    ) -> Any:  # fmt: skip
+        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``; plain
+        text is its content).
 
-        ``deliver_as``: ``"steer"`` (default while streaming), ``"followUp"`` or ``"nextTurn"``;
-        ``trigger_turn`` starts a turn when idle. Returns a task (awaiting it is optional).
+        Options, as keywords or pi's object (``send_message(msg, {"deliverAs": "steer"})``):
+        ``deliver_as`` ``"steer"`` (default while streaming), ``"followUp"``, ``"nextTurn"`` or
+        ``"aside"``; ``trigger_turn`` starts a turn when idle; ``attribution`` ``"user"``/``"agent"``.
+        Returns a task (awaiting it is optional).
         """
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options)
         runtime = self._runtime("send_message")
         return schedule(
-            runtime.send_custom_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+            runtime.send_custom_message(
+                message,
+                deliver_as=deliver_as or given.get("deliver_as"),
+                trigger_turn=trigger_turn or bool(given.get("trigger_turn")),
+                attribution=attribution or given.get("attribution"),
+            )
         )
 
-    def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Any:
-        """Submit user text or blocks without command or template expansion (returns a task)."""
-        return schedule(self._runtime("send_user_message").send_user_message(content, deliver_as=deliver_as))
+    def send_user_message(
+        self,
+        content: Any,
+        options: Any = None,
+        *,
+        deliver_as: str | None = None,
+        attribution: str | None = None,
+    ) -> Any:
+        """Submit user text or blocks without command or template expansion (returns a task).
+
+        ``deliver_as`` (or pi's ``{"deliverAs": ...}``): omitted starts a prompt when idle and
+        steers while streaming; ``"steer"``/``"followUp"`` queue; ``"aside"`` steers or starts a
+        turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
+        ``attribution`` is accepted (``"user"`` by default) and not yet recorded.
+        """
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options)
+        runtime = self._runtime("send_user_message")
+        return schedule(runtime.send_user_message(content, deliver_as=deliver_as or given.get("deliver_as")))
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""

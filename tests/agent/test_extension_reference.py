@@ -338,3 +338,51 @@ def test_every_event_of_the_reference_is_subscribable_and_settled_and_info_fire(
     fired = [row["event"] for row in rows]
     assert fired.count("agent_settled") == 1
     assert "session_info_changed" in fired
+
+
+# "Message delivery semantics" and "External input interception".
+REDIRECTING_INPUT = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def activate(pi):
+    def on_input(event, ctx):
+        with open(LOG, "a") as fh:
+            fh.write(json.dumps({"input": event.text, "source": event.source}) + "\\n")
+        pi.send_user_message("[tagged] " + event.text)
+        return {"action": "handled"}
+    pi.on("input", on_input)
+"""
+
+
+def test_a_message_sent_by_an_input_handler_does_not_come_back_to_it(pi_env: Any, tmp_path: Path) -> None:
+    env, done, rows = _run(pi_env, tmp_path, REDIRECTING_INPUT, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert rows == [{"input": "hi", "source": "interactive"}]
+    assert env.user_texts(0)[-1] == "[tagged] hi"
+
+
+SENDER = """
+def activate(pi):
+    async def note(args, ctx):
+        await pi.send_message("plain text " + args, {"triggerTurn": True})
+    pi.register_command("note", {"description": "send a note", "handler": note})
+    async def aside(args, ctx):
+        await pi.send_message({"customType": "aside-note", "content": "aside " + args}, {"deliverAs": "aside"})
+    pi.register_command("aside", {"description": "send an aside", "handler": aside})
+"""
+
+
+def test_send_message_text_keeps_its_content_and_options_objects_are_read(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    env, done, _rows = _run(pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/note hello")
+    assert done.returncode == 0, done.stderr
+    assert "plain text hello" in json.dumps(env.server.requests[0]["body"]["messages"])
+
+
+def test_an_aside_sent_while_idle_starts_a_turn(pi_env: Any, tmp_path: Path) -> None:
+    env, done, _rows = _run(pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/aside now")
+    assert done.returncode == 0, done.stderr
+    assert len(env.server.requests) == 1
+    assert "aside now" in json.dumps(env.server.requests[0]["body"]["messages"])
