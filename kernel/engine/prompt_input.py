@@ -11,7 +11,6 @@ from piko.data.events import BeforeAgentStartEvent, InputEvent
 from piko.data.messages import CustomMessage, ImageContent
 from piko.lib.abort import AbortController
 
-
 _inside_input: contextvars.ContextVar[bool] = contextvars.ContextVar("piko_inside_input", default=False)
 """True in what an ``input`` handler runs or starts: a message it sends does not come back to it."""
 
