@@ -7,7 +7,10 @@ runs (while extensions load, in ``pi plugins``) the context still exists: ``cwd`
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from piko.lib.records import Record
@@ -45,6 +48,21 @@ def schedule(result: Any) -> Any:
     _background.add(task)
     task.add_done_callback(_background.discard)
     return task
+
+
+_tool_context: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "piko_tool_context", default=None
+)
+
+
+@contextlib.contextmanager
+def collecting_additional_context(into: list[str]) -> Iterator[None]:
+    """While a tool runs: what it gives ``ctx.add_additional_context`` goes ``into`` the list."""
+    token = _tool_context.set(into)
+    try:
+        yield
+    finally:
+        _tool_context.reset(token)
 
 
 def scheduled_work() -> list[Any]:
@@ -201,6 +219,16 @@ class ExtensionContext:
             given.setdefault("prompt_text", options)
         given.pop("conversation_key", None)  # one provider lineage: every side turn here is fresh
         return await self._require("run_ephemeral_turn").run_ephemeral_turn(**given)
+
+    def add_additional_context(self, text: str) -> bool:
+        """From a running tool: trusted context for the model's next request, after the tool
+        results (kept even when the tool then fails). Outside a tool it does nothing (``False``)."""
+        into = _tool_context.get()
+        if into is None or not isinstance(text, str) or not text.strip():
+            return False
+        if text.strip() not in {item.strip() for item in into}:
+            into.append(text)
+        return True
 
     def get_async_job_snapshot(self) -> Any:
         """piko has no background jobs: ``None``."""

@@ -386,3 +386,39 @@ def test_an_aside_sent_while_idle_starts_a_turn(pi_env: Any, tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     assert len(env.server.requests) == 1
     assert "aside now" in json.dumps(env.server.requests[0]["body"]["messages"])
+
+
+# "Adding passive context after a tool call" and ctx.add_additional_context.
+PASSIVE_CONTEXT = """
+def activate(pi):
+    pi.on("tool_call", lambda event, ctx: {"additionalContext": "call-context for " + event.tool_name})
+    pi.on("tool_call", lambda event, ctx: {"additionalContext": "  call-context for " + event.tool_name + " "})
+    pi.on("tool_result", lambda event, ctx: {"additionalContext": "result-context"})
+
+    def lookup(tool_call_id, params, signal, on_update, ctx):
+        ctx.add_additional_context("own-context")
+        return "looked up"
+    pi.register_tool({"name": "lookup", "description": "look up", "execute": lookup})
+"""
+
+
+def test_additional_context_reaches_the_next_request_after_the_results(pi_env: Any, tmp_path: Path) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo ran"}}},
+                    {"tool_call": {"name": "lookup", "arguments": {}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]  # fmt: skip
+    env, done, _rows = _run(pi_env, tmp_path, PASSIVE_CONTEXT, turns, "--mode", "json", "go")
+    assert done.returncode == 0, done.stderr
+    ends = [e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end"]
+    assert [e["isError"] for e in ends] == [False, False]  # additionalContext does not block
+    messages = env.server.requests[1]["body"]["messages"]
+    roles = [m["role"] for m in messages]
+    first_tool = roles.index("tool")
+    after = [json.dumps(m["content"]) for m in messages[first_tool + 2 :]]
+    assert roles[first_tool : first_tool + 2] == ["tool", "tool"]
+    assert len(after) == 2
+    assert "result-context" in after[0] and "call-context for bash" in after[0]
+    assert after[0].index("result-context") < after[0].index("call-context for bash")
+    assert after[0].count("call-context for bash") == 1  # repeats ignoring surrounding space dropped
+    assert "own-context" in after[1] and after[1].index("own-context") < after[1].index("result-context")

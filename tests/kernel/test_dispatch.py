@@ -864,11 +864,11 @@ def test_abort_cancels_a_pending_tool_call_handler_at_once(kind: str) -> None:
 @pytest.mark.parametrize(
     ("garbage", "problem"),
     [
-        ("allow", "a str ('allow'), not None or {block, reason, input}"),
-        (7, "a int (7), not None or {block, reason, input}"),
-        (True, "a bool (True), not None or {block, reason, input}"),
-        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input}"),
-        ({"block": "yes"}, "block as a str, not None or {block, reason, input}"),
+        ("allow", "a str ('allow'), not None or {block, reason, input, additional_context}"),
+        (7, "a int (7), not None or {block, reason, input, additional_context}"),
+        (True, "a bool (True), not None or {block, reason, input, additional_context}"),
+        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input, additional_context}"),
+        ({"block": "yes"}, "block as a str, not None or {block, reason, input, additional_context}"),
     ],
 )
 def test_a_tool_call_handler_returning_garbage_fails_closed_naming_it(garbage: Any, problem: str) -> None:
