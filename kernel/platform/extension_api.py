@@ -108,6 +108,9 @@ class ExtensionAPI:
         self._extra: Any = None
         self._compiled: Any = None
         self._unknown_events: set[str] = set()
+        self._tool_renderers: dict[str, dict[str, Callable[..., Any]]] = {}
+        self._service_tiers: dict[str, str] = {}
+        self.display_registrations: list[tuple[str, Any]] = []
 
     # -- shared services ---------------------------------------------------------------------
 
@@ -115,6 +118,13 @@ class ExtensionAPI:
     def events(self) -> Any:
         """The event bus shared by all extensions (``pi.events.emit`` / ``pi.events.on``)."""
         return self._app.event_bus
+
+    @property
+    def pi(self) -> Any:
+        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module."""
+        import piko
+
+        return piko
 
     @property
     def logger(self) -> logging.Logger:
@@ -172,6 +182,7 @@ class ExtensionAPI:
         if not definition.label:
             definition.label = definition.name
         self._tools.append(definition)
+        self._apply_tool_renderers()
         if self._live():
             self._app.registries.add_runtime("tools", definition)
             if definition.default_active:
@@ -320,6 +331,58 @@ class ExtensionAPI:
             MessageRendererDefinition(custom_type=custom_type, renderer=renderer, plugin=self.name)
         )
         self._refresh()
+
+    # -- display registrations the terminal does not draw yet (kept, never a failed load) ----
+
+    def register_assistant_thinking_renderer(self, renderer: Callable[..., Any]) -> None:
+        """Kept in :attr:`display_registrations`; piko's terminal does not draw thinking renderers yet."""
+        self._keep_display("assistant_thinking_renderer", renderer)
+
+    def register_composer_shape(self, definition: Any) -> None:
+        """Kept in :attr:`display_registrations`; piko's editor has one shape."""
+        self._keep_display("composer_shape", definition)
+
+    def register_entry_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
+        """Kept in :attr:`display_registrations`; custom entries are not shown in piko's terminal."""
+        self._keep_display("entry_renderer", (custom_type, renderer))
+
+    def register_markdown_transformer(self, transformer: Callable[..., Any], options: Any = None) -> None:
+        """Kept in :attr:`display_registrations`; piko renders markdown untransformed."""
+        self._keep_display("markdown_transformer", (transformer, options))
+
+    def register_tool_renderer(self, tool_name: str, options: Any = None, **kwargs: Any) -> None:
+        """``render_call``/``render_result`` for a tool, also one registered later or by someone else
+        (pi 1.6's ``registerToolRenderer``); applied when the tool is (or becomes) known."""
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options, kwargs)
+        renderers = {k: given[k] for k in ("render_call", "render_result") if callable(given.get(k))}
+        self._tool_renderers[tool_name] = renderers
+        self._apply_tool_renderers()
+
+    def _apply_tool_renderers(self) -> None:
+        registry = getattr(getattr(self._app, "registries", None), "tools", None) if self._app else None
+        for tool in [*self._tools, *(list(registry) if registry is not None else [])]:
+            for field_name, renderer in self._tool_renderers.get(tool.name, {}).items():
+                if getattr(tool, field_name, None) is None:
+                    setattr(tool, field_name, renderer)
+
+    def _keep_display(self, kind: str, value: Any) -> None:
+        self.display_registrations.append((kind, value))
+
+    # -- service tiers -----------------------------------------------------------------------
+
+    def get_service_tiers(self) -> dict[str, str]:
+        """A copy of the session's per-family service tiers (``set_service_tier``)."""
+        return dict(self._service_tiers)
+
+    def set_service_tier(self, family: str, tier: str | None = None) -> None:
+        """Remember a service tier for a provider family (``None`` clears it); piko's providers do
+        not send tiers yet, so this changes no request."""
+        if tier is None:
+            self._service_tiers.pop(family, None)
+        else:
+            self._service_tiers[family] = str(tier)
 
     def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
         """Offer a privileged write when a tool's write fails with EPERM/EACCES/EROFS."""

@@ -422,3 +422,41 @@ def test_additional_context_reaches_the_next_request_after_the_results(pi_env: A
     assert after[0].index("result-context") < after[0].index("call-context for bash")
     assert after[0].count("call-context for bash") == 1  # repeats ignoring surrounding space dropped
     assert "own-context" in after[1] and after[1].index("own-context") < after[1].index("result-context")
+
+
+# Registrations for the terminal's drawing, service tiers, and tools registered in session_start.
+LATE_AND_DISPLAY = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def activate(pi):
+    pi.register_assistant_thinking_renderer(lambda context, theme: None)
+    pi.register_composer_shape({"label": "Acme Dock", "style": {"id": "acme-dock"}})
+    pi.register_entry_renderer("status-card", lambda entry, options, theme: None)
+    pi.register_markdown_transformer(lambda markdown, context: markdown, {"messageTypes": ["changelog"]})
+    pi.register_tool_renderer("bash", {"renderCall": lambda args, theme, context: None})
+    pi.set_service_tier("openai", "flex")
+
+    def start(event, ctx):
+        pi.register_tool({"name": "late_tool", "description": "registered in session_start",
+                          "execute": lambda *a: "late ok"})
+        with open(LOG, "a") as fh:
+            fh.write(json.dumps({"tiers": pi.get_service_tiers(), "has_pi": hasattr(pi.pi, "hookimpl")}) + "\\n")
+    pi.on("session_start", start)
+"""
+
+
+def test_tools_registered_in_session_start_are_active_and_display_registrations_load(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "late_tool", "arguments": {}}}]},
+        {"blocks": [{"text": "ok"}]},
+    ]
+    env, done, rows = _run(pi_env, tmp_path, LATE_AND_DISPLAY, turns, "--mode", "json", "go")
+    assert done.returncode == 0, done.stderr
+    assert "failed to load" not in done.stderr
+    assert "late_tool" in env.tool_names(0)
+    end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
+    assert end["result"]["content"][0]["text"] == "late ok"
+    assert rows == [{"tiers": {"openai": "flex"}, "has_pi": True}]
