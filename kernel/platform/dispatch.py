@@ -160,6 +160,9 @@ class Dispatcher:
             if name in STREAM_RATE_EVENTS and self.tracer is None:
                 await self._notify_inline(handlers, name, event, ctx, signal)
                 return None
+            if name in CONCURRENT_EVENTS:  # each within its own budget, all at once
+                await asyncio.gather(*(self._call(h, name, event, ctx, signal=signal) for h in handlers))
+                return None
             for handler in handlers:
                 await self._call(handler, name, event, ctx, signal=signal)
             return None
@@ -272,6 +275,9 @@ class Dispatcher:
             except (Exception, HandlerTimeout) as inner:
                 print(f"piko: extension_error handler of {other.source} failed: {inner}", file=sys.stderr)
 
+
+CONCURRENT_EVENTS = frozenset({"session_shutdown"})
+"""Events whose handlers run concurrently: shutdown waits for the slowest, not for their sum."""
 
 STREAM_RATE_EVENTS = frozenset({"message_update", "tool_execution_update"})
 """Events fired once per streamed delta: their plain-function handlers run on the loop."""

@@ -68,7 +68,10 @@ async def cancel(
 ) -> Any:
     result: dict[str, Any] | None = None
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        value = await d._call(handler, name, event, ctx, signal=signal)
+        if value is False:  # omp: returning false from a before-event cancels it
+            return {"cancel": True}
+        norm = normalize_result(value)
         if norm:
             result = norm
             if norm.get("cancel"):

@@ -3,7 +3,7 @@
 A callback runs on the session's event loop with the isolation of handler dispatch: what it raises
 (or the coroutine it returns raises) is reported as an ``extension_error`` naming its file, and
 the session keeps running. Timers never keep the process alive and all of them are cleared when
-the session shuts down (the kernel's own ``session_shutdown`` handler runs last).
+the session shuts down or is replaced (after its ``session_shutdown`` handlers ran).
 """
 
 from __future__ import annotations

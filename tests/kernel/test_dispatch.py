@@ -994,3 +994,28 @@ def test_waiting_on_the_user_does_not_spend_the_budget_but_handler_time_does() -
     h2.add("piko_tool_call", asks_then_dawdles, "slow")
     assert h2.emit("tool_call", ev.ToolCallEvent(tool_name="bash", input={}))["block"] is True
     assert h2.errors[0].error == "handler did not finish within its 0.05 s budget"
+
+
+def test_returning_false_from_a_before_event_cancels_it() -> None:
+    h = Harness()
+    h.add("piko_session_before_switch", returns(False), "refuses")
+    h.add("piko_session_before_switch", returns(None), "later")
+    assert h.emit("session_before_switch", ev.SessionBeforeSwitchEvent(reason="new")) == {"cancel": True}
+    assert h.calls == ["refuses"]
+
+
+def test_session_shutdown_handlers_run_concurrently() -> None:
+    """The first handler finishes only once the second one ran: in a sequential walk it would overrun."""
+    h = Harness(budget_ms=5000)
+    second_ran = asyncio.Event()
+
+    async def waits_for_the_other(e: Any, c: Any) -> None:
+        await second_ran.wait()
+
+    async def sets(e: Any, c: Any) -> None:
+        second_ran.set()
+
+    h.add("piko_session_shutdown", waits_for_the_other, "first")
+    h.add("piko_session_shutdown", sets, "second")
+    h.emit("session_shutdown", ev.SessionShutdownEvent(reason="quit"))
+    assert h.errors == [] and h.calls == ["first", "second"]
