@@ -32,7 +32,15 @@ from piko.data.events import (
     SessionInfoChangedEvent,
     SessionShutdownEvent,
 )
-from piko.data.messages import AssistantMessage, CustomMessage, ImageContent, Model, TextContent, UserMessage
+from piko.data.messages import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    UserMessage,
+    text_of,
+)
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
 from piko.engine.compaction_state import CompactionState
@@ -228,8 +236,8 @@ class AgentSession:
 
     def _loop_config(self) -> LoopConfig:
         return self._hooks.config(
-            self.model, make_options=self._provider.options, steering=self.agent.next_steering,
-            follow_ups=self.agent.next_follow_ups,
+            self.model, make_options=self._provider.options, steering=self._next_steering,
+            follow_ups=self._next_follow_ups,
         )  # fmt: skip
 
     async def _on_agent_event(self, event: Any) -> None:
@@ -354,15 +362,55 @@ class AgentSession:
         self.models.require_ready()
         await self._run(lambda: self.agent.prompt([message]))
 
-    async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
-        """Queue a message delivered before the next model call (expanded; no extension commands)."""
-        self._input.refuse_queued_command(text)
-        await self.queues.add(self._input.expand(text), images, follow_up=False)
+    async def steer(
+        self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
+    ) -> None:
+        """Queue a message delivered before the next model call (expanded; no extension commands).
+        With a ``source`` (``"rpc"``), the ``input`` handlers see it first and may change or handle it."""
+        await self._queue(text, images, follow_up=False, source=source)
 
-    async def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
-        """Queue a message delivered once the agent would stop."""
+    async def follow_up(
+        self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
+    ) -> None:
+        """Queue a message delivered once the agent would stop (``source`` as for :meth:`steer`)."""
+        await self._queue(text, images, follow_up=True, source=source)
+
+    async def _queue(
+        self, text: str, images: list[ImageContent] | None, *, follow_up: bool, source: str | None
+    ) -> None:
         self._input.refuse_queued_command(text)
-        await self.queues.add(self._input.expand(text), images, follow_up=True)
+        if source is not None:
+            transformed = await self._input.transform(text, images, source=source)
+            if transformed is None:
+                return
+            text, images = transformed
+        await self.queues.add(self._input.expand(text), images, follow_up=follow_up)
+
+    async def _with_policy(self, batch: list[Any]) -> list[Any]:
+        """A dequeued steer or follow-up batch holding user work goes through ``before_agent_start``
+        (prompt: its texts joined by blank lines); what the handlers add follows the batch, and
+        their system prompt governs the next request."""
+        users = [m for m in batch if isinstance(m, UserMessage)]
+        if not users or not self.dispatcher.has_handlers("before_agent_start"):
+            return batch
+        texts = [text_of(m.content) for m in users]
+        images = [
+            b for m in users if isinstance(m.content, list) for b in m.content if isinstance(b, ImageContent)
+        ]
+        extra, override = await self._input.before_agent_start(
+            "\n\n".join(texts), images or None, system_prompt=self._base_system_prompt,
+            system_prompt_options=self._prompt_options, signal=self.agent.signal,
+        )  # fmt: skip
+        if override:
+            self._system_prompt_override = override
+            self.agent.state.system_prompt = override
+        return [*batch, *extra]
+
+    async def _next_steering(self) -> list[Any]:
+        return await self._with_policy(await self.agent.next_steering())
+
+    async def _next_follow_ups(self) -> list[Any]:
+        return await self._with_policy(await self.agent.next_follow_ups())
 
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""

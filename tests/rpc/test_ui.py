@@ -214,3 +214,23 @@ def test_permission_gate_answered_after_its_budget_still_decides(rpc: Any) -> No
     process.wait_for(lambda r: r.get("type") == "agent_end")
     assert process.close() == 0
     assert [e for e in process.events("extension_error")] == []
+
+
+def test_rpc_steer_passes_input_and_its_batch_gets_before_agent_start(rpc: Any, tmp_path: Any) -> None:
+    log = tmp_path / "queue.jsonl"
+    turns = [
+        {"blocks": [{"text": "a slow first answer with many words in it"}], "delay_s": 0.05},
+        {"blocks": [{"text": "second"}]},
+    ]
+    process = rpc(turns, extensions=("queue_policy_ext.py",), env={"PIKO_TEST_LOG": str(log)})
+    process.send({"id": "p", "type": "prompt", "message": "first"})
+    process.wait_for(lambda r: r.get("type") == "message_update")
+    assert process.request({"id": "s", "type": "steer", "message": "steer me"})["success"] is True
+    process.wait_for(lambda r: r.get("type") == "agent_end")
+    assert process.close() == 0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"input": "steer me", "source": "rpc"} in rows
+    assert {"before_agent_start": "steered by input"} in rows
+    second = process.server.requests[1]["body"]  # type: ignore[attr-defined]
+    assert "steered by input" in json.dumps(second["messages"])
+    assert "QUEUED POLICY" in json.dumps(second["messages"][0])
