@@ -61,9 +61,33 @@ class ExtensionHost:
         usage = self._session.get_context_usage()
         return None if usage is None else record_to_wire(usage)
 
-    def compact_from_extension(self, custom_instructions: str | None = None, **options: Any) -> Any:
-        """A task compacting the session, resolving to ``{"summary", "firstKeptEntryId", "tokensBefore", "details"}``."""
-        return asyncio.ensure_future(self._compact(custom_instructions))
+    def compact_from_extension(self, custom_instructions: Any = None, **options: Any) -> Any:
+        """A task compacting the session, resolving to ``{"summary", "firstKeptEntryId", "tokensBefore", "details"}``.
+
+        ``custom_instructions`` is focus text or pi's options object (``customInstructions``,
+        ``onComplete(result)``, ``onError(error)``); the callbacks may be given as keywords too.
+        """
+        from piko.lib.text import snake
+
+        if isinstance(custom_instructions, dict):
+            options = {**{snake(str(k)): v for k, v in custom_instructions.items()}, **options}
+            custom_instructions = options.get("custom_instructions")
+        on_complete, on_error = options.get("on_complete"), options.get("on_error")
+        task = asyncio.ensure_future(self._compact(custom_instructions))
+        if callable(on_complete) or callable(on_error):
+
+            def done(finished: asyncio.Future[Any]) -> None:
+                if finished.cancelled():
+                    return
+                error = finished.exception()
+                callback, value = (on_error, error) if error is not None else (on_complete, finished.result())
+                if callable(callback):
+                    outcome = callback(value)
+                    if hasattr(outcome, "__await__"):
+                        asyncio.ensure_future(outcome)
+
+            task.add_done_callback(done)
+        return task
 
     async def _compact(self, custom_instructions: str | None) -> dict[str, Any]:
         return record_to_wire(await self._session.compact(custom_instructions))

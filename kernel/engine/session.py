@@ -137,6 +137,7 @@ class AgentSession:
         self._provider = ProviderRequests(
             self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
             thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
+            cwd=lambda: self.cwd,
         )  # fmt: skip
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
         if active_tools is None:

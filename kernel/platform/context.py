@@ -143,7 +143,8 @@ class ExtensionContext:
     def get_context_usage(self) -> Any:
         return None if self._host is None else self._host.get_context_usage()
 
-    def compact(self, custom_instructions: str | None = None, **options: Any) -> Any:
+    def compact(self, custom_instructions: Any = None, **options: Any) -> Any:
+        """Compact the session (a task): focus text, or pi's options (``on_complete``, ``on_error``)."""
         return self._require("compact").compact_from_extension(custom_instructions, **options)
 
     def get_system_prompt(self) -> str:
