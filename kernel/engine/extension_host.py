@@ -68,6 +68,7 @@ class ExtensionHost:
         ``onComplete(result)``, ``onError(error)``); the callbacks may be given as keywords too.
         """
         from piko.lib.text import snake
+        from piko.platform.context import schedule
 
         if isinstance(custom_instructions, dict):
             options = {**{snake(str(k)): v for k, v in custom_instructions.items()}, **options}
@@ -82,9 +83,7 @@ class ExtensionHost:
                 error = finished.exception()
                 callback, value = (on_error, error) if error is not None else (on_complete, finished.result())
                 if callable(callback):
-                    outcome = callback(value)
-                    if hasattr(outcome, "__await__"):
-                        asyncio.ensure_future(outcome)
+                    schedule(callback(value))  # a coroutine callback runs in the background
 
             task.add_done_callback(done)
         return task
