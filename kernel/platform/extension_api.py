@@ -319,10 +319,10 @@ class ExtensionAPI:
         return provider
 
     def unregister_provider(self, name: str) -> None:
-        """Remove a provider this extension registered."""
+        """Remove a provider this extension registered; one it overrode comes back as it was."""
         self._providers = [p for p in self._providers if p.name != name]
         if self._live():
-            self._app.model_registry.remove_provider(name)
+            self._app.model_registry.remove_provider(name, plugin=self.name)
         self._refresh()
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
