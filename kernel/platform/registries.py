@@ -62,7 +62,8 @@ class ToolDefinition(Lazy, Registration):
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
     ``prompt_guidelines`` are added to the guidelines when it is active. ``order`` places the
     tool in the default tool list (lower first; tools without one follow in load order): piko's
-    built-in tools use 0-6 to come in pi's order.
+    built-in tools use 0-6 to come in pi's order. ``metadata`` keeps the fields of a pi/omp tool
+    object piko does not act on (``approval``, ``loadMode``, ...).
     """
 
     name: str
@@ -77,6 +78,7 @@ class ToolDefinition(Lazy, Registration):
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
     render_result: Any = None
+    metadata: dict[str, Any] = field(factory=dict)
     plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:

@@ -159,9 +159,9 @@ async def write_with_fallback(
         and isinstance(content, str)
         and dispatcher.has_handlers("workspace_write_text")
     ):
-        from piko.data.events import WorkspaceFileRequest
+        from piko.data.events import WorkspaceWriteRequest
 
-        held = WorkspaceFileRequest(path=path, content=content, session_id=_session_id(ctx))
+        held = WorkspaceWriteRequest(path=path, content=content, session_id=_session_id(ctx))
         if await dispatcher.emit("workspace_write_text", held, ctx) is True:
             return
     try:
@@ -187,10 +187,10 @@ async def workspace_text(ctx: Any, path: str) -> str | None:
     dispatcher = _dispatcher(ctx)
     if dispatcher is None or not dispatcher.has_handlers("workspace_read_text"):
         return None
-    from piko.data.events import WorkspaceFileRequest
+    from piko.data.events import WorkspaceReadRequest
 
     text = await dispatcher.emit(
-        "workspace_read_text", WorkspaceFileRequest(path=path, session_id=_session_id(ctx)), ctx
+        "workspace_read_text", WorkspaceReadRequest(path=path, session_id=_session_id(ctx)), ctx
     )
     return text if isinstance(text, str) else None
 
