@@ -60,7 +60,9 @@ class ToolDefinition(Lazy, Registration):
     and may be a coroutine function. ``prepare_arguments(arguments)``, when given, repairs the
     model's arguments before schema validation (older argument shapes, JSON sent as a string).
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
-    ``prompt_guidelines`` are added to the guidelines when it is active.
+    ``prompt_guidelines`` are added to the guidelines when it is active. ``annotations`` are
+    hints about what the tool does (MCP's ``readOnlyHint``, ``destructiveHint``,
+    ``idempotentHint``, ``openWorldHint``), shown to extensions by ``pi.get_all_tools()``.
     """
 
     name: str
@@ -74,6 +76,7 @@ class ToolDefinition(Lazy, Registration):
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
     render_result: Any = None
+    annotations: dict[str, Any] | None = None
     plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:
