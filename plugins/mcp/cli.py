@@ -81,7 +81,15 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
     headers: dict[str, str] = {}
     command: list[str] = []
     i = 0
-    takes_value = {"--url", "--env", "--cwd", "--header", "--bearer-token-env-var", "--exposure", "--description"}
+    takes_value = {
+        "--url",
+        "--env",
+        "--cwd",
+        "--header",
+        "--bearer-token-env-var",
+        "--exposure",
+        "--description",
+    }
     while i < len(args):
         arg = args[i]
         if arg == "--":
@@ -247,7 +255,9 @@ def _list(app: Any, args: list[str]) -> int:
         click.echo(f"  {server['transport']}")
         if server["tools"]:
             marks = server.get("toolExposure", {})
-            click.echo("  tools: " + ", ".join(t + (f" [{marks[t]}]" if t in marks else "") for t in server["tools"]))
+            click.echo(
+                "  tools: " + ", ".join(t + (f" [{marks[t]}]" if t in marks else "") for t in server["tools"])
+            )
         if server.get("resources"):
             click.echo("  offers resources")
         if server.get("error"):
@@ -277,7 +287,9 @@ async def _connect_all(app: Any, config: Any) -> list[dict[str, Any]]:
             "exposure": server.exposure, "transport": server.transport, "state": connection.state, "tools": tools,
         }  # fmt: skip
         differing = {
-            t: e for t in tools if (e := tool_exposure(server.exposure, server.tool_exposure, t)) != server.exposure
+            t: e
+            for t in tools
+            if (e := tool_exposure(server.exposure, server.tool_exposure, t)) != server.exposure
         }
         if differing:
             record["toolExposure"] = differing

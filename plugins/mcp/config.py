@@ -272,7 +272,11 @@ def load_config(
             continue
         by_canonical[canonical] = name
         config.servers[name] = ServerConfig(
-            name=name, kind=kind, raw=_resolve_aliases(raw), source=f"extension:{extension}", scope="extension"
+            name=name,
+            kind=kind,
+            raw=_resolve_aliases(raw),
+            source=f"extension:{extension}",
+            scope="extension",
         )
     return config
 

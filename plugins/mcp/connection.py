@@ -102,9 +102,7 @@ async def stdio_transport(
     env = {**os.environ, **resolve_map(raw.get("env"), f'MCP server "{config.name}" env')}
     workdir = raw.get("cwd")
     folder = os.path.join(cwd, expand_home(workdir)) if isinstance(workdir, str) else cwd
-    process = await anyio.open_process(
-        [command, *args], env=env, cwd=folder, start_new_session=True
-    )
+    process = await anyio.open_process([command, *args], env=env, cwd=folder, start_new_session=True)
     pgid = process.pid
     LIVE_PROCESS_GROUPS.add(pgid)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -217,6 +215,7 @@ class ServerConnection:
         self._task: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._ready: asyncio.Event | None = None
+        self._refresh: asyncio.Task[None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -341,12 +340,25 @@ class ServerConnection:
         method = getattr(notification, "method", "")
         params = getattr(notification, "params", None)
         if isinstance(notification, types.ToolListChangedNotification) and self.session is not None:
-            with contextlib.suppress(Exception):
-                self.tools = await self._list_tools(self.session)
-                await self._tools_changed()
+            # not awaited here: the answer to tools/list comes through the loop that called us
+            self._refresh = asyncio.get_running_loop().create_task(self._refresh_tools(self.session))
         if self.on_notification is not None:
             dumped = params.model_dump(mode="json", exclude_none=True) if params is not None else None
             self.on_notification(self.name, method, dumped)
+
+    async def _refresh_tools(self, session: ClientSession) -> None:
+        try:
+            self.tools = await self._list_tools(session)
+            await self._tools_changed()
+        except Exception as error:
+            self.log.write(self.name, "error", None, f"tools/list after a change failed: {describe_error(error)}")
+
+    async def settled(self) -> None:
+        """Wait for a tool-list refresh under way (a call's result waits for the tools it added)."""
+        refresh = self._refresh
+        if refresh is not None and not refresh.done():
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(asyncio.shield(refresh), self.config.timeout_s)
 
     # -- requests --------------------------------------------------------------------------------
 
@@ -365,7 +377,10 @@ class ServerConnection:
                 tool, arguments, read_timeout_seconds=timedelta(days=1), progress_callback=progress
             )
         )
-        return await self._bounded(call, last, signal)
+        result = await self._bounded(call, last, signal)
+        await asyncio.sleep(0)  # a notification sent before the result is handled first
+        await self.settled()
+        return result
 
     async def _bounded(self, call: asyncio.Future[Any], last: list[float], signal: Any) -> Any:
         timeout = self.config.timeout_s

@@ -29,9 +29,7 @@ def assign_names(server: str, tools: Iterable[str], taken: Callable[[str], bool]
     assigned: dict[str, str] = {}
     used: set[str] = set()
     for tool in unique:
-        name = tool_name(
-            server, tool, lambda c: taken(c) or c in used or plain.count(c) > 1
-        )
+        name = tool_name(server, tool, lambda c: taken(c) or c in used or plain.count(c) > 1)
         assigned[tool] = name
         used.add(name)
     return assigned

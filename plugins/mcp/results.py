@@ -54,7 +54,9 @@ def block_content(block: Any) -> TextContent | ImageContent:
     if kind == "text":
         return TextContent(text=str(_field(block, "text", "")))
     if kind == "image":
-        return ImageContent(data=str(_field(block, "data", "")), mime_type=str(_field(block, "mimeType", "image/png")))
+        return ImageContent(
+            data=str(_field(block, "data", "")), mime_type=str(_field(block, "mimeType", "image/png"))
+        )
     if kind == "audio":
         return TextContent(text=f"[audio {_field(block, 'mimeType')} omitted]")
     if kind == "resource_link":

@@ -57,7 +57,9 @@ class McpTool:
 class McpRuntime:
     """The session's servers (see the module docstring)."""
 
-    def __init__(self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any]) -> None:
+    def __init__(
+        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any]
+    ) -> None:
         self.pi = pi
         self.config = config
         self.log = McpLog(agent_dir)
@@ -94,12 +96,20 @@ class McpRuntime:
     def start(self) -> None:
         for connection in self.connections.values():
             connection.start()
+        if any(self._reaches_deferred(s) for s in self.enabled()):
+            self._register_tool_search()  # before the servers connect: tool_search waits for them
+            self.refresh_active()
         if any(s.exposure == "codemode" or "codemode" in s.tool_exposure.values() for s in self.enabled()):
             self._codemode_notice = True
             self.notices.append(
                 "MCP: codemode exposure is handled as deferred (reached through tool_search): "
                 "piko has no codemode tool yet"
             )
+
+    @staticmethod
+    def _reaches_deferred(server: ServerConfig) -> bool:
+        exposures = {server.exposure, *server.tool_exposure.values()}
+        return any(model_exposure(e) == "deferred" for e in exposures)
 
     def enabled(self) -> list[ServerConfig]:
         return [s for s in self.config.servers.values() if s.enabled]
@@ -110,7 +120,9 @@ class McpRuntime:
     async def wait_for_direct(self, timeout: float = FIRST_PROMPT_WAIT_S) -> None:
         """The first prompt waits up to ``timeout`` for servers with direct tools only."""
         waiting = [
-            c.wait_ready(timeout) for c in self.connections.values() if self.has_direct(c.config) and c.state == "connecting"
+            c.wait_ready(timeout)
+            for c in self.connections.values()
+            if self.has_direct(c.config) and c.state == "connecting"
         ]
         if waiting:
             await asyncio.gather(*waiting)
@@ -176,7 +188,9 @@ class McpRuntime:
         self.registered.add(entry.name)
 
     def _executor(self, entry: McpTool) -> Any:
-        async def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any) -> Any:
+        async def execute(
+            tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+        ) -> Any:
             current = self.tools.get(entry.name)
             if current is None or current.withdrawn or current.exposure == "hidden":
                 raise RuntimeError(f'MCP tool "{entry.name}" is no longer offered by server "{entry.server}"')
@@ -199,9 +213,7 @@ class McpRuntime:
                 continue
             if entry.reach == "direct" or (entry.reach == "deferred" and name in self.loaded):
                 names.append(name)
-        if TOOL_SEARCH in self.registered and self._allowed(TOOL_SEARCH) and self._has_unloaded():
-            names.append(TOOL_SEARCH)
-        elif TOOL_SEARCH in self.registered and self.loaded and self._allowed(TOOL_SEARCH):
+        if TOOL_SEARCH in self.registered and self._allowed(TOOL_SEARCH):
             names.append(TOOL_SEARCH)
         if self.registered.issuperset(RESOURCE_TOOLS):
             reach = self._resource_reach()
@@ -209,11 +221,6 @@ class McpRuntime:
                 if self._allowed(name) and (reach == "direct" or name in self.loaded):
                     names.append(name)
         return names
-
-    def _has_unloaded(self) -> bool:
-        return any(
-            e.reach == "deferred" and not e.withdrawn and n not in self.loaded for n, e in self.tools.items()
-        )
 
     def refresh_active(self) -> None:
         """Give the model exactly the MCP tools it should see, keeping the other active tools."""
@@ -252,27 +259,32 @@ class McpRuntime:
 
     def search(self, query: str, limit: int) -> list[str]:
         """Deferred tools not loaded yet, best match first: a query word in the tool's name counts
-        more than in its description, which counts more than in its server's description."""
+        more than in its description; its server's name and description rank the tools that matched."""
         words = [w for w in query.lower().replace("_", " ").split() if w]
         scored: list[tuple[float, str]] = []
         for name, entry in self.tools.items():
             if entry.reach != "deferred" or entry.withdrawn or name in self.loaded or not self._allowed(name):
                 continue
             server = self.config.servers.get(entry.server)
-            tool_name = name.lower().replace("_", " ")
+            tool_name = entry.tool.name.lower().replace("_", " ")
             description = (entry.tool.description or "").lower()
             server_text = f"{entry.server} {(server.description if server else '') or ''}".lower()
-            score = sum(3.0 * (w in tool_name) + 1.0 * (w in description) + 0.5 * (w in server_text) for w in words)
-            if score > 0:
+            score = sum(3.0 * (w in tool_name) + 1.0 * (w in description) for w in words)
+            if score > 0:  # the server's own words only rank the tools that matched
+                score += sum(0.5 * (w in server_text) for w in words)
                 scored.append((-score, name))
         for name in RESOURCE_TOOLS:
             if name in self.registered and name not in self.loaded and self._resource_reach() == "deferred":
-                score = sum(2.0 * (w in name.replace("_", " ")) + 0.5 * (w in "resource resources") for w in words)
+                score = sum(
+                    2.0 * (w in name.replace("_", " ")) + 0.5 * (w in "resource resources") for w in words
+                )
                 if score > 0:
                     scored.append((-score, name))
         return [name for _score, name in sorted(scored)[:limit]]
 
-    async def _tool_search(self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any) -> Any:
+    async def _tool_search(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> Any:
         query = str(params.get("query") or "")
         if not query.strip():
             raise ValueError("query must not be empty")
@@ -288,9 +300,14 @@ class McpRuntime:
         if not found:
             text = "No matching tools found."
         else:
-            lines = [f"- {n}: {self._description(n).strip().splitlines()[0] if self._description(n).strip() else ''}" for n in found]
+            lines = [
+                f"- {n}: {self._description(n).strip().splitlines()[0] if self._description(n).strip() else ''}"
+                for n in found
+            ]
             plural = "" if len(found) == 1 else "s"
-            text = f"Loaded {len(found)} tool{plural}. They are available from your next call:\n" + "\n".join(lines)
+            text = f"Loaded {len(found)} tool{plural}. They are available from your next call:\n" + "\n".join(
+                lines
+            )
         return {"content": [{"type": "text", "text": text}], "details": {"loaded": found}}
 
     def _description(self, name: str) -> str:
@@ -303,7 +320,10 @@ class McpRuntime:
         """What tool_search loaded on the current branch (after resume, fork or /tree)."""
         loaded: set[str] = set()
         for entry in entries:
-            if getattr(entry, "type", None) == "custom" and getattr(entry, "custom_type", None) == LOADED_ENTRY:
+            if (
+                getattr(entry, "type", None) == "custom"
+                and getattr(entry, "custom_type", None) == LOADED_ENTRY
+            ):
                 data = getattr(entry, "data", None) or {}
                 loaded.update(str(n) for n in data.get("tools", []) if isinstance(n, str))
         self.loaded = loaded
@@ -363,7 +383,9 @@ class McpRuntime:
         method = "list_resources" if kind == "resources" else "list_resource_templates"
         if server_name:
             connection = self._resource_servers(str(server_name))[0]
-            page = await connection.request(lambda s: getattr(s, method)(cursor=cursor) if cursor else getattr(s, method)())
+            page = await connection.request(
+                lambda s: getattr(s, method)(cursor=cursor) if cursor else getattr(s, method)()
+            )
             items = [dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))]
             out: dict[str, Any] = {"server": connection.name, kind: [i for i in items if not _is_app(i)]}
             if page.nextCursor:
@@ -376,7 +398,9 @@ class McpRuntime:
                 page = await connection.request(
                     lambda s, c=next_cursor: getattr(s, method)(cursor=c) if c else getattr(s, method)()
                 )
-                everything.extend(dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind)))
+                everything.extend(
+                    dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))
+                )
                 next_cursor = page.nextCursor
                 if not next_cursor:
                     break
@@ -409,7 +433,12 @@ class McpRuntime:
                 import base64
 
                 path = save_temp(base64.b64decode(getattr(item, "blob", "") or ""), _suffix(mime))
-                content.append({"type": "text", "text": f"[binary resource {item.uri} ({mime or 'unknown type'}) saved to {path}]"})
+                content.append(
+                    {
+                        "type": "text",
+                        "text": f"[binary resource {item.uri} ({mime or 'unknown type'}) saved to {path}]",
+                    }
+                )
         return {"content": content, "details": {"server": connection.name, "uri": uri}}
 
     # -- what the model and the user read --------------------------------------------------------
@@ -417,12 +446,18 @@ class McpRuntime:
     def servers_section(self) -> str | None:
         """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared."""
         listed = sorted(
-            (s for s in self.enabled() if {model_exposure(s.exposure), *map(model_exposure, s.tool_exposure.values())} & {"deferred"}),
+            (
+                s
+                for s in self.enabled()
+                if {model_exposure(s.exposure), *map(model_exposure, s.tool_exposure.values())} & {"deferred"}
+            ),
             key=lambda s: s.name,
         )
         if not listed:
             return None
-        lines = ["MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."]
+        lines = [
+            "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
+        ]
         for server in listed:
             connection = self.connections[server.name]
             summary = (server.description or connection.instructions or "").strip().split("\n", 1)[0].strip()

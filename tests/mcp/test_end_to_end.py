@@ -1,0 +1,224 @@
+"""Real ``pi`` runs with real MCP servers: a model turn calls an MCP tool and the next request has its result."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp_support import answer, call, stdio_entry, tool_messages, tool_names
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def test_direct_tool_result_reaches_the_next_request(mcp_env):
+    env = mcp_env([call("mcp__demo__echo", {"text": "hi there"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("call echo")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "Done."
+    first, second = env.bodies()
+    assert "mcp__demo__echo" in tool_names(first)
+    assert "mcp__demo__get_thing" in tool_names(first)  # "." becomes "_"
+    assert tool_messages(second)[0]["content"] == "echo: hi there"
+
+
+def test_json_mode_shows_the_mcp_tool_execution(mcp_env):
+    env = mcp_env([call("mcp__demo__echo", {"text": "json"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.run("--mode", "json", "--provider", "mock", "--model", "mock-1", "go")
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    ends = [e for e in events if e.get("type") == "tool_execution_end"]
+    assert ends and ends[0]["toolName"] == "mcp__demo__echo"
+    assert ends[0]["result"]["content"] == [{"type": "text", "text": "echo: json"}]
+    assert ends[0]["isError"] is False
+
+
+def test_is_error_result_is_a_tool_error(mcp_env):
+    env = mcp_env([call("mcp__demo__fail", {"reason": "no disk"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    result = tool_messages(env.bodies()[1])[0]
+    assert "no disk" in json.dumps(result)
+
+
+def test_big_result_is_cut_in_the_middle_and_saved(mcp_env):
+    env = mcp_env([call("mcp__demo__big", {"size": 60000}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    text = tool_messages(env.bodies()[1])[0]["content"]
+    assert text.startswith("Warning: truncated output (original token count: 15000)")
+    assert "chars truncated\u2026" in text
+    assert "line 000000" in text and "line 004999" in text
+    path = text.rsplit("[Full output: ", 1)[1].split(" (read it", 1)[0]
+    with open(path, encoding="utf-8") as saved:
+        assert len(saved.read()) == 60000
+
+
+def test_image_result_is_forwarded(mcp_env):
+    env = mcp_env([call("mcp__demo__picture"), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    body = json.dumps(env.bodies()[1])
+    assert "a pixel" in body
+    assert "data:image/png;base64," in body
+
+
+def test_deferred_tool_is_declared_after_tool_search(mcp_env):
+    env = mcp_env(
+        [call("tool_search", {"query": "echo"}), call("mcp__demo__echo", {"text": "found"}), answer()]
+    )
+    env.write_mcp({"demo": stdio_entry(exposure="deferred", description="Echo things for tests")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    first, second, third = env.bodies()
+    assert "tool_search" in tool_names(first)
+    assert "mcp__demo__echo" not in tool_names(first)
+    system = first["messages"][0]["content"]
+    assert "<mcp_servers>" in system and "- mcp__demo (tool_search): Echo things for tests" in system
+    assert "Loaded 1 tool" in tool_messages(second)[0]["content"]
+    assert "mcp__demo__echo" in tool_names(second)
+    assert tool_messages(third)[-1]["content"] == "echo: found"
+
+
+def test_tool_exposure_patterns_hide_and_expose(mcp_env):
+    env = mcp_env([answer()])
+    env.write_mcp(
+        {"demo": stdio_entry(exposure="hidden", toolExposure={"echo": "direct", "get*": "deferred"})}
+    )
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    names = tool_names(env.bodies()[0])
+    assert "mcp__demo__echo" in names
+    assert "mcp__demo__fail" not in names and "mcp__demo__get_thing" not in names
+    assert "tool_search" in names
+
+
+def test_tools_option_keeps_mcp_tools_unless_an_entry_names_them(mcp_env):
+    env = mcp_env([answer(), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    assert env.prompt("--tools", "read", "go").returncode == 0
+    assert env.prompt("--tools", "read,mcp__demo__ec*", "go").returncode == 0
+    first, second = env.bodies()
+    assert "read" in tool_names(first) and "mcp__demo__fail" in tool_names(first)
+    assert set(tool_names(second)) == {"read", "mcp__demo__echo"}
+
+
+def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env):
+    env = mcp_env([answer(), answer(), answer()])
+    plain = env.prompt("go")
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    no_mcp = env.prompt("--no-mcp", "go")
+    blocked = env.run("--disable-plugin", "mcp", "-p", "--provider", "mock", "--model", "mock-1", "go")
+    for done in (plain, no_mcp, blocked):
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == plain.stderr
+    bodies = env.bodies()
+    assert bodies[1] == bodies[0] and bodies[2] == bodies[0]
+
+
+def test_project_servers_load_only_in_a_trusted_project(mcp_env):
+    env = mcp_env([answer(), answer()])
+    env.write_mcp({"proj": stdio_entry(exposure="direct")}, project=True)
+    assert env.prompt("go").returncode == 0
+    env.trust()
+    assert env.prompt("go").returncode == 0
+    untrusted, trusted = env.bodies()
+    assert not any(n.startswith("mcp__") for n in tool_names(untrusted))
+    assert "mcp__proj__echo" in tool_names(trusted)
+
+
+def test_a_failing_server_leaves_the_others_working(mcp_env):
+    env = mcp_env([call("mcp__demo__echo", {"text": "still"}), answer()])
+    env.write_mcp({
+        "broken": stdio_entry("crash-on-start", exposure="direct"),
+        "hangs": stdio_entry("hang-initialize", exposure="direct", timeout=2),
+        "demo": stdio_entry(exposure="direct"),
+        "bad": {"type": "sse", "url": "http://127.0.0.1:9/sse"},
+    })  # fmt: skip
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    assert 'server "bad": legacy SSE transport is not supported' in done.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "echo: still"
+
+
+def test_annotations_reach_extensions(mcp_env, tmp_path):
+    ext = tmp_path / "show_tools.py"
+    out = tmp_path / "tools.json"
+    ext.write_text(
+        "import json, os\n"
+        "def activate(pi):\n"
+        "    def on_turn_end(event, ctx):\n"
+        "        tools = [t for t in pi.get_all_tools() if t['name'].startswith('mcp__')]\n"
+        "        open(os.environ['OUT'], 'w').write(json.dumps(tools))\n"
+        "    pi.on('turn_end', on_turn_end)\n"
+    )
+    env = mcp_env([answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("-e", str(ext), "go", env={"OUT": str(out)})
+    assert done.returncode == 0, done.stderr
+    tools = {t["name"]: t for t in json.loads(out.read_text())}
+    assert tools["mcp__demo__echo"]["annotations"] == {"readOnlyHint": True}
+    assert tools["mcp__demo__echo"]["source"] == "mcp"
+
+
+def test_http_server_tool_call(mcp_env, http_server):
+    url = http_server()
+    env = mcp_env([call("mcp__web__echo", {"text": "over http"}), answer()])
+    env.write_mcp({"web": {"url": url, "exposure": "direct", "headers": {"X-Token": "${DEMO_TOKEN}"}}})
+    done = env.prompt("go", env={"DEMO_TOKEN": "t0k"})
+    assert done.returncode == 0, done.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "echo: over http"
+
+
+def test_resources_are_listed_and_read(mcp_env):
+    env = mcp_env([
+        call("list_mcp_resources", {}),
+        call("read_mcp_resource", {"server": "demo", "uri": "demo://readme"}),
+        call("read_mcp_resource", {"server": "demo", "uri": "demo://blob.bin"}),
+        call("list_mcp_resource_templates", {"server": "demo"}),
+        answer(),
+    ])  # fmt: skip
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    bodies = env.bodies()
+    listing = json.loads(tool_messages(bodies[1])[-1]["content"])
+    assert {r["uri"] for r in listing["resources"]} >= {"demo://readme", "demo://blob.bin"}
+    assert all(r["server"] == "demo" for r in listing["resources"])
+    assert tool_messages(bodies[2])[-1]["content"] == "Read me first."
+    assert "saved to" in tool_messages(bodies[3])[-1]["content"]
+    templates = json.loads(tool_messages(bodies[4])[-1]["content"])
+    assert templates["server"] == "demo"
+    assert templates["resourceTemplates"][0]["uriTemplate"] == "demo://item/{item_id}"
+
+
+def test_tool_list_change_adds_tools(mcp_env):
+    env = mcp_env([call("mcp__demo__grow"), call("mcp__demo__extra"), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    bodies = env.bodies()
+    assert "mcp__demo__extra" not in tool_names(bodies[0])
+    assert "mcp__demo__extra" in tool_names(bodies[1])
+    assert tool_messages(bodies[2])[-1]["content"] == "extra!"
+
+
+def test_server_logging_goes_to_mcp_log(mcp_env):
+    env = mcp_env([call("mcp__demo__shout", {"text": "hey"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    log = (env.home / "mcp.log").read_text()
+    assert "[demo] info" in log and "shouting hey" in log
+
+
+def test_slow_tool_with_progress_outlives_its_timeout(mcp_env):
+    env = mcp_env([call("mcp__demo__slow", {"seconds": 2.5}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct", timeout=1)})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "slept 2.5"
