@@ -145,12 +145,15 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
     return name, local, out
 
 
-@click.command(
-    "mcp",
-    context_settings={"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []},
-    add_help_option=False,
-)
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
+class RawCommand(click.Command):
+    """A command that gets its arguments exactly as typed (``--`` included): ``pi mcp add`` needs it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.params["args"] = tuple(args)
+        return []
+
+
+@click.command("mcp", cls=RawCommand, add_help_option=False)
 @click.pass_obj
 def mcp_group(app: Any, args: tuple[str, ...]) -> int:
     """Add, remove and list MCP servers."""

@@ -256,7 +256,7 @@ def load_config(
                 config.errors.append(f"{path}: {error}")
                 continue
             previous = by_canonical.pop(canonical, None)
-            if previous is not None:
+            if previous is not None and previous != name:
                 config.servers.pop(previous, None)
             by_canonical[canonical] = name
             config.servers[name] = ServerConfig(

@@ -351,7 +351,9 @@ class ServerConnection:
             self.tools = await self._list_tools(session)
             await self._tools_changed()
         except Exception as error:
-            self.log.write(self.name, "error", None, f"tools/list after a change failed: {describe_error(error)}")
+            self.log.write(
+                self.name, "error", None, f"tools/list after a change failed: {describe_error(error)}"
+            )
 
     async def settled(self) -> None:
         """Wait for a tool-list refresh under way (a call's result waits for the tools it added)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ class McpLog:
 
     def write(self, server: str, level: str, logger: str | None, data: Any) -> None:
         message = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
-        stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+        stamp = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         line = f"{stamp} [{server}] {level} {logger or '-'}: {message}\n"
         try:
             self._rotate()
