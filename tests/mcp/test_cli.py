@@ -74,7 +74,7 @@ def test_list_connects_and_reports_each_server(mcp_env):
     done = env.run("mcp", "list")
     assert done.returncode == 1
     out = done.stdout
-    assert f"demo: connected, 8 tools (direct, global)\n  {sys.executable} {DEMO_SERVER}\n" in out
+    assert f"demo: connected, 10 tools (direct, global)\n  {sys.executable} {DEMO_SERVER}\n" in out
     assert "get.thing [hidden]" in out and "offers resources" in out
     assert "dead: failed (codemode, global)\n  /nonexistent/bin\n  spawn /nonexistent/bin ENOENT\n" in out
     assert "crash: failed" in out and "fatal: missing API key" in out

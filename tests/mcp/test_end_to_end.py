@@ -217,8 +217,20 @@ def test_server_logging_goes_to_mcp_log(mcp_env):
 
 
 def test_slow_tool_with_progress_outlives_its_timeout(mcp_env):
-    env = mcp_env([call("mcp__demo__slow", {"seconds": 2.5}), answer()])
-    env.write_mcp({"demo": stdio_entry(exposure="direct", timeout=1)})
+    env = mcp_env([call("mcp__demo__slow", {"seconds": 8}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct", timeout=4)})  # also bounds initialize
     done = env.prompt("go")
     assert done.returncode == 0, done.stderr
-    assert tool_messages(env.bodies()[1])[0]["content"] == "slept 2.5"
+    assert tool_messages(env.bodies()[1])[0]["content"] == "slept 8.0"
+
+
+def test_silent_slow_tool_times_out_and_the_session_goes_on(mcp_env):
+    env = mcp_env(
+        [call("mcp__demo__sleepy", {"seconds": 30}), call("mcp__demo__echo", {"text": "after"}), answer()]
+    )
+    env.write_mcp({"demo": stdio_entry(exposure="direct", timeout=4)})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    bodies = env.bodies()
+    assert "did not answer within 4 s" in tool_messages(bodies[1])[-1]["content"]
+    assert tool_messages(bodies[2])[-1]["content"] == "echo: after"

@@ -69,6 +69,12 @@ def build(name: str) -> FastMCP:
         return f"slept {seconds}"
 
     @server.tool()
+    async def sleepy(seconds: float) -> str:
+        """Sleep without a word."""
+        await asyncio.sleep(seconds)
+        return "woke"
+
+    @server.tool()
     async def shout(text: str, ctx: Context) -> str:
         """Log the text as a server log message, then return it upper-cased."""
         await ctx.info(f"shouting {text}")
@@ -85,6 +91,11 @@ def build(name: str) -> FastMCP:
         server.add_tool(extra)
         await ctx.session.send_tool_list_changed()
         return "grown"
+
+    @server.tool()
+    def die() -> str:
+        """Exit the server process at once (a crash in the middle of a session)."""
+        os._exit(1)
 
     @server.resource("demo://readme", mime_type="text/plain")
     def readme() -> str:
