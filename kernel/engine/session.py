@@ -190,7 +190,12 @@ class AgentSession:
     def get_all_tools(self) -> list[dict[str, Any]]:
         tools: list[dict[str, Any]] = []
         for t in self.app.registries.tools:
-            info = {"name": t.name, "description": t.description, "parameters": t.parameters, "source": t.plugin}
+            info = {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "source": t.plugin,
+            }
             if t.annotations:
                 info["annotations"] = dict(t.annotations)
             tools.append(info)

@@ -371,7 +371,7 @@ class ServerConnection:
         assert session is not None
         last = [time.monotonic()]
 
-        async def progress(_progress: float, _total: float | None, _message: str | None) -> None:
+        async def progress(progress: float, total: float | None, message: str | None) -> None:
             last[0] = time.monotonic()
 
         call = asyncio.ensure_future(

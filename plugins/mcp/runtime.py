@@ -381,11 +381,13 @@ class McpRuntime:
         server_name = params.get("server")
         cursor = params.get("cursor")
         method = "list_resources" if kind == "resources" else "list_resource_templates"
+
+        def page_of(cursor: str | None) -> Any:
+            return lambda s: getattr(s, method)(cursor=cursor) if cursor else getattr(s, method)()
+
         if server_name:
             connection = self._resource_servers(str(server_name))[0]
-            page = await connection.request(
-                lambda s: getattr(s, method)(cursor=cursor) if cursor else getattr(s, method)()
-            )
+            page = await connection.request(page_of(cursor))
             items = [dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))]
             out: dict[str, Any] = {"server": connection.name, kind: [i for i in items if not _is_app(i)]}
             if page.nextCursor:
@@ -395,9 +397,7 @@ class McpRuntime:
         for connection in self._resource_servers(None):
             next_cursor: str | None = None
             for _page in range(100):
-                page = await connection.request(
-                    lambda s, c=next_cursor: getattr(s, method)(cursor=c) if c else getattr(s, method)()
-                )
+                page = await connection.request(page_of(next_cursor))
                 everything.extend(
                     dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))
                 )
