@@ -234,3 +234,22 @@ def test_silent_slow_tool_times_out_and_the_session_goes_on(mcp_env):
     bodies = env.bodies()
     assert "did not answer within 4 s" in tool_messages(bodies[1])[-1]["content"]
     assert tool_messages(bodies[2])[-1]["content"] == "echo: after"
+
+
+def test_without_servers_the_sdk_is_never_imported(mcp_env, tmp_path):
+    ext = tmp_path / "modules.py"
+    out = tmp_path / "modules.json"
+    ext.write_text(
+        "import json, os, sys\n"
+        "def activate(pi):\n"
+        "    def on_turn_end(event, ctx):\n"
+        "        names = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'piko.plugins.mcp.')))\n"
+        "        open(os.environ['OUT'], 'w').write(json.dumps(names))\n"
+        "    pi.on('turn_end', on_turn_end)\n"
+    )
+    env = mcp_env([answer(), answer()])
+    assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
+    assert json.loads(out.read_text()) == ["piko.plugins.mcp.config"]  # only to see there is no mcp.json
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
+    assert "mcp.client.session" in json.loads(out.read_text())
