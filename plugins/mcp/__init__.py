@@ -34,6 +34,8 @@ def activate(pi: Any) -> None:
             return None
         await runtime.wait_for_direct()
         runtime.refresh_active()
+        for line in runtime.new_failures():
+            sys.stderr.write(f"Warning: {line}\n")
         section = runtime.servers_section()
         if section is None:
             return None

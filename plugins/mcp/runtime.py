@@ -73,6 +73,7 @@ class McpRuntime:
         self.loaded: set[str] = set()  # deferred tools that tool_search declared on this branch
         self.notices: list[str] = []
         self._codemode_notice = False
+        self._reported: set[str] = set()
         self._selection = self._tools_selection(options)
 
     # -- which MCP tools --tools lets through ----------------------------------------------------
@@ -466,6 +467,16 @@ class McpRuntime:
             head = f"- {namespace(server.name)} (tool_search)"
             lines.append(f"{head}: {summary}" if summary else head)
         return f"<{SECTION}>\n" + "\n".join(lines) + f"\n</{SECTION}>"
+
+    def new_failures(self) -> list[str]:
+        """One line for each server that failed since the last call (each is reported once)."""
+        lines: list[str] = []
+        for name, connection in self.connections.items():
+            if connection.state == "failed" and name not in self._reported:
+                self._reported.add(name)
+                detail = connection.status_line().split(": ", 1)[-1]  # "failed: <error> (stderr: ...)"
+                lines.append(f'MCP server "{name}" failed: {detail}')
+        return lines
 
     def status_text(self) -> str:
         """``/mcp`` outside the interactive screen: a server a line, then its tools."""

@@ -253,3 +253,36 @@ def test_without_servers_the_sdk_is_never_imported(mcp_env, tmp_path):
     env.write_mcp({"demo": stdio_entry(exposure="direct")})
     assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
     assert "mcp.client.session" in json.loads(out.read_text())
+
+
+def test_server_notifications_reach_extensions_on_the_event_bus(mcp_env, tmp_path):
+    ext = tmp_path / "listen.py"
+    out = tmp_path / "notes.jsonl"
+    ext.write_text(
+        "import json, os\n"
+        "def activate(pi):\n"
+        "    def on_note(data):\n"
+        "        with open(os.environ['OUT'], 'a') as f:\n"
+        "            f.write(json.dumps(data) + '\\n')\n"
+        "    pi.events.on('mcp_notification', on_note)\n"
+    )
+    env = mcp_env([call("mcp__demo__shout", {"text": "hey"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("-e", str(ext), "go", env={"OUT": str(out)})
+    assert done.returncode == 0, done.stderr
+    notes = [json.loads(line) for line in out.read_text().splitlines()]
+    logged = [n for n in notes if n["method"] == "notifications/message"]
+    assert logged and logged[0]["server"] == "demo" and logged[0]["params"]["data"] == "shouting hey"
+
+
+def test_failed_servers_are_reported_once(mcp_env):
+    env = mcp_env([answer(), answer()])
+    env.write_mcp(
+        {"broken": stdio_entry("crash-on-start", exposure="direct"), "demo": stdio_entry(exposure="direct")}
+    )
+    done = env.run("-p", "--provider", "mock", "--model", "mock-1", "--continue", "go")
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "broken" in line]
+    assert lines == [
+        'Warning: MCP server "broken" failed: Connection closed (stderr: fatal: missing API key)'
+    ]
