@@ -74,7 +74,7 @@ def test_list_connects_and_reports_each_server(mcp_env):
     done = env.run("mcp", "list")
     assert done.returncode == 1
     out = done.stdout
-    assert f"demo: connected, 10 tools (direct, global)\n  {sys.executable} {DEMO_SERVER}\n" in out
+    assert f"demo: connected, 11 tools (direct, global)\n  {sys.executable} {DEMO_SERVER}\n" in out
     assert "get.thing [hidden]" in out and "offers resources" in out
     assert "dead: failed (codemode, global)\n  /nonexistent/bin\n  spawn /nonexistent/bin ENOENT\n" in out
     assert "crash: failed" in out and "fatal: missing API key" in out
@@ -126,3 +126,34 @@ def test_unresolved_header_is_the_servers_error(mcp_env):
         'Failed to resolve MCP server "docs" header "Authorization" from environment variable: NO_SUCH_TOKEN'
         in done.stdout
     )
+
+
+def test_transient_http_errors_are_retried_twice(mcp_env):
+    import http.server
+    import threading
+
+    posts: list[str] = []
+
+    class Unavailable(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            posts.append(self.path)
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            self.send_response(503)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        env = mcp_env([])
+        env.write_mcp({"busy": {"url": f"http://127.0.0.1:{server.server_port}/mcp", "timeout": 10}})
+        done = env.run("mcp", "list")
+    finally:
+        server.shutdown()
+    assert done.returncode == 1
+    assert "busy: failed" in done.stdout
+    assert "503" in done.stdout
+    assert len(posts) == 3

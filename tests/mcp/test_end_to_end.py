@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import pytest
 from mcp_support import answer, call, stdio_entry, tool_messages, tool_names
@@ -286,3 +288,16 @@ def test_failed_servers_are_reported_once(mcp_env):
     assert lines == [
         'Warning: MCP server "broken" failed: Connection closed (stderr: fatal: missing API key)'
     ]
+
+
+def test_stdio_cwd_env_and_home_expansion(mcp_env):
+    env = mcp_env([call("mcp__demo__where"), answer()])
+    (env.work / "sub").mkdir()
+    home = env.home.parent  # $HOME of the run
+    (home / "servers").mkdir()
+    (home / "servers" / "demo.py").write_text(Path(stdio_entry()["args"][0]).read_text())
+    env.write_mcp({"demo": {"command": sys.executable, "args": ["~/servers/demo.py"], "cwd": "sub",
+                            "env": {"DEMO_VALUE": "v-${DEMO_SECRET}"}, "exposure": "direct"}})  # fmt: skip
+    done = env.prompt("go", env={"DEMO_SECRET": "s3"})
+    assert done.returncode == 0, done.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == f"{env.work / 'sub'} v-s3"

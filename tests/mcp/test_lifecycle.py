@@ -118,4 +118,4 @@ def test_rpc_prompt_and_mcp_command(mcp_env):
         process.wait(timeout=30)
     ends = [e for e in lines if e.get("type") == "tool_execution_end"]
     assert ends[0]["result"]["content"][0]["text"] == "echo: rpc"
-    assert notices[0]["message"].startswith("demo: connected, 10 tools (direct, global)")
+    assert notices[0]["message"].startswith("demo: connected, 11 tools (direct, global)")

@@ -93,6 +93,11 @@ def build(name: str) -> FastMCP:
         return "grown"
 
     @server.tool()
+    def where(variable: str = "DEMO_VALUE") -> str:
+        """The server's working directory and one variable of its environment."""
+        return f"{os.getcwd()} {os.environ.get(variable)}"
+
+    @server.tool()
     def die() -> str:
         """Exit the server process at once (a crash in the middle of a session)."""
         os._exit(1)
