@@ -236,6 +236,8 @@ class ServerConnection:
 
     async def ensure_connected(self) -> None:
         """Reconnect a dropped or failed connection, then wait for it (the next call's own wait)."""
+        if self.state == "connected" and self.session is not None:
+            return
         if self.state in ("disconnected", "failed", "idle"):
             self.start()
         await self.wait_ready(self.config.timeout_s)
@@ -381,7 +383,8 @@ class ServerConnection:
         )
         result = await self._bounded(call, last, signal)
         await asyncio.sleep(0)  # a notification sent before the result is handled first
-        await self.settled()
+        if self._refresh is not None:
+            await self.settled()
         return result
 
     async def _bounded(self, call: asyncio.Future[Any], last: list[float], signal: Any) -> Any:
@@ -393,7 +396,9 @@ class ServerConnection:
                     raise TimeoutError(f'MCP server "{self.name}" did not answer within {timeout:g} s')
                 if signal is not None and getattr(signal, "aborted", False):
                     raise asyncio.CancelledError
-                done, _ = await asyncio.wait({call}, timeout=min(remaining, 0.1))
+                done, _ = await asyncio.wait(
+                    {call}, timeout=remaining if signal is None else min(remaining, 0.1)
+                )
                 if done:
                     return call.result()
         finally:
