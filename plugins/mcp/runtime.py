@@ -229,7 +229,8 @@ class McpRuntime:
             active = list(self.pi.get_active_tools())
         except Exception:
             return  # the session is not running (pi mcp list)
-        others = [n for n in active if not (is_mcp_tool(n) or n == TOOL_SEARCH) or n not in self.registered]
+        # every MCP tool name is this plugin's to declare (also one a previous session left active)
+        others = [n for n in active if not (is_mcp_tool(n) or n == TOOL_SEARCH)]
         wanted = others + [n for n in self.declared() if n not in others]
         if wanted != active:
             self.pi.set_active_tools(wanted)

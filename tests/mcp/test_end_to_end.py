@@ -301,3 +301,26 @@ def test_stdio_cwd_env_and_home_expansion(mcp_env):
     done = env.prompt("go", env={"DEMO_SECRET": "s3"})
     assert done.returncode == 0, done.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == f"{env.work / 'sub'} v-s3"
+
+
+def test_mcp_calls_go_through_tool_call_and_tool_result(mcp_env, tmp_path):
+    ext = tmp_path / "gate.py"
+    ext.write_text(
+        "def activate(pi):\n"
+        "    def gate(event, ctx):\n"
+        "        if event.tool_name == 'mcp__demo__shout':\n"
+        "            return {'block': True, 'reason': 'shouting is not allowed'}\n"
+        "    def patch(event, ctx):\n"
+        "        if event.tool_name == 'mcp__demo__echo':\n"
+        "            return {'content': [{'type': 'text', 'text': 'patched ' + event.content[0].text}]}\n"
+        "    pi.on('tool_call', gate)\n"
+        "    pi.on('tool_result', patch)\n"
+    )
+    env = mcp_env([call("mcp__demo__shout", {"text": "x"}), call("mcp__demo__echo", {"text": "y"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("-e", str(ext), "go")
+    assert done.returncode == 0, done.stderr
+    bodies = env.bodies()
+    assert "shouting is not allowed" in tool_messages(bodies[1])[-1]["content"]
+    assert not (env.home / "mcp.log").exists()  # the server was never asked to shout
+    assert tool_messages(bodies[2])[-1]["content"] == "patched echo: y"
