@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,6 +26,8 @@ Commands:
   add <server> [options] --url <url>             Add or replace a streamable HTTP server
   remove <server>                                Remove a server
   list [--json]                                  Connect to every enabled server and print its state
+  login <server> [-l] [--timeout <seconds>]      Sign in to an OAuth server (opens the authorization page)
+  logout <server> [-l]                           Delete the stored OAuth credentials of a server
 
 Options of add and remove:
   -l, --local                   Change .pi/mcp.json of the current directory instead of ~/.pi/agent/mcp.json
@@ -169,8 +173,7 @@ def mcp_group(app: Any, args: tuple[str, ...]) -> int:
     if verb == "list":
         return _list(app, rest)
     if verb in ("login", "logout"):
-        _err(f"pi mcp {verb}: OAuth sign-in is not supported by piko yet")
-        return 1
+        return _sign(app, verb, rest)
     _err(f'Unknown command "{verb}".\n{USAGE}')
     return 1
 
@@ -303,3 +306,68 @@ async def _connect_all(app: Any, config: Any) -> list[dict[str, Any]]:
         out.append(record)
     await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
     return out
+
+
+def _sign(app: Any, verb: str, args: list[str]) -> int:
+    """``pi mcp login|logout <server> [-l] [--timeout S]``."""
+    local = any(a in ("-l", "--local") for a in args)
+    timeout = 300.0
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--timeout" and verb == "login" and i + 1 < len(args):
+            try:
+                timeout = float(args[i + 1])
+            except ValueError:
+                _err(f"--timeout expects seconds, got {args[i + 1]!r}")
+                return 1
+            i += 1
+        elif not args[i].startswith("-"):
+            names.append(args[i])
+        i += 1
+    if len(names) != 1:
+        _err(f"Usage: pi mcp {verb} <server> [-l]" + (" [--timeout <seconds>]" if verb == "login" else ""))
+        return 1
+    from piko.plugins import mcp as plugin
+
+    config = load_config(app.agent_dir, app.cwd, plugin.project_trusted(app))
+    server = config.servers.get(names[0])
+    if server is None or (local and server.scope != "project"):
+        where = "the project's .pi/mcp.json" if local else "mcp.json"
+        _err(f'No MCP server named "{names[0]}" in {where}.')
+        return 1
+    from piko.plugins.mcp import oauth
+
+    if not oauth.uses_oauth(server):
+        _err(
+            f'MCP server "{server.name}" does not use OAuth (it is not an HTTP server without an Authorization header).'
+        )
+        return 1
+    if verb == "logout":
+        removed = oauth.logout(server, app.agent_dir)
+        click.echo(
+            f'Signed out of MCP server "{server.name}".'
+            if removed
+            else f'No stored sign-in for "{server.name}".'
+        )
+        return 0
+
+    def show(url: str) -> None:
+        _err(f"Open this page to sign in to {server.name}:\n{url}")
+        if not os.environ.get("PIKO_NO_BROWSER"):
+            import webbrowser
+
+            with contextlib.suppress(Exception):
+                webbrowser.open(url)
+
+    try:
+        asyncio.run(oauth.login(server, app.agent_dir, show, timeout=timeout))
+    except BaseException as error:  # the SDK raises exception groups
+        if isinstance(error, KeyboardInterrupt):
+            return 130
+        from piko.plugins.mcp.connection import describe_error
+
+        _err(f'Sign-in to MCP server "{server.name}" failed: {describe_error(error)}')
+        return 1
+    click.echo(f'Signed in to MCP server "{server.name}".')
+    return 0

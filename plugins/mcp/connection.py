@@ -34,6 +34,19 @@ CLIENT_INFO = types.Implementation(name="pi", version="1.6.0")
 LIVE_PROCESS_GROUPS: set[int] = set()
 
 
+def _quiet_sdk_logging() -> None:
+    """The SDK logs transport errors with tracebacks; piko reports each failure in one line (and
+    servers' own log messages go to ``mcp.log``), so its loggers print nothing."""
+    import logging
+
+    logger = logging.getLogger("mcp")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+
+
+_quiet_sdk_logging()
+
+
 class ConnectionFailed(Exception):
     """The server could not be reached or did not complete ``initialize``."""
 
@@ -172,8 +185,9 @@ async def stop_process(process: Any, pgid: int) -> None:
 
 
 @contextlib.asynccontextmanager
-async def http_transport(config: ServerConfig) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's streamable HTTP transport with the entry's resolved headers."""
+async def http_transport(config: ServerConfig, auth: Any = None) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's streamable HTTP transport with the entry's resolved headers (and ``auth``, an
+    ``httpx.Auth`` such as the SDK's OAuth provider)."""
     import httpx
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
@@ -181,7 +195,7 @@ async def http_transport(config: ServerConfig) -> AsyncIterator[tuple[Any, Any]]
     headers = resolve_map(config.raw.get("headers"), f'MCP server "{config.name}" header')
     timeout = httpx.Timeout(config.timeout_s, read=max(config.timeout_s, 300.0))
     async with (
-        create_mcp_http_client(headers=headers, timeout=timeout) as client,
+        create_mcp_http_client(headers=headers, timeout=timeout, auth=auth) as client,
         streamable_http_client(str(config.raw["url"]), http_client=client) as (read, write, _session_id),
     ):
         yield read, write
@@ -271,10 +285,34 @@ class ServerConnection:
                 if transient and attempt < CONNECT_ATTEMPTS - 1:
                     await asyncio.sleep(0.2 * (attempt + 1))
                     continue
-                self.state, self.error = "failed", describe_error(error)
+                if attempt == 0 and self._rejected_sign_in(error):
+                    continue  # refresh the rejected token, then try once more
+                self.state, self.error = "failed", self._explain(error)
                 break
         self.session = None
         self._ready.set()
+
+    def _rejected_sign_in(self, error: BaseException) -> bool:
+        from piko.plugins.mcp import oauth
+
+        inner = error
+        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+            inner = inner.exceptions[0]
+        return isinstance(inner, oauth.NeedsSignIn) and oauth.expire_stored(self.config, self.log.agent_dir)
+
+    def _explain(self, error: BaseException) -> str:
+        """The one-line error; a 401 from a server that may use OAuth says how to sign in."""
+        import httpx
+
+        inner = error
+        while isinstance(inner, BaseExceptionGroup) and inner.exceptions:
+            inner = inner.exceptions[0]
+        if isinstance(inner, httpx.HTTPStatusError) and inner.response.status_code == 401:
+            from piko.plugins.mcp import oauth
+
+            if oauth.uses_oauth(self.config):
+                return f"needs sign-in: run `pi mcp login {self.name}`"
+        return describe_error(error)
 
     async def _session_lifetime(self) -> None:
         assert self._stop is not None and self._ready is not None
@@ -282,7 +320,12 @@ class ServerConnection:
         if self.config.kind == "stdio":
             transport = stdio_transport(self.config, self.cwd, self.stderr, closed.set)
         else:
-            transport = http_transport(self.config)
+            from piko.plugins.mcp import oauth
+
+            auth = (
+                oauth.session_auth(self.config, self.log.agent_dir) if oauth.uses_oauth(self.config) else None
+            )
+            transport = http_transport(self.config, auth)
         async with transport as (read, write), ClientSession(
             read, write, read_timeout_seconds=timedelta(seconds=self.config.timeout_s),
             logging_callback=self._on_log, message_handler=self._on_message, client_info=CLIENT_INFO,

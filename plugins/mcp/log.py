@@ -16,7 +16,8 @@ class McpLog:
     """Appends ``<time> [<server>] <level> <logger>: <message>`` lines to the log file."""
 
     def __init__(self, agent_dir: str | os.PathLike[str], max_bytes: int = MAX_LOG_BYTES) -> None:
-        self.path = Path(agent_dir) / LOG_FILE
+        self.agent_dir = Path(agent_dir)
+        self.path = self.agent_dir / LOG_FILE
         self.max_bytes = max_bytes
 
     def write(self, server: str, level: str, logger: str | None, data: Any) -> None:
