@@ -23,9 +23,16 @@ def _runtime() -> Any:
 
 def activate(pi: Any) -> None:
     pi.register_flag("no-mcp", description="Disable MCP servers for this run", type="boolean")
-    pi.register_command("mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command)
+    registered: list[bool] = []
 
     async def on_session_start(event: Any, ctx: Any) -> None:
+        if mcp_disabled(ctx.app):
+            return  # --no-mcp: no servers, no MCP tools, no /mcp
+        if not registered:
+            registered.append(True)
+            pi.register_command(
+                "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
+            )
         await _start(pi, ctx)
 
     async def on_before_agent_start(event: Any, ctx: Any) -> Any:
