@@ -15,7 +15,14 @@ from typing import Any
 from piko.plugins.mcp.config import McpConfig, ServerConfig
 from piko.plugins.mcp.connection import ServerConnection, describe_error
 from piko.plugins.mcp.log import McpLog
-from piko.plugins.mcp.naming import RESOURCE_TOOLS, assign_names, is_mcp_tool, name_matcher, tool_exposure
+from piko.plugins.mcp.naming import (
+    RESOURCE_TOOLS,
+    assign_names,
+    is_mcp_tool,
+    name_matcher,
+    tool_exposure,
+    tool_name,
+)
 from piko.plugins.mcp.results import tool_result
 
 FIRST_PROMPT_WAIT_S = 10.0
@@ -118,12 +125,18 @@ class McpRuntime:
     def has_direct(self, server: ServerConfig) -> bool:
         return server.exposure == "direct" or "direct" in server.tool_exposure.values()
 
+    def _declares_loaded(self, server: ServerConfig) -> bool:
+        """Whether tool_search loaded tools of ``server`` on this branch (they stay declared)."""
+        prefix = tool_name(server.name, "")
+        return any(name.startswith(prefix) for name in self.loaded)
+
     async def wait_for_direct(self, timeout: float = FIRST_PROMPT_WAIT_S) -> None:
-        """The first prompt waits up to ``timeout`` for servers with direct tools only."""
+        """A prompt waits up to ``timeout`` only for the servers whose tools it must declare:
+        those with direct tools, and those with tools tool_search loaded on this branch."""
         waiting = [
             c.wait_ready(timeout)
             for c in self.connections.values()
-            if self.has_direct(c.config) and c.state == "connecting"
+            if (self.has_direct(c.config) or self._declares_loaded(c.config)) and c.state == "connecting"
         ]
         if waiting:
             await asyncio.gather(*waiting)
@@ -268,10 +281,10 @@ class McpRuntime:
             if entry.reach != "deferred" or entry.withdrawn or name in self.loaded or not self._allowed(name):
                 continue
             server = self.config.servers.get(entry.server)
-            tool_name = entry.tool.name.lower().replace("_", " ")
+            own_name = entry.tool.name.lower().replace("_", " ")
             description = (entry.tool.description or "").lower()
             server_text = f"{entry.server} {(server.description if server else '') or ''}".lower()
-            score = sum(3.0 * (w in tool_name) + 1.0 * (w in description) for w in words)
+            score = sum(3.0 * (w in own_name) + 1.0 * (w in description) for w in words)
             if score > 0:  # the server's own words only rank the tools that matched
                 score += sum(0.5 * (w in server_text) for w in words)
                 scored.append((-score, name))

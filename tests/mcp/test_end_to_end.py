@@ -109,15 +109,45 @@ def test_tools_option_keeps_mcp_tools_unless_an_entry_names_them(mcp_env):
     assert set(tool_names(second)) == {"read", "mcp__demo__echo"}
 
 
-def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env):
+def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env, tmp_path):
+    ext = tmp_path / "dump.py"
+    ext.write_text(
+        "import json, os\n"
+        "def activate(pi):\n"
+        "    def on_turn_end(event, ctx):\n"
+        "        data = {'commands': pi.get_commands(), 'tools': [t['name'] for t in pi.get_all_tools()],\n"
+        "                'active': pi.get_active_tools()}\n"
+        "        open(os.environ['OUT'], 'w').write(json.dumps(data, sort_keys=True))\n"
+        "    pi.on('turn_end', on_turn_end)\n"
+    )
     env = mcp_env([answer(), answer(), answer()])
-    plain = env.prompt("go")
+    seen = []
+
+    def run(*args: str):
+        out = tmp_path / f"dump{len(seen)}.json"
+        done = env.run(
+            *args,
+            "-e",
+            str(ext),
+            "-p",
+            "--provider",
+            "mock",
+            "--model",
+            "mock-1",
+            "go",
+            env={"OUT": str(out)},
+        )
+        seen.append(json.loads(out.read_text()))
+        return done
+
+    blocked = run("--disable-plugin", "mcp")  # piko as it is without the plugin
     env.write_mcp({"demo": stdio_entry(exposure="direct")})
-    no_mcp = env.prompt("--no-mcp", "go")
-    blocked = env.run("--disable-plugin", "mcp", "-p", "--provider", "mock", "--model", "mock-1", "go")
-    for done in (plain, no_mcp, blocked):
+    no_mcp = run("--no-mcp")
+    blocked_with_servers = run("--disable-plugin", "mcp")
+    for done in (blocked, no_mcp, blocked_with_servers):
         assert done.returncode == 0, done.stderr
-        assert done.stderr == plain.stderr
+        assert done.stderr == blocked.stderr
+    assert seen[1] == seen[0] and seen[2] == seen[0]
     bodies = env.bodies()
     assert bodies[1] == bodies[0] and bodies[2] == bodies[0]
 
@@ -323,3 +353,13 @@ def test_mcp_calls_go_through_tool_call_and_tool_result(mcp_env, tmp_path):
     assert "shouting is not allowed" in tool_messages(bodies[1])[-1]["content"]
     assert not (env.home / "mcp.log").exists()  # the server was never asked to shout
     assert tool_messages(bodies[2])[-1]["content"] == "patched echo: y"
+
+
+def test_tools_loaded_by_tool_search_stay_declared_on_the_branch(mcp_env):
+    env = mcp_env([call("tool_search", {"query": "echo"}), answer(), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="deferred")})
+    assert env.prompt("go").returncode == 0
+    done = env.prompt("--continue", "again")
+    assert done.returncode == 0, done.stderr
+    resumed = env.bodies()[2]
+    assert "mcp__demo__echo" in tool_names(resumed)
