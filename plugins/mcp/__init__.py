@@ -14,7 +14,7 @@ from typing import Any
 from piko import RegisterCliCommand, hookimpl
 
 # the running session's servers; None while no server is configured (or with --no-mcp)
-_state: dict[str, Any] = {"runtime": None}
+_state: dict[str, Any] = {"runtime": None, "command": False}
 
 
 def _runtime() -> Any:
@@ -23,16 +23,8 @@ def _runtime() -> Any:
 
 def activate(pi: Any) -> None:
     pi.register_flag("no-mcp", description="Disable MCP servers for this run", type="boolean")
-    registered: list[bool] = []
 
     async def on_session_start(event: Any, ctx: Any) -> None:
-        if mcp_disabled(ctx.app):
-            return  # --no-mcp: no servers, no MCP tools, no /mcp
-        if not registered:
-            registered.append(True)
-            pi.register_command(
-                "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
-            )
         await _start(pi, ctx)
 
     async def on_before_agent_start(event: Any, ctx: Any) -> Any:
@@ -82,6 +74,12 @@ async def _start(pi: Any, ctx: Any) -> None:
         return
     from piko.plugins.mcp.config import load_config
     from piko.plugins.mcp.runtime import McpRuntime
+
+    if not _state["command"]:  # only with servers configured: without, piko is as it was
+        _state["command"] = True
+        pi.register_command(
+            "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
+        )
 
     config = load_config(app.agent_dir, ctx.cwd, trusted)
     runtime = McpRuntime(pi, config, cwd=ctx.cwd, agent_dir=str(app.agent_dir), options=dict(app.options))

@@ -120,7 +120,7 @@ def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env, tmp_path):
         "        open(os.environ['OUT'], 'w').write(json.dumps(data, sort_keys=True))\n"
         "    pi.on('turn_end', on_turn_end)\n"
     )
-    env = mcp_env([answer(), answer(), answer()])
+    env = mcp_env([answer(), answer(), answer(), answer()])
     seen = []
 
     def run(*args: str):
@@ -141,15 +141,16 @@ def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env, tmp_path):
         return done
 
     blocked = run("--disable-plugin", "mcp")  # piko as it is without the plugin
+    no_config = run()
     env.write_mcp({"demo": stdio_entry(exposure="direct")})
     no_mcp = run("--no-mcp")
     blocked_with_servers = run("--disable-plugin", "mcp")
-    for done in (blocked, no_mcp, blocked_with_servers):
+    for done in (blocked, no_config, no_mcp, blocked_with_servers):
         assert done.returncode == 0, done.stderr
         assert done.stderr == blocked.stderr
-    assert seen[1] == seen[0] and seen[2] == seen[0]
+    assert all(dump == seen[0] for dump in seen)
     bodies = env.bodies()
-    assert bodies[1] == bodies[0] and bodies[2] == bodies[0]
+    assert all(body == bodies[0] for body in bodies)
 
 
 def test_project_servers_load_only_in_a_trusted_project(mcp_env):
