@@ -202,10 +202,18 @@ class AgentSession:
         return [t.name for t in self.agent.state.tools]
 
     def get_all_tools(self) -> list[dict[str, Any]]:
-        return [
-            {"name": t.name, "description": t.description, "parameters": t.parameters, "source": t.plugin}
-            for t in self.app.registries.tools
-        ]
+        tools: list[dict[str, Any]] = []
+        for t in self.app.registries.tools:
+            info = {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "source": t.plugin,
+            }
+            if t.annotations:
+                info["annotations"] = dict(t.annotations)
+            tools.append(info)
+        return tools
 
     def set_active_tools(self, names: list[str], *, persist: bool = True) -> None:
         """Activate exactly ``names`` (unknown names are ignored) and rebuild the system prompt."""

@@ -18,7 +18,7 @@ TOOL_FIELDS = frozenset(
     {
         "name", "label", "description", "parameters", "execute", "prepare_arguments",
         "prompt_snippet", "prompt_guidelines", "render_call", "render_result", "default_active",
-        "override", "plugin",
+        "override", "plugin", "order", "annotations",
     }
 )  # fmt: skip
 # Fields of omp's ToolDefinition that piko keeps (``ToolDefinition.metadata``) but does not act on:
