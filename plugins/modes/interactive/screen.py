@@ -36,6 +36,7 @@ from prompt_toolkit.layout import (
     Layout,
     Window,
 )
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.styles import Style
 
 from piko.plugins.modes.interactive.completion import EditorCompleter
@@ -53,6 +54,22 @@ RETRYING = "__retry__"
 
 FRAME_S = 1 / 60
 """How long streamed deltas may gather before the screen shows them (one frame at 60 Hz)."""
+
+
+class _BelowTheTop(HSplit):
+    """The bottom region, never as tall as the terminal.
+
+    A region that fills the terminal starts on its top row, and erasing it from there (before
+    printing above it) counts as clearing the screen: tmux then copies the whole screen, a stale
+    editor and footer included, into the scrollback. One row is always left above the region.
+    """
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        wanted = super().preferred_height(width, max_available_height)
+        cap = max(1, max_available_height - 1)
+        return Dimension(
+            min=min(wanted.min, cap), max=min(wanted.max, cap), preferred=min(wanted.preferred, cap)
+        )
 
 
 class Screen:
@@ -82,6 +99,7 @@ class Screen:
         self._refresh_handle: asyncio.TimerHandle | None = None
         self._spinner_task: asyncio.Task[None] | None = None
         self._provider_count: int | None = None
+        self._live_line_count = 0
         self.subscription = Subscription(Path(mode.app.agent_dir))
 
     # -- sizes -----------------------------------------------------------------------------------
@@ -297,11 +315,13 @@ class Screen:
                 Window(char="─", height=1, style=self._border_style),
             ]
         )
-        body = HSplit(
+        body = _BelowTheTop(
             [
                 ConditionalContainer(
                     Window(
-                        FormattedTextControl(self._live_fragments), dont_extend_height=True, wrap_lines=False
+                        FormattedTextControl(self._live_fragments, get_cursor_position=self._live_end),
+                        dont_extend_height=True,
+                        wrap_lines=False,
                     ),
                     filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
                 ),
@@ -361,11 +381,16 @@ class Screen:
         budget = max(3, self.height - self._bottom_height())
         ctx.live_lines = budget
         lines = list(self._pending) + join_pieces(mode.transcript.live_pieces(ctx))
-        if not lines:
-            return []
         if len(lines) > budget:
             lines = lines[-budget:]
+        self._live_line_count = len(lines)
+        if not lines:
+            return []
         return to_formatted_text(ANSI("\n".join(lines)))
+
+    def _live_end(self) -> Point:
+        """The live region's last line: when the region must shrink, its end stays in view."""
+        return Point(0, max(0, self._live_line_count - 1))
 
     def _bottom_height(self) -> int:
         """About how many rows everything under the live region takes."""
