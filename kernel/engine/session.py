@@ -848,11 +848,12 @@ class AgentSession:
         step = 1 if direction == "forward" else -1
         model, level = pool[(index + step) % len(pool)]
         previous = self.model
+        level = self._level_for_switch(level)  # judged by the model switched from, as pi does
         self.model = model
         self.session_manager.append_model_change(model.provider, model.id)
         self._save_setting("defaultProvider", model.provider)
         self._save_setting("defaultModel", model.id)
-        self.set_thinking_level(self._level_for_switch(level))
+        self.set_thinking_level(level)
         await self.dispatcher.emit(
             "model_select", ModelSelectEvent(model=model, previous_model=previous, source="cycle"), self.ctx
         )
