@@ -20,3 +20,132 @@ def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):
     # no stale copy of the editor and footer in the middle of the scrollback
     assert len(re.findall(r"^─{100}$", history, re.M)) == 2, history
     assert history.count("(auto)") == 1, history
+
+
+TWELVE = " ".join(f"echo line{i};" for i in range(12))
+
+
+def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
+        {"blocks": [{"text": "ran it"}]},
+    ]
+    t = term(turns=turns)
+    t.wait_ready()
+    t.submit("run")
+    t.wait_for(r"ran it")
+    t.keys("C-o")
+    history = t.wait_for(r"^ line0\s*$", scrollback=True)
+    t.save("expanded")
+    # expanded where it was: one box, its full output before the answer, nothing appended below
+    assert history.count("$ echo line0;") == 1, history
+    assert history.index("$ echo line0;") < history.index(" line0\n") < history.index("ran it")
+    assert "earlier lines" not in history
+    assert history.count("ran it") == 1
+    t.keys("C-o")
+    history = t.wait_for(lambda h: "earlier lines, ctrl+o to expand)" in h, scrollback=True)
+    t.save("collapsed")
+    assert not re.search(r"^ line0\s*$", history, re.M), history
+    assert history.count("$ echo line0;") == 1
+    assert history.count("ran it") == 1
+
+
+def test_new_replaces_the_conversation_on_screen(term):
+    t = term(turns=[{"blocks": [{"text": "The first answer."}]}])
+    t.wait_ready()
+    t.submit("first question")
+    t.wait_for(r"The first answer\.")
+    t.submit("/new")
+    t.wait_for(r"New session started")
+    history = t.history()
+    t.save("new")
+    assert "first question" not in history and "The first answer." not in history, history
+    assert history.count("piko v") == 1  # the header is drawn again, once
+    assert len(re.findall(r"^─{100}$", history, re.M)) == 2
+
+
+def test_tree_navigation_replaces_the_conversation_on_screen(term):
+    turns = [{"blocks": [{"text": "Answer one."}]}, {"blocks": [{"text": "Answer two."}]}]
+    t = term(turns=turns)
+    t.wait_ready()
+    t.submit("question one")
+    t.wait_for(r"Answer one\.")
+    t.submit("question two")
+    t.wait_for(r"Answer two\.")
+    t.submit("/tree")
+    t.wait_for(r"Session Tree")
+    t.keys("Up")  # from the leaf (answer two) to "user: question two"
+    t.wait_for(r"→ .*user: question two")
+    t.keys("Enter")
+    t.wait_for(r"Summarize branch\?")
+    t.keys("Enter")  # No summary
+    t.wait_for(r"Navigated to selected point")
+    history = t.history()
+    t.save("tree")
+    assert "Answer two." not in history, history
+    assert history.count("Answer one.") == 1 and history.count("question one") == 1
+    assert re.search(r"^question two\s*$", t.screen(), re.M)  # back in the editor
+
+
+def test_a_status_replaces_the_status_before_it(term):
+    t = term()
+    t.wait_ready()
+    t.keys("C-t")
+    t.wait_for(r"Thinking blocks: hidden")
+    t.keys("C-t")
+    t.wait_for(r"Thinking blocks: visible")
+    t.keys("BTab")
+    screen = t.wait_for(r"Current model does not support thinking")
+    assert "Thinking blocks" not in t.history(), screen
+
+
+REASONING_MODELS = {
+    "providers": {
+        "local": {
+            "baseUrl": "http://127.0.0.1:9/v1",
+            "api": "openai-completions",
+            "apiKey": "local-key",
+            "models": [
+                {"id": "plain", "name": "Plain", "reasoning": False},
+                {"id": "thinker", "name": "Thinker", "reasoning": True},
+            ],
+        }
+    }
+}
+
+
+def test_ctrl_p_to_a_thinking_model_uses_the_default_level(term):
+    import json
+
+    t = term(
+        agent_files={"models.json": json.dumps(REASONING_MODELS)},
+        args=["--provider", "local", "--model", "plain"],
+    )
+    t.wait_for(r"plain\s*$")
+    t.keys("C-p")
+    screen = t.wait_for(r"Switched to ")
+    t.save("cycled")
+    assert "Switched to Thinker (thinking: medium)" in screen, screen
+    assert re.search(r"thinker • medium\s*$", screen, re.M), screen
+
+
+def test_resume_opens_on_the_newest_session_not_the_scope_switch(term):
+    turns = [{"blocks": [{"text": "Old answer."}]}, {"blocks": [{"text": "New answer."}]}]
+    t = term(turns=turns)
+    t.wait_ready()
+    t.submit("older session question")
+    t.wait_for(r"Old answer\.")
+    t.submit("/new")
+    t.wait_for(r"New session started")
+    t.submit("newer session question")
+    t.wait_for(r"New answer\.")
+    t.submit("/new")
+    t.wait_for(r"New session started")
+    t.submit("/resume")
+    screen = t.wait_for(r"Resume Session")
+    t.save("resume")
+    assert re.search(r"→ .*newer session question", screen), screen
+    t.keys("Enter")
+    t.wait_for(r"Resumed session")
+    history = t.history()
+    assert "New answer." in history and "Old answer." not in history, history

@@ -74,6 +74,12 @@ class SessionEvents:
         self._tools: dict[str, ToolItem] = {}
         self.last_tools: list[ToolItem] = []  # the tool boxes of the latest response that had any
 
+    def reset(self) -> None:
+        """Forget the items of the conversation that was shown (it is being replaced)."""
+        self._assistant = None
+        self._tools = {}
+        self.last_tools = []
+
     @property
     def transcript(self) -> Any:
         return self.mode.transcript

@@ -25,7 +25,7 @@ from piko.plugins.modes.interactive.dialogs import Panel
 from piko.plugins.modes.interactive.editor import Pastes
 from piko.plugins.modes.interactive.events import SessionEvents
 from piko.plugins.modes.interactive.footer import FooterData, GitBranch
-from piko.plugins.modes.interactive.keymap import KeyActions, expanded_header_item
+from piko.plugins.modes.interactive.keymap import KeyActions
 from piko.plugins.modes.interactive.render import color_system
 from piko.plugins.modes.interactive.screen import Screen
 from piko.plugins.modes.interactive.theme import Theme, ThemeSet
@@ -34,7 +34,6 @@ from piko.plugins.modes.interactive.transcript import (
     RenderContext,
     StaticItem,
     Transcript,
-    join_pieces,
 )
 from piko.plugins.modes.interactive.ui import InteractiveUI
 
@@ -97,7 +96,6 @@ class InteractiveMode:
         self.exit_code = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._run_task: asyncio.Task[None] | None = None
-        self._shown_full_header = False
         self._fatal: str | None = None
         self.session_ready = asyncio.Event()
 
@@ -159,7 +157,9 @@ class InteractiveMode:
         self.add_item(StaticItem(renderable))
 
     def show_status(self, text: str) -> None:
-        self.add_item(StaticItem(lambda ctx: views().status_line(ctx.theme, text)))
+        """A dim status line; a status right after another replaces it (as pi's)."""
+        self.transcript.status(text, lambda theme, t: views().status_line(theme, t))
+        self.screen.refresh()
 
     def show_warning(self, text: str) -> None:
         self.add_item(StaticItem(lambda ctx: views().warning_line(ctx.theme, text)))
@@ -170,10 +170,16 @@ class InteractiveMode:
     async def show_panel(self, panel: Panel) -> Any:
         return await self.screen.show_panel(panel)
 
-    def render_conversation(self) -> None:
-        """Print the session's conversation (after /resume, /tree, /fork, a settings change)."""
+    def render_conversation(self, *, replace: bool = True) -> None:
+        """Show the session's conversation; ``replace``: in place of the one shown (after /new,
+        /resume, /tree, /fork), the screen drawn again from the header."""
         self.render_context.hide_thinking = bool(self.settings.get("hideThinkingBlock", False))
+        if replace:
+            self.transcript.clear_conversation()
+            self.events.reset()
         self.events.render_conversation()
+        if replace:
+            self.screen.redraw()
 
     def set_editor_text(self, text: str) -> None:
         buffer = self.screen.buffer
@@ -218,20 +224,14 @@ class InteractiveMode:
         self.set_terminal_title(f"π - {name} - {base}" if name else f"π - {base}")
 
     def set_tools_expanded(self, expanded: bool) -> None:
-        """Expand or collapse tool output. What was printed stays; the latest tool boxes are shown
-        again expanded (before any tool ran: the full start-up help)."""
+        """Expand or collapse tool output (and the start-up help) in place."""
         self.render_context.expanded = expanded
-        if expanded and not self.events.last_tools and not self._shown_full_header:
-            self._shown_full_header = True
-            self.add_item(expanded_header_item(self))
-            return
-        if expanded and not (self.session and self.session.is_streaming):
-            for item in self.events.last_tools:
-                if item.done and item.settled:
-                    self.add_item(
-                        StaticItem(lambda c, i=item: c.tools.render(i.view, True, i._definition(c)))
-                    )
-        self.invalidate()
+        self.screen.redraw()
+
+    def set_hide_thinking(self, hide: bool) -> None:
+        """Hide or show thinking blocks in place."""
+        self.render_context.hide_thinking = hide
+        self.screen.redraw()
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
         """Switch to a :class:`Theme` or a theme name (a name is saved as the ``theme`` setting)."""
@@ -403,7 +403,7 @@ class InteractiveMode:
         return bool(self.settings.get("quietStartup", False)) and not self.app.options.get("verbose")
 
     def _header(self) -> list[Any]:
-        """The start-up header (nothing with ``quietStartup``)."""
+        """The start-up header (nothing with ``quietStartup``): expands in place with Ctrl+O."""
         if self._quiet():
             return []
         header = None
@@ -412,11 +412,9 @@ class InteractiveMode:
                 header = (
                     self.custom_header(self.theme) if callable(self.custom_header) else self.custom_header
                 )
-        return [
-            header
-            if header is not None
-            else views().header(self.theme, self.version, self.key_map(), expanded=False)
-        ]
+        if header is not None:
+            return [header]
+        return [lambda ctx: views().header(ctx.theme, self.version, self.key_map(), expanded=ctx.expanded)]
 
     def _loaded_resources(self) -> list[Any]:
         """The model scope and pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``, ``[Themes]``."""
@@ -544,6 +542,7 @@ class InteractiveMode:
                 if not app_task.done():
                     self.spawn(self._start(first, images, rest))
                 await app_task
+            self.screen.print_remaining()
         finally:
             await self._shutdown()
         if self._fatal:
@@ -568,17 +567,17 @@ class InteractiveMode:
             return
         screen.invalidate()
         await asyncio.sleep(0.001)  # let the footer show the model before the header is drawn
-        self._print(self._header(), first=True)
+        self._add_preamble(self._header())
         screen.started = True
         session = self.session
         session.subscribe(self.events.on_event)
         self.render_context.tool_definitions = self.app.registries.tools
         self._load_themes()
         screen.history_ready(self._session_user_texts())
-        self._print(self._loaded_resources())
+        self._add_preamble(self._loaded_resources())
         self._startup_notices()
         if session.messages:
-            self.render_conversation()
+            self.render_conversation(replace=False)
         screen.refresh()
         self.update_title()
         self.session_ready.set()
@@ -596,13 +595,10 @@ class InteractiveMode:
             if screen.exiting:
                 return
 
-    def _print(self, renderables: list[Any], *, first: bool = False) -> None:
-        """Print rich renderables (``first``: without the blank line before, written at start)."""
-        if renderables:
-            width = self.screen.width
-            painter = self.render_context.painter
-            lines = join_pieces([painter.lines(r, width) for r in renderables])
-            self.screen.print_lines(lines[1:] if first else lines)
+    def _add_preamble(self, renderables: list[Any]) -> None:
+        """The header and what was loaded: kept on top when the conversation is cleared."""
+        for renderable in renderables:
+            self.transcript.add_preamble(StaticItem(renderable))
 
     async def _shutdown(self) -> None:
         self.screen.exiting = True

@@ -25,7 +25,6 @@ from prompt_toolkit.keys import Keys
 
 from piko.plugins.modes.interactive.editor import edit_externally, editor_command
 from piko.plugins.modes.interactive.keys import bind
-from piko.plugins.modes.interactive.transcript import StaticItem
 
 
 def views() -> Any:
@@ -291,11 +290,11 @@ class KeyActions:
 
     def toggle_thinking(self) -> None:
         mode = self.mode
-        ctx = mode.render_context
-        ctx.hide_thinking = not ctx.hide_thinking
+        hide = not mode.render_context.hide_thinking
         with contextlib.suppress(OSError):
-            mode.settings.set_global("hideThinkingBlock", ctx.hide_thinking)
-        mode.show_status(f"Thinking blocks: {'hidden' if ctx.hide_thinking else 'visible'}")
+            mode.settings.set_global("hideThinkingBlock", hide)
+        mode.set_hide_thinking(hide)
+        mode.show_status(f"Thinking blocks: {'hidden' if hide else 'visible'}")
 
     async def external_edit(self) -> None:
         if not editor_command():
@@ -331,8 +330,3 @@ class KeyActions:
     def paste(self, text: str) -> None:
         before = self.buffer.document.text_before_cursor
         self.buffer.insert_text(self.mode.pastes.insert_text(text, before))
-
-
-def expanded_header_item(mode: Any) -> StaticItem:
-    """The full start-up help (what Ctrl+O shows before any tool ran)."""
-    return StaticItem(lambda ctx: views().header(ctx.theme, mode.version, mode.key_map(), expanded=True))

@@ -21,6 +21,7 @@ from typing import Any
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import ThreadedCompleter
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.key_binding import merge_key_bindings
@@ -36,7 +37,6 @@ from prompt_toolkit.layout import (
     Layout,
     Window,
 )
-from prompt_toolkit.data_structures import Point
 from prompt_toolkit.styles import Style
 
 from piko.plugins.modes.interactive.completion import EditorCompleter
@@ -100,6 +100,7 @@ class Screen:
         self._spinner_task: asyncio.Task[None] | None = None
         self._provider_count: int | None = None
         self._live_line_count = 0
+        self._at_top = True  # nothing printed yet: the first print has no blank line before it
         self.subscription = Subscription(Path(mode.app.agent_dir))
 
     # -- sizes -----------------------------------------------------------------------------------
@@ -156,8 +157,59 @@ class Screen:
         ctx.width = self.width
         pieces = mode.transcript.pump(ctx)
         if pieces:
-            self.print_lines(join_pieces(pieces))
+            self.print_lines(self._spaced(join_pieces(pieces)))
         self.invalidate()
+
+    def _spaced(self, lines: list[str]) -> list[str]:
+        """``lines`` (from :func:`join_pieces`) without the blank line before the very first print."""
+        if self._at_top and lines and lines[0] == "":
+            lines = lines[1:]
+        if lines:
+            self._at_top = False
+        return lines
+
+    def redraw(self) -> None:
+        """Draw the whole transcript again as it looks now (after Ctrl+O, Ctrl+T, a session switch).
+
+        The screen and the scrollback are cleared and everything printed so far is printed again,
+        in one synchronized update; what is still live stays in the bottom region.
+        """
+        if not self.started:
+            return
+        ctx = self.mode.render_context
+        ctx.width = self.width
+        transcript = self.mode.transcript
+        transcript.pump(ctx)  # what became final is part of the reprint
+        self._pending = []
+        self._at_top = True
+        lines = self._spaced(join_pieces(transcript.printed_pieces(ctx)))
+        text = "\n".join(lines) + "\n" if lines else ""
+        app = self.application
+        if app is None or not app.is_running or self.exiting:
+            return
+        output = app.output
+        output.write_raw("\x1b[?2026h")
+        app.renderer.erase(leave_alternate_screen=False)
+        # home, clear the screen, then the scrollback (tmux copies a cleared screen into it first)
+        output.write_raw("\x1b[H\x1b[2J\x1b[3J\n" + text)
+        try:
+            app._redraw()
+        except Exception:
+            app.invalidate()
+        output.write_raw("\x1b[?2026l")
+        output.flush()
+
+    def print_remaining(self) -> None:
+        """After the application ended: what was still live is printed (the last status, say)."""
+        mode = self.mode
+        mode.transcript.seal()
+        ctx = mode.render_context
+        pieces = mode.transcript.pump(ctx)
+        lines = self._pending + self._spaced(join_pieces(pieces))
+        self._pending = []
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
 
     def print_lines(self, lines: list[str]) -> None:
         """Put ``lines`` into the scrollback (batched; the live region shows them until then)."""
