@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import re
 
-CODE = "```python\n" + "\n".join(f"value_{i:02d} = {i}  # line {i}" for i in range(60)) + "\n```\n\nAfter the code."
+CODE = (
+    "```python\n"
+    + "\n".join(f"value_{i:02d} = {i}  # line {i}" for i in range(60))
+    + "\n```\n\nAfter the code."
+)
 
 
 def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):

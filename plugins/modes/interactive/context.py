@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import PickItem
@@ -39,10 +40,25 @@ class CommandContext:
         self._mode.show_error(text)
 
     async def pick(
-        self, title: str, items: list[PickItem], *, filterable: bool = True, initial: Any = None
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        filterable: bool = True,
+        initial: Any = None,
+        actions: dict[str, list[str]] | None = None,
+        header: Callable[[], str] | None = None,
+        query: str = "",
     ) -> Any:
         panel = SelectPanel(
-            title, list(items), filterable=filterable, initial=initial, on_change=self._mode.invalidate
+            title,
+            list(items),
+            filterable=filterable,
+            initial=initial,
+            actions=actions,
+            header=header,
+            query=query,
+            on_change=self._mode.invalidate,
         )
         return await self._mode.show_panel(panel)
 

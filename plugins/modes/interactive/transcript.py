@@ -64,7 +64,6 @@ class RenderContext:
         self._painter = None
         self._tools = None
 
-
     def look(self) -> tuple[Any, ...]:
         """What the lines of a finished item depend on (their cache key)."""
         return (self.width, self.theme.name, self.expanded, self.hide_thinking, self.hidden_thinking_label)
