@@ -39,7 +39,8 @@ def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
     t.submit("run")
     t.wait_for(r"ran it")
     t.keys("C-o")
-    history = t.wait_for(r"^ line0\s*$", scrollback=True)
+    # the whole redraw is in (tmux shows a redraw being written part by part)
+    history = t.wait_for(lambda h: re.search(r"^ line0\s*$", h, re.M) and "(auto)" in h, scrollback=True)
     t.save("expanded")
     # expanded where it was: one box, its full output before the answer, nothing appended below
     assert history.count("$ echo line0;") == 1, history
@@ -47,7 +48,7 @@ def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
     assert "earlier lines" not in history
     assert history.count("ran it") == 1
     t.keys("C-o")
-    history = t.wait_for(lambda h: "earlier lines, ctrl+o to expand)" in h, scrollback=True)
+    history = t.wait_for(lambda h: "earlier lines, ctrl+o to expand)" in h and "(auto)" in h, scrollback=True)
     t.save("collapsed")
     assert not re.search(r"^ line0\s*$", history, re.M), history
     assert history.count("$ echo line0;") == 1
