@@ -154,3 +154,77 @@ def test_resume_opens_on_the_newest_session_not_the_scope_switch(term):
     t.wait_for(r"Resumed session")
     history = t.history()
     assert "New answer." in history and "Old answer." not in history, history
+
+
+def test_import_copies_a_session_file_in_and_switches_to_it(term, tmp_path):
+    t = term(turns=[{"blocks": [{"text": "Answer to export."}]}], width=220)
+    t.wait_ready()
+    t.submit("question to export")
+    t.wait_for(r"Answer to export\.")
+    t.submit("/export exported.jsonl")
+    t.wait_for(r"Session exported to: .*exported\.jsonl")
+    t.submit("/new")
+    t.wait_for(r"New session started")
+    t.submit("/import missing.jsonl")
+    t.wait_for(r"Failed to import session: File not found: .*missing\.jsonl")
+    t.submit("/import exported.jsonl")
+    t.wait_for(r"Replace current session with exported\.jsonl\?")
+    t.keys("Enter")  # Yes
+    t.wait_for(r"Session imported from: exported\.jsonl")
+    history = t.history()
+    assert "question to export" in history and "Answer to export." in history
+    sessions = list((t.agent / "sessions").rglob("exported*.jsonl"))
+    assert len(sessions) == 1, sessions
+
+
+def test_share_creates_a_gist_with_gh_and_shows_the_viewer_link(term, tmp_path):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "gh-calls.txt"
+    gh = bin_dir / "gh"
+    gh.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {calls}\n'
+        'if [ "$1" = gist ]; then test -s "$4" || exit 3; echo https://gist.github.com/someone/abc123def; fi\n'
+    )
+    gh.chmod(0o755)
+    import os
+
+    t = term(
+        turns=[{"blocks": [{"text": "Worth sharing."}]}],
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "PI_SHARE_VIEWER_URL": "http://127.0.0.1:9/view/"},
+    )
+    t.wait_ready()
+    t.submit("question")
+    t.wait_for(r"Worth sharing\.")
+    t.submit("/share")
+    screen = t.wait_for(r"Gist: https://gist\.github\.com/someone/abc123def")
+    assert "Share URL: http://127.0.0.1:9/view/#abc123def" in screen
+    recorded = calls.read_text().splitlines()
+    assert recorded[0] == "auth status"
+    assert recorded[1].startswith("gist create --public=false ") and recorded[1].endswith("session.html")
+
+
+def test_share_to_radius_says_what_is_missing(term):
+    t = term(settings={"sessionShareDestination": "radius"})
+    t.wait_ready()
+    t.submit("/share")
+    t.wait_for(r"Radius authentication is not configured\. Run '/login radius' first\.")
+
+
+def test_changelog_shows_whats_new(term):
+    t = term()
+    t.wait_ready()
+    t.submit("/changelog")
+    t.wait_for(r"What's New")
+
+
+def test_ctrl_x_copies_the_last_answer_through_the_terminal(term):
+    t = term(turns=[{"blocks": [{"text": "Copy me please."}]}])
+    t.wait_ready()
+    t._tmux("set-option", "-g", "set-clipboard", "on")
+    t.submit("question")
+    t.wait_for(r"Copy me please\.")
+    t.keys("C-x")
+    t.wait_for(r"Copied last agent message to clipboard")
+    assert t._tmux("show-buffer").strip() == "Copy me please."

@@ -467,7 +467,9 @@ def test_tree_selector_folds_labels_and_switches_filters(world, run) -> None:
         await session.prompt("first question")
         await session.prompt("second question")
         manager = session.session_manager
-        first_user = next(e.id for e in manager.get_entries() if e.type == "message" and e.message.ROLE == "user")
+        first_user = next(
+            e.id for e in manager.get_entries() if e.type == "message" and e.message.ROLE == "user"
+        )
         ctx = world.context(session)
         ctx.ui.script("input", "start here")
         ctx.picks.extend(

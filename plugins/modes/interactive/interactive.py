@@ -233,6 +233,12 @@ class InteractiveMode:
         self.render_context.hide_thinking = hide
         self.screen.redraw()
 
+    def copy_selection_or_message(self) -> None:
+        """Ctrl+X: the transcript selection (fullscreen), else the last agent message (``/copy``)."""
+        if self.screen.copy_selection():
+            return
+        self.run_builtin_by_name("copy", "")
+
     def set_theme(self, theme: Any) -> dict[str, Any]:
         """Switch to a :class:`Theme` or a theme name (a name is saved as the ``theme`` setting)."""
         if isinstance(theme, Theme):

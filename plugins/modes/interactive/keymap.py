@@ -100,6 +100,7 @@ class KeyActions:
         on("app.editor.external", lambda e: mode.spawn(self.external_edit()))
         on("app.message.followUp", lambda e: self.follow_up())
         on("app.message.dequeue", lambda e: self.dequeue())
+        on("app.message.copy", lambda e: mode.copy_selection_or_message())
         on("app.clipboard.pasteImage", lambda e: mode.spawn(self.paste_image()))
         on("app.session.new", lambda e: mode.run_builtin_by_name("new", ""))
         on("app.session.tree", lambda e: mode.run_builtin_by_name("tree", ""))

@@ -245,6 +245,10 @@ class Screen:
         output.write_raw("\x1b[?2026l")
         output.flush()
 
+    def copy_selection(self) -> bool:
+        """Copy what is selected in the transcript; False when nothing is (the regular mode)."""
+        return False
+
     def write_raw(self, sequence: str) -> None:
         """A control sequence for the terminal (a title)."""
         if self.running:

@@ -59,6 +59,7 @@ KEYBINDINGS: dict[str, tuple[tuple[str, ...], str]] = {
     "app.thinking.toggle": (("ctrl+t",), "Toggle thinking blocks"),
     "app.session.toggleNamedFilter": (("ctrl+n",), "Toggle named session filter"),
     "app.editor.external": (("ctrl+g",), "Open external editor"),
+    "app.message.copy": (("ctrl+x",), "Copy the selection or the last agent message"),
     "app.message.followUp": (("alt+enter",), "Queue follow-up message"),
     "app.message.dequeue": (("alt+up",), "Restore queued messages"),
     "app.clipboard.pasteImage": ((("alt+v",) if _WINDOWS else ("ctrl+v",)), "Paste image from clipboard"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
 from piko.plugins.modes.interactive.commands.common import error_text, one_line
@@ -250,3 +251,57 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
     ctx.show_info("Resumed session")
     for warning in result.get("warnings") or ():
         ctx.show_warning(warning)
+
+
+async def import_command(ctx: InteractiveContext, args: str) -> None:
+    """``/import <path.jsonl>``: copy a session file into this project's sessions and switch to it
+    (its id and working directory kept)."""
+    import asyncio
+    import os
+
+    from piko.plugins.modes.interactive.commands.common import path_argument
+
+    given = path_argument(args)
+    if not given:
+        ctx.show_error("Usage: /import <path.jsonl>")
+        return
+    source = os.path.abspath(os.path.join(ctx.session.cwd, os.path.expanduser(given)))
+    if not os.path.isfile(source):
+        ctx.show_error(f"Failed to import session: File not found: {source}")
+        return
+    if not await ctx.ui.confirm("Import session", f"Replace current session with {given}?"):
+        ctx.show_info("Import cancelled")
+        return
+    try:
+        destination = await asyncio.to_thread(_copy_into_session_dir, ctx.session, source)
+        result = await ctx.session.switch_session(destination)
+    except Exception as exc:
+        ctx.show_error(f"Failed to import session: {error_text(exc)}")
+        return
+    if result.get("cancelled"):
+        ctx.show_info("Import cancelled")
+        return
+    ctx.redraw_conversation()
+    ctx.show_info(f"Session imported from: {given}")
+    for warning in result.get("warnings") or ():
+        ctx.show_warning(warning)
+
+
+def _copy_into_session_dir(session: Any, source: str) -> str:
+    """``source`` copied into the session directory under a free name (as it is when already there)."""
+    import os
+    import shutil
+
+    directory = session.session_manager.get_session_dir()
+    os.makedirs(directory, exist_ok=True)
+    destination = os.path.join(directory, os.path.basename(source))
+    if os.path.abspath(destination) == os.path.abspath(source):
+        return destination
+    stem, ext = os.path.splitext(destination)
+    suffix = 1
+    while os.path.exists(destination):
+        destination = f"{stem}-{suffix}{ext}"
+        suffix += 1
+    with open(source, "rb") as reader, open(destination, "xb") as writer:
+        shutil.copyfileobj(reader, writer)
+    return destination
