@@ -15,6 +15,7 @@ import contextlib
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +55,18 @@ RETRYING = "__retry__"
 
 FRAME_S = 1 / 60
 """How long streamed deltas may gather before the screen shows them (one frame at 60 Hz)."""
+
+
+@contextlib.contextmanager
+def _one_write(output: Any) -> Iterator[None]:
+    """Everything written to ``output`` meanwhile reaches the terminal in one write at the end."""
+    output.flush()
+    output.flush = lambda: None  # the renderer flushes as it goes; hold that back
+    try:
+        yield
+    finally:
+        del output.flush  # the class's own flush again
+        output.flush()
 
 
 class _BelowTheTop(HSplit):
@@ -188,16 +201,13 @@ class Screen:
         if app is None or not app.is_running or self.exiting:
             return
         output = app.output
-        output.write_raw("\x1b[?2026h")
-        app.renderer.erase(leave_alternate_screen=False)
-        # home, clear the screen, then the scrollback (tmux copies a cleared screen into it first)
-        output.write_raw("\x1b[H\x1b[2J\x1b[3J\n" + text)
-        try:
-            app._redraw()
-        except Exception:
-            app.invalidate()
-        output.write_raw("\x1b[?2026l")
-        output.flush()
+        with _one_write(output):
+            output.write_raw("\x1b[?2026h")
+            output.reset_attributes()
+            # home, clear the screen, then the scrollback (tmux copies a cleared screen into it first)
+            output.write_raw("\x1b[H\x1b[2J\x1b[3J\n" + text)
+            self._draw_region_here(app)
+            output.write_raw("\x1b[?2026l")
 
     def print_remaining(self) -> None:
         """After the application ended: what was still live is printed (the last status, say)."""
@@ -223,27 +233,41 @@ class Screen:
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
-        """Erase the bottom region, print the pending lines, draw the region again: one frame."""
+        """Print the pending lines over the bottom region and draw it again below them: one frame.
+
+        The region is not erased first: an erased region would show for a moment (where the
+        terminal has no synchronized updates, as tmux 3.3) as an editor and footer gone. The lines
+        overwrite it from its top, each cleared to its end, and drawing the region again clears
+        what is left of the old one; all of it goes to the terminal in one write.
+        """
         self._flush_scheduled = False
         lines, self._pending = self._pending, []
         if not lines:
             return
-        text = "\n".join(lines) + "\n"
         app = self.application
         if app is None or not app.is_running:
-            sys.stdout.write(text)
+            sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             return
         output = app.output
-        output.write_raw("\x1b[?2026h")  # synchronized update (ignored where unsupported)
-        app.renderer.erase(leave_alternate_screen=False)
-        output.write_raw(text)
+        renderer = app.renderer
+        with _one_write(output):
+            output.write_raw("\x1b[?2026h")  # synchronized update (ignored where unsupported)
+            output.cursor_backward(renderer._cursor_pos.x)
+            output.cursor_up(renderer._cursor_pos.y)
+            output.reset_attributes()
+            output.write_raw("".join(f"{line}\x1b[0m\x1b[K\n" for line in lines))
+            self._draw_region_here(app)
+            output.write_raw("\x1b[?2026l")
+
+    @staticmethod
+    def _draw_region_here(app: Application[Any]) -> None:
+        """Draw the bottom region anew from the cursor (the old one is forgotten, not erased)."""
+        app.renderer.reset(leave_alternate_screen=False)
         try:
             app._redraw()  # at once, so the region is never missing from a frame
         except Exception:
             app.invalidate()
-        output.write_raw("\x1b[?2026l")
-        output.flush()
 
     def copy_selection(self) -> bool:
         """Copy what is selected in the transcript; False when nothing is (the regular mode)."""
