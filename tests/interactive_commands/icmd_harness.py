@@ -196,6 +196,14 @@ class ScriptedContext:
         self.prompts.append(text)
         await self.session.prompt(text)
 
+    tui_mode = "regular"
+
+    def get_tui_mode(self) -> str:
+        return self.tui_mode
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        self.tui_mode = tui_mode
+
     # -- helpers -------------------------------------------------------------------------------
 
     async def run(self, line: str) -> None:

@@ -86,6 +86,12 @@ class InteractiveContext(Protocol):
     async def run_prompt(self, text: str) -> None:
         """Submit ``text`` as if the user typed it (used by commands that re-prompt)."""
 
+    def get_tui_mode(self) -> str:
+        """``fullscreen`` or ``regular``: the terminal UI in effect."""
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        """Switch the terminal UI to ``fullscreen`` or ``regular`` now."""
+
 
 CommandHandler = Callable[[InteractiveContext, str], Awaitable[None]]
 

@@ -76,3 +76,9 @@ class CommandContext:
 
     async def run_prompt(self, text: str) -> None:
         await self._mode.handle_input(text)
+
+    def get_tui_mode(self) -> str:
+        return "fullscreen" if self._mode.screen.fullscreen else "regular"
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        self._mode.set_tui_mode(tui_mode)

@@ -326,11 +326,13 @@ class SessionEvents:
     # -- items for messages ----------------------------------------------------------------------
 
     def user_item(self, text: str) -> StaticItem:
-        return StaticItem(
+        item = StaticItem(
             lambda ctx: views().user_message(
                 ctx.theme, text, expanded=ctx.expanded, expand_key=ctx.expand_key
             )
         )
+        item.prompt = True
+        return item
 
     def custom_item(self, message: Any) -> StaticItem:
         registry = self.mode.app.registries.message_renderers

@@ -37,6 +37,9 @@ from piko.plugins.modes.interactive.transcript import (
 )
 from piko.plugins.modes.interactive.ui import InteractiveUI
 
+TUI_MODES = ("fullscreen", "regular")
+DEFAULT_TUI_MODE = "regular"
+
 
 def views() -> Any:
     """The message views (imported on first use: they need rich)."""
@@ -98,6 +101,7 @@ class InteractiveMode:
         self._run_task: asyncio.Task[None] | None = None
         self._fatal: str | None = None
         self.session_ready = asyncio.Event()
+        self._switch_to: str | None = None
 
     # ------------------------------------------------------------------------------------------
     # Shared helpers
@@ -525,35 +529,85 @@ class InteractiveMode:
         install_extended_keys()
         key_bindings, problems = self.keys.bindings()
         self.notices.extend(("warning", f"keybindings: {p}") for p in problems)
-        application = self.screen.build(key_bindings)
+        self.screen.fullscreen = self.tui_mode() == "fullscreen"
         self.app.dispatcher.error_listeners.append(self._on_extension_error)
         loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def pre_run() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
         # SIGTERM, SIGHUP: quit cleanly, the terminal restored and the session closed
         on_exit_signals(lambda _code: self.request_exit())
-        # pi's blank first line, written now: the region is then never drawn from the screen's top
-        # corner, where erasing it would count as clearing the screen (tmux's scroll-on-clear would
-        # push a copy of the editor into the scrollback)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+        if not self.screen.fullscreen:
+            # pi's blank first line, written now: the region is then never drawn from the screen's
+            # top corner, where erasing it would count as clearing the screen (tmux's scroll-on-clear
+            # would push a copy of the editor into the scrollback)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        first_run = True
         try:
             with patch_stdout(raw=True):
-                app_task = loop.create_task(application.run_async(pre_run=pre_run))
-                await asyncio.wait([app_task, ready], return_when=asyncio.FIRST_COMPLETED)
-                if not app_task.done():
-                    self.spawn(self._start(first, images, rest))
-                await app_task
+                while True:
+                    application = self.screen.build(key_bindings)
+                    ready: asyncio.Future[None] = loop.create_future()
+
+                    def pre_run(ready: asyncio.Future[None] = ready) -> None:
+                        if not ready.done():
+                            ready.set_result(None)
+
+                    app_task = loop.create_task(application.run_async(pre_run=pre_run))
+                    await asyncio.wait([app_task, ready], return_when=asyncio.FIRST_COMPLETED)
+                    if not app_task.done():
+                        if first_run:
+                            self.spawn(self._start(first, images, rest))
+                        else:  # switched: the new screen shows the whole transcript
+                            loop.call_soon(self.screen.redraw)
+                    first_run = False
+                    await app_task
+                    if self._switch_to is None or self.screen.exiting:
+                        break
+                    self.screen.fullscreen = self._switch_to == "fullscreen"
+                    self._switch_to = None
             self.screen.print_remaining()
+            self._print_resume_hint()
         finally:
             await self._shutdown()
         if self._fatal:
             sys.stderr.write(f"Error: {self._fatal}\n")
         return self.exit_code
+
+    def tui_mode(self) -> str:
+        """``--tui-mode``, else the ``tuiMode`` setting, else the default (``fullscreen``/``regular``)."""
+        given = getattr(self.app, "flag_values", {}).get("tui-mode") or self.settings.get("tuiMode")
+        return given if given in TUI_MODES else DEFAULT_TUI_MODE
+
+    def set_tui_mode(self, tui_mode: str) -> bool:
+        """Switch between ``fullscreen`` and ``regular`` now (the application is built again)."""
+        if tui_mode not in TUI_MODES:
+            return False
+        if (tui_mode == "fullscreen") == self.screen.fullscreen:
+            return True
+        self._switch_to = tui_mode
+        app = self.screen.application
+        if app is not None and app.is_running:
+            with contextlib.suppress(Exception):
+                app.exit()
+        return True
+
+    def _print_resume_hint(self) -> None:
+        """pi's last words: how to come back to this session (when it was saved)."""
+        session = self.session
+        if session is None or not _is_terminal(sys.stdout):
+            return
+        path = session.session_file
+        if not path or not os.path.exists(path):
+            return
+        dim = "\x1b[2m" if self.render_context.color_system != "standard" else ""
+        command = (
+            f"{os.path.basename(sys.argv[0]) or 'pi'} --session {session.session_manager.get_session_id()}"
+        )
+        sys.stdout.write(
+            f"{dim}To resume this session:\x1b[0m\n{command}\n"
+            if dim
+            else f"To resume this session:\n{command}\n"
+        )
+        sys.stdout.flush()
 
     async def _start(self, first: str | None, images: Any, rest: list[str]) -> None:
         """After the first frame: the header, the session, what was loaded, then the first prompts."""

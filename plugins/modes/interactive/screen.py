@@ -114,6 +114,16 @@ class Screen:
         self._provider_count: int | None = None
         self._live_line_count = 0
         self._at_top = True  # nothing printed yet: the first print has no blank line before it
+        self.fullscreen = False  # the tuiMode in effect
+        self.view: Any = None  # the fullscreen transcript viewport (fullscreen.TranscriptView)
+        self.overlays: list[Panel] = []
+        self.custom_editor: Any = None
+        self._custom_editor_built: tuple[Any, Any] | None = None
+        self._default_editor_area: Any = None
+        self._buffer_made = False
+        self.searching = False
+        self.search_buffer = Buffer(multiline=False, on_text_changed=self._on_search_text)
+        self.search_window: Any = None
         self.subscription = Subscription(Path(mode.app.agent_dir))
 
     # -- sizes -----------------------------------------------------------------------------------
@@ -169,7 +179,7 @@ class Screen:
         ctx = mode.render_context
         ctx.width = self.width
         pieces = mode.transcript.pump(ctx)
-        if pieces:
+        if pieces and not self.fullscreen:  # in fullscreen the viewport draws every item itself
             self.print_lines(self._spaced(join_pieces(pieces)))
         self.invalidate()
 
@@ -188,6 +198,9 @@ class Screen:
         in one synchronized update; what is still live stays in the bottom region.
         """
         if not self.started:
+            return
+        if self.fullscreen:
+            self.invalidate()  # the viewport draws items as they look now
             return
         ctx = self.mode.render_context
         ctx.width = self.width
@@ -210,11 +223,20 @@ class Screen:
             output.write_raw("\x1b[?2026l")
 
     def print_remaining(self) -> None:
-        """After the application ended: what was still live is printed (the last status, say)."""
+        """After the application ended: what was still live is printed (the last status, say).
+
+        Leaving fullscreen, the whole transcript is printed into the normal screen, unless the
+        ``fullscreenExitOutput`` setting is ``resume-hint``."""
         mode = self.mode
         mode.transcript.seal()
         ctx = mode.render_context
+        ctx.width = self.width
         pieces = mode.transcript.pump(ctx)
+        if self.fullscreen:
+            if str(mode.settings.get("fullscreenExitOutput") or "transcript") == "resume-hint":
+                return
+            self._at_top = True
+            pieces = [piece for item in mode.transcript.all for piece in item.full(ctx)]
         lines = self._pending + self._spaced(join_pieces(pieces))
         self._pending = []
         if lines:
@@ -270,8 +292,8 @@ class Screen:
             app.invalidate()
 
     def copy_selection(self) -> bool:
-        """Copy what is selected in the transcript; False when nothing is (the regular mode)."""
-        return False
+        """Copy what is selected in the fullscreen transcript; False when nothing is."""
+        return bool(self.fullscreen and self.view is not None and self.view.copy())
 
     def write_raw(self, sequence: str) -> None:
         """A control sequence for the terminal (a title)."""
@@ -325,13 +347,28 @@ class Screen:
             self._focus_top()
 
     def _focus_top(self) -> None:
-        self.invalidate()
-        app = self.application
-        if app is None:
-            return
-        target = self.panels[-1].focus if self.panels else self.editor_window
-        with contextlib.suppress(ValueError):
-            app.layout.focus(target)
+        """Focus the newest overlay or panel, else the editor (or the custom editor's window)."""
+        if self.overlays:
+            target = self.overlays[-1].focus
+        elif self.panels:
+            target = self.panels[-1].focus
+        elif self.searching:
+            target = self.search_window
+        else:
+            target = self._editor_focus()
+        self._focus(target)
+
+    def _editor_focus(self) -> Any:
+        if self.custom_editor is not None:
+            container = self._custom_editor_container()
+            if container is not None:
+                from prompt_toolkit.layout import walk
+
+                for window in walk(container):
+                    content = getattr(window, "content", None)
+                    if getattr(content, "buffer", None) is self.buffer:
+                        return window
+        return self.editor_window
 
     # -- the application -------------------------------------------------------------------------
 
@@ -362,8 +399,8 @@ class Screen:
         if isinstance(history, PromptHistory):
             history.release(session_entries)
 
-    def build(self, key_bindings: Any) -> Application[Any]:
-        """The application: live region, queue, spinner, widgets, editor or dialog, completions, footer."""
+    def _make_buffer(self) -> Buffer:
+        """The editor's buffer (made once: it survives a switch between the two modes)."""
         mode = self.mode
         completer = EditorCompleter(mode.command_entries, str(mode.app.cwd))
 
@@ -374,7 +411,7 @@ class Screen:
             word = before.split()[-1] if before and not before[-1].isspace() else ""
             return word.startswith("@")
 
-        self.buffer = Buffer(
+        return Buffer(
             multiline=True,
             history=PromptHistory(mode.app.agent_dir / HISTORY_FILE, held=True),
             completer=ThreadedCompleter(completer),
@@ -382,56 +419,110 @@ class Screen:
             enable_history_search=False,
             on_text_changed=lambda _b: self.invalidate(),
         )
+
+    def _editor_area(self) -> Any:
+        """The editor between two rules, or what ``ctx.ui.set_editor_component`` put in its place."""
+        if self.custom_editor is not None:
+            container = self._custom_editor_container()
+            if container is not None:
+                return container
+        return self._default_editor_area
+
+    def _custom_editor_container(self) -> Any:
+        factory = self.custom_editor
+        if self._custom_editor_built is not None and self._custom_editor_built[0] is factory:
+            return self._custom_editor_built[1]
+        from prompt_toolkit.layout import to_container
+
+        try:
+            container = to_container(factory(self.buffer, self.mode.theme))
+        except Exception as exc:
+            self.custom_editor = None
+            self.mode.show_error(f"Custom editor failed: {exc}")
+            return None
+        self._custom_editor_built = (factory, container)
+        return container
+
+    def set_editor_component(self, factory: Any) -> None:
+        """``factory(buffer, theme)`` returns a container holding the editor's buffer; None restores."""
+        self.custom_editor = factory
+        self._custom_editor_built = None
+        self.invalidate()
+        self._focus_top()
+
+    def build(self, key_bindings: Any) -> Application[Any]:
+        """The application of the mode in effect: the transcript (a viewport in fullscreen, the
+        live region in regular mode), queue, spinner, widgets, editor or dialog, completions, footer."""
+        from prompt_toolkit.layout import Float, FloatContainer
+
+        mode = self.mode
+        if self._buffer_made is False:
+            self.buffer = self._make_buffer()
+            self._buffer_made = True
         self.editor_window = Window(
             BufferControl(self.buffer),
             height=lambda: Dimension(min=1, max=max(3, self.height // 2)),
             wrap_lines=True,
             dont_extend_height=True,
         )
-        editor_area = HSplit(
+        self._default_editor_area = HSplit(
             [
                 Window(char="─", height=1, style=self._border_style),
                 self.editor_window,
                 Window(char="─", height=1, style=self._border_style),
             ]
         )
-        body = _BelowTheTop(
-            [
-                ConditionalContainer(
-                    Window(
-                        FormattedTextControl(self._live_fragments, get_cursor_position=self._live_end),
-                        dont_extend_height=True,
-                        wrap_lines=False,
-                    ),
-                    filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
-                ),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._queue_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: bool(mode.queued[0] or mode.queued[1] or mode.compaction_queue)),
-                ),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._loader_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: self.loader is not None and self.working_visible),
-                ),
+        self._custom_editor_built = None
+        bottom: list[Any] = [
+            ConditionalContainer(
+                Window(FormattedTextControl(self._queue_fragments), dont_extend_height=True),
+                filter=Condition(lambda: bool(mode.queued[0] or mode.queued[1] or mode.compaction_queue)),
+            ),
+            ConditionalContainer(
+                Window(FormattedTextControl(self._loader_fragments), dont_extend_height=True),
+                filter=Condition(lambda: self.loader is not None and self.working_visible),
+            ),
+            Window(
+                FormattedTextControl(lambda: self._widget_fragments(self.widgets_above, True)),
+                dont_extend_height=True,
+            ),
+            DynamicContainer(lambda: self.panels[-1].container if self.panels else self._editor_area()),
+            ConditionalContainer(
+                Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True),
+                filter=Condition(lambda: not self.panels and self.buffer.complete_state is not None),
+            ),
+            ConditionalContainer(
                 Window(
-                    FormattedTextControl(lambda: self._widget_fragments(self.widgets_above, True)),
+                    FormattedTextControl(lambda: self._widget_fragments(self.widgets_below, False)),
                     dont_extend_height=True,
                 ),
-                DynamicContainer(lambda: self.panels[-1].container if self.panels else editor_area),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: not self.panels and self.buffer.complete_state is not None),
+                filter=Condition(lambda: bool(self.widgets_below)),
+            ),
+            Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True),
+        ]
+        if self.fullscreen:
+            body: Any = HSplit([self._viewport(), self._search_bar(), *bottom])
+            body = FloatContainer(
+                body,
+                floats=[
+                    Float(
+                        content=DynamicContainer(
+                            lambda: self.overlays[-1].container if self.overlays else Window(height=0)
+                        ),
+                        top=1,
+                    )
+                ],
+            )
+        else:
+            live = ConditionalContainer(
+                Window(
+                    FormattedTextControl(self._live_fragments, get_cursor_position=self._live_end),
+                    dont_extend_height=True,
+                    wrap_lines=False,
                 ),
-                ConditionalContainer(
-                    Window(
-                        FormattedTextControl(lambda: self._widget_fragments(self.widgets_below, False)),
-                        dont_extend_height=True,
-                    ),
-                    filter=Condition(lambda: bool(self.widgets_below)),
-                ),
-                Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True),
-            ]
-        )
+                filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
+            )
+            body = _BelowTheTop([live, *bottom])
         from prompt_toolkit.output.color_depth import ColorDepth
 
         truecolor = mode.render_context.color_system == "truecolor"
@@ -440,9 +531,9 @@ class Screen:
             key_bindings=merge_key_bindings([load_basic_bindings(), load_emacs_bindings(), key_bindings]),
             style=self.style(),
             include_default_pygments_style=False,
-            full_screen=False,
-            mouse_support=False,
-            erase_when_done=True,
+            full_screen=self.fullscreen,
+            mouse_support=self.fullscreen,
+            erase_when_done=not self.fullscreen,
             color_depth=ColorDepth.TRUE_COLOR if truecolor else ColorDepth.DEPTH_8_BIT,
             min_redraw_interval=0.03,
             enable_page_navigation_bindings=False,
@@ -451,6 +542,107 @@ class Screen:
         application.ttimeoutlen = 0.05
         self.application = application
         return application
+
+    # -- fullscreen ------------------------------------------------------------------------------
+
+    def _viewport(self) -> Any:
+        from prompt_toolkit.layout import VSplit
+
+        from piko.plugins.modes.interactive.fullscreen import TranscriptView
+
+        if self.view is None:
+            self.view = TranscriptView(self.mode, on_change=self.invalidate)
+        view = self.view
+        settings = self.mode.settings
+        view.copy_on_select = settings.get("fullscreenCopyOnSelect", True) is not False
+        wheel = settings.get("fullscreenWheelScrollLines", "auto")
+        view.wheel_lines = int(wheel) if isinstance(wheel, int) and 1 <= wheel <= 100 else 3
+        scrollbar_setting = str(settings.get("fullscreenScrollbar") or "auto")
+
+        def show_scrollbar() -> bool:
+            if scrollbar_setting == "hidden":
+                return False
+            return scrollbar_setting == "always" or not view.follow
+
+        scrollbar = Window(
+            FormattedTextControl(lambda: view.scrollbar_fragments(max(1, view.height))), width=1
+        )
+        return VSplit(
+            [
+                Window(view, wrap_lines=False),
+                ConditionalContainer(scrollbar, filter=Condition(show_scrollbar)),
+            ]
+        )
+
+    def _search_bar(self) -> Any:
+        """``Search:`` and the query, with the match count, while searching the transcript."""
+        from prompt_toolkit.layout.processors import BeforeInput
+
+        self.search_window = Window(
+            BufferControl(
+                self.search_buffer,
+                input_processors=[BeforeInput(" Search: ", style="class:t-accent")],
+            ),
+            height=1,
+        )
+        status = Window(
+            FormattedTextControl(
+                lambda: [
+                    ("class:t-muted", f" {self.view.search_status() if self.view else ''}  "),
+                    ("class:t-dim", "enter previous · shift+enter next · escape close"),
+                ]
+            ),
+            height=1,
+            dont_extend_width=True,
+        )
+        from prompt_toolkit.layout import VSplit
+
+        return ConditionalContainer(
+            VSplit([self.search_window, status]), filter=Condition(lambda: self.searching)
+        )
+
+    def open_search(self) -> None:
+        if not self.fullscreen or self.view is None:
+            return
+        self.searching = True
+        self.search_buffer.reset()
+        app = self.application
+        if app is not None:
+            with contextlib.suppress(ValueError):
+                app.layout.focus(self.search_window)
+        self.invalidate()
+
+    def close_search(self) -> None:
+        self.searching = False
+        if self.view is not None:
+            self.view.close_search()
+        self._focus_top()
+
+    def _on_search_text(self, _buffer: Any) -> None:
+        if self.view is not None and self.searching:
+            self.view.search(self.search_buffer.text)
+
+    async def show_overlay(self, panel: Panel) -> Any:
+        """``panel`` floating over the transcript (fullscreen), else in place of the editor."""
+        if not self.fullscreen:
+            return await self.show_panel(panel)
+        if panel.closed:
+            return panel.future.result()
+        self.overlays.append(panel)
+        self._focus(panel.focus)
+        try:
+            return await panel.result()
+        finally:
+            if panel in self.overlays:
+                self.overlays.remove(panel)
+            self._focus_top()
+
+    def _focus(self, target: Any) -> None:
+        self.invalidate()
+        app = self.application
+        if app is not None:
+            with contextlib.suppress(ValueError):
+                app.layout.focus(target)
 
     # -- fragments -------------------------------------------------------------------------------
 

@@ -73,6 +73,7 @@ class Item:
     """One thing in the transcript."""
 
     preamble = False  # the start-up header and resources: kept when the conversation is cleared
+    prompt = False  # a user message: where fullscreen's previous/next prompt keys stop
 
     def take(self, ctx: RenderContext) -> list[Piece]:
         """Pieces that are final now (each returned once)."""
