@@ -153,7 +153,7 @@ def piko_register_tools(register: RegisterTool) -> None:
     Fires when the tool registry is first needed (a session is created, ``pi plugins``).
 
     :param register: ``register(ToolDefinition)`` or ``register(name=..., label=...,
-        description=..., parameters=<JSON schema>, execute=..., default_active=False)``;
+        description=..., parameters=<JSON schema>, execute=..., default_active=False, order=None)``;
         ``execute`` may be a callable or an ``"module:attr"`` import string resolved on first call.
     Return value: ignored. A second tool with a name already taken is refused with a diagnostic.
     """

@@ -122,16 +122,18 @@ REASONING_MODELS = {
 def test_ctrl_p_to_a_thinking_model_uses_the_default_level(term):
     import json
 
+    # pi 1.6: the settings' defaultThinkingLevel (without one, the level in effect: off)
     t = term(
         agent_files={"models.json": json.dumps(REASONING_MODELS)},
         args=["--provider", "local", "--model", "plain"],
+        settings={"defaultThinkingLevel": "high"},
     )
     t.wait_for(r"plain\s*$")
     t.keys("C-p")
     screen = t.wait_for(r"Switched to ")
     t.save("cycled")
-    assert "Switched to Thinker (thinking: medium)" in screen, screen
-    assert re.search(r"thinker • medium\s*$", screen, re.M), screen
+    assert "Switched to Thinker (thinking: high)" in screen, screen
+    assert re.search(r"thinker • high\s*$", screen, re.M), screen
 
 
 def test_resume_opens_on_the_newest_session_not_the_scope_switch(term):
