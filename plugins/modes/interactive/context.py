@@ -78,7 +78,7 @@ class CommandContext:
         await self._mode.handle_input(text)
 
     def get_tui_mode(self) -> str:
-        return "fullscreen" if self._mode.screen.fullscreen else "regular"
+        return str(self._mode.current_tui_mode())
 
     def set_tui_mode(self, tui_mode: str) -> None:
         self._mode.set_tui_mode(tui_mode)

@@ -167,7 +167,7 @@ class TranscriptView(UIControl):
         return UIContent(get_line=get_line, line_count=max(1, len(lines)), cursor_position=Point(0, 0))
 
     def _jump_hint(self) -> str:
-        key = self.mode.key_text("tui.altScreen.bottom")
+        key = capitalized_keys(self.mode.key_text("tui.altScreen.bottom"))
         return f"↓ Jump to latest message{f' · {key}' if key else ''}"
 
     def _to_fragments(self, text: str) -> StyleAndTextTuples:
@@ -485,6 +485,13 @@ class TranscriptView(UIControl):
 
     def is_focusable(self) -> bool:
         return False
+
+
+def capitalized_keys(keys: str) -> str:
+    """pi's display form of keys: each part capitalized (``ctrl+end/pageDown`` -> ``Ctrl+End/PageDown``)."""
+    return "/".join(
+        "+".join(part[:1].upper() + part[1:] for part in key.split("+")) for key in keys.split("/")
+    )
 
 
 def _plain(line: str) -> str:

@@ -38,7 +38,7 @@ from piko.plugins.modes.interactive.transcript import (
 from piko.plugins.modes.interactive.ui import InteractiveUI
 
 TUI_MODES = ("fullscreen", "regular")
-DEFAULT_TUI_MODE = "regular"
+DEFAULT_TUI_MODE = "fullscreen"  # pi 1.6's default
 
 
 def views() -> Any:
@@ -228,9 +228,12 @@ class InteractiveMode:
         self.set_terminal_title(f"π - {name} - {base}" if name else f"π - {base}")
 
     def set_tools_expanded(self, expanded: bool) -> None:
-        """Expand or collapse tool output (and the start-up help) in place."""
+        """Expand or collapse tool output (and the start-up help) in place, and say so as pi does."""
+        if expanded == bool(self.render_context.expanded):
+            return
         self.render_context.expanded = expanded
         self.screen.redraw()
+        self.show_status(f"Tool output: {'expanded' if expanded else 'collapsed'}")
 
     def set_hide_thinking(self, hide: bool) -> None:
         """Hide or show thinking blocks in place."""
@@ -518,6 +521,10 @@ class InteractiveMode:
         if not _is_terminal(sys.stdin):
             sys.stderr.write("Error: the interactive mode needs a terminal; use -p or --mode json|rpc\n")
             return 1
+        given = self._tui_mode_flag()
+        if given is not None and given not in TUI_MODES:
+            sys.stderr.write(f'Error: Invalid TUI mode "{given}". Valid values: regular, fullscreen\n')
+            return 1
         try:  # as pi: the session is looked up first, before the screen and the @files
             self._session_manager = open_session_manager(self.app)
         except SetupError as exc:
@@ -574,9 +581,13 @@ class InteractiveMode:
             sys.stderr.write(f"Error: {self._fatal}\n")
         return self.exit_code
 
+    def _tui_mode_flag(self) -> str | None:
+        value = getattr(self.app, "flag_values", {}).get("tui-mode")
+        return str(value) if value else None
+
     def tui_mode(self) -> str:
-        """``--tui-mode``, else the ``tuiMode`` setting, else the default (``fullscreen``/``regular``)."""
-        given = getattr(self.app, "flag_values", {}).get("tui-mode") or self.settings.get("tuiMode")
+        """``--tui-mode``, else the ``tuiMode`` setting (only ``regular`` counts, as in pi), else fullscreen."""
+        given = self._tui_mode_flag() or self.settings.get("tuiMode")
         return given if given in TUI_MODES else DEFAULT_TUI_MODE
 
     def set_tui_mode(self, tui_mode: str) -> bool:
@@ -585,12 +596,20 @@ class InteractiveMode:
             return False
         if (tui_mode == "fullscreen") == self.screen.fullscreen:
             return True
+        if self.screen.overlays:  # as pi: not while an overlay floats over the transcript
+            return False
+        if self.screen.searching:
+            self.screen.close_search()
         self._switch_to = tui_mode
         app = self.screen.application
         if app is not None and app.is_running:
             with contextlib.suppress(Exception):
                 app.exit()
         return True
+
+    def current_tui_mode(self) -> str:
+        """The mode in effect, or the one being switched to."""
+        return self._switch_to or ("fullscreen" if self.screen.fullscreen else "regular")
 
     def _print_resume_hint(self) -> None:
         """pi's last words: how to come back to this session (when it was saved)."""

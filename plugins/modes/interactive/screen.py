@@ -348,15 +348,16 @@ class Screen:
 
     def _focus_top(self) -> None:
         """Focus the newest overlay or panel, else the editor (or the custom editor's window)."""
-        if self.overlays:
-            target = self.overlays[-1].focus
-        elif self.panels:
-            target = self.panels[-1].focus
-        elif self.searching:
-            target = self.search_window
-        else:
-            target = self._editor_focus()
-        self._focus(target)
+        self._focus(self._focus_target())
+
+    def _focus_target(self) -> Any:
+        if self.overlays and self.fullscreen:
+            return self.overlays[-1].focus
+        if self.panels:
+            return self.panels[-1].focus
+        if self.searching and self.fullscreen:
+            return self.search_window
+        return self._editor_focus()
 
     def _editor_focus(self) -> Any:
         if self.custom_editor is not None:
@@ -527,7 +528,7 @@ class Screen:
 
         truecolor = mode.render_context.color_system == "truecolor"
         application: Application[Any] = Application(
-            layout=Layout(body, focused_element=self.editor_window),
+            layout=Layout(body, focused_element=self._focus_target()),  # a dialog stays open across a switch
             key_bindings=merge_key_bindings([load_basic_bindings(), load_emacs_bindings(), key_bindings]),
             style=self.style(),
             include_default_pygments_style=False,

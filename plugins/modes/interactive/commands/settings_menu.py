@@ -118,7 +118,7 @@ def _warning_flag(ctx: InteractiveContext) -> str:
 
 def _tui_mode(ctx: InteractiveContext) -> str:
     getter = getattr(ctx, "get_tui_mode", None)
-    return str(getter()) if callable(getter) else str(ctx.app.settings.get("tuiMode") or "regular")
+    return str(getter()) if callable(getter) else str(ctx.app.settings.get("tuiMode") or "fullscreen")
 
 
 def _write_tui_mode(ctx: InteractiveContext, value: str) -> None:

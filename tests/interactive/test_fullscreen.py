@@ -1,0 +1,210 @@
+"""The fullscreen mode (pi 1.6's default) in a real terminal: sticky editor and footer, a viewport
+that follows the answer, scrolling, search, mouse selection and copy, tool output expanded in place."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+RULE = re.compile(r"^─{100}$", re.M)
+PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the answer." for i in range(40))
+TWELVE = " ".join(f"echo line{i};" for i in range(12))
+CTRL_SHIFT_F = "\x1b[102;6u"  # what a terminal reporting modified keys sends (CSI u)
+
+
+def fullscreen(term, **options):
+    options.setdefault("tui_mode", "fullscreen")
+    t = term(**options)
+    t.wait_ready()
+    return t
+
+
+def bottom_lines(screen: str, count: int) -> list[str]:
+    return screen.rstrip("\n").split("\n")[-count:]
+
+
+def test_fullscreen_is_the_default_with_the_editor_and_footer_at_the_bottom(term):
+    t = fullscreen(term, tui_mode=None, turns=[{"blocks": [{"text": "Short answer."}]}])
+    screen = t.screen()
+    lines = screen.rstrip("\n").split("\n")
+    assert len(lines) == 30, screen  # the whole terminal is the application's
+    assert re.fullmatch(r"─{100}", lines[-5]) and re.fullmatch(r"─{100}", lines[-3]), screen
+    assert "(auto)" in lines[-1], screen
+    t.submit("question")
+    screen = t.wait_for(r"Short answer\.")
+    assert "(auto)" in bottom_lines(screen, 1)[0], screen
+    assert t.history().count("piko v") == 1  # nothing in the scrollback while it runs
+    t.keys("C-d")
+    history = t.wait_for(r"\[piko exited", scrollback=True)
+    t.save("exit")
+    # leaving, the transcript is printed into the normal screen, then how to resume
+    assert history.count("Short answer.") == 1 and history.count("question") == 1, history
+    assert re.search(r"To resume this session:\n\S*piko --session [0-9a-f-]{36}", history), history
+
+
+def test_the_exit_output_can_be_only_the_resume_hint(term):
+    t = fullscreen(
+        term,
+        turns=[{"blocks": [{"text": "Short answer."}]}],
+        settings={"fullscreenExitOutput": "resume-hint"},
+    )
+    t.submit("question")
+    t.wait_for(r"Short answer\.")
+    t.keys("C-d")
+    history = t.wait_for(r"\[piko exited", scrollback=True)
+    assert "Short answer." not in history and "To resume this session:" in history, history
+
+
+def test_the_viewport_follows_a_long_answer_and_keeps_the_editor_fixed(term):
+    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}], tokens_per_second=800)
+    t.submit("long")
+    seen, broken = 0, []
+    while True:
+        screen = t.screen()
+        if "Paragraph" in screen:
+            seen += 1
+            lines = screen.rstrip("\n").split("\n")
+            if len(lines) != 30 or "(auto)" not in lines[-1] or not RULE.search(screen):
+                broken.append(screen)
+        if "Paragraph 39" in screen and "Working" not in screen:
+            break
+        assert seen < 5000, "the answer never finished"
+    assert not broken, f"{len(broken)} of {seen} screens without the editor or footer:\n{broken[0]}"
+    assert "piko v" not in screen  # scrolled along: the header is above the viewport
+    assert "Paragraph 0 " not in screen
+
+
+def test_scrolling_up_stays_put_and_the_end_key_follows_again(term):
+    turns = [{"blocks": [{"text": PARAGRAPHS}]}, {"blocks": [{"text": "Second answer here."}]}]
+    t = fullscreen(term, turns=turns)
+    t.submit("long")
+    t.wait_for(r"Paragraph 39")
+    t.wait_for(lambda s: "Working" not in s)
+    t.keys("PageUp")
+    screen = t.wait_for(r"Jump to latest message · Ctrl\+End")
+    t.save("scrolled")
+    assert "Paragraph 39" not in screen and "│" in screen  # a scrollbar at the right edge
+    top = screen.split("\n")[1]
+    t.submit("another")  # sending a message shows the end again
+    screen = t.wait_for(r"Second answer here\.")
+    assert "Jump to latest" not in screen
+    t.keys("C-Home")
+    screen = t.wait_for(r"piko v")
+    assert "Paragraph 39" not in screen and top not in ("",)
+    t.keys("C-End")
+    screen = t.wait_for(r"Second answer here\.")
+    assert "Jump to latest" not in screen and "piko v" not in screen
+
+
+def test_the_mouse_wheel_scrolls_the_transcript(term):
+    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}])
+    t.submit("long")
+    t.wait_for(r"Paragraph 39")
+    t.wait_for(lambda s: "Working" not in s)
+    for _ in range(4):
+        t.type("\x1b[<64;10;10M")  # wheel up (SGR mouse report)
+    screen = t.wait_for(r"Jump to latest message")
+    assert "Paragraph 39" not in screen
+    for _ in range(20):
+        t.type("\x1b[<65;10;10M")  # wheel down, past the end: following again
+    screen = t.wait_for(lambda s: "Jump to latest" not in s and "Paragraph 39" in s)
+
+
+def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
+        {"blocks": [{"text": "ran it"}]},
+    ]
+    t = fullscreen(term, turns=turns)
+    t.submit("run")
+    t.wait_for(r"ran it")
+    assert "earlier lines, ctrl+o to expand)" in t.screen()
+    t.keys("C-o")
+    screen = t.wait_for(r"^ line0\s*$")
+    t.save("expanded")
+    assert "Tool output: expanded" in screen
+    assert screen.count("$ echo line0;") == 1 and screen.count("ran it") == 1, screen
+    assert screen.index(" line0\n") < screen.index("ran it")
+    t.keys("C-o")
+    screen = t.wait_for(r"Tool output: collapsed")
+    assert "earlier lines, ctrl+o to expand)" in screen and not re.search(r"^ line0\s*$", screen, re.M)
+    assert screen.count("Tool output:") == 1  # the status replaced the one before
+
+
+def test_search_finds_matches_and_moves_between_them(term):
+    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}])
+    t.submit("long")
+    t.wait_for(r"Paragraph 39")
+    t.wait_for(lambda s: "Working" not in s)
+    t.type(CTRL_SHIFT_F)
+    t.wait_for(r"Search:")
+    t.type("Paragraph 3 ")
+    screen = t.wait_for(r"1/1")
+    assert "Paragraph 3 of the answer." in screen and "Paragraph 39" not in screen, screen
+    t.keys("C-u")
+    t.type("of the answer")
+    screen = t.wait_for(r"40/40")  # the latest match first
+    t.keys("Enter")  # the previous one
+    screen = t.wait_for(r"39/40")
+    t.keys("Escape")
+    screen = t.wait_for(lambda s: "Search:" not in s)
+    assert re.search(r"^─{100}$", screen, re.M)
+
+
+def test_dragging_selects_and_copies_the_text(term):
+    t = fullscreen(term, turns=[{"blocks": [{"text": "Select these words please."}]}])
+    t._tmux("set-option", "-g", "set-clipboard", "on")
+    t.submit("question")
+    screen = t.wait_for(r"Select these words please\.")
+    row = next(i for i, line in enumerate(screen.split("\n")) if "Select these" in line) + 1
+    column = screen.split("\n")[row - 1].index("these") + 1
+    t.type(f"\x1b[<0;{column};{row}M")  # press
+    t.type(f"\x1b[<32;{column + 8};{row}M")  # drag
+    t.type(f"\x1b[<0;{column + 10};{row}m")  # release: copied
+    t.wait_for(r"Copied 11 characters")
+    assert t._tmux("show-buffer").strip() == "these words"
+
+
+@pytest.mark.parametrize("command", ["/new", "/settings"])
+def test_slash_commands_work_in_fullscreen(term, command):
+    t = fullscreen(term, turns=[{"blocks": [{"text": "An answer."}]}])
+    t.submit("question")
+    t.wait_for(r"An answer\.")
+    t.submit(command)
+    if command == "/new":
+        screen = t.wait_for(r"New session started")
+        assert "An answer." not in screen and "question" not in screen
+    else:
+        t.wait_for(r"Auto-compact")
+        t.type("fullscreen")  # the search of the list
+        t.wait_for(r"TUI mode: fullscreen")
+        t.keys("Escape")
+        t.wait_for(lambda s: "TUI mode" not in s and RULE.search(s))
+
+
+def test_switching_to_regular_at_run_time_keeps_the_conversation(term):
+    t = fullscreen(term, turns=[{"blocks": [{"text": "An answer."}]}])
+    t.submit("question")
+    t.wait_for(r"An answer\.")
+    t.submit("/settings")
+    t.wait_for(r"Auto-compact")
+    t.type("tui mode")
+    t.wait_for(r"TUI mode: fullscreen")
+    t.keys("Enter")
+    t.wait_for(r"TUI mode: regular", timeout=10)
+    t.keys("Escape")
+    screen = t.wait_for(lambda s: "TUI mode" not in s and RULE.search(s))
+    t.save("switched")
+    # regular: the editor right under the conversation, not at the bottom of the terminal
+    footer_row = next(i for i, line in enumerate(screen.split("\n")) if "(auto)" in line)
+    assert footer_row < 25, screen
+    history = t.history()
+    assert history.count("An answer.") == 1 and history.count("piko v") == 1, history
+    assert '"tuiMode": "regular"' in (t.agent / "settings.json").read_text()
+
+
+def test_an_invalid_tui_mode_is_refused(term):
+    t = term(args=["--provider", "faux", "--tui-mode", "sideways"])
+    history = t.wait_for(r"\[piko exited with 1\]", scrollback=True)
+    assert 'Invalid TUI mode "sideways". Valid values: regular, fullscreen' in t.errors(), history
