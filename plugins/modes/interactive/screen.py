@@ -178,8 +178,9 @@ class Screen:
         mode = self.mode
         ctx = mode.render_context
         ctx.width = self.width
-        pieces = mode.transcript.pump(ctx)
-        if pieces and not self.fullscreen:  # in fullscreen the viewport draws every item itself
+        # in fullscreen the viewport draws the items in view itself
+        pieces = mode.transcript.pump(ctx, draw=not self.fullscreen)
+        if pieces:
             self.print_lines(self._spaced(join_pieces(pieces)))
         self.invalidate()
 
@@ -231,7 +232,7 @@ class Screen:
         mode.transcript.seal()
         ctx = mode.render_context
         ctx.width = self.width
-        pieces = mode.transcript.pump(ctx)
+        pieces = mode.transcript.pump(ctx, draw=not self.fullscreen)
         if self.fullscreen:
             if str(mode.settings.get("fullscreenExitOutput") or "transcript") == "resume-hint":
                 return

@@ -92,6 +92,9 @@ class Item:
         """What was taken so far, as it looks now (what a redraw prints again)."""
         return self.full(ctx) if self.settled else []
 
+    def skip(self) -> None:
+        """Count what is final as taken without drawing it (the fullscreen view draws items itself)."""
+
     @property
     def settled(self) -> bool:
         """Everything of this item was taken; the next item may go."""
@@ -115,6 +118,10 @@ class OnceItem(Item):
             return []
         self._taken = True
         return self.pieces(ctx)
+
+    def skip(self) -> None:
+        if self.finished:
+            self._taken = True
 
     def live(self, ctx: RenderContext) -> list[Piece]:
         return [] if self._taken else self.pieces(ctx)
@@ -206,6 +213,12 @@ class MarkdownItem(Item):
 
     def finish(self) -> None:
         self.finished = True
+
+    def skip(self) -> None:
+        if self.finished:
+            self._hidden_done = self._hidden_done or (self.thinking and bool(self.text.strip()))
+            self._offset = self._scanned = len(self.text)
+            self._live_cache = None
 
     def _style(self, ctx: RenderContext) -> Any:
         return ctx.theme.fg_style("thinkingText", italic=True) if self.thinking else None
@@ -530,12 +543,19 @@ class Transcript:
         self.items = deque(item for item in self.items if item.preamble)
         self.version += 1
 
-    def pump(self, ctx: RenderContext) -> list[Piece]:
-        """Take every piece that is final, in order."""
+    def pump(self, ctx: RenderContext, *, draw: bool = True) -> list[Piece]:
+        """Take every piece that is final, in order. ``draw=False`` (fullscreen): finished items
+        are taken without being drawn (a resumed session's thousands of messages cost nothing
+        here), only the item still streaming has its finished blocks drawn (once)."""
         out: list[Piece] = []
         while self.items:
             head = self.items[0]
-            out.extend(head.take(ctx))
+            if draw:
+                out.extend(head.take(ctx))
+            else:
+                head.skip()
+                if not head.settled:
+                    head.take(ctx)
             if not head.settled:
                 break
             self.items.popleft()
