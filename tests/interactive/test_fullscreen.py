@@ -208,3 +208,57 @@ def test_an_invalid_tui_mode_is_refused(term):
     t = term(args=["--provider", "faux", "--tui-mode", "sideways"])
     history = t.wait_for(r"\[piko exited with 1\]", scrollback=True)
     assert 'Invalid TUI mode "sideways". Valid values: regular, fullscreen' in t.errors(), history
+
+
+def test_tree_filters_labels_and_folds_with_its_keys(term):
+    turns = [{"blocks": [{"text": "Answer one."}]}, {"blocks": [{"text": "Answer two."}]}]
+    t = fullscreen(term, turns=turns)
+    t.submit("question one")
+    t.wait_for(r"Answer one\.")
+    t.submit("question two")
+    t.wait_for(r"Answer two\.")
+    t.submit("/tree")
+    t.wait_for(r"Filter: default")
+    t.keys("C-u")  # user messages only
+    screen = t.wait_for(r"Filter: user-only")
+    rows = screen.split("Session Tree")[1]
+    assert "assistant: Answer one." not in rows and "user: question one" in rows, screen
+    t.keys("Up")
+    t.wait_for(r"→ .*user: question one")
+    t.keys("L")  # shift+l: a label for the entry
+    t.wait_for(r"Label")
+    t.type("start here")
+    t.keys("Enter")
+    t.wait_for(r"\[start here\] user: question one")
+    t.keys("C-d")  # the default filter again
+    t.wait_for(r"Filter: default")
+    t.keys("C-Left")  # fold what is under the selected entry
+    screen = t.wait_for(r"⊞")
+    assert "question two" not in screen.split("Session Tree")[1], screen
+    t.keys("C-Right")
+    t.wait_for(r"• user: question two")
+    t.keys("Escape")
+    t.wait_for(lambda s: "Filter:" not in s)
+
+
+def test_resume_sorts_and_filters_named_sessions_with_its_keys(term):
+    turns = [{"blocks": [{"text": "Old answer."}]}, {"blocks": [{"text": "New answer."}]}]
+    t = fullscreen(term, turns=turns)
+    t.submit("old question")
+    t.wait_for(r"Old answer\.")
+    t.submit("/name first-one")
+    t.submit("/new")
+    t.wait_for(r"New session started")
+    t.submit("new question")
+    t.wait_for(r"New answer\.")
+    t.submit("/resume")
+    t.wait_for(r"old question|first-one")
+    t.save("resume")
+    t.keys("C-s")  # threaded -> recent
+    t.wait_for(r"Recent")
+    t.keys("C-n")  # named sessions only
+    t.wait_for(lambda s: "Name: Named" in s and "new question" not in s.split("Search:")[1])
+    t.keys("C-n")
+    t.wait_for(lambda s: "new question" in s.split("Search:")[-1])
+    t.keys("Escape")
+    t.wait_for(lambda s: "Recent" not in s and RULE.search(s))
