@@ -132,6 +132,20 @@ def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
     assert screen.count("Tool output:") == 1  # the status replaced the one before
 
 
+def test_ctrl_t_hides_and_shows_thinking_in_place(term):
+    t = fullscreen(term, turns=[{"blocks": [{"thinking": "Deep private musing."}, {"text": "The answer."}]}])
+    t.submit("think")
+    screen = t.wait_for(r"The answer\.")
+    assert "Deep private musing." in screen
+    t.keys("C-t")
+    screen = t.wait_for(r"Thinking blocks: hidden")
+    assert "Deep private musing." not in screen and "Thinking..." in screen, screen
+    assert screen.index("Thinking...") < screen.index("The answer.")
+    t.keys("C-t")
+    screen = t.wait_for(r"Thinking blocks: visible")
+    assert screen.count("Deep private musing.") == 1 and "Thinking..." not in screen, screen
+
+
 def test_search_finds_matches_and_moves_between_them(term):
     t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}])
     t.submit("long")
@@ -166,21 +180,53 @@ def test_dragging_selects_and_copies_the_text(term):
     assert t._tmux("show-buffer").strip() == "these words"
 
 
-@pytest.mark.parametrize("command", ["/new", "/settings"])
-def test_slash_commands_work_in_fullscreen(term, command):
+# every built-in command in fullscreen: what it shows, and whether it opens a dialog (closed with Escape)
+COMMANDS = [
+    ("/model", r"No models available", False),
+    ("/scoped-models", r"No models available", False),
+    ("/thinking", r"Current model does not support thinking", False),
+    ("/export", r"Session exported to: ", False),
+    ("/import", r"Error: Usage: /import <path\.jsonl>", False),
+    ("/share", r"Error: GitHub CLI \(gh\) is not installed", False),
+    ("/copy", r"Copied last agent message to clipboard", False),
+    ("/name shiny", r"Session name set: shiny", False),
+    ("/session", r"ID: [0-9a-f-]{36}", False),
+    ("/changelog", r"What's New", False),
+    ("/hotkeys", r"Toggle tool output expansion", False),
+    ("/settings", r"Auto-compact: true", True),
+    ("/fork", r"Fork from Message", True),
+    ("/tree", r"Session Tree", True),
+    ("/resume", r"Resume Session", True),
+    ("/login", r"Select authentication method", True),
+    ("/compact", r"Nothing to compact", False),
+    ("/logout", r"No stored credentials to remove", False),
+    ("/reload", r"Reloaded settings", False),
+    ("/new", r"New session started", False),
+]
+
+
+def test_every_slash_command_works_in_fullscreen(term):
     t = fullscreen(term, turns=[{"blocks": [{"text": "An answer."}]}])
+    t._tmux("set-option", "-g", "set-clipboard", "on")
     t.submit("question")
     t.wait_for(r"An answer\.")
-    t.submit(command)
-    if command == "/new":
-        screen = t.wait_for(r"New session started")
-        assert "An answer." not in screen and "question" not in screen
-    else:
-        t.wait_for(r"Auto-compact")
-        t.type("fullscreen")  # the search of the list
-        t.wait_for(r"TUI mode: fullscreen")
-        t.keys("Escape")
-        t.wait_for(lambda s: "TUI mode" not in s and RULE.search(s))
+    for command, shows, dialog in COMMANDS:
+        t.submit(command)
+        screen = t.wait_for(shows)
+        if dialog:
+            t.keys("Escape")
+        screen = t.wait_for(
+            lambda s: (
+                "escape cancel" not in s
+                and len(RULE.findall(s)) >= 2
+                and "(auto)" in s.rstrip().split("\n")[-1]
+            )
+        )
+        assert len(screen.rstrip("\n").split("\n")) == 30, (command, screen)
+    assert "An answer." not in t.screen()  # /new replaced the conversation
+    t.submit("/quit")
+    t.wait_for(r"\[piko exited with 0\]", scrollback=True)
+    assert "Traceback" not in t.errors()
 
 
 def test_switching_to_regular_at_run_time_keeps_the_conversation(term):
