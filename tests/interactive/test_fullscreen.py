@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
-
 RULE = re.compile(r"^─{100}$", re.M)
 PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the answer." for i in range(40))
 TWELVE = " ".join(f"echo line{i};" for i in range(12))
