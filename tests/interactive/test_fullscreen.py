@@ -306,3 +306,25 @@ def test_resume_sorts_and_filters_named_sessions_with_its_keys(term):
     t.wait_for(lambda s: "new question" in s.split("Search:")[-1])
     t.keys("Escape")
     t.wait_for(lambda s: "Recent" not in s and RULE.search(s))
+
+
+def test_a_resumed_session_of_thousands_of_messages_opens_scrolls_and_searches(term, tmp_path):
+    from bench_long_session import write_session
+
+    t = term(tui_mode="fullscreen", start=False, turns=[{"blocks": [{"text": "Still quick."}]}])
+    session = tmp_path / "long.jsonl"
+    last = write_session(session, str(t.work), 3000)
+    t.start(["--provider", "faux", "--session", str(session)])
+    t.wait_for(lambda s: last in s and "(auto)" in s, timeout=60)
+    t.keys("C-Home")
+    t.wait_for(r"Question 0: how does part 0 work\?", timeout=60)
+    t.keys("C-End")
+    t.wait_for(lambda s: last in s and "Jump to latest" not in s, timeout=60)
+    t.type(CTRL_SHIFT_F)
+    t.wait_for(r"Search:")
+    t.type("part 1500 work")
+    screen = t.wait_for(r"1/1\s", timeout=120)
+    assert "Question 1500: how does part 1500 work?" in screen, screen
+    t.keys("Escape")
+    t.submit("and now?")
+    t.wait_for(r"Still quick\.", timeout=60)  # streams with the long transcript behind it

@@ -64,6 +64,8 @@ class TranscriptView(UIControl):
         self._notice_handle: asyncio.TimerHandle | None = None
         self._fragments: dict[str, StyleAndTextTuples] = {}
         self._measure_task: asyncio.Task[None] | None = None
+        self._search_task: asyncio.Task[None] | None = None
+        self.search_running = False
         self._version = -1
         self.copy_on_select = True
         self.wheel_lines = 3
@@ -328,23 +330,60 @@ class TranscriptView(UIControl):
     # -- search ----------------------------------------------------------------------------------
 
     def search(self, query: str) -> None:
-        """Find ``query`` (case-insensitive) in the plain text of every line; the latest match first."""
+        """Find ``query`` (case-insensitive) in the plain text of every line; the latest match first.
+
+        The items are searched from the end, a batch at a time while the loop is idle, so typing
+        stays quick in a transcript of thousands of messages (whose items may not be drawn yet):
+        the latest match shows as soon as it is found, the count when the search is done."""
         self.query = query
         self.matches = []
         self.current_match = -1
+        if self._search_task is not None:
+            self._search_task.cancel()
+            self._search_task = None
+        self.search_running = bool(query)
         if query:
-            needle = query.lower()
-            ctx = self._ctx()
-            for index in range(len(self.items)):
-                for number, line in enumerate(self.lines_of(index, ctx)):
-                    plain = _plain(line).lower()
-                    at = plain.find(needle)
-                    while at >= 0:
-                        self.matches.append(Match(index, number, at, at + len(needle)))
-                        at = plain.find(needle, at + len(needle))
-            if self.matches:
-                self.current_match = len(self.matches) - 1
-                self._show_match()
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:
+                loop = None
+            if loop is None:
+                asyncio.run(self._search(query))
+            else:
+                self._search_task = loop.create_task(self._search(query))
+        self.on_change()
+
+    def _matches_in(self, index: int, needle: str, ctx: RenderContext) -> list[Match]:
+        found: list[Match] = []
+        for number, line in enumerate(self.lines_of(index, ctx)):
+            plain = _plain(line).lower()
+            at = plain.find(needle)
+            while at >= 0:
+                found.append(Match(index, number, at, at + len(needle)))
+                at = plain.find(needle, at + len(needle))
+        return found
+
+    async def _search(self, query: str) -> None:
+        needle = query.lower()
+        ctx = self._ctx()
+        found: list[list[Match]] = []
+        for count, index in enumerate(range(len(self.items) - 1, -1, -1)):
+            here = self._matches_in(index, needle, ctx)
+            if here:
+                found.append(here)
+                if len(found) == 1:  # the latest match, at once
+                    self.matches = [here[-1]]
+                    self.current_match = 0
+                    self._show_match()
+            if count % MEASURE_BATCH == MEASURE_BATCH - 1:
+                await asyncio.sleep(0)
+                if self.query != query:
+                    return
+        self.matches = [match for here in reversed(found) for match in here]
+        self.current_match = len(self.matches) - 1
+        self.search_running = False
+        if self.matches:
+            self._show_match()
         self.on_change()
 
     def next_match(self, step: int) -> None:
@@ -361,6 +400,10 @@ class TranscriptView(UIControl):
         self.scroll(-(self.height // 3))
 
     def close_search(self) -> None:
+        if self._search_task is not None:
+            self._search_task.cancel()
+            self._search_task = None
+        self.search_running = False
         self.query = ""
         self.matches = []
         self.current_match = -1
@@ -369,6 +412,8 @@ class TranscriptView(UIControl):
     def search_status(self) -> str:
         if not self.query:
             return ""
+        if self.search_running:
+            return "searching..."
         if not self.matches:
             return "no matches"
         return f"{self.current_match + 1}/{len(self.matches)}"
