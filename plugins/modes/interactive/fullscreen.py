@@ -507,10 +507,10 @@ class TranscriptView(UIControl):
         async def run() -> None:
             try:
                 await asyncio.to_thread(copy_to_clipboard, text)
-            except Exception as exc:
-                self.flash(f"Copy failed: {exc}")
+            except Exception as exc:  # pi's wording: the reason, shown longer
+                self.flash(str(exc) or "Copy failed", seconds=5.0)
                 return
-            self.flash(f"Copied {len(text)} characters")
+            self.flash("Copied!")
 
         self.mode.spawn(run())
         return True
