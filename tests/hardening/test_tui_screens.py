@@ -3,10 +3,11 @@ footer, in both tui modes, and every block of every answer ends up in the output
 
 Each round starts piko in a private tmux server and streams scripted answers of different shapes
 (paragraphs, a code block taller than the terminal, long lists, a tool call between texts). The
-screen is sampled as fast as tmux answers: a sample without the editor's rules or the footer,
-and still without them at the next sample, is a failure (tmux 3.3 has no synchronized updates
-and reads a frame of more than 4 KB in parts, so a single sample may catch a frame half drawn;
-a vanished editor stays vanished). After the answers, the regular mode's scrollback, and the fullscreen mode's exit output
+screen is sampled as fast as tmux answers: a sample without the editor's rules or the footer is
+a failure when they do not come back within a few seconds. (tmux 3.3 has no synchronized
+updates and reads a frame of more than a few KB in parts, so on a busy machine a sample, or two,
+may catch a frame half drawn: about 1 in 500 samples in the regular mode while a block taller
+than the terminal streams; the battery counts an editor that stays away.) After the answers, the regular mode's scrollback, and the fullscreen mode's exit output
 (the transcript printed into the normal screen), must hold each numbered line once: a line
 missing or printed twice counts as lost.
 """
@@ -26,6 +27,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
 from tmux_terminal import TMUX, Terminal
 
 RULE = re.compile(r"^─{100}$", re.M)
+COME_BACK_S = 5.0  # a half-drawn frame is complete long before this
+
+
+def _whole(screen: str) -> bool:
+    return bool(RULE.search(screen)) and "(auto)" in screen
 
 
 def _shapes(round_number: int) -> list[tuple[str, list[str]]]:
@@ -57,14 +63,14 @@ def _round(tmp: Path, tui_mode: str, round_number: int) -> tuple[int, list[str],
         for number, (_text, markers) in enumerate(shapes):
             terminal.submit(f"question {number}")
             last = markers[-1]
-            torn: str | None = None
             while True:
                 screen = terminal.screen()
                 sampled += 1
-                whole = bool(RULE.search(screen)) and "(auto)" in screen
-                if not whole and torn is not None:
-                    broken.append(torn + "\n--- and then ---\n" + screen)
-                torn = None if whole else screen
+                if not _whole(screen):
+                    try:
+                        terminal.wait_for(_whole, timeout=COME_BACK_S)
+                    except AssertionError:
+                        broken.append(screen)
                 if last in screen and "Working" not in screen:
                     break
                 if sampled > 20000:

@@ -28,7 +28,7 @@ from piko.plugins.modes.interactive.render import visible
 from piko.plugins.modes.interactive.transcript import Item, RenderContext, join_pieces
 
 ESTIMATED_LINES = 4  # an item not drawn yet, for the scrollbar
-MEASURE_BATCH = 40  # items measured per idle step
+MEASURE_BATCH = 8  # items drawn per idle step (a key waits for one step at most)
 _ANSI_ANY = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 
 Position = tuple[int, int, int]  # (item index, line in the item, column)
@@ -94,18 +94,18 @@ class TranscriptView(UIControl):
         item = self.items[index]
         ctx = ctx or self._ctx()
         key = ctx.look()
-        cached = getattr(item, "_view_lines", None)
+        cached = item.view_lines
         if cached is not None and cached[0] == key and item.settled:
-            return cached[1]  # type: ignore[no-any-return]
+            return cached[1]
         lines = join_pieces(item.full(ctx))
         if index == 0 and lines and lines[0] == "":
             lines = lines[1:]
         if item.settled:
-            item._view_lines = (key, lines)  # type: ignore[attr-defined]
+            item.view_lines = (key, lines)
         return lines
 
     def _known_height(self, item: Item, key: Any) -> int | None:
-        cached = getattr(item, "_view_lines", None)
+        cached = item.view_lines
         return len(cached[1]) if cached is not None and cached[0] == key else None
 
     # -- drawing ---------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ class Item:
 
     preamble = False  # the start-up header and resources: kept when the conversation is cleared
     prompt = False  # a user message: where fullscreen's previous/next prompt keys stop
+    view_lines: tuple[Any, list[str]] | None = None  # the fullscreen view's lines, for a look
 
     def take(self, ctx: RenderContext) -> list[Piece]:
         """Pieces that are final now (each returned once)."""
