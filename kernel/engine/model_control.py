@@ -95,7 +95,7 @@ class ModelControl:
         model, level = pool[(index + step) % len(pool)]
         previous = self.model
         self._switch_to(model)
-        self.set_thinking_level(self._level_for_switch(level))
+        self.set_thinking_level(self._level_for_cycle(level))
         await self._emit(
             "model_select", ModelSelectEvent(model=model, previous_model=previous, source="cycle")
         )
@@ -122,6 +122,12 @@ class ModelControl:
         if self.model is None or not self.model.reasoning:
             return str(self._settings.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL)
         return self._thinking_level
+
+    def _level_for_cycle(self, explicit: str | None) -> str:
+        """pi's rule when cycling: the scope's level, else the settings' default, else the level in effect."""
+        if explicit is not None:
+            return explicit
+        return str(self._settings.get("defaultThinkingLevel") or self._thinking_level)
 
     def available_thinking_levels(self) -> list[str]:
         return supported_thinking_levels(self.model)

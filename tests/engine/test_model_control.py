@@ -93,6 +93,18 @@ def test_cycling_goes_through_the_available_models_both_ways(rig, run) -> None:
     assert (back.model.id, back.thinking_level, back.is_scoped) == ("plain-1", "off", False)
 
 
+def test_cycling_to_a_reasoning_model_takes_the_default_thinking_level_of_the_settings(rig, run) -> None:
+    # pi 1.6: the settings' defaultThinkingLevel, else the level in effect (off after a plain model)
+    async def scenario() -> Any:
+        session = await rig.session(
+            [], options={"provider": "local", "model": "plain-1"}, settings={"defaultThinkingLevel": "high"}
+        )
+        return await session.models.cycle()
+
+    cycled = run(scenario())
+    assert (cycled.model.id, cycled.thinking_level) == ("think-1", "high")
+
+
 def test_cycling_a_scope_takes_each_models_own_thinking_level(rig, run) -> None:
     options = {"provider": "local", "model": "plain-1", "models": "local/plain-1,local/think-1:high"}
 

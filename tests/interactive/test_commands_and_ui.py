@@ -5,6 +5,10 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
+
+BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
+
 
 def test_slash_opens_completion_and_filters(term):
     t = term(extensions=["ui_ext.py"])
@@ -27,8 +31,9 @@ def test_slash_opens_completion_and_filters(term):
     t.wait_for(r"colour green")
 
 
-def test_extension_select_confirm_input_and_editor_dialogs(term):
-    t = term(extensions=["ui_ext.py"])
+@BOTH_MODES
+def test_extension_select_confirm_input_and_editor_dialogs(term, tui_mode):
+    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
     t.wait_ready()
     t.submit("/pick")
     screen = t.wait_for(r"Pick one")
@@ -75,8 +80,9 @@ def test_dialog_timeout_counts_down_and_cancels(term):
     assert "Quick!" not in screen.split("Error: timed out")[1]
 
 
-def test_status_widgets_editor_text_and_custom_message(term):
-    t = term(extensions=["ui_ext.py"])
+@BOTH_MODES
+def test_status_widgets_editor_text_and_custom_message(term, tui_mode):
+    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
     t.wait_ready()
     t.submit("/decorate")
     screen = t.wait_for(r"ext-status-on")
@@ -96,8 +102,9 @@ def test_status_widgets_editor_text_and_custom_message(term):
     t.wait_for(r"NOTE>> hello renderer")
 
 
-def test_shortcut_runs_and_reserved_key_is_refused(term):
-    t = term(extensions=["ui_ext.py"])
+@BOTH_MODES
+def test_shortcut_runs_and_reserved_key_is_refused(term, tui_mode):
+    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
     screen = t.wait_ready()
     assert "shortcut 'ctrl+t' is reserved" in t.history()
     t.keys("M-x")
@@ -105,6 +112,37 @@ def test_shortcut_runs_and_reserved_key_is_refused(term):
     t.keys("C-t")
     screen = t.wait_for(r"Thinking blocks: hidden")
     assert "must not fire" not in screen
+
+
+@BOTH_MODES
+def test_custom_components_overlays_footer_and_editor(term, tui_mode):
+    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
+    t.wait_ready()
+    t.submit("/panel")
+    screen = t.wait_for(r"custom panel: press q")
+    assert not re.search(r"^─{100}$", screen, re.M)  # in place of the editor
+    t.type("q")
+    t.wait_for(r"custom panel closed")
+    t.submit("/overlay")
+    screen = t.wait_for(r"floating overlay: press q")
+    t.save("overlay")
+    if tui_mode == "fullscreen":  # floating over the transcript, the editor still below
+        assert re.search(r"^─{100}$", screen, re.M), screen
+    t.type("q")
+    t.wait_for(r"floating overlay closed")
+    t.submit("/footer")
+    screen = t.wait_for(r"custom footer 100")
+    assert "(auto)" not in screen
+    t.submit("/footer off")
+    t.wait_for(r"\(auto\)")
+    t.submit("/framed")
+    screen = t.wait_for(r"^={100}$")
+    t.type("typed in the framed editor")
+    screen = t.wait_for(r"typed in the framed editor")
+    assert not re.search(r"^─{100}$", screen, re.M), screen
+    t.keys("C-u")
+    t.submit("/framed off")
+    t.wait_for(lambda s: "=" * 100 not in s and re.search(r"^─{100}$", s, re.M))
 
 
 def test_templates_skills_and_unknown_commands_reach_the_model(term):

@@ -148,3 +148,23 @@ def test_bash_item_shows_the_tail_and_the_exit_code() -> None:
     assert "(exit 2)" in done
     ctx.expanded = True
     assert "out 0" in "\n".join(plain(item.render(ctx)))
+
+
+def test_pumping_for_the_fullscreen_view_draws_nothing_finished() -> None:
+    """A resumed session of thousands of messages: fullscreen takes them without drawing them
+    (the view draws only what is in view); printed later (a switch to regular), they are whole."""
+    ctx = context()
+    transcript = Transcript()
+    drawn: list[int] = []
+    for n in range(50):
+        transcript.add(StaticItem(lambda c, n=n: drawn.append(n) or f"message {n}"))
+        answer = transcript.add(MarkdownItem())
+        answer.set_text(f"answer **{n}**\n\nsecond paragraph")
+        answer.finish()
+    streaming = transcript.add(MarkdownItem())
+    streaming.set_text("first block\n\nstill stream")
+    assert transcript.pump(ctx, draw=False) == []
+    assert drawn == [] and len(transcript) == 1  # only the streaming answer is left
+    printed = "\n".join(plain(join_pieces(transcript.printed_pieces(ctx))))
+    assert "message 49" in printed and "answer 49" in printed and "second paragraph" in printed
+    assert "first block" in printed and "still stream" not in printed  # its finished block only

@@ -43,6 +43,7 @@ class Terminal:
         name: str = "term",
         agent_files: dict[str, str] | None = None,
         work_files: dict[str, str] | None = None,
+        tui_mode: str | None = "regular",
     ) -> None:
         assert TMUX is not None, "tmux is required"
         self.root = root
@@ -54,8 +55,10 @@ class Terminal:
         self.work.mkdir(parents=True, exist_ok=True)
         self.script = root / "turns.json"
         self.script.write_text(json.dumps(turns or []), encoding="utf-8")
-        if settings:
-            (self.agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        # most tests read the scrollback, so they run the regular mode unless they ask otherwise
+        # (``tui_mode=None``: no setting, piko's default)
+        settings = {**({"tuiMode": tui_mode} if tui_mode else {}), **(settings or {})}
+        (self.agent / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
         for rel, text in (agent_files or {}).items():
             path = self.agent / rel
             path.parent.mkdir(parents=True, exist_ok=True)

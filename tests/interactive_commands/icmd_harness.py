@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import PickItem
+from piko.plugins.modes.interactive.command_api import PickAction, PickItem
 from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS
 
 WAIT = object()
@@ -148,13 +148,34 @@ class ScriptedContext:
         self.output.append(("error", text))
 
     async def pick(
-        self, title: str, items: list[PickItem], *, filterable: bool = True, initial: Any = None
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        filterable: bool = True,
+        initial: Any = None,
+        **options: Any,
     ) -> Any:
-        self.pick_calls.append((title, list(items), {"filterable": filterable, "initial": initial}))
+        header = options.get("header")
+        self.pick_calls.append(
+            (
+                title,
+                list(items),
+                {
+                    "filterable": filterable,
+                    "initial": initial,
+                    **options,
+                    "header_text": header() if callable(header) else None,
+                },
+            )
+        )
         assert self.picks, f"unexpected selector: {title!r}: {[i.label for i in items]}"
         answer = self.picks.pop(0)
         if callable(answer):
             answer = answer(title, items)
+        if isinstance(answer, PickAction):  # an action key pressed in the selector
+            assert answer.name in (options.get("actions") or {}), (answer.name, title)
+            return answer
         if answer is not None:
             assert any(i.value == answer for i in items), f"{answer!r} is not a row of {title!r}"
         return answer
@@ -174,6 +195,14 @@ class ScriptedContext:
     async def run_prompt(self, text: str) -> None:
         self.prompts.append(text)
         await self.session.prompt(text)
+
+    tui_mode = "regular"
+
+    def get_tui_mode(self) -> str:
+        return self.tui_mode
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        self.tui_mode = tui_mode
 
     # -- helpers -------------------------------------------------------------------------------
 

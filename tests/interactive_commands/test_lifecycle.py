@@ -182,7 +182,7 @@ def test_command_table() -> None:
     assert len(names) == len(set(names))
     for expected in ("settings", "model", "scoped-models", "thinking", "export", "copy", "name", "session",
                      "hotkeys", "fork", "clone", "tree", "login", "logout", "new", "compact", "resume",
-                     "reload", "quit"):  # fmt: skip
+                     "reload", "quit", "import", "share", "changelog"):  # fmt: skip
         assert expected in names
     assert next(c for c in BUILTIN_COMMANDS if c.name == "quit").aliases == ["exit"]
     assert all(c.description for c in BUILTIN_COMMANDS)

@@ -9,6 +9,7 @@ from typing import Any
 from icmd_harness import label, lines_of
 
 from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.plugins.modes.interactive.command_api import PickAction
 from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
 from piko.sessions.manager import SessionManager
 
@@ -276,23 +277,25 @@ def test_resume_switches_files_and_scopes(world, run, tmp_path: Path) -> None:
         ctx.picks.extend([label("question A")])
         await ctx.run("/resume")
         after_first = session.session_file
-        ctx.picks.extend([label("Current Folder"), label("question elsewhere")])
+        ctx.picks.extend([PickAction(name="scope"), label("question elsewhere")])
         await ctx.run("/resume")
         return session, ctx, first, after_first, other_project.session_file
 
     session, ctx, first, after_first, far_file = run(scenario())
     title, items, _opts = ctx.pick_calls[0]
     assert title == "Resume Session (Current Folder)"
-    assert items[0].label == "◉ Current Folder | ○ All"
-    assert [i.label for i in items[1:]] == ["Named B", "question A"]
-    assert items[1].current and not items[2].current
-    assert items[2].detail == "2 now"
+    assert ctx.pick_calls[0][2]["header_text"].startswith(
+        "◉ Current Folder | ○ All  Name: All  Sort: Threaded"
+    )
+    assert [i.label for i in items] == ["Named B", "question A"]  # the newest first, no scope row
+    assert items[0].current and not items[1].current
+    assert items[1].detail == "2 now"
     assert after_first == first
     assert [type(m).__name__ for m in session.messages][:2] == ["UserMessage", "AssistantMessage"]
     assert "Resumed session" in ctx.texts("info")
     all_title, all_items, _ = ctx.pick_calls[2]
     assert all_title == "Resume Session (All)"
-    assert {i.label for i in all_items[1:]} == {"Named B", "question A", "question elsewhere"}
+    assert {i.label for i in all_items} == {"Named B", "question A", "question elsewhere"}
     far_row = next(i for i in all_items if i.label == "question elsewhere")
     assert far_row.detail.endswith("2 now") and str(elsewhere.name) in far_row.detail
     assert session.session_file == far_file
@@ -309,14 +312,14 @@ def test_pick_session_at_startup_with_a_pick_function(world, run) -> None:
 
         async def pick(title: str, items: list[Any], **opts: Any) -> Any:
             seen.append((title, [i.label for i in items]))
-            return items[1].value
+            return items[0].value
 
         chosen = await pick_session_at_startup(session.app, pick)
         return session, chosen, seen
 
     session, chosen, seen = run(scenario())
     assert chosen == session.session_file
-    assert seen == [("Resume Session (Current Folder)", ["◉ Current Folder | ○ All", "question A"])]
+    assert seen == [("Resume Session (Current Folder)", ["question A"])]
 
 
 def test_terminal_pick_filters_moves_and_cancels() -> None:
@@ -410,3 +413,86 @@ def test_tree_to_a_branch_with_a_damaged_message_shows_what_was_left_out(world, 
 
     ctx, path, number = run(scenario())
     assert any(w.startswith(f"{path}:{number}: ") and "unreadable message" in w for w in ctx.texts("warning"))
+
+
+def test_resume_selector_sorts_filters_named_renames_and_deletes(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([reply("answer A"), reply("answer B"), reply("answer C")])
+        await session.prompt("question A")
+        first = session.session_file
+        await session.new_session()
+        await session.prompt("question B")
+        second = session.session_file
+        await session.new_session()
+        await session.prompt("question C")
+        ctx = world.context(session)
+        ctx.ui.script("input", "Renamed A")
+        ctx.ui.script("confirm", True)
+        ctx.picks.extend(
+            [
+                PickAction(name="sort", value=first),
+                PickAction(name="named", value=first),
+                PickAction(name="named", value=None),
+                PickAction(name="rename", value=first, query="quest"),
+                PickAction(name="delete", value=second),
+                PickAction(name="delete", value=session.session_file),
+                None,
+            ]
+        )
+        await ctx.run("/resume")
+        return session, ctx, first, second
+
+    session, ctx, first, second = run(scenario())
+    headers = [opts["header_text"].split("\n")[0] for _t, _i, opts in ctx.pick_calls]
+    assert headers[0].endswith("Name: All  Sort: Threaded")
+    assert headers[1].endswith("Name: All  Sort: Recent")
+    assert headers[2].endswith("Name: Named  Sort: Recent")
+    assert [i.label for i in ctx.pick_calls[2][1]] == []  # no session has a name yet
+    # the selection and the query survive an action
+    assert ctx.pick_calls[1][2]["initial"] == first
+    assert ctx.pick_calls[4][2]["query"] == "quest"
+    assert "Renamed A" in [i.label for i in ctx.pick_calls[4][1]]
+    assert "ctrl+d delete" in ctx.pick_calls[0][2]["header_text"]
+    import os
+
+    assert not os.path.exists(second)  # deleted after the confirmation
+    assert os.path.exists(session.session_file)  # the active session is never deleted
+    assert ("error", "Cannot delete the currently active session") in ctx.ui.notices
+    assert "question B" not in [i.label for i in ctx.pick_calls[-1][1]]
+
+
+def test_tree_selector_folds_labels_and_switches_filters(world, run) -> None:
+    async def scenario() -> Any:
+        session = await world.session([reply("first answer"), reply("second answer")])
+        await session.prompt("first question")
+        await session.prompt("second question")
+        manager = session.session_manager
+        first_user = next(
+            e.id for e in manager.get_entries() if e.type == "message" and e.message.ROLE == "user"
+        )
+        ctx = world.context(session)
+        ctx.ui.script("input", "start here")
+        ctx.picks.extend(
+            [
+                PickAction(name="filter:user-only", value=first_user),
+                PickAction(name="filter:user-only", value=first_user),
+                PickAction(name="label", value=first_user),
+                PickAction(name="fold", value=first_user),
+                PickAction(name="unfold", value=first_user),
+                None,
+            ]
+        )
+        await ctx.run("/tree")
+        return session, ctx, first_user
+
+    session, ctx, first_user = run(scenario())
+    calls = ctx.pick_calls
+    headers = [opts["header_text"].split("\n")[0] for _t, _i, opts in calls]
+    assert headers[:3] == ["Filter: default", "Filter: user-only", "Filter: default"]
+    assert [i.label for i in calls[1][1]] == ["• user: first question", "• user: second question"]
+    assert "• [start here] user: first question" in [i.label for i in calls[3][1]]
+    assert session.session_manager.get_label(first_user) == "start here"
+    folded = [i.label for i in calls[4][1]]
+    assert folded == ["⊞ • [start here] user: first question"]  # everything under it is folded away
+    assert len(calls[5][1]) == len(calls[3][1])  # unfolded again
+    assert "ctrl+left/alt+left/ctrl+right/alt+right fold" in calls[0][2]["header_text"]

@@ -25,6 +25,15 @@ class PickItem:
     current: bool = False  # marked as the current choice
 
 
+@define(kw_only=True)
+class PickAction:
+    """A selector closed by one of its action keys: which action, on which row, with what query."""
+
+    name: str
+    value: Any = None  # the selected row's value (None when no row is shown)
+    query: str = ""
+
+
 class InteractiveContext(Protocol):
     """What the interactive mode offers to built-in commands."""
 
@@ -45,9 +54,22 @@ class InteractiveContext(Protocol):
         """A red error line."""
 
     async def pick(
-        self, title: str, items: list[PickItem], *, filterable: bool = True, initial: Any = None
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        filterable: bool = True,
+        initial: Any = None,
+        actions: dict[str, list[str]] | None = None,
+        header: Callable[[], str] | None = None,
+        query: str = "",
     ) -> Any:
-        """A filterable list selector; the chosen item's value, or None when cancelled."""
+        """A filterable list selector; the chosen item's value, or None when cancelled.
+
+        ``actions`` maps an action name to pi key names (``{"delete": ["ctrl+d"]}``): such a key
+        closes the selector with a :class:`PickAction`. ``header`` gives lines shown under the
+        title (state and key hints); ``query`` starts the filter with that text.
+        """
 
     def set_editor_text(self, text: str) -> None:
         """Replace what the editor holds."""
@@ -63,6 +85,12 @@ class InteractiveContext(Protocol):
 
     async def run_prompt(self, text: str) -> None:
         """Submit ``text`` as if the user typed it (used by commands that re-prompt)."""
+
+    def get_tui_mode(self) -> str:
+        """``fullscreen`` or ``regular``: the terminal UI in effect."""
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        """Switch the terminal UI to ``fullscreen`` or ``regular`` now."""
 
 
 CommandHandler = Callable[[InteractiveContext, str], Awaitable[None]]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import PickItem
@@ -39,10 +40,25 @@ class CommandContext:
         self._mode.show_error(text)
 
     async def pick(
-        self, title: str, items: list[PickItem], *, filterable: bool = True, initial: Any = None
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        filterable: bool = True,
+        initial: Any = None,
+        actions: dict[str, list[str]] | None = None,
+        header: Callable[[], str] | None = None,
+        query: str = "",
     ) -> Any:
         panel = SelectPanel(
-            title, list(items), filterable=filterable, initial=initial, on_change=self._mode.invalidate
+            title,
+            list(items),
+            filterable=filterable,
+            initial=initial,
+            actions=actions,
+            header=header,
+            query=query,
+            on_change=self._mode.invalidate,
         )
         return await self._mode.show_panel(panel)
 
@@ -60,3 +76,9 @@ class CommandContext:
 
     async def run_prompt(self, text: str) -> None:
         await self._mode.handle_input(text)
+
+    def get_tui_mode(self) -> str:
+        return str(self._mode.current_tui_mode())
+
+    def set_tui_mode(self, tui_mode: str) -> None:
+        self._mode.set_tui_mode(tui_mode)

@@ -28,7 +28,7 @@ from prompt_toolkit.layout import (
 from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor, Processor
 
 from piko.lib.fuzzy import fuzzy_filter
-from piko.plugins.modes.interactive.command_api import PickItem
+from piko.plugins.modes.interactive.command_api import PickAction, PickItem
 
 MAX_VISIBLE = 10
 
@@ -143,6 +143,9 @@ class SelectPanel(Panel):
         filterable: bool = True,
         initial: Any = None,
         bold_title: bool = True,
+        actions: dict[str, list[str]] | None = None,
+        header: Callable[[], str] | None = None,
+        query: str = "",
         **options: Any,
     ) -> None:
         super().__init__(**options)
@@ -150,14 +153,21 @@ class SelectPanel(Panel):
         self.items = items
         self.filterable = filterable
         self.bold_title = bold_title
+        self.header = header
         self.shown: list[PickItem] = list(items)
         self.index = 0
-        for i, item in enumerate(items):
+        self.query = Buffer(multiline=False)
+        if query and filterable:
+            self.query.text = query
+            self.query.cursor_position = len(query)
+            self._filter()
+        for i, item in enumerate(self.shown):
             if (initial is not None and item.value == initial) or (initial is None and item.current):
                 self.index = i
                 break
-        self.query = Buffer(multiline=False, on_text_changed=lambda _b: self._filter())
+        self.query.on_text_changed += lambda _b: self._filter()
         kb = KeyBindings()
+        self._bind_actions(kb, actions or {})
 
         @kb.add("up")
         @kb.add("c-p")
@@ -212,6 +222,18 @@ class SelectPanel(Panel):
         )
         self.focus = query_window if filterable else list_control
 
+    def _bind_actions(self, kb: KeyBindings, actions: dict[str, list[str]]) -> None:
+        """Each action's keys close the selector with a :class:`PickAction`."""
+        from piko.plugins.modes.interactive.keys import bind
+
+        for name, keys in actions.items():
+
+            def act(event: KeyPressEvent, name: str = name) -> None:
+                selected = self.shown[self.index].value if self.shown else None
+                self.close(PickAction(name=name, value=selected, query=self.query.text))
+
+            bind(kb, list(keys), act, eager=True)
+
     def _title_fragments(self) -> StyleAndTextTuples:
         style = "class:t-accent bold" if self.bold_title else "class:t-accent"
         lines = (self.title + self._title_suffix()).split("\n")
@@ -220,6 +242,14 @@ class SelectPanel(Panel):
             if i:
                 out.append(("", "\n"))
             out.append((style if i == 0 else "", f" {line}"))
+        if self.header is not None:
+            try:
+                extra = str(self.header())
+            except Exception as exc:
+                extra = f"[header error: {exc}]"
+            for line in extra.split("\n"):
+                out.append(("", "\n"))
+                out.append(("class:t-muted", f" {line}"))
         return out
 
     def _filter(self) -> None:
@@ -252,8 +282,13 @@ class SelectPanel(Panel):
             if out:
                 out.append(("", "\n"))
             indent = "" if filtering else "  " * item.depth
-            out.append(("class:t-accent" if selected else "", " → " if selected else "   "))
-            out.append(("class:t-accent" if selected else "", indent + item.label))
+            style = "class:t-accent" if selected else ""
+            out.append((style, " → " if selected else "   "))
+            out.append((style, indent))
+            if filtering:
+                out.extend(highlight_matches(item.label, self.query.text.strip(), style))
+            else:
+                out.append((style, item.label))
             if item.current:
                 out.append(("class:t-success", " ✓"))
             if item.detail:
@@ -366,6 +401,41 @@ class EditorPanel(Panel):
             ),
         )
         self.focus = editor
+
+
+def match_positions(text: str, query: str) -> set[int]:
+    """Where the characters of ``query`` (its words, in order, case-insensitive) first occur in ``text``."""
+    lowered = text.lower()
+    found: set[int] = set()
+    for word in query.lower().split():
+        at = lowered.find(word)
+        if at >= 0:  # a whole word: highlight it where it stands
+            found.update(range(at, at + len(word)))
+            continue
+        position = 0
+        for ch in word:
+            at = lowered.find(ch, position)
+            if at < 0:
+                break
+            found.add(at)
+            position = at + 1
+    return found
+
+
+def highlight_matches(text: str, query: str, style: str) -> StyleAndTextTuples:
+    """``text`` as fragments with the characters matching ``query`` in bold and underlined."""
+    positions = match_positions(text, query) if query else set()
+    if not positions:
+        return [(style, text)]
+    out: StyleAndTextTuples = []
+    mark = f"{style} bold underline".strip()
+    for index, ch in enumerate(text):
+        wanted = mark if index in positions else style
+        if out and out[-1][0] == wanted:
+            out[-1] = (wanted, out[-1][1] + ch)
+        else:
+            out.append((wanted, ch))
+    return out
 
 
 def pick_items(options: list[Any]) -> list[PickItem]:

@@ -74,6 +74,12 @@ class SessionEvents:
         self._tools: dict[str, ToolItem] = {}
         self.last_tools: list[ToolItem] = []  # the tool boxes of the latest response that had any
 
+    def reset(self) -> None:
+        """Forget the items of the conversation that was shown (it is being replaced)."""
+        self._assistant = None
+        self._tools = {}
+        self.last_tools = []
+
     @property
     def transcript(self) -> Any:
         return self.mode.transcript
@@ -320,11 +326,13 @@ class SessionEvents:
     # -- items for messages ----------------------------------------------------------------------
 
     def user_item(self, text: str) -> StaticItem:
-        return StaticItem(
+        item = StaticItem(
             lambda ctx: views().user_message(
                 ctx.theme, text, expanded=ctx.expanded, expand_key=ctx.expand_key
             )
         )
+        item.prompt = True
+        return item
 
     def custom_item(self, message: Any) -> StaticItem:
         registry = self.mode.app.registries.message_renderers

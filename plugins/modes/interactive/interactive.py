@@ -25,7 +25,7 @@ from piko.plugins.modes.interactive.dialogs import Panel
 from piko.plugins.modes.interactive.editor import Pastes
 from piko.plugins.modes.interactive.events import SessionEvents
 from piko.plugins.modes.interactive.footer import FooterData, GitBranch
-from piko.plugins.modes.interactive.keymap import KeyActions, expanded_header_item
+from piko.plugins.modes.interactive.keymap import KeyActions
 from piko.plugins.modes.interactive.render import color_system
 from piko.plugins.modes.interactive.screen import Screen
 from piko.plugins.modes.interactive.theme import Theme, ThemeSet
@@ -34,9 +34,11 @@ from piko.plugins.modes.interactive.transcript import (
     RenderContext,
     StaticItem,
     Transcript,
-    join_pieces,
 )
 from piko.plugins.modes.interactive.ui import InteractiveUI
+
+TUI_MODES = ("fullscreen", "regular")
+DEFAULT_TUI_MODE = "fullscreen"  # pi 1.6's default
 
 
 def views() -> Any:
@@ -97,9 +99,9 @@ class InteractiveMode:
         self.exit_code = 0
         self._tasks: set[asyncio.Task[Any]] = set()
         self._run_task: asyncio.Task[None] | None = None
-        self._shown_full_header = False
         self._fatal: str | None = None
         self.session_ready = asyncio.Event()
+        self._switch_to: str | None = None
 
     # ------------------------------------------------------------------------------------------
     # Shared helpers
@@ -159,7 +161,9 @@ class InteractiveMode:
         self.add_item(StaticItem(renderable))
 
     def show_status(self, text: str) -> None:
-        self.add_item(StaticItem(lambda ctx: views().status_line(ctx.theme, text)))
+        """A dim status line; a status right after another replaces it (as pi's)."""
+        self.transcript.status(text, lambda theme, t: views().status_line(theme, t))
+        self.screen.refresh()
 
     def show_warning(self, text: str) -> None:
         self.add_item(StaticItem(lambda ctx: views().warning_line(ctx.theme, text)))
@@ -170,10 +174,16 @@ class InteractiveMode:
     async def show_panel(self, panel: Panel) -> Any:
         return await self.screen.show_panel(panel)
 
-    def render_conversation(self) -> None:
-        """Print the session's conversation (after /resume, /tree, /fork, a settings change)."""
+    def render_conversation(self, *, replace: bool = True) -> None:
+        """Show the session's conversation; ``replace``: in place of the one shown (after /new,
+        /resume, /tree, /fork), the screen drawn again from the header."""
         self.render_context.hide_thinking = bool(self.settings.get("hideThinkingBlock", False))
+        if replace:
+            self.transcript.clear_conversation()
+            self.events.reset()
         self.events.render_conversation()
+        if replace:
+            self.screen.redraw()
 
     def set_editor_text(self, text: str) -> None:
         buffer = self.screen.buffer
@@ -218,20 +228,23 @@ class InteractiveMode:
         self.set_terminal_title(f"π - {name} - {base}" if name else f"π - {base}")
 
     def set_tools_expanded(self, expanded: bool) -> None:
-        """Expand or collapse tool output. What was printed stays; the latest tool boxes are shown
-        again expanded (before any tool ran: the full start-up help)."""
-        self.render_context.expanded = expanded
-        if expanded and not self.events.last_tools and not self._shown_full_header:
-            self._shown_full_header = True
-            self.add_item(expanded_header_item(self))
+        """Expand or collapse tool output (and the start-up help) in place, and say so as pi does."""
+        if expanded == bool(self.render_context.expanded):
             return
-        if expanded and not (self.session and self.session.is_streaming):
-            for item in self.events.last_tools:
-                if item.done and item.settled:
-                    self.add_item(
-                        StaticItem(lambda c, i=item: c.tools.render(i.view, True, i._definition(c)))
-                    )
-        self.invalidate()
+        self.render_context.expanded = expanded
+        self.screen.redraw()
+        self.show_status(f"Tool output: {'expanded' if expanded else 'collapsed'}")
+
+    def set_hide_thinking(self, hide: bool) -> None:
+        """Hide or show thinking blocks in place."""
+        self.render_context.hide_thinking = hide
+        self.screen.redraw()
+
+    def copy_selection_or_message(self) -> None:
+        """Ctrl+X: the transcript selection (fullscreen), else the last agent message (``/copy``)."""
+        if self.screen.copy_selection():
+            return
+        self.run_builtin_by_name("copy", "")
 
     def set_theme(self, theme: Any) -> dict[str, Any]:
         """Switch to a :class:`Theme` or a theme name (a name is saved as the ``theme`` setting)."""
@@ -405,7 +418,7 @@ class InteractiveMode:
         return bool(self.settings.get("quietStartup", False)) and not self.app.options.get("verbose")
 
     def _header(self) -> list[Any]:
-        """The start-up header (nothing with ``quietStartup``)."""
+        """The start-up header (nothing with ``quietStartup``): expands in place with Ctrl+O."""
         if self._quiet():
             return []
         header = None
@@ -414,11 +427,9 @@ class InteractiveMode:
                 header = (
                     self.custom_header(self.theme) if callable(self.custom_header) else self.custom_header
                 )
-        return [
-            header
-            if header is not None
-            else views().header(self.theme, self.version, self.key_map(), expanded=False)
-        ]
+        if header is not None:
+            return [header]
+        return [lambda ctx: views().header(ctx.theme, self.version, self.key_map(), expanded=ctx.expanded)]
 
     def _loaded_resources(self) -> list[Any]:
         """The model scope and pi's ``[Context]``, ``[Skills]``, ``[Prompts]``, ``[Extensions]``, ``[Themes]``."""
@@ -510,6 +521,10 @@ class InteractiveMode:
         if not _is_terminal(sys.stdin):
             sys.stderr.write("Error: the interactive mode needs a terminal; use -p or --mode json|rpc\n")
             return 1
+        given = self._tui_mode_flag()
+        if given is not None and given not in TUI_MODES:
+            sys.stderr.write(f'Error: Invalid TUI mode "{given}". Valid values: regular, fullscreen\n')
+            return 1
         try:  # as pi: the session is looked up first, before the screen and the @files
             self._session_manager = open_session_manager(self.app)
         except SetupError as exc:
@@ -523,34 +538,97 @@ class InteractiveMode:
         install_extended_keys()
         key_bindings, problems = self.keys.bindings()
         self.notices.extend(("warning", f"keybindings: {p}") for p in problems)
-        application = self.screen.build(key_bindings)
+        self.screen.fullscreen = self.tui_mode() == "fullscreen"
         self.app.dispatcher.error_listeners.append(self._on_extension_error)
         loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def pre_run() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
         # SIGTERM, SIGHUP: quit cleanly, the terminal restored and the session closed
         on_exit_signals(lambda _code: self.request_exit())
-        # pi's blank first line, written now: the region is then never drawn from the screen's top
-        # corner, where erasing it would count as clearing the screen (tmux's scroll-on-clear would
-        # push a copy of the editor into the scrollback)
-        sys.stdout.write("\n")
-        sys.stdout.flush()
+        if not self.screen.fullscreen:
+            # pi's blank first line, written now: the region is then never drawn from the screen's
+            # top corner, where erasing it would count as clearing the screen (tmux's scroll-on-clear
+            # would push a copy of the editor into the scrollback)
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        first_run = True
         try:
             with patch_stdout(raw=True):
-                app_task = loop.create_task(application.run_async(pre_run=pre_run))
-                await asyncio.wait([app_task, ready], return_when=asyncio.FIRST_COMPLETED)
-                if not app_task.done():
-                    self.spawn(self._start(first, images, rest))
-                await app_task
+                while True:
+                    application = self.screen.build(key_bindings)
+                    ready: asyncio.Future[None] = loop.create_future()
+
+                    def pre_run(ready: asyncio.Future[None] = ready) -> None:
+                        if not ready.done():
+                            ready.set_result(None)
+
+                    app_task = loop.create_task(application.run_async(pre_run=pre_run))
+                    await asyncio.wait([app_task, ready], return_when=asyncio.FIRST_COMPLETED)
+                    if not app_task.done():
+                        if first_run:
+                            self.spawn(self._start(first, images, rest))
+                        else:  # switched: the new screen shows the whole transcript
+                            loop.call_soon(self.screen.redraw)
+                    first_run = False
+                    await app_task
+                    if self._switch_to is None or self.screen.exiting:
+                        break
+                    self.screen.fullscreen = self._switch_to == "fullscreen"
+                    self._switch_to = None
+            self.screen.print_remaining()
+            self._print_resume_hint()
         finally:
             await self._shutdown()
         if self._fatal:
             sys.stderr.write(f"Error: {self._fatal}\n")
         return self.exit_code
+
+    def _tui_mode_flag(self) -> str | None:
+        value = getattr(self.app, "flag_values", {}).get("tui-mode")
+        return str(value) if value else None
+
+    def tui_mode(self) -> str:
+        """``--tui-mode``, else the ``tuiMode`` setting (only ``regular`` counts, as in pi), else fullscreen."""
+        given = self._tui_mode_flag() or self.settings.get("tuiMode")
+        return given if given in TUI_MODES else DEFAULT_TUI_MODE
+
+    def set_tui_mode(self, tui_mode: str) -> bool:
+        """Switch between ``fullscreen`` and ``regular`` now (the application is built again)."""
+        if tui_mode not in TUI_MODES:
+            return False
+        if (tui_mode == "fullscreen") == self.screen.fullscreen:
+            return True
+        if self.screen.overlays:  # as pi: not while an overlay floats over the transcript
+            return False
+        if self.screen.searching:
+            self.screen.close_search()
+        self._switch_to = tui_mode
+        app = self.screen.application
+        if app is not None and app.is_running:
+            with contextlib.suppress(Exception):
+                app.exit()
+        return True
+
+    def current_tui_mode(self) -> str:
+        """The mode in effect, or the one being switched to."""
+        return self._switch_to or ("fullscreen" if self.screen.fullscreen else "regular")
+
+    def _print_resume_hint(self) -> None:
+        """pi's last words: how to come back to this session (when it was saved)."""
+        session = self.session
+        if session is None or not _is_terminal(sys.stdout):
+            return
+        path = session.session_file
+        if not path or not os.path.exists(path):
+            return
+        dim = "\x1b[2m" if self.render_context.color_system != "standard" else ""
+        command = (
+            f"{os.path.basename(sys.argv[0]) or 'pi'} --session {session.session_manager.get_session_id()}"
+        )
+        sys.stdout.write(
+            f"{dim}To resume this session:\x1b[0m\n{command}\n"
+            if dim
+            else f"To resume this session:\n{command}\n"
+        )
+        sys.stdout.flush()
 
     async def _start(self, first: str | None, images: Any, rest: list[str]) -> None:
         """After the first frame: the header, the session, what was loaded, then the first prompts."""
@@ -570,17 +648,17 @@ class InteractiveMode:
             return
         screen.invalidate()
         await asyncio.sleep(0.001)  # let the footer show the model before the header is drawn
-        self._print(self._header(), first=True)
+        self._add_preamble(self._header())
         screen.started = True
         session = self.session
         session.subscribe(self.events.on_event)
         self.render_context.tool_definitions = self.app.registries.tools
         self._load_themes()
         screen.history_ready(self._session_user_texts())
-        self._print(self._loaded_resources())
+        self._add_preamble(self._loaded_resources())
         self._startup_notices()
         if session.messages:
-            self.render_conversation()
+            self.render_conversation(replace=False)
         screen.refresh()
         self.update_title()
         self.session_ready.set()
@@ -598,13 +676,10 @@ class InteractiveMode:
             if screen.exiting:
                 return
 
-    def _print(self, renderables: list[Any], *, first: bool = False) -> None:
-        """Print rich renderables (``first``: without the blank line before, written at start)."""
-        if renderables:
-            width = self.screen.width
-            painter = self.render_context.painter
-            lines = join_pieces([painter.lines(r, width) for r in renderables])
-            self.screen.print_lines(lines[1:] if first else lines)
+    def _add_preamble(self, renderables: list[Any]) -> None:
+        """The header and what was loaded: kept on top when the conversation is cleared."""
+        for renderable in renderables:
+            self.transcript.add_preamble(StaticItem(renderable))
 
     async def _shutdown(self) -> None:
         self.screen.exiting = True

@@ -25,7 +25,6 @@ from prompt_toolkit.keys import Keys
 
 from piko.plugins.modes.interactive.editor import edit_externally, editor_command
 from piko.plugins.modes.interactive.keys import bind
-from piko.plugins.modes.interactive.transcript import StaticItem
 
 
 def views() -> Any:
@@ -75,7 +74,13 @@ class KeyActions:
         """The key bindings, and the keys that could not be bound (reported as warnings)."""
         mode = self.mode
         kb = KeyBindings()
-        editor = Condition(lambda: not mode.screen.panels and get_app().layout.current_buffer is self.buffer)
+        editor = Condition(
+            lambda: (
+                not mode.screen.panels
+                and not mode.screen.overlays
+                and get_app().layout.current_buffer is self.buffer
+            )
+        )
         completing = Condition(lambda: self.buffer.complete_state is not None)
         problems: list[str] = []
 
@@ -101,6 +106,7 @@ class KeyActions:
         on("app.editor.external", lambda e: mode.spawn(self.external_edit()))
         on("app.message.followUp", lambda e: self.follow_up())
         on("app.message.dequeue", lambda e: self.dequeue())
+        on("app.message.copy", lambda e: mode.copy_selection_or_message())
         on("app.clipboard.pasteImage", lambda e: mode.spawn(self.paste_image()))
         on("app.session.new", lambda e: mode.run_builtin_by_name("new", ""))
         on("app.session.tree", lambda e: mode.run_builtin_by_name("tree", ""))
@@ -113,11 +119,53 @@ class KeyActions:
         kb.add("up", filter=editor & completing)(lambda e: self.buffer.complete_previous())
         kb.add("down", filter=editor & completing)(lambda e: self.buffer.complete_next())
         kb.add(Keys.BracketedPaste, filter=editor)(lambda e: self.paste(e.data))
+        self._fullscreen_keys(kb, problems)
         self._editor_overrides(kb, editor, problems)
         for definition in list(mode.app.registries.shortcuts):
             if not definition.reserved:  # the mode's own keys, bound above
                 problems.extend(bind(kb, [definition.key], self._shortcut(definition), filter=editor))
         return kb, problems
+
+    def _fullscreen_keys(self, kb: KeyBindings, problems: list[str]) -> None:
+        """Scrolling, prompt jumps and search of the fullscreen transcript (pi's ``tui.altScreen.*``);
+        they come before the editor's keys, not before a dialog's."""
+        mode = self.mode
+        screen = mode.screen
+        transcript = Condition(lambda: screen.fullscreen and screen.view is not None and not screen.panels
+                               and not screen.overlays)  # fmt: skip
+        searching = Condition(
+            lambda: screen.searching and get_app().layout.current_buffer is screen.search_buffer
+        )
+
+        def view() -> Any:
+            return screen.view
+
+        def prompt(item: Any) -> bool:
+            return bool(getattr(item, "prompt", False))
+
+        actions: dict[str, Any] = {
+            "tui.altScreen.pageUp": lambda e: view().page(-1),
+            "tui.altScreen.pageDown": lambda e: view().page(1),
+            "tui.altScreen.halfPageUp": lambda e: view().scroll(-max(1, view().height // 2)),
+            "tui.altScreen.halfPageDown": lambda e: view().scroll(max(1, view().height // 2)),
+            "tui.altScreen.lineUp": lambda e: view().scroll(-1),
+            "tui.altScreen.lineDown": lambda e: view().scroll(1),
+            "tui.altScreen.previousPrompt": lambda e: view().jump_prompt(-1, prompt),
+            "tui.altScreen.nextPrompt": lambda e: view().jump_prompt(1, prompt),
+            "tui.altScreen.top": lambda e: view().top(),
+            "tui.altScreen.bottom": lambda e: view().bottom(),
+            "tui.altScreen.search": lambda e: screen.open_search(),
+        }
+        for action, handler in actions.items():
+            problems.extend(bind(kb, mode.bindings.get(action, []), handler, filter=transcript & ~searching))
+        for action, handler in (
+            ("tui.altScreen.searchNext", lambda e: view().next_match(-1)),
+            ("tui.altScreen.searchPrevious", lambda e: view().next_match(1)),
+            ("tui.altScreen.searchClose", lambda e: screen.close_search()),
+            ("tui.altScreen.search", lambda e: screen.close_search()),
+        ):
+            problems.extend(bind(kb, mode.bindings.get(action, []), handler, filter=searching, eager=True))
+        kb.add("c-c", filter=searching, eager=True)(lambda e: screen.close_search())
 
     def _editor_overrides(self, kb: KeyBindings, editor: Any, problems: list[str]) -> None:
         """``tui.editor.*`` actions rebound in keybindings.json (their defaults are the emacs keys)."""
@@ -234,6 +282,8 @@ class KeyActions:
         if not text.strip():
             return
         self.remember(text)
+        if mode.screen.view is not None:
+            mode.screen.view.bottom()  # what is sent is shown, in fullscreen too
         self.buffer.reset()
         mode.pastes.clear()
         mode.spawn(mode.handle_input(text, follow_up=follow_up))
@@ -291,11 +341,11 @@ class KeyActions:
 
     def toggle_thinking(self) -> None:
         mode = self.mode
-        ctx = mode.render_context
-        ctx.hide_thinking = not ctx.hide_thinking
+        hide = not mode.render_context.hide_thinking
         with contextlib.suppress(OSError):
-            mode.settings.set_global("hideThinkingBlock", ctx.hide_thinking)
-        mode.show_status(f"Thinking blocks: {'hidden' if ctx.hide_thinking else 'visible'}")
+            mode.settings.set_global("hideThinkingBlock", hide)
+        mode.set_hide_thinking(hide)
+        mode.show_status(f"Thinking blocks: {'hidden' if hide else 'visible'}")
 
     async def external_edit(self) -> None:
         if not editor_command():
@@ -331,8 +381,3 @@ class KeyActions:
     def paste(self, text: str) -> None:
         before = self.buffer.document.text_before_cursor
         self.buffer.insert_text(self.mode.pastes.insert_text(text, before))
-
-
-def expanded_header_item(mode: Any) -> StaticItem:
-    """The full start-up help (what Ctrl+O shows before any tool ran)."""
-    return StaticItem(lambda ctx: views().header(ctx.theme, mode.version, mode.key_map(), expanded=True))

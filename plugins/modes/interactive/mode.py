@@ -3,7 +3,7 @@ the mode itself is imported only when it runs."""
 
 from __future__ import annotations
 
-from piko import RegisterMode, RegisterShortcut, hookimpl
+from piko import RegisterFlag, RegisterMode, RegisterShortcut, hookimpl
 
 # The keys the mode binds for itself, which extensions may not take (pi reserves the same).
 RESERVED_KEYS: dict[str, str] = {
@@ -34,6 +34,16 @@ def piko_register_modes(register: RegisterMode) -> None:
         run="piko.plugins.modes.interactive.interactive:run_interactive",
         description="The terminal UI: editor, streamed answers, slash commands (the default in a terminal)",
         interactive=True,
+    )
+
+
+@hookimpl
+def piko_register_flags(register: RegisterFlag) -> None:
+    register(
+        "tui-mode",
+        description="Interactive terminal UI: fullscreen or regular (overrides the tuiMode setting)",
+        type="string",
+        value_name="<mode>",
     )
 
 

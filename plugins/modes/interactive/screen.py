@@ -15,12 +15,14 @@ import contextlib
 import shutil
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from prompt_toolkit.application import Application
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import ThreadedCompleter
+from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
 from prompt_toolkit.key_binding import merge_key_bindings
@@ -55,6 +57,34 @@ FRAME_S = 1 / 60
 """How long streamed deltas may gather before the screen shows them (one frame at 60 Hz)."""
 
 
+@contextlib.contextmanager
+def _one_write(output: Any) -> Iterator[None]:
+    """Everything written to ``output`` meanwhile reaches the terminal in one write at the end."""
+    output.flush()
+    output.flush = lambda: None  # the renderer flushes as it goes; hold that back
+    try:
+        yield
+    finally:
+        del output.flush  # the class's own flush again
+        output.flush()
+
+
+class _BelowTheTop(HSplit):
+    """The bottom region, never as tall as the terminal.
+
+    A region that fills the terminal starts on its top row, and erasing it from there (before
+    printing above it) counts as clearing the screen: tmux then copies the whole screen, a stale
+    editor and footer included, into the scrollback. One row is always left above the region.
+    """
+
+    def preferred_height(self, width: int, max_available_height: int) -> Dimension:
+        wanted = super().preferred_height(width, max_available_height)
+        cap = max(1, max_available_height - 1)
+        return Dimension(
+            min=min(wanted.min, cap), max=min(wanted.max, cap), preferred=min(wanted.preferred, cap)
+        )
+
+
 class Screen:
     """The prompt_toolkit application of one interactive run and everything drawn on the terminal."""
 
@@ -82,6 +112,18 @@ class Screen:
         self._refresh_handle: asyncio.TimerHandle | None = None
         self._spinner_task: asyncio.Task[None] | None = None
         self._provider_count: int | None = None
+        self._live_line_count = 0
+        self._at_top = True  # nothing printed yet: the first print has no blank line before it
+        self.fullscreen = False  # the tuiMode in effect
+        self.view: Any = None  # the fullscreen transcript viewport (fullscreen.TranscriptView)
+        self.overlays: list[Panel] = []
+        self.custom_editor: Any = None
+        self._custom_editor_built: tuple[Any, Any] | None = None
+        self._default_editor_area: Any = None
+        self._buffer_made = False
+        self.searching = False
+        self.search_buffer = Buffer(multiline=False, on_text_changed=self._on_search_text)
+        self.search_window: Any = None
         self.subscription = Subscription(Path(mode.app.agent_dir))
 
     # -- sizes -----------------------------------------------------------------------------------
@@ -136,10 +178,71 @@ class Screen:
         mode = self.mode
         ctx = mode.render_context
         ctx.width = self.width
-        pieces = mode.transcript.pump(ctx)
+        # in fullscreen the viewport draws the items in view itself
+        pieces = mode.transcript.pump(ctx, draw=not self.fullscreen)
         if pieces:
-            self.print_lines(join_pieces(pieces))
+            self.print_lines(self._spaced(join_pieces(pieces)))
         self.invalidate()
+
+    def _spaced(self, lines: list[str]) -> list[str]:
+        """``lines`` (from :func:`join_pieces`) without the blank line before the very first print."""
+        if self._at_top and lines and lines[0] == "":
+            lines = lines[1:]
+        if lines:
+            self._at_top = False
+        return lines
+
+    def redraw(self) -> None:
+        """Draw the whole transcript again as it looks now (after Ctrl+O, Ctrl+T, a session switch).
+
+        The screen and the scrollback are cleared and everything printed so far is printed again,
+        in one synchronized update; what is still live stays in the bottom region.
+        """
+        if not self.started:
+            return
+        if self.fullscreen:
+            self.invalidate()  # the viewport draws items as they look now
+            return
+        ctx = self.mode.render_context
+        ctx.width = self.width
+        transcript = self.mode.transcript
+        transcript.pump(ctx)  # what became final is part of the reprint
+        self._pending = []
+        self._at_top = True
+        lines = self._spaced(join_pieces(transcript.printed_pieces(ctx)))
+        text = "\n".join(lines) + "\n" if lines else ""
+        app = self.application
+        if app is None or not app.is_running or self.exiting:
+            return
+        output = app.output
+        with _one_write(output):
+            output.write_raw("\x1b[?2026h")
+            output.reset_attributes()
+            # home, clear the screen, then the scrollback (tmux copies a cleared screen into it first)
+            output.write_raw("\x1b[H\x1b[2J\x1b[3J\n" + text)
+            self._draw_region_here(app)
+            output.write_raw("\x1b[?2026l")
+
+    def print_remaining(self) -> None:
+        """After the application ended: what was still live is printed (the last status, say).
+
+        Leaving fullscreen, the whole transcript is printed into the normal screen, unless the
+        ``fullscreenExitOutput`` setting is ``resume-hint``."""
+        mode = self.mode
+        mode.transcript.seal()
+        ctx = mode.render_context
+        ctx.width = self.width
+        pieces = mode.transcript.pump(ctx, draw=not self.fullscreen)
+        if self.fullscreen:
+            if str(mode.settings.get("fullscreenExitOutput") or "transcript") == "resume-hint":
+                return
+            self._at_top = True
+            pieces = [piece for item in mode.transcript.all for piece in item.full(ctx)]
+        lines = self._pending + self._spaced(join_pieces(pieces))
+        self._pending = []
+        if lines:
+            sys.stdout.write("\n".join(lines) + "\n")
+            sys.stdout.flush()
 
     def print_lines(self, lines: list[str]) -> None:
         """Put ``lines`` into the scrollback (batched; the live region shows them until then)."""
@@ -153,27 +256,45 @@ class Screen:
             asyncio.get_running_loop().call_soon(self._flush)
 
     def _flush(self) -> None:
-        """Erase the bottom region, print the pending lines, draw the region again: one frame."""
+        """Print the pending lines over the bottom region and draw it again below them: one frame.
+
+        The region is not erased first: an erased region would show for a moment (where the
+        terminal has no synchronized updates, as tmux 3.3) as an editor and footer gone. The lines
+        overwrite it from its top, each cleared to its end, and drawing the region again clears
+        what is left of the old one; all of it goes to the terminal in one write.
+        """
         self._flush_scheduled = False
         lines, self._pending = self._pending, []
         if not lines:
             return
-        text = "\n".join(lines) + "\n"
         app = self.application
         if app is None or not app.is_running:
-            sys.stdout.write(text)
+            sys.stdout.write("\n".join(lines) + "\n")
             sys.stdout.flush()
             return
         output = app.output
-        output.write_raw("\x1b[?2026h")  # synchronized update (ignored where unsupported)
-        app.renderer.erase(leave_alternate_screen=False)
-        output.write_raw(text)
+        renderer = app.renderer
+        with _one_write(output):
+            output.write_raw("\x1b[?2026h")  # synchronized update (ignored where unsupported)
+            output.cursor_backward(renderer._cursor_pos.x)
+            output.cursor_up(renderer._cursor_pos.y)
+            output.reset_attributes()
+            output.write_raw("".join(f"{line}\x1b[0m\x1b[K\n" for line in lines))
+            self._draw_region_here(app)
+            output.write_raw("\x1b[?2026l")
+
+    @staticmethod
+    def _draw_region_here(app: Application[Any]) -> None:
+        """Draw the bottom region anew from the cursor (the old one is forgotten, not erased)."""
+        app.renderer.reset(leave_alternate_screen=False)
         try:
             app._redraw()  # at once, so the region is never missing from a frame
         except Exception:
             app.invalidate()
-        output.write_raw("\x1b[?2026l")
-        output.flush()
+
+    def copy_selection(self) -> bool:
+        """Copy what is selected in the fullscreen transcript; False when nothing is."""
+        return bool(self.fullscreen and self.view is not None and self.view.copy())
 
     def write_raw(self, sequence: str) -> None:
         """A control sequence for the terminal (a title)."""
@@ -227,13 +348,29 @@ class Screen:
             self._focus_top()
 
     def _focus_top(self) -> None:
-        self.invalidate()
-        app = self.application
-        if app is None:
-            return
-        target = self.panels[-1].focus if self.panels else self.editor_window
-        with contextlib.suppress(ValueError):
-            app.layout.focus(target)
+        """Focus the newest overlay or panel, else the editor (or the custom editor's window)."""
+        self._focus(self._focus_target())
+
+    def _focus_target(self) -> Any:
+        if self.overlays and self.fullscreen:
+            return self.overlays[-1].focus
+        if self.panels:
+            return self.panels[-1].focus
+        if self.searching and self.fullscreen:
+            return self.search_window
+        return self._editor_focus()
+
+    def _editor_focus(self) -> Any:
+        if self.custom_editor is not None:
+            container = self._custom_editor_container()
+            if container is not None:
+                from prompt_toolkit.layout import walk
+
+                for window in walk(container):
+                    content = getattr(window, "content", None)
+                    if getattr(content, "buffer", None) is self.buffer:
+                        return window
+        return self.editor_window
 
     # -- the application -------------------------------------------------------------------------
 
@@ -264,8 +401,8 @@ class Screen:
         if isinstance(history, PromptHistory):
             history.release(session_entries)
 
-    def build(self, key_bindings: Any) -> Application[Any]:
-        """The application: live region, queue, spinner, widgets, editor or dialog, completions, footer."""
+    def _make_buffer(self) -> Buffer:
+        """The editor's buffer (made once: it survives a switch between the two modes)."""
         mode = self.mode
         completer = EditorCompleter(mode.command_entries, str(mode.app.cwd))
 
@@ -276,7 +413,7 @@ class Screen:
             word = before.split()[-1] if before and not before[-1].isspace() else ""
             return word.startswith("@")
 
-        self.buffer = Buffer(
+        return Buffer(
             multiline=True,
             history=PromptHistory(mode.app.agent_dir / HISTORY_FILE, held=True),
             completer=ThreadedCompleter(completer),
@@ -284,65 +421,121 @@ class Screen:
             enable_history_search=False,
             on_text_changed=lambda _b: self.invalidate(),
         )
+
+    def _editor_area(self) -> Any:
+        """The editor between two rules, or what ``ctx.ui.set_editor_component`` put in its place."""
+        if self.custom_editor is not None:
+            container = self._custom_editor_container()
+            if container is not None:
+                return container
+        return self._default_editor_area
+
+    def _custom_editor_container(self) -> Any:
+        factory = self.custom_editor
+        if self._custom_editor_built is not None and self._custom_editor_built[0] is factory:
+            return self._custom_editor_built[1]
+        from prompt_toolkit.layout import to_container
+
+        try:
+            container = to_container(factory(self.buffer, self.mode.theme))
+        except Exception as exc:
+            self.custom_editor = None
+            self.mode.show_error(f"Custom editor failed: {exc}")
+            return None
+        self._custom_editor_built = (factory, container)
+        return container
+
+    def set_editor_component(self, factory: Any) -> None:
+        """``factory(buffer, theme)`` returns a container holding the editor's buffer; None restores."""
+        self.custom_editor = factory
+        self._custom_editor_built = None
+        self.invalidate()
+        self._focus_top()
+
+    def build(self, key_bindings: Any) -> Application[Any]:
+        """The application of the mode in effect: the transcript (a viewport in fullscreen, the
+        live region in regular mode), queue, spinner, widgets, editor or dialog, completions, footer."""
+        from prompt_toolkit.layout import Float, FloatContainer
+
+        mode = self.mode
+        if self._buffer_made is False:
+            self.buffer = self._make_buffer()
+            self._buffer_made = True
         self.editor_window = Window(
             BufferControl(self.buffer),
             height=lambda: Dimension(min=1, max=max(3, self.height // 2)),
             wrap_lines=True,
             dont_extend_height=True,
         )
-        editor_area = HSplit(
+        self._default_editor_area = HSplit(
             [
                 Window(char="─", height=1, style=self._border_style),
                 self.editor_window,
                 Window(char="─", height=1, style=self._border_style),
             ]
         )
-        body = HSplit(
-            [
-                ConditionalContainer(
-                    Window(
-                        FormattedTextControl(self._live_fragments), dont_extend_height=True, wrap_lines=False
-                    ),
-                    filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
-                ),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._queue_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: bool(mode.queued[0] or mode.queued[1] or mode.compaction_queue)),
-                ),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._loader_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: self.loader is not None and self.working_visible),
-                ),
+        self._custom_editor_built = None
+        bottom: list[Any] = [
+            ConditionalContainer(
+                Window(FormattedTextControl(self._queue_fragments), dont_extend_height=True),
+                filter=Condition(lambda: bool(mode.queued[0] or mode.queued[1] or mode.compaction_queue)),
+            ),
+            ConditionalContainer(
+                Window(FormattedTextControl(self._loader_fragments), dont_extend_height=True),
+                filter=Condition(lambda: self.loader is not None and self.working_visible),
+            ),
+            Window(
+                FormattedTextControl(lambda: self._widget_fragments(self.widgets_above, True)),
+                dont_extend_height=True,
+            ),
+            DynamicContainer(lambda: self.panels[-1].container if self.panels else self._editor_area()),
+            ConditionalContainer(
+                Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True),
+                filter=Condition(lambda: not self.panels and self.buffer.complete_state is not None),
+            ),
+            ConditionalContainer(
                 Window(
-                    FormattedTextControl(lambda: self._widget_fragments(self.widgets_above, True)),
+                    FormattedTextControl(lambda: self._widget_fragments(self.widgets_below, False)),
                     dont_extend_height=True,
                 ),
-                DynamicContainer(lambda: self.panels[-1].container if self.panels else editor_area),
-                ConditionalContainer(
-                    Window(FormattedTextControl(self._completion_fragments), dont_extend_height=True),
-                    filter=Condition(lambda: not self.panels and self.buffer.complete_state is not None),
+                filter=Condition(lambda: bool(self.widgets_below)),
+            ),
+            Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True),
+        ]
+        if self.fullscreen:
+            body: Any = HSplit([self._viewport(), self._search_bar(), *bottom])
+            body = FloatContainer(
+                body,
+                floats=[
+                    Float(
+                        content=DynamicContainer(
+                            lambda: self.overlays[-1].container if self.overlays else Window(height=0)
+                        ),
+                        top=1,
+                    )
+                ],
+            )
+        else:
+            live = ConditionalContainer(
+                Window(
+                    FormattedTextControl(self._live_fragments, get_cursor_position=self._live_end),
+                    dont_extend_height=True,
+                    wrap_lines=False,
                 ),
-                ConditionalContainer(
-                    Window(
-                        FormattedTextControl(lambda: self._widget_fragments(self.widgets_below, False)),
-                        dont_extend_height=True,
-                    ),
-                    filter=Condition(lambda: bool(self.widgets_below)),
-                ),
-                Window(FormattedTextControl(self._footer_fragments), dont_extend_height=True),
-            ]
-        )
+                filter=Condition(lambda: bool(self._pending) or len(mode.transcript) > 0),
+            )
+            body = _BelowTheTop([live, *bottom])
         from prompt_toolkit.output.color_depth import ColorDepth
 
         truecolor = mode.render_context.color_system == "truecolor"
         application: Application[Any] = Application(
-            layout=Layout(body, focused_element=self.editor_window),
+            layout=Layout(body, focused_element=self._focus_target()),  # a dialog stays open across a switch
             key_bindings=merge_key_bindings([load_basic_bindings(), load_emacs_bindings(), key_bindings]),
             style=self.style(),
             include_default_pygments_style=False,
-            full_screen=False,
-            mouse_support=False,
-            erase_when_done=True,
+            full_screen=self.fullscreen,
+            mouse_support=self.fullscreen,
+            erase_when_done=not self.fullscreen,
             color_depth=ColorDepth.TRUE_COLOR if truecolor else ColorDepth.DEPTH_8_BIT,
             min_redraw_interval=0.03,
             enable_page_navigation_bindings=False,
@@ -351,6 +544,107 @@ class Screen:
         application.ttimeoutlen = 0.05
         self.application = application
         return application
+
+    # -- fullscreen ------------------------------------------------------------------------------
+
+    def _viewport(self) -> Any:
+        from prompt_toolkit.layout import VSplit
+
+        from piko.plugins.modes.interactive.fullscreen import TranscriptView
+
+        if self.view is None:
+            self.view = TranscriptView(self.mode, on_change=self.invalidate)
+        view = self.view
+        settings = self.mode.settings
+        view.copy_on_select = settings.get("fullscreenCopyOnSelect", True) is not False
+        wheel = settings.get("fullscreenWheelScrollLines", "auto")
+        view.wheel_lines = int(wheel) if isinstance(wheel, int) and 1 <= wheel <= 100 else 3
+        scrollbar_setting = str(settings.get("fullscreenScrollbar") or "auto")
+
+        def show_scrollbar() -> bool:
+            if scrollbar_setting == "hidden":
+                return False
+            return scrollbar_setting == "always" or not view.follow
+
+        scrollbar = Window(
+            FormattedTextControl(lambda: view.scrollbar_fragments(max(1, view.height))), width=1
+        )
+        return VSplit(
+            [
+                Window(view, wrap_lines=False),
+                ConditionalContainer(scrollbar, filter=Condition(show_scrollbar)),
+            ]
+        )
+
+    def _search_bar(self) -> Any:
+        """``Search:`` and the query, with the match count, while searching the transcript."""
+        from prompt_toolkit.layout.processors import BeforeInput
+
+        self.search_window = Window(
+            BufferControl(
+                self.search_buffer,
+                input_processors=[BeforeInput(" Search: ", style="class:t-accent")],
+            ),
+            height=1,
+        )
+        status = Window(
+            FormattedTextControl(
+                lambda: [
+                    ("class:t-muted", f" {self.view.search_status() if self.view else ''}  "),
+                    ("class:t-dim", "enter previous · shift+enter next · escape close"),
+                ]
+            ),
+            height=1,
+            dont_extend_width=True,
+        )
+        from prompt_toolkit.layout import VSplit
+
+        return ConditionalContainer(
+            VSplit([self.search_window, status]), filter=Condition(lambda: self.searching)
+        )
+
+    def open_search(self) -> None:
+        if not self.fullscreen or self.view is None:
+            return
+        self.searching = True
+        self.search_buffer.reset()
+        app = self.application
+        if app is not None:
+            with contextlib.suppress(ValueError):
+                app.layout.focus(self.search_window)
+        self.invalidate()
+
+    def close_search(self) -> None:
+        self.searching = False
+        if self.view is not None:
+            self.view.close_search()
+        self._focus_top()
+
+    def _on_search_text(self, _buffer: Any) -> None:
+        if self.view is not None and self.searching:
+            self.view.search(self.search_buffer.text)
+
+    async def show_overlay(self, panel: Panel) -> Any:
+        """``panel`` floating over the transcript (fullscreen), else in place of the editor."""
+        if not self.fullscreen:
+            return await self.show_panel(panel)
+        if panel.closed:
+            return panel.future.result()
+        self.overlays.append(panel)
+        self._focus(panel.focus)
+        try:
+            return await panel.result()
+        finally:
+            if panel in self.overlays:
+                self.overlays.remove(panel)
+            self._focus_top()
+
+    def _focus(self, target: Any) -> None:
+        self.invalidate()
+        app = self.application
+        if app is not None:
+            with contextlib.suppress(ValueError):
+                app.layout.focus(target)
 
     # -- fragments -------------------------------------------------------------------------------
 
@@ -361,11 +655,16 @@ class Screen:
         budget = max(3, self.height - self._bottom_height())
         ctx.live_lines = budget
         lines = list(self._pending) + join_pieces(mode.transcript.live_pieces(ctx))
-        if not lines:
-            return []
         if len(lines) > budget:
             lines = lines[-budget:]
+        self._live_line_count = len(lines)
+        if not lines:
+            return []
         return to_formatted_text(ANSI("\n".join(lines)))
+
+    def _live_end(self) -> Point:
+        """The live region's last line: when the region must shrink, its end stays in view."""
+        return Point(0, max(0, self._live_line_count - 1))
 
     def _bottom_height(self) -> int:
         """About how many rows everything under the live region takes."""

@@ -1,11 +1,16 @@
-"""The conversation as it is printed: finished pieces go to the scrollback, the rest stays live.
+"""The conversation as items: what is final goes to the scrollback, the rest stays live.
 
 Everything the mode shows (user messages, streamed markdown, tool boxes, ``!`` commands,
 notices) is an :class:`Item` in one queue. :meth:`Transcript.pump` takes from the head what
 can no longer change (a markdown block followed by another, a tool that finished) and returns
 it as ANSI lines to print above the editor, once; what is left is drawn by
-:meth:`Transcript.live_lines` in the small region that is redrawn while streaming. Items are
+:meth:`Transcript.live_pieces` in the small region that is redrawn while streaming. Items are
 printed strictly in order, so a notice queued behind a running tool waits for it.
+
+Every item also stays in :attr:`Transcript.all` (until the conversation is cleared), so the
+whole transcript can be drawn again as it looks now (:meth:`Item.full`): the fullscreen
+viewport draws from it, and the regular mode reprints it when Ctrl+O or Ctrl+T changes how
+printed items look. Each item caches its lines per look (width, theme, expansion).
 """
 
 from __future__ import annotations
@@ -60,9 +65,17 @@ class RenderContext:
         self._painter = None
         self._tools = None
 
+    def look(self) -> tuple[Any, ...]:
+        """What the lines of a finished item depend on (their cache key)."""
+        return (self.width, self.theme.name, self.expanded, self.hide_thinking, self.hidden_thinking_label)
+
 
 class Item:
     """One thing in the transcript."""
+
+    preamble = False  # the start-up header and resources: kept when the conversation is cleared
+    prompt = False  # a user message: where fullscreen's previous/next prompt keys stop
+    view_lines: tuple[Any, list[str]] | None = None  # the fullscreen view's lines, for a look
 
     def take(self, ctx: RenderContext) -> list[Piece]:
         """Pieces that are final now (each returned once)."""
@@ -71,6 +84,17 @@ class Item:
     def live(self, ctx: RenderContext) -> list[Piece]:
         """Pieces not final yet, as they look now."""
         return []
+
+    def full(self, ctx: RenderContext) -> list[Piece]:
+        """All of the item as it looks now (what was taken and what is live)."""
+        return self.live(ctx)
+
+    def printed(self, ctx: RenderContext) -> list[Piece]:
+        """What was taken so far, as it looks now (what a redraw prints again)."""
+        return self.full(ctx) if self.settled else []
+
+    def skip(self) -> None:
+        """Count what is final as taken without drawing it (the fullscreen view draws items itself)."""
 
     @property
     def settled(self) -> bool:
@@ -96,8 +120,28 @@ class OnceItem(Item):
         self._taken = True
         return self.pieces(ctx)
 
+    def skip(self) -> None:
+        if self.finished:
+            self._taken = True
+
     def live(self, ctx: RenderContext) -> list[Piece]:
         return [] if self._taken else self.pieces(ctx)
+
+    _full_cache: tuple[Any, list[Piece]] | None = None
+
+    def full(self, ctx: RenderContext) -> list[Piece]:
+        if not self.finished:
+            return self.pieces(ctx)
+        key = ctx.look()
+        cached = self._full_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        pieces = self.pieces(ctx)
+        self._full_cache = (key, pieces)
+        return pieces
+
+    def printed(self, ctx: RenderContext) -> list[Piece]:
+        return self.full(ctx) if self._taken else []
 
     @property
     def settled(self) -> bool:
@@ -107,8 +151,9 @@ class OnceItem(Item):
 class StaticItem(OnceItem):
     """Something final from the start (a user message, a notice, a summary)."""
 
-    def __init__(self, render: Any) -> None:
+    def __init__(self, render: Any, *, preamble: bool = False) -> None:
         self._render = render  # a renderable, or ``callable(ctx) -> renderable``
+        self.preamble = preamble
 
     def pieces(self, ctx: RenderContext) -> list[Piece]:
         renderable = self._render(ctx) if callable(self._render) else self._render
@@ -116,6 +161,24 @@ class StaticItem(OnceItem):
             return []
         lines = ctx.painter.lines(renderable, ctx.width)
         return [lines] if lines else []
+
+
+class StatusItem(StaticItem):
+    """A status line (pi's ``showStatus``): the next status replaces it while nothing follows it."""
+
+    def __init__(self, text: str, render: Any) -> None:
+        self.text = text
+        self._make = render  # ``render(theme, text)``
+        super().__init__(lambda ctx: self._make(ctx.theme, self.text))
+        self.sealed = False
+
+    def replace(self, text: str) -> None:
+        self.text = text
+        self._full_cache = None
+
+    @property
+    def finished(self) -> bool:
+        return self.sealed
 
 
 class MarkdownItem(Item):
@@ -151,6 +214,12 @@ class MarkdownItem(Item):
 
     def finish(self) -> None:
         self.finished = True
+
+    def skip(self) -> None:
+        if self.finished:
+            self._hidden_done = self._hidden_done or (self.thinking and bool(self.text.strip()))
+            self._offset = self._scanned = len(self.text)
+            self._live_cache = None
 
     def _style(self, ctx: RenderContext) -> Any:
         return ctx.theme.fg_style("thinkingText", italic=True) if self.thinking else None
@@ -261,6 +330,39 @@ class MarkdownItem(Item):
             out.append("")
         closing = Text("```", style=theme.fg_style("mdCodeBlockBorder"))
         return out + ctx.painter.lines(Padding(closing, (0, 1)), ctx.width)
+
+    def _blocks(self, ctx: RenderContext, end: int) -> list[Piece]:
+        """The blocks of ``text[:end]`` rendered (cached for one end and look)."""
+        key = (end, ctx.look())
+        cached = self._blocks_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        from piko.plugins.modes.interactive.markdown import split_blocks
+
+        text = self.text[:end]
+        pieces: list[Piece] = []
+        if text.strip():
+            style = self._style(ctx)
+            for _s, tokens in split_blocks(text):
+                piece = ctx.painter.markdown(tokens, style=style, width=ctx.width)
+                if piece:
+                    pieces.append(piece)
+        self._blocks_cache = (key, pieces)
+        return pieces
+
+    _blocks_cache: tuple[Any, list[Piece]] | None = None
+
+    def full(self, ctx: RenderContext) -> list[Piece]:
+        if self._hidden(ctx):
+            return [self._label(ctx)] if self.text.strip() else []
+        if self.settled:
+            return self._blocks(ctx, len(self.text))
+        return self._blocks(ctx, self._offset) + self.live(ctx)
+
+    def printed(self, ctx: RenderContext) -> list[Piece]:
+        if self._hidden(ctx):
+            return [self._label(ctx)] if self._hidden_done else []
+        return self._blocks(ctx, len(self.text) if self.settled else self._offset)
 
     @property
     def settled(self) -> bool:
@@ -391,20 +493,70 @@ class BashItem(OnceItem):
 
 @define
 class Transcript:
-    """The queue of items not yet printed in full."""
+    """The queue of items not yet printed in full, and every item of the conversation."""
 
     items: deque[Item] = field(factory=deque)
+    all: list[Item] = field(factory=list)
+    version: int = 0  # changes when items are removed (what was drawn from ``all`` is stale)
 
     def add(self, item: Item) -> Item:
+        last = self.all[-1] if self.all else None
+        if isinstance(last, StatusItem):
+            last.sealed = True
         self.items.append(item)
+        self.all.append(item)
         return item
 
-    def pump(self, ctx: RenderContext) -> list[Piece]:
-        """Take every piece that is final, in order."""
+    def add_preamble(self, item: Item) -> Item:
+        """``item`` after the header and resources already there, before the conversation (what
+        ``session_start`` handlers showed waits behind the header)."""
+        item.preamble = True
+        self.all.insert(sum(1 for i in self.all if i.preamble), item)
+        pending = list(self.items)
+        pending.insert(sum(1 for i in pending if i.preamble), item)
+        self.items = deque(pending)
+        return item
+
+    def status(self, text: str, render: Any) -> Item:
+        """A status line; it replaces the previous one when that is the last item and not printed."""
+        last = self.all[-1] if self.all else None
+        if isinstance(last, StatusItem) and not last.sealed:
+            last.replace(text)
+            return last
+        return self.add(StatusItem(text, render))
+
+    def seal(self) -> None:
+        """Nothing may replace the last status any more (it is printed)."""
+        last = self.all[-1] if self.all else None
+        if isinstance(last, StatusItem):
+            last.sealed = True
+
+    def printed_pieces(self, ctx: RenderContext) -> list[Piece]:
+        """Everything printed so far, as it looks now."""
+        pieces: list[Piece] = []
+        for item in self.all:
+            pieces.extend(item.printed(ctx))
+        return pieces
+
+    def clear_conversation(self) -> None:
+        """Drop every item but the start-up header and resources."""
+        self.all = [item for item in self.all if item.preamble]
+        self.items = deque(item for item in self.items if item.preamble)
+        self.version += 1
+
+    def pump(self, ctx: RenderContext, *, draw: bool = True) -> list[Piece]:
+        """Take every piece that is final, in order. ``draw=False`` (fullscreen): finished items
+        are taken without being drawn (a resumed session's thousands of messages cost nothing
+        here), only the item still streaming has its finished blocks drawn (once)."""
         out: list[Piece] = []
         while self.items:
             head = self.items[0]
-            out.extend(head.take(ctx))
+            if draw:
+                out.extend(head.take(ctx))
+            else:
+                head.skip()
+                if not head.settled:
+                    head.take(ctx)
             if not head.settled:
                 break
             self.items.popleft()
@@ -425,6 +577,8 @@ class Transcript:
 
     def clear(self) -> None:
         self.items.clear()
+        self.all.clear()
+        self.version += 1
 
     def __len__(self) -> int:
         return len(self.items)

@@ -3,7 +3,8 @@
 Dialogs (``select``, ``confirm``, ``input``, ``editor``) end with their cancel value (``None``,
 ``False`` for confirm) on Escape, on a ``timeout`` (milliseconds) or an aborted ``signal``.
 ``custom(factory)`` shows a prompt_toolkit container: ``factory(done)`` returns it and calls
-``done(value)`` to close. Widgets are lines (text or ANSI), a rich renderable, or a callable
+``done(value)`` to close (``overlay=True``: floating over the transcript in fullscreen).
+``set_editor_component(factory)`` replaces the editor's look around its buffer. Widgets are lines (text or ANSI), a rich renderable, or a callable
 returning one, shown above the editor (``placement="aboveEditor"``, the default) or below it.
 """
 
@@ -96,6 +97,9 @@ class InteractiveUI(NoOpUI):
         except Exception as exc:
             self._mode.show_error(f"Custom component failed: {exc}")
             return None
+        if opts.get("overlay"):  # over the transcript in fullscreen; in place of the editor otherwise
+            with paused_budget():
+                return await self._mode.screen.show_overlay(panel)
         return await self._show(panel)
 
     # -- notices ---------------------------------------------------------------------------------
@@ -147,6 +151,12 @@ class InteractiveUI(NoOpUI):
 
     def paste_to_editor(self, text: str) -> None:
         self._mode.paste(text)
+
+    def set_editor_component(self, factory: Any = None) -> None:
+        """``factory(buffer, theme)`` returns a prompt_toolkit container around the editor's buffer
+        (the mode's keys keep working on it); ``None`` restores pi's editor."""
+        NoOpUI.set_editor_component(self, factory)  # get_editor_component() gives it back
+        self._mode.screen.set_editor_component(factory if callable(factory) else None)
 
     def get_tools_expanded(self) -> bool:
         return bool(self._mode.render_context.expanded)

@@ -48,6 +48,48 @@ def activate(pi: Any) -> None:
     def editor_text(args: str, ctx: Any) -> None:
         ctx.ui.set_editor_text("text from the extension")
 
+    def component(label: str) -> Any:
+        from prompt_toolkit.key_binding import KeyBindings
+        from prompt_toolkit.layout import Window
+        from prompt_toolkit.layout.controls import FormattedTextControl
+
+        def factory(done: Any) -> Any:
+            keys = KeyBindings()
+            keys.add("q")(lambda event: done(f"{label} closed"))
+            return Window(
+                FormattedTextControl(f"{label}: press q", focusable=True, key_bindings=keys), height=3
+            )
+
+        return factory
+
+    async def panel(args: str, ctx: Any) -> None:
+        ctx.ui.notify(str(await ctx.ui.custom(component("custom panel"))))
+
+    async def overlay(args: str, ctx: Any) -> None:
+        ctx.ui.notify(str(await ctx.ui.custom(component("floating overlay"), overlay=True)))
+
+    def footer(args: str, ctx: Any) -> None:
+        ctx.ui.set_footer(None if args == "off" else (lambda width: [f"custom footer {width}"]))
+
+    def framed_editor(args: str, ctx: Any) -> None:
+        from prompt_toolkit.layout import HSplit, Window
+        from prompt_toolkit.layout.controls import BufferControl
+
+        def factory(buffer: Any, theme: Any) -> Any:
+            return HSplit(
+                [
+                    Window(char="=", height=1),
+                    Window(BufferControl(buffer), height=1),
+                    Window(char="=", height=1),
+                ]
+            )
+
+        ctx.ui.set_editor_component(None if args == "off" else factory)
+
+    pi.register_command("panel", description="A custom component", handler=panel)
+    pi.register_command("overlay", description="A custom overlay", handler=overlay)
+    pi.register_command("footer", description="A custom footer", handler=footer)
+    pi.register_command("framed", description="A custom editor", handler=framed_editor)
     pi.register_command("pick", description="Pick from a list", handler=pick)
     pi.register_command("sure", description="Confirm something", handler=sure)
     pi.register_command("ask", description="Ask for a name", handler=ask)

@@ -67,12 +67,20 @@ BUILTIN_COMMANDS: list[BuiltinCommand] = [
         handler=_lazy("session_info:copy_command"),
     ),
     BuiltinCommand(
+        name="share",
+        description="Share session as a secret GitHub gist",
+        handler=_lazy("session_info:share_command"),
+    ),
+    BuiltinCommand(
         name="name", description="Set session display name", handler=_lazy("session_info:name_command")
     ),
     BuiltinCommand(
         name="session",
         description="Show session info and stats",
         handler=_lazy("session_info:session_command"),
+    ),
+    BuiltinCommand(
+        name="changelog", description="Show changelog entries", handler=_lazy("changelog:changelog_command")
     ),
     BuiltinCommand(
         name="hotkeys", description="Show all keyboard shortcuts", handler=_lazy("hotkeys:hotkeys_command")
@@ -106,6 +114,11 @@ BUILTIN_COMMANDS: list[BuiltinCommand] = [
     ),
     BuiltinCommand(
         name="resume", description="Resume a different session", handler=_lazy("navigation:resume_command")
+    ),
+    BuiltinCommand(
+        name="import",
+        description="Import and resume a session from a JSONL file",
+        handler=_lazy("navigation:import_command"),
     ),
     BuiltinCommand(
         name="reload",

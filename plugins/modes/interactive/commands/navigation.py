@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable
 from typing import Any
 
@@ -83,29 +84,103 @@ async def _summary_choice(ctx: InteractiveContext) -> tuple[bool, str | None] | 
         return choice != "No summary", None
 
 
+TREE_ACTIONS = {  # action -> keybinding id (pi's app.tree.* actions)
+    "fold": "app.tree.foldOrUp",
+    "unfold": "app.tree.unfoldOrDown",
+    "label": "app.tree.editLabel",
+    "filter:default": "app.tree.filter.default",
+    "filter:no-tools": "app.tree.filter.noTools",
+    "filter:user-only": "app.tree.filter.userOnly",
+    "filter:labeled-only": "app.tree.filter.labeledOnly",
+    "filter:all": "app.tree.filter.all",
+    "filter:next": "app.tree.filter.cycleForward",
+    "filter:previous": "app.tree.filter.cycleBackward",
+}
+
+
+def _tree_header(mode: str, keys: dict[str, str]) -> str:
+    hints = [
+        f"{keys['fold']}/{keys['unfold']} fold" if keys.get("fold") else "",
+        f"{keys['label']} label" if keys.get("label") else "",
+        f"{keys['filter:next']} filter" if keys.get("filter:next") else "",
+    ]
+    return f"Filter: {mode}\n" + " · ".join(h for h in hints if h)
+
+
+async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str | None:
+    """The tree selector with pi's keys: fold/unfold branches, edit labels, switch filters."""
+    from piko.plugins.modes.interactive.command_api import PickAction
+    from piko.plugins.modes.interactive.commands.session_picker import _bindings
+    from piko.plugins.modes.interactive.commands.tree_view import FILTER_MODES, initial_row, tree_rows
+
+    manager = ctx.session.session_manager
+    bindings = _bindings(ctx.app)
+    actions = {name: bindings.get(action, []) for name, action in TREE_ACTIONS.items()}
+    keys = {name: "/".join(k) for name, k in actions.items()}
+    mode = str(ctx.app.settings.get("treeFilterMode") or "default")
+    if mode not in FILTER_MODES:
+        mode = "default"
+    folded: set[str] = set()
+    query = ""
+    while True:
+        rows = tree_rows(manager, mode, folded)
+        if not rows and mode != "all":
+            rows = tree_rows(manager, "all", folded)
+        items = [
+            PickItem(label=row.text, value=row.entry_id, depth=row.depth, current=row.is_leaf) for row in rows
+        ]
+        choice = await ctx.pick(
+            "Session Tree",
+            items,
+            initial=selected or initial_row(manager, rows),
+            actions=actions,
+            header=functools.partial(_tree_header, mode, keys),
+            query=query,
+        )
+        if not isinstance(choice, PickAction):
+            return None if choice is None else str(choice)
+        query = choice.query
+        selected = str(choice.value) if choice.value is not None else None
+        index = next((i for i, r in enumerate(rows) if r.entry_id == selected), -1)
+        row = rows[index] if index >= 0 else None
+        if choice.name.startswith("filter:"):
+            wanted = choice.name.split(":", 1)[1]
+            if wanted in ("next", "previous"):
+                step = 1 if wanted == "next" else -1
+                mode = FILTER_MODES[(FILTER_MODES.index(mode) + step) % len(FILTER_MODES)]
+            else:
+                mode = "default" if wanted == mode else wanted  # pi: the same key again toggles back
+        elif choice.name == "fold" and row is not None:
+            has_children = index + 1 < len(rows) and rows[index + 1].parent_row == row.entry_id
+            if row.entry_id not in folded and has_children:
+                folded.add(row.entry_id)
+            elif row.parent_row is not None:
+                selected = row.parent_row  # already folded (or a leaf): up to where the segment starts
+        elif choice.name == "unfold" and row is not None:
+            if row.entry_id in folded:
+                folded.discard(row.entry_id)
+            elif index + 1 < len(rows):
+                selected = rows[index + 1].entry_id
+        elif choice.name == "label" and row is not None:
+            current = manager.get_label(row.entry_id) or ""
+            text = await ctx.ui.input("Label", "empty to remove the label", prefill=current)
+            if text is not None:
+                ctx.session.set_label(row.entry_id, text.strip() or None)
+
+
 async def tree_command(ctx: InteractiveContext, args: str) -> None:
     """``/tree``: choose an entry of the session tree and continue from there (optionally summarizing)."""
-    from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
-
     session = ctx.session
     manager = session.session_manager
     if not manager.get_entries():
         ctx.show_info("No entries in session")
         return
-    mode = str(ctx.app.settings.get("treeFilterMode") or "default")
     selected: str | None = None
     while True:
-        rows = tree_rows(manager, mode)
-        if not rows:
-            rows = tree_rows(manager, "all")
         leaf = manager.get_leaf_id()
-        items = [
-            PickItem(label=row.text, value=row.entry_id, depth=row.depth, current=row.is_leaf) for row in rows
-        ]
-        target = await ctx.pick("Session Tree", items, initial=selected or initial_row(manager, rows))
+        target = await _pick_tree_entry(ctx, selected)
         if target is None:
             return
-        target = str(target)
         if target == leaf:
             ctx.show_info("Already at this point")
             return
@@ -159,6 +234,7 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
         session_dir=directory,
         cwd=session.cwd,
         on_empty=ctx.show_info,
+        ui=ctx.ui,
     )
     if path is None:
         return
@@ -168,3 +244,55 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
     ctx.show_info("Resumed session")
     for warning in result.warnings:
         ctx.show_warning(warning)
+
+
+async def import_command(ctx: InteractiveContext, args: str) -> None:
+    """``/import <path.jsonl>``: copy a session file into this project's sessions and switch to it
+    (its id and working directory kept)."""
+    import asyncio
+    import os
+
+    from piko.plugins.modes.interactive.commands.common import path_argument
+
+    given = path_argument(args)
+    if not given:
+        ctx.show_error("Usage: /import <path.jsonl>")
+        return
+    source = os.path.abspath(os.path.join(ctx.session.cwd, os.path.expanduser(given)))
+    if not os.path.isfile(source):
+        ctx.show_error(f"Failed to import session: File not found: {source}")
+        return
+    if not await ctx.ui.confirm("Import session", f"Replace current session with {given}?"):
+        ctx.show_info("Import cancelled")
+        return
+    try:
+        destination = await asyncio.to_thread(_copy_into_session_dir, ctx.session, source)
+    except OSError as exc:
+        ctx.show_error(f"Failed to import session: {error_text(exc)}")
+        return
+    result = await _switched(ctx, ctx.session.switch_session(destination), "Failed to import session: ")
+    if result is None:
+        return
+    ctx.show_info(f"Session imported from: {given}")
+    for warning in result.warnings:
+        ctx.show_warning(warning)
+
+
+def _copy_into_session_dir(session: Any, source: str) -> str:
+    """``source`` copied into the session directory under a free name (as it is when already there)."""
+    import os
+    import shutil
+
+    directory = session.session_manager.get_session_dir()
+    os.makedirs(directory, exist_ok=True)
+    destination = os.path.join(directory, os.path.basename(source))
+    if os.path.abspath(destination) == os.path.abspath(source):
+        return destination
+    stem, ext = os.path.splitext(destination)
+    suffix = 1
+    while os.path.exists(destination):
+        destination = f"{stem}-{suffix}{ext}"
+        suffix += 1
+    with open(source, "rb") as reader, open(destination, "xb") as writer:
+        shutil.copyfileobj(reader, writer)
+    return destination

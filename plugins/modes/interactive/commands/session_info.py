@@ -158,3 +158,65 @@ async def export_command(ctx: InteractiveContext, args: str) -> None:
         ctx.show_error(f"Failed to export session: {error_text(exc)}")
         return
     ctx.show_info(f"Session exported to: {written}")
+
+
+SHARE_DESTINATIONS = ("auto", "gist", "radius")
+DEFAULT_SHARE_VIEWER_URL = "https://pi.dev/session/"
+
+
+def share_viewer_url(gist_id: str) -> str:
+    """Where a shared gist is viewed (``PI_SHARE_VIEWER_URL`` overrides pi's viewer)."""
+    return f"{os.environ.get('PI_SHARE_VIEWER_URL') or DEFAULT_SHARE_VIEWER_URL}#{gist_id}"
+
+
+async def share_command(ctx: InteractiveContext, args: str) -> None:
+    """``/share``: the session as a private GitHub gist (``gh``) and its viewer link.
+
+    The target is the ``sessionShareDestination`` setting (pi's ``auto``, ``gist``, ``radius``):
+    piko has no Radius login, so ``auto`` creates a gist and ``radius`` reports what is missing.
+    """
+    import shutil
+    import tempfile
+
+    destination = str(ctx.app.settings.get("sessionShareDestination") or "auto")
+    if destination not in SHARE_DESTINATIONS:
+        warn(ctx, f"Unknown sessionShareDestination {destination!r}; using a gist")
+    if destination == "radius":
+        ctx.show_error("Radius authentication is not configured. Run '/login radius' first.")
+        return
+    if shutil.which("gh") is None:
+        ctx.show_error("GitHub CLI (gh) is not installed. Install it from https://cli.github.com/")
+        return
+    status = await asyncio.create_subprocess_exec(
+        "gh", "auth", "status", stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    if await status.wait() != 0:
+        ctx.show_error("GitHub CLI is not logged in. Run 'gh auth login' first.")
+        return
+    with tempfile.TemporaryDirectory(prefix="pi-share-") as folder:
+        try:
+            page = await export_html(ctx, os.path.join(folder, "session.html"))
+        except Exception as exc:
+            ctx.show_error(f"Failed to export session: {error_text(exc)}")
+            return
+        ctx.show_info("Creating gist...")
+        process = await asyncio.create_subprocess_exec(
+            "gh",
+            "gist",
+            "create",
+            "--public=false",
+            page,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        out, err = await process.communicate()
+    if process.returncode != 0:
+        detail = err.decode("utf-8", "replace").strip() or "Unknown error"
+        ctx.show_error(f"Failed to create gist: {detail}")
+        return
+    gist_url = out.decode("utf-8", "replace").strip()
+    gist_id = gist_url.rstrip("/").split("/")[-1] if gist_url else ""
+    if not gist_id:
+        ctx.show_error("Failed to parse gist ID from gh output")
+        return
+    ctx.show_info(f"Share URL: {share_viewer_url(gist_id)}\nGist: {gist_url}")

@@ -1,4 +1,4 @@
-"""Choosing a session to resume: this project's sessions or all of them, most recent first.
+"""Choosing a session to resume as pi's selector: this project's or all, threaded, sorted, filtered.
 
 Used by ``/resume`` (through the interactive mode's ``pick``) and by ``pi --resume`` before any
 session exists (:func:`pick_session_at_startup`, with a small terminal selector of its own when
@@ -7,17 +7,19 @@ no ``pick`` function is given).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import PickItem
+from attrs import define
+
+from piko.plugins.modes.interactive.command_api import PickAction, PickItem
 from piko.plugins.modes.interactive.commands.common import one_line
 from piko.plugins.modes.interactive.tool_view import shorten_path
 
 PickFunction = Callable[..., Awaitable[Any]]
-_TOGGLE = ("scope", "toggle")
 
 
 def format_age(modified: datetime.datetime, now: datetime.datetime | None = None) -> str:
@@ -56,26 +58,116 @@ def all_sessions(app: Any) -> list[Any]:
     return list_all_sessions(os.path.join(str(app.agent_dir), "sessions"))
 
 
-def session_items(
-    sessions: list[Any], scope: str, current_file: str | None = None, now: datetime.datetime | None = None
-) -> list[PickItem]:
-    """Selector rows: the scope switch, then each session (name or first message; count and age)."""
-    switch = "◉ Current Folder | ○ All" if scope == "current" else "○ Current Folder | ◉ All"
-    items = [PickItem(label=switch, value=_TOGGLE, detail="choose to switch")]
+SORTS = ("threaded", "recent", "relevance")
+SORT_LABELS = {"threaded": "Threaded", "recent": "Recent", "relevance": "Fuzzy"}
+ACTION_KEYS = {  # action -> keybinding id (pi's app.session.* actions)
+    "scope": "tui.input.tab",
+    "sort": "app.session.toggleSort",
+    "named": "app.session.toggleNamedFilter",
+    "path": "app.session.togglePath",
+    "rename": "app.session.rename",
+    "delete": "app.session.delete",
+}
+
+
+@define(kw_only=True)
+class SelectorState:
+    """What the session selector shows: scope, sort, the named-only filter, paths, query, selection."""
+
+    scope: str = "current"
+    sort: str = "threaded"
+    named_only: bool = False
+    show_path: bool = False
+    query: str = ""
+    selected: str | None = None
+
+
+def _threaded(sessions: list[Any]) -> list[tuple[Any, int]]:
+    """Sessions under the session they were forked from, newest activity first at each level."""
+    by_path = {os.path.abspath(s.path): s for s in sessions}
+    children: dict[str | None, list[Any]] = {}
     for info in sessions:
+        parent = os.path.abspath(info.parent_session_path) if info.parent_session_path else None
+        children.setdefault(parent if parent in by_path else None, []).append(info)
+
+    def latest(info: Any) -> datetime.datetime:
+        newest = info.modified
+        for child in children.get(os.path.abspath(info.path), []):
+            newest = max(newest, latest(child))
+        return newest
+
+    out: list[tuple[Any, int]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for info in sorted(children.get(parent, []), key=latest, reverse=True):
+            out.append((info, depth))
+            walk(os.path.abspath(info.path), depth + 1)
+
+    walk(None, 0)
+    return out
+
+
+def session_items(
+    sessions: list[Any],
+    state: SelectorState | str,
+    current_file: str | None = None,
+    now: datetime.datetime | None = None,
+) -> list[PickItem]:
+    """Selector rows: each session (name or first message; count and age), threaded or by date."""
+    if isinstance(state, str):
+        state = SelectorState(scope=state)
+    shown = [s for s in sessions if s.name] if state.named_only else list(sessions)
+    if state.sort == "threaded" and not state.query.strip():
+        rows = _threaded(shown)
+    else:
+        rows = [(s, 0) for s in sorted(shown, key=lambda s: s.modified, reverse=True)]
+    items = []
+    for info, depth in rows:
         right = f"{info.message_count} {format_age(info.modified, now)}"
-        if scope == "all" and info.cwd:
+        if state.scope == "all" and info.cwd:
             right = f"{shorten_path(info.cwd)} {right}"
+        if state.show_path:
+            right = f"{right} {shorten_path(info.path)}"
         items.append(
             PickItem(
                 label=one_line(info.name or info.first_message, 200),
                 value=info.path,
                 detail=right,
+                depth=depth,
                 current=bool(current_file)
                 and os.path.abspath(info.path) == os.path.abspath(str(current_file)),
             )
         )
     return items
+
+
+def _header(state: SelectorState, keys: dict[str, str]) -> str:
+    scope = "◉ Current Folder | ○ All" if state.scope == "current" else "○ Current Folder | ◉ All"
+    name = "Named" if state.named_only else "All"
+    hints = " · ".join(
+        f"{keys[action]} {text}"
+        for action, text in (
+            ("scope", "scope"),
+            ("sort", "sort"),
+            ("named", "named"),
+            ("delete", "delete"),
+            ("path", f"path ({'on' if state.show_path else 'off'})"),
+            ("rename", "rename"),
+        )
+        if keys.get(action)
+    )
+    return f"{scope}  Name: {name}  Sort: {SORT_LABELS[state.sort]}\n{hints}"
+
+
+def _bindings(app: Any) -> dict[str, list[str]]:
+    from piko.plugins.modes.interactive.commands.keybindings import effective_bindings
+
+    try:
+        return effective_bindings(app)
+    except Exception:
+        from piko.plugins.modes.interactive.commands.keybindings import KEYBINDINGS
+
+        return {action: list(keys) for action, (keys, _d) in KEYBINDINGS.items()}
 
 
 async def choose_session(
@@ -86,32 +178,84 @@ async def choose_session(
     session_dir: str | None = None,
     cwd: str | None = None,
     on_empty: Callable[[str], None] | None = None,
+    ui: Any = None,
 ) -> str | None:
-    """Let the user choose a session file with ``pick``; Tab-like scope switching is a row."""
-    scope = "current"
+    """Let the user choose a session file with ``pick`` (pi's selector: Tab switches the scope,
+    Ctrl+S the sort, Ctrl+N named only, Ctrl+P paths, Ctrl+R renames, Ctrl+D deletes)."""
+    bindings = _bindings(app)
+    actions = {name: bindings.get(action, []) for name, action in ACTION_KEYS.items()}
+    if ui is None:
+        actions.pop("rename")
+        actions.pop("delete")
+    keys = {name: "/".join(k) for name, k in actions.items()}
+    state = SelectorState()
     listed: dict[str, list[Any]] = {}
     while True:
-        if scope not in listed:
-            listed[scope] = (
-                current_sessions(app, session_dir, cwd) if scope == "current" else all_sessions(app)
+        if state.scope not in listed:
+            listed[state.scope] = (
+                current_sessions(app, session_dir, cwd) if state.scope == "current" else all_sessions(app)
             )
-        sessions = listed[scope]
-        if not sessions and scope == "current":
+        sessions = listed[state.scope]
+        if not sessions and state.scope == "current":
             listed["all"] = listed.get("all") or all_sessions(app)
             if not listed["all"]:
                 if on_empty is not None:
                     on_empty("No sessions found")
                 return None
-        title = "Resume Session (Current Folder)" if scope == "current" else "Resume Session (All)"
+        title = "Resume Session (Current Folder)" if state.scope == "current" else "Resume Session (All)"
         if not sessions:
-            title += "\nNo sessions in current folder. Choose the first row to view all."
-        choice = await pick(title, session_items(sessions, scope, current_file), initial=current_file)
+            title += f"\nNo sessions in current folder. Press {keys.get('scope') or 'tab'} to view all."
+        items = session_items(sessions, state, current_file)
+        choice = await pick(
+            title,
+            items,
+            initial=state.selected,
+            actions=actions,
+            header=lambda: _header(state, keys),
+            query=state.query,
+        )
         if choice is None:
             return None
-        if choice == _TOGGLE:
-            scope = "all" if scope == "current" else "current"
-            continue
-        return str(choice)
+        if not isinstance(choice, PickAction):
+            return str(choice)
+        state.query = choice.query
+        state.selected = choice.value
+        if choice.name == "scope":
+            state.scope = "all" if state.scope == "current" else "current"
+        elif choice.name == "sort":
+            state.sort = SORTS[(SORTS.index(state.sort) + 1) % len(SORTS)]
+        elif choice.name == "named":
+            state.named_only = not state.named_only
+        elif choice.name == "path":
+            state.show_path = not state.show_path
+        elif choice.name == "rename" and choice.value:
+            await _rename(ui, str(choice.value), sessions)
+            listed.clear()
+        elif choice.name == "delete" and choice.value:
+            if current_file and os.path.abspath(str(choice.value)) == os.path.abspath(current_file):
+                ui.notify("Cannot delete the currently active session", "error")
+            elif await ui.confirm("Delete session?", one_line(str(choice.value))):
+                with contextlib.suppress(OSError):
+                    os.remove(str(choice.value))
+                listed.clear()
+                state.selected = None
+
+
+async def _rename(ui: Any, path: str, sessions: list[Any]) -> None:
+    """Ask for a new name and append it to the session file (an empty name clears it)."""
+    from piko.sessions.manager import SessionManager
+
+    info = next((s for s in sessions if s.path == path), None)
+    name = await ui.input(
+        "Rename session", "a name for the session", prefill=(info.name if info else "") or ""
+    )
+    if name is None:
+        return
+    try:
+        manager = SessionManager.open(path)
+        manager.append_session_info(name)
+    except Exception as exc:
+        ui.notify(f"Could not rename the session: {exc}", "error")
 
 
 async def pick_session_at_startup(
@@ -139,8 +283,11 @@ async def terminal_pick(
     initial: Any = None,
     input: Any = None,
     output: Any = None,
+    **_options: Any,
 ) -> Any:
-    """A small inline selector on the terminal (type to filter, arrows, Enter, Esc); the value or None."""
+    """A small inline selector on the terminal (type to filter, arrows, Enter, Esc); the value or None.
+
+    It has no action keys (``actions``, ``header`` and ``query`` of ``pick`` are ignored)."""
     from prompt_toolkit.application import Application
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.key_binding import KeyBindings

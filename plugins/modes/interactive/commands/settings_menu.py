@@ -116,6 +116,17 @@ def _warning_flag(ctx: InteractiveContext) -> str:
     return "false" if ctx.app.settings.get("warnings.anthropicExtraUsage") is False else "true"
 
 
+def _tui_mode(ctx: InteractiveContext) -> str:
+    getter = getattr(ctx, "get_tui_mode", None)
+    return str(getter()) if callable(getter) else str(ctx.app.settings.get("tuiMode") or "fullscreen")
+
+
+def _write_tui_mode(ctx: InteractiveContext, value: str) -> None:
+    """Saved as ``tuiMode`` and switched to at once."""
+    ctx.app.settings.set_global("tuiMode", value)
+    ctx.set_tui_mode(value)
+
+
 SETTINGS: list[Setting] = [
     Setting(
         id="autocompact",
@@ -279,6 +290,30 @@ SETTINGS: list[Setting] = [
         write=_write_theme,
         choices_title="Theme\nSelect color theme",
         choices=lambda ctx: [(name, "") for name in _theme_names(ctx)],
+    ),
+    Setting(
+        id="tui-mode",
+        label="TUI mode",
+        description="Interface layout; regular mode uses the terminal's normal scrollback",
+        values=("regular", "fullscreen"),
+        read=lambda ctx: _tui_mode(ctx),
+        write=_write_tui_mode,
+    ),
+    Setting(
+        id="fullscreen-exit-output",
+        label="Fullscreen exit output",
+        description="Print the transcript or only a session resume hint when exiting fullscreen mode",
+        values=("transcript", "resume-hint"),
+        read=_text("fullscreenExitOutput", "transcript"),
+        write=_save("fullscreenExitOutput"),
+    ),
+    Setting(
+        id="fullscreen-scrollbar",
+        label="Fullscreen scrollbar",
+        description="Scrollbar behavior in fullscreen mode; has no effect in regular mode",
+        values=("auto", "always", "hidden"),
+        read=_text("fullscreenScrollbar", "auto"),
+        write=_save("fullscreenScrollbar"),
     ),
 ]
 

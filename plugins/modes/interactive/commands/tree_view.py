@@ -14,7 +14,7 @@ import json
 import os
 from typing import Any
 
-from attrs import define
+from attrs import define, field
 
 from piko.plugins.modes.interactive.commands.common import one_line
 from piko.sessions.entries import readable_message
@@ -32,6 +32,7 @@ class TreeRow:
     depth: int
     on_path: bool
     is_leaf: bool
+    parent_row: str | None = field(default=None)  # the row this one hangs under
 
 
 def _text_content(content: Any, limit: int = 200) -> str:
@@ -163,8 +164,11 @@ def _shown(node: Any, mode: str, leaf_id: str | None) -> bool:
     return entry.type not in _BOOKKEEPING
 
 
-def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
-    """The rows of the session tree of ``manager`` under filter ``mode``."""
+def tree_rows(
+    manager: Any, mode: str = "default", folded: set[str] | frozenset[str] = frozenset()
+) -> list[TreeRow]:
+    """The rows of the session tree of ``manager`` under filter ``mode``; the descendants of
+    ``folded`` entries are left out (those rows are marked ``⊞``)."""
     if mode not in FILTER_MODES:
         mode = "default"
     roots = list(manager.get_tree())
@@ -210,8 +214,8 @@ def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
     rows: list[TreeRow] = []
     multiple_roots = len(top) > 1
     ordered_roots = sorted(top, key=lambda n: not holds_path(n))
-    work: list[tuple[Any, int, bool]] = [
-        (n, 1 if multiple_roots else 0, multiple_roots) for n in reversed(ordered_roots)
+    work: list[tuple[Any, int, bool, str | None]] = [
+        (n, 1 if multiple_roots else 0, multiple_roots, None) for n in reversed(ordered_roots)
     ]
     # tool calls are looked up from any assistant entry, whether shown or not
     every = list(roots)
@@ -220,19 +224,24 @@ def tree_rows(manager: Any, mode: str = "default") -> list[TreeRow]:
         collect_calls(node)
         every.extend(node.children)
     while work:
-        node, indent, just_branched = work.pop()
+        node, indent, just_branched, parent_row = work.pop()
         entry = node.entry
         text = entry_text(entry, tool_calls)
-        prefix = ("• " if entry.id in on_path else "") + (f"[{node.label}] " if node.label else "")
+        children = visible_children(node)
+        fold = entry.id in folded and bool(children)
+        prefix = ("⊞ " if fold else "") + ("• " if entry.id in on_path else "")
+        prefix += f"[{node.label}] " if node.label else ""
         depth = max(0, indent - 1) if multiple_roots else indent
         rows.append(TreeRow(entry_id=entry.id, text=prefix + text, depth=depth,
-                            on_path=entry.id in on_path, is_leaf=entry.id == leaf_id))  # fmt: skip
-        children = visible_children(node)
+                            on_path=entry.id in on_path, is_leaf=entry.id == leaf_id,
+                            parent_row=parent_row))  # fmt: skip
+        if fold:
+            continue
         children.sort(key=lambda n: not holds_path(n))
         branching = len(children) > 1
         child_indent = indent + 1 if branching or (just_branched and indent > 0) else indent
         for child in reversed(children):
-            work.append((child, child_indent, branching))
+            work.append((child, child_indent, branching, entry.id))
     return rows
 
 
