@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,8 @@ def test_abort_stops_the_stream(rpc: Any) -> None:
 def test_clear_queue_returns_what_was_queued(rpc: Any) -> None:
     process = rpc([SLOW, text_turn("x")])
     process.request({"id": "p", "type": "prompt", "message": "go"})
+    while not process.server.requests:  # the first model call is out (a steer before it joins it, as in pi)
+        time.sleep(0.005)
     process.request({"id": "s", "type": "steer", "message": "a"})
     process.request({"id": "f", "type": "follow_up", "message": "b"})
     before = len(process.records)
