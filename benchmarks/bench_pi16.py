@@ -251,67 +251,57 @@ def interactive(program: Program, _cache: Path) -> Sample:
 NEWEST = "needle newest session"
 
 
-def fill_session_folder(program: Program, cache: Path, count: int = 10_000) -> None:
-    """``count`` session files in ``program``'s session folder of its work folder (kept between samples)."""
+def fill_session_folder(program: Program, count: int = 10_000) -> None:
+    """``count`` generated sessions of varied size in ``program``'s session folder of its work
+    folder, oldest first by mtime; the newest one's first prompt starts with ``NEWEST``."""
+    from bench_session_load import write_realistic_session
+
     folder = program.session_dir()
     if folder.exists() and len(os.listdir(folder)) >= count:
         return
-    source = many_sessions(cache, count)
-    if folder.exists():
-        shutil.rmtree(folder)
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, folder)
-    cwd = b'"cwd":' + json.dumps(str(program.work)).encode()
-    for name in os.listdir(folder):  # each header names this work folder
-        path = folder / name
-        path.write_bytes(path.read_bytes().replace(b'"cwd":"/home/user/project"', cwd, 1))
-    newest = folder / sorted(os.listdir(folder))[-1]
-    now = time.time()
-    for index, name in enumerate(sorted(os.listdir(folder))):
-        os.utime(folder / name, (now - count + index, now - count + index))
-    os.utime(newest, (now, now))
-
-
-def many_sessions(cache: Path, count: int) -> Path:
-    """A cached folder of ``count`` generated sessions of varied size; the newest names ``NEWEST``."""
-    from bench_session_load import write_realistic_session
-
-    folder = cache / f"sessions-{count}"
-    if folder.exists() and len(os.listdir(folder)) == count:
-        return folder
     folder.mkdir(parents=True, exist_ok=True)
-    templates = []
-    for seed in range(40):
-        path = cache / f"template-{seed}.jsonl"
-        size = [8, 20, 40, 120, 400][seed % 5]
-        write_realistic_session(path, size, seed=seed, compaction=False)
-        templates.append(path.read_bytes().split(b"\n", 1))
+    templates: list[tuple[bytes, bytes]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for seed in range(40):
+            path = Path(tmp) / f"template-{seed}.jsonl"
+            write_realistic_session(
+                path, [4, 8, 16, 40, 120][seed % 5], seed=seed, compaction=False, cwd=str(program.work)
+            )
+            header, rest = path.read_bytes().split(b"\n", 1)
+            templates.append((header, rest))
+    now = time.time()
     for index in range(count):
         header, rest = templates[index % len(templates)]
-        session_id = f"01a228af-{index:04x}-700c-bee9-0cb0e47b184c"[:36]
+        session_id = f"01a228af-{index:04x}-700c-bee9-0cb0e47b184c"
         stamp = f"2026-11-{1 + index % 28:02d}T10-{index // 600 % 60:02d}-{index % 60:02d}-000Z"
-        new_header = header.replace(b"01a228af-d835-700c-bee9-0cb0e47b184c", session_id.encode())
-        body = rest.replace(
-            b'"text":"', f'"text":"{NEWEST if index == count - 1 else f"session {index}"} '.encode(), 1
+        first = NEWEST if index == count - 1 else f"session {index}"
+        body = rest.replace(b'"text":"', f'"text":"{first} '.encode(), 1)
+        path = folder / f"{stamp}_{session_id}.jsonl"
+        path.write_bytes(
+            header.replace(b"01a228af-d835-700c-bee9-0cb0e47b184c", session_id.encode()) + b"\n" + body
         )
-        (folder / f"{stamp}_{session_id}.jsonl").write_bytes(new_header + b"\n" + body)
-    return folder
+        os.utime(path, (now - count + index, now - count + index))
 
 
-def continue_recent(program: Program, cache: Path) -> Sample:
-    fill_session_folder(program, cache)
-    with LLMServer([{"blocks": [{"text": "continued"}], "repeat": True}]) as server:
-        sample = whole_process(
-            program,
-            ["-p", "--continue", "--provider", "mock", "--model", "mock-1", "go on"],
-            server.base_url + "/v1",
-        )
-    shutil.rmtree(program.session_dir())  # the newest session was continued: start afresh next time
-    return sample
+def newest_session(program: Program) -> Path:
+    return max(program.session_dir().iterdir(), key=lambda p: p.stat().st_mtime)
 
 
-def resume_picker(program: Program, cache: Path) -> Sample:
-    fill_session_folder(program, cache)
+def continue_recent(program: Program, _cache: Path) -> Sample:
+    fill_session_folder(program)
+    newest = newest_session(program)
+    kept, stat = newest.read_bytes(), newest.stat()
+    try:
+        with LLMServer([{"blocks": [{"text": "continued"}], "repeat": True}]) as server:
+            args = ["-p", "--continue", "--provider", "mock", "--model", "mock-1", "go on"]
+            return whole_process(program, args, server.base_url + "/v1")
+    finally:  # the folder as it was, for the next run
+        newest.write_bytes(kept)
+        os.utime(newest, (stat.st_atime, stat.st_mtime))
+
+
+def resume_picker(program: Program, _cache: Path) -> Sample:
+    fill_session_folder(program)
     return tmux_ready(program, ["--resume", "--provider", "mock", "--model", "mock-1"], NEWEST)
 
 

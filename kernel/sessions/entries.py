@@ -27,9 +27,11 @@ __all__ = [
     "CURRENT_SESSION_VERSION",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "EntryParseError",
+    "InvalidSessionIdError",
     "LabelEntry",
     "MessageEntry",
     "ModelChangeEntry",
@@ -37,6 +39,8 @@ __all__ = [
     "SessionHeader",
     "SessionInfoEntry",
     "ThinkingLevelChangeEntry",
+    "UsageEntry",
+    "check_session_id",
     "entry_from_dict",
     "entry_from_line",
     "gc_paused",
@@ -124,6 +128,26 @@ class _Uuid7:
         b[11:16] = rnds[11:16]
         h = b.hex()
         return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+
+
+class InvalidSessionIdError(ValueError):
+    """A session id given by the user (``--session-id``) that pi would not accept; pi's wording."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+            "and start and end with an alphanumeric character"
+        )
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` if it can name a session file (pi's rule), else :class:`InvalidSessionIdError`."""
+    if not _SESSION_ID.match(session_id):
+        raise InvalidSessionIdError()
+    return session_id
 
 
 new_session_id = _Uuid7()
@@ -410,6 +434,12 @@ class CompactionEntry(_SummaryEntry):
         value = self.raw.get("tokensBefore")
         return value if isinstance(value, int) else int(value) if isinstance(value, float) else 0
 
+    @property
+    def system_message(self) -> dict[str, Any] | None:
+        """pi 1.6's checkpoint of the prompt and tools at the compaction (wire form), if any."""
+        value = self.raw.get("systemMessage")
+        return value if isinstance(value, dict) else None
+
 
 class BranchSummaryEntry(_SummaryEntry):
     """``{"type":"branch_summary",...,"fromId","summary"[,"details"][,"fromHook"]}``."""
@@ -420,6 +450,47 @@ class BranchSummaryEntry(_SummaryEntry):
     @property
     def from_id(self) -> str:
         return self._str("fromId")
+
+
+class UsageEntry(SessionEntry):
+    """pi 1.6: model usage that is no assistant message (cache warming...), not in the context:
+    ``{"type":"usage",...,"kind","provider","model","usage"}``."""
+
+    TYPE = "usage"
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        return self._str("kind")
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """The usage in its wire form (``input``, ``output``, ``cacheRead``... ``cost``)."""
+        value = self.raw.get("usage")
+        return value if isinstance(value, dict) else None
+
+
+class ContextEditEntry(SessionEntry):
+    """pi 1.6: an edit of what an earlier entry gives the model, on this branch only:
+    ``{"type":"context_edit",...,"targetId","replacement":null|{"content":...}}``."""
+
+    TYPE = "context_edit"
+    __slots__ = ()
+
+    @property
+    def target_id(self) -> str:
+        return self._str("targetId")
+
+    @property
+    def removes(self) -> bool:
+        """``replacement: null``: the target leaves the context."""
+        return "replacement" in self.raw and self.raw["replacement"] is None
+
+    @property
+    def replacement_content(self) -> Any:
+        """The new content (a string or wire blocks), or None when the edit replaces nothing."""
+        value = self.raw.get("replacement")
+        return value.get("content") if isinstance(value, dict) else None
 
 
 class CustomEntry(SessionEntry):
@@ -501,6 +572,8 @@ _ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
         CustomMessageEntry,
         LabelEntry,
         SessionInfoEntry,
+        UsageEntry,
+        ContextEditEntry,
     )
 }
 

@@ -23,6 +23,7 @@ __all__ = [
     "SessionInfo",
     "default_session_dir",
     "find_most_recent_session",
+    "find_session_by_id",
     "is_session_file",
     "list_all_sessions",
     "list_sessions",
@@ -79,6 +80,31 @@ def find_most_recent_session(session_dir: str | os.PathLike[str]) -> str | None:
         if best is None or mtime > best[0]:
             best = (mtime, path)
     return best[1] if best else None
+
+
+def find_session_by_id(
+    cwd: str, session_id: str, session_dir: str | os.PathLike[str] | None = None
+) -> str | None:
+    """The file of this project's session whose header id is exactly ``session_id`` (``--session-id``).
+
+    Only headers are read. With a ``session_dir`` other than the project's default folder,
+    the header's ``cwd`` must also be ``cwd`` (that folder may hold every project's sessions).
+    """
+    default = default_session_dir(cwd)
+    directory = str(session_dir) if session_dir is not None else default
+    other_folder = os.path.abspath(directory) != os.path.abspath(default)
+    wanted_cwd = os.path.abspath(cwd)
+    for path in _jsonl_files(directory):
+        header = read_header(path)
+        if header is None or header.get("id") != session_id:
+            continue
+        stored = header.get("cwd")
+        if other_folder and not (
+            isinstance(stored, str) and stored and os.path.abspath(stored) == wanted_cwd
+        ):
+            continue
+        return path
+    return None
 
 
 # ---------------------------------------------------------------------------
