@@ -269,9 +269,16 @@ def fill_session_folder(program: Program, count: int = 10_000) -> None:
             )
             header, rest = path.read_bytes().split(b"\n", 1)
             templates.append((header, rest))
+    # the newest by its messages' times (what both pickers sort by) is the one named NEWEST
+    newest = Path(tempfile.gettempdir()) / f"newest-{os.getpid()}.jsonl"
+    write_realistic_session(
+        newest, 20, seed=99, compaction=False, cwd=str(program.work), start_ms=1_790_000_000_000
+    )
+    templates.append(tuple(newest.read_bytes().split(b"\n", 1)))  # type: ignore[arg-type]
+    newest.unlink()
     now = time.time()
     for index in range(count):
-        header, rest = templates[index % len(templates)]
+        header, rest = templates[-1] if index == count - 1 else templates[index % (len(templates) - 1)]
         session_id = f"01a228af-{index:04x}-700c-bee9-0cb0e47b184c"
         stamp = f"2026-11-{1 + index % 28:02d}T10-{index // 600 % 60:02d}-{index % 60:02d}-000Z"
         first = NEWEST if index == count - 1 else f"session {index}"

@@ -84,12 +84,13 @@ def write_realistic_session(
     seed: int = 7,
     compaction: bool = True,
     cwd: str = "/home/user/project",
+    start_ms: int = 1_780_000_000_000,
 ) -> int:
     """Write a pi v3 session file of ``entries`` entries whose header names ``cwd``; returns its size in bytes."""
     from piko.lib.jsonio import dumps  # JavaScript's JSON.stringify output, as pi writes
 
     rng = random.Random(seed)
-    ms = 1_780_000_000_000
+    ms = start_ms
     out: list[str] = []
     used_ids: set[str] = set()
     since_compaction = 0  # bytes of history since the last compaction (~4 bytes a token)
