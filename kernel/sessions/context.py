@@ -34,6 +34,7 @@ from piko.sessions.entries import (
     ModelChangeEntry,
     SessionEntry,
     ThinkingLevelChangeEntry,
+    decode_messages,
     ms_from_iso,
 )
 
@@ -232,6 +233,7 @@ def build_session_context(
         context_entries = [compaction, *kept, *path[compaction_index + 1 :]]
     else:
         context_entries = path
+    decode_messages(context_entries)  # lines left on disk: read in runs, not one by one
     edits = {e.target_id: e for e in context_entries if isinstance(e, ContextEditEntry)}  # the latest wins
     for index, entry in enumerate(context_entries):
         edit = edits.get(entry.id) if edits else None

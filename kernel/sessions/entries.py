@@ -25,6 +25,7 @@ from piko.lib import jsonio
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
+    "KEEP_TAIL",
     "BranchSummaryEntry",
     "CompactionEntry",
     "ContextEditEntry",
@@ -41,6 +42,7 @@ __all__ = [
     "ThinkingLevelChangeEntry",
     "UsageEntry",
     "check_session_id",
+    "decode_messages",
     "entry_from_dict",
     "entry_from_line",
     "gc_paused",
@@ -49,6 +51,7 @@ __all__ = [
     "new_entry_id",
     "new_session_id",
     "read_entries",
+    "read_entries_from",
     "readable_message",
     "session_version",
 ]
@@ -270,16 +273,54 @@ class EntryParseError(ValueError):
     """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
 
+class LineSource:
+    """The session file that entries read with their lines left on disk take their bytes from
+    (one file descriptor, opened on first use, shared by all of them)."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def read(self, at: int, size: int, entry_id: str) -> bytes:
+        """The line of ``entry_id`` at ``at``; :class:`EntryParseError` if the file no longer has it there."""
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            data = os.pread(self._fd, size, at)
+        except OSError as exc:
+            raise EntryParseError(f"the session file cannot be read again ({exc.strerror or exc})") from None
+        if len(data) != size or not data.endswith(b"\n") or f'"id":"{entry_id}"'.encode() not in data[:300]:
+            raise EntryParseError("the session file changed on disk since it was opened")
+        return data
+
+    def read_span(self, at: int, size: int) -> bytes:
+        """``size`` bytes of the file from ``at`` (fewer at its end)."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return os.pread(self._fd, size, at)
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+
 class SessionEntry:
     """One line of a session file after the header; the base of the typed entries.
 
     ``type``, ``id``, ``parent_id`` and ``timestamp`` are plain attributes; ``raw`` is the whole
     JSON object (key order as on disk; parsed on first use); ``line`` the exact bytes of the
-    line, newline included. Entries are treated as immutable once created.
+    line, newline included: kept in memory, or (message lines of a large file read from disk,
+    away from its end) read again from the file when asked for. Entries are treated as
+    immutable once created.
     """
 
     TYPE: ClassVar[str] = ""
-    __slots__ = ("_raw", "id", "line", "parent_id", "timestamp", "type")
+    __slots__ = ("_at", "_line", "_raw", "_source", "id", "parent_id", "timestamp", "type")
 
     def __init__(
         self,
@@ -294,8 +335,25 @@ class SessionEntry:
         self.id = id
         self.parent_id = parent_id
         self.timestamp = timestamp
-        self.line = line
+        self._line: bytes | None = line
+        self._source: LineSource | None = None
+        self._at = 0
         self._raw = raw
+
+    @property
+    def line(self) -> bytes:
+        """The line's exact bytes, newline included (read from the file if not kept)."""
+        line = self._line
+        if line is None:
+            assert self._source is not None
+            size, at = divmod(self._at, _OFFSET_SPAN)
+            line = self._source.read(at, size, self.id)
+        return line
+
+    @line.setter
+    def line(self, value: bytes) -> None:
+        self._line = value
+        self._source = None
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -354,12 +412,15 @@ class MessageEntry(SessionEntry):
         """The :mod:`piko.data.messages` object (``UserMessage``, ``AssistantMessage``...)."""
         message = self._message
         if message is None:
-            raw = self._raw if self._raw is not None else _parse_object(self.line)
-            wire = raw.get("message")
-            if not isinstance(wire, dict):
-                raise EntryParseError(f"entry {self.id} has no message object")
-            message = self._message = message_from_wire(wire)
-            self._raw = None
+            message = self._decode(self._raw if self._raw is not None else _parse_object(self.line))
+        return message
+
+    def _decode(self, raw: dict[str, Any]) -> Any:
+        wire = raw.get("message")
+        if not isinstance(wire, dict):
+            raise EntryParseError(f"entry {self.id} has no message object")
+        message = self._message = message_from_wire(wire)
+        self._raw = None
         return message
 
 
@@ -681,7 +742,9 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
                 entry.id = entry_id.decode()
                 entry.parent_id = parent.decode() if parent is not None else None
                 entry.timestamp = stamp.decode()
-                entry.line = line
+                entry._source = None
+                entry._at = 0
+                entry._line = line
                 entry._raw = None
                 entry.role = role.decode()
                 entry._message = None
@@ -694,6 +757,123 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
         except EntryParseError as exc:
             problems.append((index, str(exc)))
     return entries, problems
+
+
+_OFFSET_SPAN = 1 << 40  # ``_at`` holds size * span + offset: one int for both
+_CHUNK = 1 << 22
+
+
+KEEP_TAIL = 8 << 20
+"""How many bytes at the end of a session file keep their message lines in memory when it is
+read (the context after the latest compaction lies there); lines before are read again when needed."""
+
+
+def read_entries_from(
+    fh: Any, start: int, path: str, keep_tail: int | None = None
+) -> tuple[list[SessionEntry], list[tuple[int, str]]]:
+    """Entries from the rest of an open v3 file (``fh`` at byte ``start``, after the header), read
+    in chunks; as :func:`read_entries` (``(index of the line after the header, problem)`` for
+    each line skipped), but the message lines that end more than ``keep_tail`` bytes before the
+    end of the file are not kept in memory: their entries read them again from ``path`` when
+    asked (building the context of an old branch, writing a copy)."""
+    import io
+
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(start)
+    keep_from = size - (KEEP_TAIL if keep_tail is None else keep_tail)
+    source = LineSource(path)
+    entries: list[SessionEntry] = []
+    problems: list[tuple[int, str]] = []
+    append = entries.append
+    match = _PREFIX.match
+    make = MessageEntry.__new__
+    index = 0
+    offset = start
+    pending = b""
+    while True:
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            break
+        lines = io.BytesIO(pending + chunk if pending else chunk).readlines()
+        pending = lines.pop()  # the last line waits for the next chunk: only the file's last may be cut short
+        for line in lines:
+            length = len(line)
+            m = match(line)
+            if m is not None:
+                entry_type, entry_id, parent, stamp, role = m.groups()
+                if role is not None and entry_type == b"message" and line.endswith(b"}\n"):
+                    entry = make(MessageEntry)
+                    entry.type = "message"
+                    entry.id = entry_id.decode()
+                    entry.parent_id = parent.decode() if parent is not None else None
+                    entry.timestamp = stamp.decode()
+                    if offset >= keep_from:
+                        entry._line, entry._source, entry._at = line, None, 0
+                    else:
+                        entry._line, entry._source, entry._at = None, source, length * _OFFSET_SPAN + offset
+                    entry._raw = None
+                    entry.role = role.decode()
+                    entry._message = None
+                    append(entry)
+                    offset += length
+                    index += 1
+                    continue
+            elif not line.strip():
+                offset += length
+                index += 1
+                continue
+            try:
+                append(entry_from_line(line, validate=True))
+            except EntryParseError as exc:
+                problems.append((index, str(exc)))
+            offset += length
+            index += 1
+    if pending:
+        rest, skipped = read_entries([pending])
+        entries.extend(rest)
+        problems.extend((index + i, problem) for i, problem in skipped)
+    return entries, problems
+
+
+def decode_messages(entries: list[SessionEntry]) -> None:
+    """Structure now the messages of ``entries`` whose lines were left on disk, reading adjacent
+    lines in one go (a context of thousands of old messages costs a few reads, not one a line).
+    A line that cannot be had or decoded is left as it was: asking for its message reports it."""
+    lazy = [e for e in entries if isinstance(e, MessageEntry) and e._message is None and e._line is None]
+    if len(lazy) < 2:
+        return
+    lazy.sort(key=lambda e: e._at % _OFFSET_SPAN)
+    first = 0
+    while first < len(lazy):
+        source = lazy[first]._source
+        size, start = divmod(lazy[first]._at, _OFFSET_SPAN)
+        end = start + size
+        last = first + 1
+        while last < len(lazy) and lazy[last]._source is source and end - start < _CHUNK:
+            size, at = divmod(lazy[last]._at, _OFFSET_SPAN)
+            if at - end > 1 << 16:
+                break
+            end = max(end, at + size)
+            last += 1
+        assert source is not None
+        try:
+            span = source.read_span(start, end - start)
+        except OSError:
+            span = b""
+        for entry in lazy[first:last]:
+            size, at = divmod(entry._at, _OFFSET_SPAN)
+            line = span[at - start : at - start + size]
+            if (
+                len(line) != size
+                or not line.endswith(b"\n")
+                or f'"id":"{entry.id}"'.encode() not in line[:300]
+            ):
+                continue
+            try:
+                entry._decode(_parse_object(line))
+            except Exception:  # left for .message to report
+                continue
+        first = last
 
 
 def branch_path(by_id: Mapping[str, SessionEntry], leaf_id: str | None) -> list[SessionEntry]:
