@@ -148,6 +148,7 @@ def whole_process(program: Program, args: list[str], base_url: str, timeout: flo
     run = run_measured([*program.command, *args], program.env(base_url), program.work, timeout)
     if run.code != 0:
         raise RuntimeError(f"{program.name} {args}: exit {run.code}: {run.stderr[-400:]!r}")
+    CPU[program.name].append(run.cpu)
     return run.wall, run.rss_mb
 
 
@@ -223,7 +224,8 @@ def switch_to(path: Path) -> Callable[[Program, Path], Sample]:
     return sample
 
 
-CPU: dict[str, list[float]] = {"piko": [], "pi": []}  # the CPU time of each switch, by program
+CPU: dict[str, list[float]] = {"piko": [], "pi": []}  # the CPU time of each sample, by program
+_CPU_CASES = {"switch", "switch-flat", "version", "print", "continue"}  # the cases that record it
 
 
 def version(program: Program, _cache: Path) -> Sample:
@@ -389,13 +391,9 @@ def run_case(name: str, sample: Callable[[Program, Path], Sample], progs: list[P
             "min_s": round(min(t for t, _ in rows), 4),
             "max_s": round(max(t for t, _ in rows), 4),
             **({"peak_mb": round(max(peaks), 1)} if peaks else {}),
-            **(
-                {"cpu_s": round(statistics.median(CPU[prog_name][-runs:]), 3)}
-                if name.startswith("switch")
-                else {}
-            ),
+            **({"cpu_s": round(statistics.median(CPU[prog_name][-runs:]), 3)} if name in _CPU_CASES else {}),
         }
-    if name.startswith("switch") and "pi" in out:
+    if name in _CPU_CASES and "pi" in out:
         out["cpu_ratio"] = round(out["piko"]["cpu_s"] / out["pi"]["cpu_s"], 3)
     if "pi" in out:
         out["ratio"] = round(out["piko"]["median_s"] / out["pi"]["median_s"], 3)
