@@ -790,10 +790,18 @@ def read_entries_from(
     index = 0
     offset = start
     pending = b""
+    parts: list[bytes] = []  # the pieces of a line longer than a chunk, joined once it ends
     while True:
         chunk = fh.read(_CHUNK)
         if not chunk:
             break
+        if b"\n" not in chunk:
+            parts.append(chunk)
+            continue
+        if parts:
+            parts.append(chunk)
+            chunk = b"".join(parts)
+            parts = []
         lines = io.BytesIO(pending + chunk if pending else chunk).readlines()
         pending = lines.pop()  # the last line waits for the next chunk: only the file's last may be cut short
         for line in lines:
@@ -828,6 +836,8 @@ def read_entries_from(
                 problems.append((index, str(exc)))
             offset += length
             index += 1
+    if parts:
+        pending += b"".join(parts)
     if pending:
         rest, skipped = read_entries([pending])
         entries.extend(rest)

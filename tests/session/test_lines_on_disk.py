@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from session_helpers import assistant, user
 
+from piko.data.wire import to_wire
 from piko.sessions import entries as entries_module
 from piko.sessions.entries import read_entries, read_entries_from
 from piko.sessions.manager import SessionManager
@@ -96,3 +97,24 @@ def test_a_file_changed_behind_pikos_back_is_reported_not_copied(tmp_path: Path,
     with pytest.raises(ValueError, match="changed on disk"):
         _ = reopened.get_entries()[-2].line
     assert path.read_bytes() == data.replace(b"question", b"QUESTION!")  # nothing written over it
+
+
+@pytest.mark.timeout(120)
+def test_a_100_mb_line_is_read_in_linear_time_and_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(entries_module, "_CHUNK", 1 << 14)  # 6,400 chunks for the one line
+    manager = _session(tmp_path, turns=1)
+    path = Path(manager.session_file or "")
+    big = {"type": "message", "id": "big00001", "parentId": manager.leaf_id, "timestamp": "2026-12-01T10:00:00.000Z",
+           "message": {"role": "user", "content": "y" * 100_000_000, "timestamp": 1}}  # fmt: skip
+    after = {"type": "message", "id": "end00001", "parentId": "big00001", "timestamp": "2026-12-01T10:00:01.000Z",
+             "message": to_wire(assistant("after the big one"))}  # fmt: skip
+    with path.open("ab") as fh:
+        fh.write(json.dumps(big, separators=(",", ":")).encode() + b"\n")
+        fh.write(json.dumps(after, separators=(",", ":")).encode() + b"\n")
+    reopened = SessionManager.open(str(path))
+    entry = reopened.get_entry("big00001")
+    assert entry is not None and entry._line is None  # left on disk
+    messages = reopened.build_context().messages
+    assert len(messages[-2].content) == 100_000_000 and messages[-1].content[0].text == "after the big one"
