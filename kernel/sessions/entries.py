@@ -776,8 +776,6 @@ def read_entries_from(
     each line skipped), but the message lines that end more than ``keep_tail`` bytes before the
     end of the file are not kept in memory: their entries read them again from ``path`` when
     asked (building the context of an old branch, writing a copy)."""
-    import io
-
     size = fh.seek(0, os.SEEK_END)
     fh.seek(start)
     keep_from = size - (KEEP_TAIL if keep_tail is None else keep_tail)
@@ -786,6 +784,7 @@ def read_entries_from(
     problems: list[tuple[int, str]] = []
     append = entries.append
     match = _PREFIX.match
+    find = bytes.find
     make = MessageEntry.__new__
     index = 0
     offset = start
@@ -802,40 +801,46 @@ def read_entries_from(
             parts.append(chunk)
             chunk = b"".join(parts)
             parts = []
-        lines = io.BytesIO(pending + chunk if pending else chunk).readlines()
-        pending = lines.pop()  # the last line waits for the next chunk: only the file's last may be cut short
-        for line in lines:
-            length = len(line)
-            m = match(line)
+        data = pending + chunk if pending else chunk
+        cut = data.rfind(b"\n", 0, len(data) - 1) + 1  # the last line waits: only the file's last may be cut short
+        if cut == 0:
+            pending = data
+            continue
+        pending = data[cut:]
+        base = offset
+        pos = 0
+        # line by line without copying the lines that stay on disk
+        while pos < cut:
+            end = find(data, b"\n", pos) + 1
+            m = match(data, pos, end)
             if m is not None:
                 entry_type, entry_id, parent, stamp, role = m.groups()
-                if role is not None and entry_type == b"message" and line.endswith(b"}\n"):
+                if role is not None and entry_type == b"message" and data[end - 2] == 125:  # ends in "}\n"
                     entry = make(MessageEntry)
                     entry.type = "message"
                     entry.id = entry_id.decode()
                     entry.parent_id = parent.decode() if parent is not None else None
                     entry.timestamp = stamp.decode()
-                    if offset >= keep_from:
-                        entry._line, entry._source, entry._at = line, None, 0
+                    if base + pos >= keep_from:
+                        entry._line, entry._source, entry._at = data[pos:end], None, 0
                     else:
-                        entry._line, entry._source, entry._at = None, source, length * _OFFSET_SPAN + offset
+                        entry._line, entry._source, entry._at = None, source, (end - pos) * _OFFSET_SPAN + base + pos
                     entry._raw = None
                     entry.role = role.decode()
                     entry._message = None
                     append(entry)
-                    offset += length
+                    pos = end
                     index += 1
                     continue
-            elif not line.strip():
-                offset += length
-                index += 1
-                continue
-            try:
-                append(entry_from_line(line, validate=True))
-            except EntryParseError as exc:
-                problems.append((index, str(exc)))
-            offset += length
+            line = data[pos:end]
+            if line.strip():
+                try:
+                    append(entry_from_line(line, validate=True))
+                except EntryParseError as exc:
+                    problems.append((index, str(exc)))
+            pos = end
             index += 1
+        offset = base + cut
     if parts:
         pending += b"".join(parts)
     if pending:
