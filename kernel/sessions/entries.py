@@ -802,7 +802,9 @@ def read_entries_from(
             chunk = b"".join(parts)
             parts = []
         data = pending + chunk if pending else chunk
-        cut = data.rfind(b"\n", 0, len(data) - 1) + 1  # the last line waits: only the file's last may be cut short
+        cut = (
+            data.rfind(b"\n", 0, len(data) - 1) + 1
+        )  # the last line waits: only the file's last may be cut short
         if cut == 0:
             pending = data
             continue
@@ -824,7 +826,11 @@ def read_entries_from(
                     if base + pos >= keep_from:
                         entry._line, entry._source, entry._at = data[pos:end], None, 0
                     else:
-                        entry._line, entry._source, entry._at = None, source, (end - pos) * _OFFSET_SPAN + base + pos
+                        entry._line, entry._source, entry._at = (
+                            None,
+                            source,
+                            (end - pos) * _OFFSET_SPAN + base + pos,
+                        )
                     entry._raw = None
                     entry.role = role.decode()
                     entry._message = None

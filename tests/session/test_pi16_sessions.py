@@ -322,6 +322,10 @@ def test_a_pi16_session_continues_in_piko_and_back_without_losing_a_line(dirs: t
     manager = SessionManager.open(str(path))
     assert manager.diagnostics == []
     assert texts(manager.build_context().messages)[-1] == "assistant: answer 3"
+    out = path.parent / "export.html"
+    run("piko", agent, work, "--export", str(path), str(out))
+    page = out.read_text()
+    assert "[system]" in page and "answer 3" in page  # pi's prompt record shown as an entry of its own
 
 
 @needs_pi16
