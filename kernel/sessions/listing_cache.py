@@ -75,6 +75,7 @@ class _Folder:
     """The cache records of one session folder: loaded once, written back if anything changed."""
 
     def __init__(self, directory: str) -> None:
+        self.directory = directory
         self.path = _cache_file(directory)
         self.records: dict[str, dict[str, Any]] = {}
         self.changed = False
@@ -89,9 +90,14 @@ class _Folder:
         ):
             self.records = data["files"]
 
-    def save(self, names: set[str]) -> None:
+    def save(self) -> None:
+        """Write the records back (those of files no longer in the folder dropped)."""
         if not self.changed:
             return
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            names = set()
         kept = {name: record for name, record in self.records.items() if name in names}
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
@@ -179,5 +185,5 @@ def cached_session_infos(files: Iterable[str]) -> list[SessionInfo]:
             info = _info(folder, path)
             if info is not None:
                 infos.append(info)
-        folder.save({os.path.basename(p) for p in paths})
+        folder.save()
     return infos

@@ -106,3 +106,15 @@ def test_files_that_are_not_sessions_stay_out(agent_dir: Path) -> None:
     (folder / "notes.jsonl").write_text('{"type":"note"}\n')
     assert len(list_sessions("/proj")) == 1
     assert len(list_sessions("/proj")) == 1  # from the cache too
+
+
+def test_looking_one_session_up_keeps_the_others_cached(agent_dir: Path) -> None:
+    from piko.sessions.listing import resolve_session
+
+    first = _session("/proj", "first question")
+    second = _session("/proj", "second question")
+    list_sessions("/proj")
+    second.append_message(user("more"))  # the match changed: its record is written again
+    assert resolve_session(second.session_id, "/proj").path == second.session_file  # lists the match only
+    _same_size_other_bytes(Path(first.session_file or ""))
+    assert {i.first_message for i in list_sessions("/proj")} == {"first question", "second question"}
