@@ -417,7 +417,8 @@ def main() -> int:
     cache = Path(args.cache)
     cache.mkdir(parents=True, exist_ok=True)
     results: list[dict[str, Any]] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    # a program killed with its tmux pane may still be writing there as the folder goes
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         progs = programs(Path(tmp), args.pi)
         if len(progs) == 1:
             print(
