@@ -759,6 +759,7 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
     return entries, problems
 
 
+_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom", "system")}
 _OFFSET_SPAN = 1 << 40  # ``_at`` holds size * span + offset: one int for both
 _CHUNK = 1 << 22
 
@@ -786,6 +787,7 @@ def read_entries_from(
     match = _PREFIX.match
     find = bytes.find
     make = MessageEntry.__new__
+    roles = _ROLES
     index = 0
     offset = start
     pending = b""
@@ -832,7 +834,7 @@ def read_entries_from(
                             (end - pos) * _OFFSET_SPAN + base + pos,
                         )
                     entry._raw = None
-                    entry.role = role.decode()
+                    entry.role = roles.get(role) or role.decode()
                     entry._message = None
                     append(entry)
                     pos = end
