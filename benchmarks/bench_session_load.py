@@ -1,7 +1,8 @@
 """Benchmark: open a large session file and build its context (time and peak RSS).
 
-Generates a realistic pi session (user prompts, assistant replies with thinking, text and tool
-calls, tool results with file-sized outputs, usage with fractional costs) of ``--entries``
+Generates a realistic pi session (user prompts, some with images, assistant replies with thinking,
+text and tool calls, tool results with file-sized outputs, usage with fractional costs, abandoned
+branches) of ``--entries``
 entries (default 100,000, about 115 MB), then, in a fresh subprocess per run, opens it with
 ``SessionManager.open`` and calls ``build_context()``. Reports wall time of load and context
 separately and the peak resident set size of the process.
@@ -65,19 +66,31 @@ def _code(rng: random.Random, size: int) -> str:
     return "\n".join(lines)[:size]
 
 
+def _image(rng: random.Random) -> str:
+    """Base64 of a few kilobytes, as a small pasted PNG would be."""
+    import base64
+
+    return base64.b64encode(rng.randbytes(rng.randint(2000, 30000))).decode()
+
+
 def _iso(ms: int) -> str:
     t = time.gmtime(ms // 1000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", t) + f".{ms % 1000:03d}Z"
 
 
 def write_realistic_session(
-    path: str | os.PathLike[str], entries: int, seed: int = 7, compaction: bool = True
+    path: str | os.PathLike[str],
+    entries: int,
+    seed: int = 7,
+    compaction: bool = True,
+    cwd: str = "/home/user/project",
+    start_ms: int = 1_780_000_000_000,
 ) -> int:
-    """Write a pi v3 session file of ``entries`` entries; returns its size in bytes."""
+    """Write a pi v3 session file of ``entries`` entries whose header names ``cwd``; returns its size in bytes."""
     from piko.lib.jsonio import dumps  # JavaScript's JSON.stringify output, as pi writes
 
     rng = random.Random(seed)
-    ms = 1_780_000_000_000
+    ms = start_ms
     out: list[str] = []
     used_ids: set[str] = set()
     since_compaction = 0  # bytes of history since the last compaction (~4 bytes a token)
@@ -92,7 +105,7 @@ def write_realistic_session(
             "version": 3,
             "id": "01a228af-d835-700c-bee9-0cb0e47b184c",
             "timestamp": _iso(ms),
-            "cwd": "/home/user/project",
+            "cwd": cwd,
         }
     )
     count = 0
@@ -132,6 +145,14 @@ def write_realistic_session(
         )
         since_compaction = 20_000 * 4
 
+    def add_abandoned_branch() -> None:
+        """A prompt and its answer off the current leaf, then back: pi's ``/tree`` leaves such branches."""
+        nonlocal parent
+        fork = parent
+        add({"type": "message", "message": {"role": "user", "content": [{"type": "text", "text": _text(rng, 200)}], "timestamp": ms}})  # fmt: skip
+        add({"type": "message", "message": {"role": "assistant", "content": [{"type": "text", "text": _text(rng, 400)}], "api": "anthropic-messages", "provider": "anthropic", "model": "claude-sonnet-4-5", "usage": {"input": 10, "output": 10, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 20, "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}}, "stopReason": "stop", "timestamp": ms}})  # fmt: skip
+        parent = fork
+
     add({"type": "model_change", "provider": "anthropic", "modelId": "claude-sonnet-4-5"})
     add({"type": "thinking_level_change", "thinkingLevel": "medium"})
     call = 0
@@ -139,16 +160,12 @@ def write_realistic_session(
         maybe_compact()
         if count >= entries:
             break
-        add(
-            {
-                "type": "message",
-                "message": {
-                    "role": "user",
-                    "content": [{"type": "text", "text": _text(rng, rng.randint(40, 600))}],
-                    "timestamp": ms,
-                },
-            }
-        )
+        if turn_starts and rng.random() < 0.02 and count + 4 < entries:
+            add_abandoned_branch()
+        prompt: list[dict[str, object]] = [{"type": "text", "text": _text(rng, rng.randint(40, 600))}]
+        if rng.random() < 0.03:  # a pasted screenshot
+            prompt.append({"type": "image", "data": _image(rng), "mimeType": "image/png"})
+        add({"type": "message", "message": {"role": "user", "content": prompt, "timestamp": ms}})
         for _ in range(rng.randint(2, 6)):
             if count >= entries:
                 break

@@ -147,6 +147,12 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--continue", "-c"), "flag", "", "Continue the previous session"),
     (("--resume", "-r"), "flag", "", "Pick a session to resume"),
     (("--session",), "value", "<path|id>", "Use a specific session file or partial UUID"),
+    (
+        ("--session-id",),
+        "value",
+        "<id>",
+        "Use the current directory's existing session with the ID, creating it otherwise",
+    ),
     (("--fork",), "value", "<path|id>", "Fork a session file or partial UUID into a new session"),
     (("--session-dir",), "value", "<dir>", "Directory for session storage and lookup"),
     (("--no-session",), "flag", "", "Do not save the session (ephemeral)"),

@@ -499,9 +499,10 @@ class AgentSession:
 
     def get_session_stats(self) -> SessionStats:
         """Message counts, tokens and cost of the conversation in context (pi's ``getSessionStats``)."""
+        usage = [e.usage for e in self.session_manager.get_entries() if e.type == "usage"]  # pi 1.6's
         return _first_use("stats").session_stats(
             self.agent.state.messages, session_file=self.session_file, session_id=self.session_id,
-            context_usage=self.get_context_usage(),
+            context_usage=self.get_context_usage(), usage_entries=usage,
         )  # fmt: skip
 
     def get_last_assistant_text(self) -> str | None:

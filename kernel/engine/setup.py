@@ -12,6 +12,7 @@ as the runtime of extensions and fire ``session_start``.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +68,27 @@ def check_fork_options(options: dict[str, Any]) -> None:
         raise SetupError(f"--fork cannot be combined with {', '.join(clashing)}")
 
 
+def check_session_id_options(options: dict[str, Any]) -> str | None:
+    """``--session-id``, checked: it names the session to use or create, so it cannot go with
+    the options that pick another one, and must be a valid id."""
+    from piko.sessions.entries import check_session_id
+
+    session_id = options.get("session_id")
+    if session_id is None:
+        return None
+    clashing = [
+        flag
+        for flag, key in (("--session", "session"), ("--continue", "continue"), ("--resume", "resume"))
+        if options.get(key)
+    ]
+    if clashing:
+        raise SetupError(f"--session-id cannot be combined with {', '.join(clashing)}")
+    try:
+        return check_session_id(str(session_id))
+    except ValueError as exc:
+        raise SetupError(str(exc)) from exc
+
+
 def open_session_manager(app: Any) -> Any:
     """The session manager the options ask for."""
     from piko.sessions.manager import SessionInOtherProjectError, SessionManager, SessionNotFoundError
@@ -74,18 +96,31 @@ def open_session_manager(app: Any) -> Any:
 
     options = app.options
     check_fork_options(options)
+    session_id = check_session_id_options(options)
     cwd = str(app.cwd)
     directory = session_dir(app)
     migrate_sessions_from_agent_root(app.agent_dir)
     try:
         if options.get("no_session"):
-            return SessionManager.in_memory(cwd)
+            return SessionManager.in_memory(cwd, session_id=session_id)
         if options.get("fork"):
-            return SessionManager.fork_from(options["fork"], cwd, session_dir=directory)
+            if session_id and SessionManager.find_by_id(cwd, session_id, directory):
+                raise SetupError(f"Session already exists with id '{session_id}'")
+            return SessionManager.fork_from(
+                options["fork"], cwd, session_dir=directory, session_id=session_id
+            )
         if options.get("session"):
             return SessionManager.open(options["session"], cwd=cwd, session_dir=directory)
         if options.get("continue"):
             return SessionManager.continue_recent(cwd, session_dir=directory)
+        if session_id:
+            existing = SessionManager.find_by_id(cwd, session_id, directory)
+            if existing:
+                return SessionManager.open(existing, cwd=cwd, session_dir=directory)
+            sys.stderr.write(
+                f"Warning: No project session found with id '{session_id}'; creating a new session with that id.\n"
+            )
+            return SessionManager.create(cwd, session_dir=directory, session_id=session_id)
     except SessionNotFoundError as exc:
         raise SetupError(str(exc), bare=True) from exc
     except SessionInOtherProjectError as exc:

@@ -7,7 +7,7 @@ the footer).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from piko.data.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
@@ -51,9 +51,15 @@ class SessionStats(Record):
 
 
 def session_stats(
-    messages: list[Any], *, session_file: str | None, session_id: str, context_usage: ContextUsage | None
+    messages: list[Any],
+    *,
+    session_file: str | None,
+    session_id: str,
+    context_usage: ContextUsage | None,
+    usage_entries: Sequence[Any] = (),
 ) -> SessionStats:
-    """The statistics of ``messages``."""
+    """The statistics of ``messages``, with the tokens and cost of pi 1.6's ``usage`` entries
+    (``usage_entries``: their wire ``usage`` objects) added, as pi 1.6 counts them."""
     stats = SessionStats(
         session_file=session_file,
         session_id=session_id,
@@ -75,8 +81,25 @@ def session_stats(
             stats.cost += usage.cost.total
         elif isinstance(message, ToolResultMessage):
             stats.tool_results += 1
+    for usage in usage_entries:
+        if not isinstance(usage, dict):
+            continue
+        tokens.input += _count(usage.get("input"))
+        tokens.output += _count(usage.get("output"))
+        tokens.cache_read += _count(usage.get("cacheRead"))
+        tokens.cache_write += _count(usage.get("cacheWrite"))
+        cost = usage.get("cost")
+        if isinstance(cost, dict):
+            total = cost.get("total")
+            if isinstance(total, (int, float)) and not isinstance(total, bool):
+                stats.cost += total
     tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write
     return stats
+
+
+def _count(value: Any) -> int:
+    """A token count from JSON (anything but a number counts 0)."""
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def context_usage(

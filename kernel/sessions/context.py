@@ -1,5 +1,6 @@
 """What the model sees on a branch: pi's ``buildSessionContext`` over a root-to-leaf path of
-entries (compaction and branch summaries applied), and the model and thinking level recorded there.
+entries (compaction, branch summaries and pi 1.6's context edits applied), and the model and
+thinking level recorded there.
 
 A damaged file may leave a tool result without the tool call it answers (the call's line could
 not be read): such a result is left out, since providers reject it, and reported; a tool call
@@ -10,24 +11,30 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+import attrs
+
 from piko.data.messages import (
     AssistantMessage,
     BranchSummaryMessage,
     CompactionSummaryMessage,
     CustomMessage,
+    TextContent,
     ToolCall,
     ToolResultMessage,
     UserMessage,
 )
+from piko.data.wire import blocks_from_wire, message_from_wire
 from piko.lib.records import Record, field
 from piko.sessions.entries import (
     BranchSummaryEntry,
     CompactionEntry,
+    ContextEditEntry,
     CustomMessageEntry,
     MessageEntry,
     ModelChangeEntry,
     SessionEntry,
     ThinkingLevelChangeEntry,
+    decode_messages,
     ms_from_iso,
 )
 
@@ -86,6 +93,47 @@ def _context_messages(
         sources.append(entry.id)
 
 
+def _compaction_messages(entry: SessionEntry, out: list[Any], sources: list[str]) -> None:
+    """The messages a compaction stands for: pi 1.6's prompt checkpoint (if any), then the summary."""
+    assert isinstance(entry, CompactionEntry)
+    checkpoint = entry.system_message
+    if checkpoint is not None:
+        out.append(message_from_wire(checkpoint))
+        sources.append(entry.id)
+    out.append(
+        CompactionSummaryMessage(
+            summary=entry.summary,
+            tokens_before=entry.tokens_before,
+            timestamp=ms_from_iso(entry.timestamp) or 0,
+        )
+    )
+    sources.append(entry.id)
+
+
+_EDITABLE = (UserMessage, AssistantMessage, ToolResultMessage, CustomMessage)
+
+
+def _apply_edit(
+    edit: ContextEditEntry, messages: list[Any], start: int, problems: list[ContextProblem]
+) -> None:
+    """Replace the content of ``messages[start:]`` (one entry's) as pi 1.6's ``context_edit`` says."""
+    content = edit.replacement_content
+    if not isinstance(content, (str, list)):
+        problems.append(ContextProblem(edit.id, "context edit without a replacement content; ignored"))
+        return
+    for index in range(start, len(messages)):
+        message = messages[index]
+        if not isinstance(message, _EDITABLE):
+            continue
+        if isinstance(content, list):
+            new_content: Any = blocks_from_wire(content)
+        elif isinstance(message, (AssistantMessage, ToolResultMessage)):
+            new_content = [TextContent(text=content)]  # those roles need blocks
+        else:
+            new_content = content
+        messages[index] = attrs.evolve(message, content=new_content)
+
+
 def _pair_tool_results(messages: list[Any], sources: list[str], problems: list[ContextProblem]) -> list[Any]:
     """``messages`` without the tool results that answer no tool call of the latest assistant
     message before them (or answer one a second time). Calls left unanswered when the next
@@ -135,8 +183,12 @@ def build_session_context(
 
     The latest ``thinking_level_change`` gives the thinking level; the latest ``model_change`` or
     assistant message the model. With a compaction on the path, the context is its summary, the
-    entries from ``firstKeptEntryId`` up to it, then everything after it. Only the messages
-    that end up in the context are parsed. Unreadable messages and tool results that answer no
+    entries from ``firstKeptEntryId`` up to it (system messages left out: pi 1.6's checkpoint in
+    the compaction stands for them), then everything after it. pi 1.6's ``context_edit`` entries
+    on that list remove or replace what their target gives (the latest edit of a target wins).
+    System-role messages (pi 1.6's prompt record) stay in the list, as in pi; providers never get
+    them (:func:`piko.engine.llm_messages.convert_to_llm` drops roles it does not send). Only the
+    messages that end up in the context are parsed. Unreadable messages and tool results that answer no
     tool call are left out, and with unanswered tool calls added to ``problems``.
     """
     problems = problems if problems is not None else []
@@ -169,25 +221,30 @@ def build_session_context(
     if compaction_index >= 0:
         compaction = path[compaction_index]
         assert isinstance(compaction, CompactionEntry)
-        messages.append(
-            CompactionSummaryMessage(
-                summary=compaction.summary,
-                tokens_before=compaction.tokens_before,
-                timestamp=ms_from_iso(compaction.timestamp) or 0,
-            )
-        )
-        sources.append(compaction.id)
         first_kept = compaction.first_kept_entry_id
+        kept: list[SessionEntry] = []
         keeping = False
         for entry in path[:compaction_index]:
             if entry.id == first_kept:
                 keeping = True
-            if keeping:
-                _context_messages(entry, messages, problems, sources)
-        for entry in path[compaction_index + 1 :]:
-            _context_messages(entry, messages, problems, sources)
+            # pi 1.6: the compaction's own prompt checkpoint stands for the system messages it kept
+            if keeping and not (isinstance(entry, MessageEntry) and entry.role == "system"):
+                kept.append(entry)
+        context_entries = [compaction, *kept, *path[compaction_index + 1 :]]
     else:
-        for entry in path:
+        context_entries = path
+    decode_messages(context_entries)  # lines left on disk: read in runs, not one by one
+    edits = {e.target_id: e for e in context_entries if isinstance(e, ContextEditEntry)}  # the latest wins
+    for index, entry in enumerate(context_entries):
+        edit = edits.get(entry.id) if edits else None
+        if edit is not None and edit.removes:
+            continue
+        count = len(messages)
+        if index == 0 and compaction_index >= 0:
+            _compaction_messages(entry, messages, sources)
+        else:
             _context_messages(entry, messages, problems, sources)
+        if edit is not None and len(messages) > count:
+            _apply_edit(edit, messages, count, problems)
     messages = _pair_tool_results(messages, sources, problems)
     return SessionContext(messages, thinking_level, model)

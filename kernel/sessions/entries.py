@@ -25,11 +25,14 @@ from piko.lib import jsonio
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
+    "KEEP_TAIL",
     "BranchSummaryEntry",
     "CompactionEntry",
+    "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "EntryParseError",
+    "InvalidSessionIdError",
     "LabelEntry",
     "MessageEntry",
     "ModelChangeEntry",
@@ -37,6 +40,9 @@ __all__ = [
     "SessionHeader",
     "SessionInfoEntry",
     "ThinkingLevelChangeEntry",
+    "UsageEntry",
+    "check_session_id",
+    "decode_messages",
     "entry_from_dict",
     "entry_from_line",
     "gc_paused",
@@ -45,6 +51,7 @@ __all__ = [
     "new_entry_id",
     "new_session_id",
     "read_entries",
+    "read_entries_from",
     "readable_message",
     "session_version",
 ]
@@ -124,6 +131,26 @@ class _Uuid7:
         b[11:16] = rnds[11:16]
         h = b.hex()
         return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
+
+
+_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
+
+
+class InvalidSessionIdError(ValueError):
+    """A session id given by the user (``--session-id``) that pi would not accept; pi's wording."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
+            "and start and end with an alphanumeric character"
+        )
+
+
+def check_session_id(session_id: str) -> str:
+    """``session_id`` if it can name a session file (pi's rule), else :class:`InvalidSessionIdError`."""
+    if not _SESSION_ID.match(session_id):
+        raise InvalidSessionIdError()
+    return session_id
 
 
 new_session_id = _Uuid7()
@@ -249,16 +276,54 @@ class EntryParseError(ValueError):
     """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
 
+class LineSource:
+    """The session file that entries read with their lines left on disk take their bytes from
+    (one file descriptor, opened on first use, shared by all of them)."""
+
+    __slots__ = ("_fd", "path")
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def read(self, at: int, size: int, entry_id: str) -> bytes:
+        """The line of ``entry_id`` at ``at``; :class:`EntryParseError` if the file no longer has it there."""
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            data = os.pread(self._fd, size, at)
+        except OSError as exc:
+            raise EntryParseError(f"the session file cannot be read again ({exc.strerror or exc})") from None
+        if len(data) != size or not data.endswith(b"\n") or f'"id":"{entry_id}"'.encode() not in data[:300]:
+            raise EntryParseError("the session file changed on disk since it was opened")
+        return data
+
+    def read_span(self, at: int, size: int) -> bytes:
+        """``size`` bytes of the file from ``at`` (fewer at its end)."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return os.pread(self._fd, size, at)
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+
+
 class SessionEntry:
     """One line of a session file after the header; the base of the typed entries.
 
     ``type``, ``id``, ``parent_id`` and ``timestamp`` are plain attributes; ``raw`` is the whole
     JSON object (key order as on disk; parsed on first use); ``line`` the exact bytes of the
-    line, newline included. Entries are treated as immutable once created.
+    line, newline included: kept in memory, or (message lines of a large file read from disk,
+    away from its end) read again from the file when asked for. Entries are treated as
+    immutable once created.
     """
 
     TYPE: ClassVar[str] = ""
-    __slots__ = ("_raw", "id", "line", "parent_id", "timestamp", "type")
+    __slots__ = ("_at", "_line", "_raw", "_source", "id", "parent_id", "timestamp", "type")
 
     def __init__(
         self,
@@ -273,8 +338,25 @@ class SessionEntry:
         self.id = id
         self.parent_id = parent_id
         self.timestamp = timestamp
-        self.line = line
+        self._line: bytes | None = line
+        self._source: LineSource | None = None
+        self._at = 0
         self._raw = raw
+
+    @property
+    def line(self) -> bytes:
+        """The line's exact bytes, newline included (read from the file if not kept)."""
+        line = self._line
+        if line is None:
+            assert self._source is not None
+            size, at = divmod(self._at, _OFFSET_SPAN)
+            line = self._source.read(at, size, self.id)
+        return line
+
+    @line.setter
+    def line(self, value: bytes) -> None:
+        self._line = value
+        self._source = None
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -344,12 +426,15 @@ class MessageEntry(SessionEntry):
         """The :mod:`piko.data.messages` object (``UserMessage``, ``AssistantMessage``...)."""
         message = self._message
         if message is None:
-            raw = self._raw if self._raw is not None else _parse_object(self.line)
-            wire = raw.get("message")
-            if not isinstance(wire, dict):
-                raise EntryParseError(f"entry {self.id} has no message object")
-            message = self._message = message_from_wire(wire)
-            self._raw = None
+            message = self._decode(self._raw if self._raw is not None else _parse_object(self.line))
+        return message
+
+    def _decode(self, raw: dict[str, Any]) -> Any:
+        wire = raw.get("message")
+        if not isinstance(wire, dict):
+            raise EntryParseError(f"entry {self.id} has no message object")
+        message = self._message = message_from_wire(wire)
+        self._raw = None
         return message
 
 
@@ -424,6 +509,12 @@ class CompactionEntry(_SummaryEntry):
         value = self.raw.get("tokensBefore")
         return value if isinstance(value, int) else int(value) if isinstance(value, float) else 0
 
+    @property
+    def system_message(self) -> dict[str, Any] | None:
+        """pi 1.6's checkpoint of the prompt and tools at the compaction (wire form), if any."""
+        value = self.raw.get("systemMessage")
+        return value if isinstance(value, dict) else None
+
 
 class BranchSummaryEntry(_SummaryEntry):
     """``{"type":"branch_summary",...,"fromId","summary"[,"details"][,"fromHook"]}``."""
@@ -434,6 +525,47 @@ class BranchSummaryEntry(_SummaryEntry):
     @property
     def from_id(self) -> str:
         return self._str("fromId")
+
+
+class UsageEntry(SessionEntry):
+    """pi 1.6: model usage that is no assistant message (cache warming...), not in the context:
+    ``{"type":"usage",...,"kind","provider","model","usage"}``."""
+
+    TYPE = "usage"
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        return self._str("kind")
+
+    @property
+    def usage(self) -> dict[str, Any] | None:
+        """The usage in its wire form (``input``, ``output``, ``cacheRead``... ``cost``)."""
+        value = self.raw.get("usage")
+        return value if isinstance(value, dict) else None
+
+
+class ContextEditEntry(SessionEntry):
+    """pi 1.6: an edit of what an earlier entry gives the model, on this branch only:
+    ``{"type":"context_edit",...,"targetId","replacement":null|{"content":...}}``."""
+
+    TYPE = "context_edit"
+    __slots__ = ()
+
+    @property
+    def target_id(self) -> str:
+        return self._str("targetId")
+
+    @property
+    def removes(self) -> bool:
+        """``replacement: null``: the target leaves the context."""
+        return "replacement" in self.raw and self.raw["replacement"] is None
+
+    @property
+    def replacement_content(self) -> Any:
+        """The new content (a string or wire blocks), or None when the edit replaces nothing."""
+        value = self.raw.get("replacement")
+        return value.get("content") if isinstance(value, dict) else None
 
 
 class CustomEntry(SessionEntry):
@@ -515,6 +647,8 @@ _ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
         CustomMessageEntry,
         LabelEntry,
         SessionInfoEntry,
+        UsageEntry,
+        ContextEditEntry,
     )
 }
 
@@ -622,7 +756,9 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
                 entry.id = entry_id.decode()
                 entry.parent_id = parent.decode() if parent is not None else None
                 entry.timestamp = stamp.decode()
-                entry.line = line
+                entry._source = None
+                entry._at = 0
+                entry._line = line
                 entry._raw = None
                 entry.role = role.decode()
                 entry._message = None
@@ -635,6 +771,146 @@ def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int
         except EntryParseError as exc:
             problems.append((index, str(exc)))
     return entries, problems
+
+
+_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom", "system")}
+_OFFSET_SPAN = 1 << 40  # ``_at`` holds size * span + offset: one int for both
+_CHUNK = 1 << 22
+
+
+KEEP_TAIL = 8 << 20
+"""How many bytes at the end of a session file keep their message lines in memory when it is
+read (the context after the latest compaction lies there); lines before are read again when needed."""
+
+
+def read_entries_from(
+    fh: Any, start: int, path: str, keep_tail: int | None = None
+) -> tuple[list[SessionEntry], list[tuple[int, str]]]:
+    """Entries from the rest of an open v3 file (``fh`` at byte ``start``, after the header), read
+    in chunks; as :func:`read_entries` (``(index of the line after the header, problem)`` for
+    each line skipped), but the message lines that end more than ``keep_tail`` bytes before the
+    end of the file are not kept in memory: their entries read them again from ``path`` when
+    asked (building the context of an old branch, writing a copy)."""
+    size = fh.seek(0, os.SEEK_END)
+    fh.seek(start)
+    keep_from = size - (KEEP_TAIL if keep_tail is None else keep_tail)
+    source = LineSource(path)
+    entries: list[SessionEntry] = []
+    problems: list[tuple[int, str]] = []
+    append = entries.append
+    match = _PREFIX.match
+    find = bytes.find
+    make = MessageEntry.__new__
+    roles = _ROLES
+    index = 0
+    offset = start
+    pending = b""
+    parts: list[bytes] = []  # the pieces of a line longer than a chunk, joined once it ends
+    while True:
+        chunk = fh.read(_CHUNK)
+        if not chunk:
+            break
+        if b"\n" not in chunk:
+            parts.append(chunk)
+            continue
+        if parts:
+            parts.append(chunk)
+            chunk = b"".join(parts)
+            parts = []
+        data = pending + chunk if pending else chunk
+        cut = (
+            data.rfind(b"\n", 0, len(data) - 1) + 1
+        )  # the last line waits: only the file's last may be cut short
+        if cut == 0:
+            pending = data
+            continue
+        pending = data[cut:]
+        base = offset
+        pos = 0
+        # line by line without copying the lines that stay on disk
+        while pos < cut:
+            end = find(data, b"\n", pos) + 1
+            m = match(data, pos, end)
+            if m is not None:
+                entry_type, entry_id, parent, stamp, role = m.groups()
+                if role is not None and entry_type == b"message" and data[end - 2] == 125:  # ends in "}\n"
+                    entry = make(MessageEntry)
+                    entry.type = "message"
+                    entry.id = entry_id.decode()
+                    entry.parent_id = parent.decode() if parent is not None else None
+                    entry.timestamp = stamp.decode()
+                    if base + pos >= keep_from:
+                        entry._line, entry._source, entry._at = data[pos:end], None, 0
+                    else:
+                        entry._line, entry._source, entry._at = (
+                            None,
+                            source,
+                            (end - pos) * _OFFSET_SPAN + base + pos,
+                        )
+                    entry._raw = None
+                    entry.role = roles.get(role) or role.decode()
+                    entry._message = None
+                    append(entry)
+                    pos = end
+                    index += 1
+                    continue
+            line = data[pos:end]
+            if line.strip():
+                try:
+                    append(entry_from_line(line, validate=True))
+                except EntryParseError as exc:
+                    problems.append((index, str(exc)))
+            pos = end
+            index += 1
+        offset = base + cut
+    if parts:
+        pending += b"".join(parts)
+    if pending:
+        rest, skipped = read_entries([pending])
+        entries.extend(rest)
+        problems.extend((index + i, problem) for i, problem in skipped)
+    return entries, problems
+
+
+def decode_messages(entries: list[SessionEntry]) -> None:
+    """Structure now the messages of ``entries`` whose lines were left on disk, reading adjacent
+    lines in one go (a context of thousands of old messages costs a few reads, not one a line).
+    A line that cannot be had or decoded is left as it was: asking for its message reports it."""
+    lazy = [e for e in entries if isinstance(e, MessageEntry) and e._message is None and e._line is None]
+    if len(lazy) < 2:
+        return
+    lazy.sort(key=lambda e: e._at % _OFFSET_SPAN)
+    first = 0
+    while first < len(lazy):
+        source = lazy[first]._source
+        size, start = divmod(lazy[first]._at, _OFFSET_SPAN)
+        end = start + size
+        last = first + 1
+        while last < len(lazy) and lazy[last]._source is source and end - start < _CHUNK:
+            size, at = divmod(lazy[last]._at, _OFFSET_SPAN)
+            if at - end > 1 << 16:
+                break
+            end = max(end, at + size)
+            last += 1
+        assert source is not None
+        try:
+            span = source.read_span(start, end - start)
+        except OSError:
+            span = b""
+        for entry in lazy[first:last]:
+            size, at = divmod(entry._at, _OFFSET_SPAN)
+            line = span[at - start : at - start + size]
+            if (
+                len(line) != size
+                or not line.endswith(b"\n")
+                or f'"id":"{entry.id}"'.encode() not in line[:300]
+            ):
+                continue
+            try:
+                entry._decode(_parse_object(line))
+            except Exception:  # left for .message to report
+                continue
+        first = last
 
 
 def branch_path(by_id: Mapping[str, SessionEntry], leaf_id: str | None) -> list[SessionEntry]:

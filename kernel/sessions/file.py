@@ -17,7 +17,7 @@ from piko.sessions.entries import (
     SessionHeader,
     entry_from_dict,
     gc_paused,
-    read_entries,
+    read_entries_from,
 )
 from piko.sessions.migrations import migrate_to_current_version
 
@@ -124,8 +124,7 @@ def _read_session_file_unpaused(path: str) -> SessionFileContents:
         version = header.version
         if version is not None and version < CURRENT_SESSION_VERSION:
             return _read_old_version(path, header, lines, number, problems)
-        rest = fh.readlines()
-    entries, skipped = read_entries(rest)
+        entries, skipped = read_entries_from(fh, fh.tell(), path)
     for index, problem in skipped:
         problems.append(SessionDiagnostic(path, number + 1 + index, f"{problem}, line skipped"))
     return SessionFileContents(header, entries, problems, False, version is None)

@@ -1,8 +1,10 @@
 """Finding session files: per-project listing, listing everything, most recent, ``--session <id>``.
 
-Listing reads each file once and parses only the lines it needs (the header, session names,
-the first user message and the last user/assistant message); the text of all messages (for
-searching in a picker) is computed only when asked for.
+Listing parses only the lines it needs (the header, session names, the first user message and
+the last user/assistant message), and through :mod:`piko.sessions.listing_cache` reads only
+what changed since the last listing (an unchanged file is not opened, one that grew is read from
+where the last listing stopped); the text of all messages (for searching in a picker) is
+computed only when asked for.
 """
 
 from __future__ import annotations
@@ -19,11 +21,14 @@ from piko.sessions.entries import ENTRY_PREFIX, ms_from_iso
 from piko.sessions.migrations import encode_cwd
 
 __all__ = [
+    "ListingScan",
     "ResolvedSession",
     "SessionInfo",
     "default_session_dir",
     "find_most_recent_session",
+    "find_session_by_id",
     "is_session_file",
+    "lines_of",
     "list_all_sessions",
     "list_sessions",
     "read_header",
@@ -62,23 +67,51 @@ def is_session_file(path: str | os.PathLike[str]) -> bool:
 
 
 def find_most_recent_session(session_dir: str | os.PathLike[str]) -> str | None:
-    """The most recently modified valid session file of a directory (by file mtime), or None."""
+    """The most recently modified valid session file of a directory (by file mtime), or None.
+
+    Files are taken newest first and only their first lines read until one is a session
+    header (pi 1.6's order): with thousands of sessions, one header is read, not thousands.
+    """
     try:
-        names = [n for n in os.listdir(session_dir) if n.endswith(".jsonl")]
+        entries = [e for e in os.scandir(session_dir) if e.name.endswith(".jsonl")]
     except OSError:
         return None
-    best: tuple[float, str] | None = None
-    for name in names:
-        path = os.path.join(session_dir, name)
-        if not is_session_file(path):
-            continue
+    dated: list[tuple[float, str]] = []
+    for entry in entries:
         try:
-            mtime = os.stat(path).st_mtime
+            dated.append((entry.stat().st_mtime, entry.path))
         except OSError:
             continue
-        if best is None or mtime > best[0]:
-            best = (mtime, path)
-    return best[1] if best else None
+    dated.sort(key=lambda item: item[0], reverse=True)
+    for _mtime, path in dated:
+        if is_session_file(path):
+            return path
+    return None
+
+
+def find_session_by_id(
+    cwd: str, session_id: str, session_dir: str | os.PathLike[str] | None = None
+) -> str | None:
+    """The file of this project's session whose header id is exactly ``session_id`` (``--session-id``).
+
+    Only headers are read. With a ``session_dir`` other than the project's default folder,
+    the header's ``cwd`` must also be ``cwd`` (that folder may hold every project's sessions).
+    """
+    default = default_session_dir(cwd)
+    directory = str(session_dir) if session_dir is not None else default
+    other_folder = os.path.abspath(directory) != os.path.abspath(default)
+    wanted_cwd = os.path.abspath(cwd)
+    for path in _jsonl_files(directory):
+        header = read_header(path)
+        if header is None or header.get("id") != session_id:
+            continue
+        stored = header.get("cwd")
+        if other_folder and not (
+            isinstance(stored, str) and stored and os.path.abspath(stored) == wanted_cwd
+        ):
+            continue
+        return path
+    return None
 
 
 # ---------------------------------------------------------------------------
@@ -135,7 +168,8 @@ def _parse(line: bytes) -> Any:
         return None
 
 
-def _lines(data: bytes) -> list[bytes]:
+def lines_of(data: bytes) -> list[bytes]:
+    """The non-blank lines of ``data`` (no newlines)."""
     return [line for line in data.split(b"\n") if line and not line.isspace()]
 
 
@@ -146,7 +180,7 @@ def _all_messages_text(path: str) -> str:
     except OSError:
         return ""
     texts: list[str] = []
-    for line in _lines(data):
+    for line in lines_of(data):
         _type, role, obj = _scan(line)
         if role != "user" and role != "assistant":
             continue
@@ -175,6 +209,101 @@ def _scan(line: bytes) -> tuple[str, str | None, Any]:
     return "", None, None
 
 
+class ListingScan(Record):
+    """What listing needs from a session file, gathered line by line so that a file that grew
+    can be scanned from where the last scan stopped (:mod:`piko.sessions.listing_cache`)."""
+
+    header: dict[str, Any] | None = None
+    message_count: int = 0
+    first_message: str = ""
+    name: str | None = None
+    last_activity: int | None = None
+
+    def add_lines(self, lines: list[bytes]) -> bool:
+        """Take the next lines of the file; False when its first line is not a session header."""
+        start = 0
+        if self.header is None:
+            header: Any = None
+            for start, line in enumerate(lines):  # noqa: B007 - the first parseable line is the header
+                header = _parse(line)
+                if header is not None:
+                    break
+            else:
+                return True  # nothing parseable yet
+            if not isinstance(header, dict) or header.get("type") != "session":
+                return False
+            self.header = header
+            start += 1
+        candidates: list[bytes] = []  # user/assistant lines, latest last
+        for line in lines[start:]:
+            entry_type, role, obj = _scan(line)
+            if entry_type == "session_info":
+                obj = obj if obj is not None else _parse(line)
+                if isinstance(obj, dict):
+                    value = obj.get("name")
+                    self.name = value.strip() or None if isinstance(value, str) else None
+                continue
+            if entry_type != "message":
+                continue
+            if obj is None and not line.endswith(b"}") and not line.rstrip().endswith(b"}"):
+                if _parse(line) is None:
+                    continue  # a line cut short: pi skips it
+            self.message_count += 1
+            if role == "user" or role == "assistant":
+                candidates.append(line)
+                if not self.first_message and role == "user":
+                    parsed = obj if obj is not None else _parse(line)
+                    message = parsed.get("message") if isinstance(parsed, dict) else None
+                    if isinstance(message, dict):
+                        text = _message_text(message)
+                        if text:
+                            self.first_message = text
+        # Last activity: pi takes the newest user/assistant message time; messages are appended
+        # in time order, so the last such line that has one decides.
+        for line in reversed(candidates):
+            parsed = _parse(line)
+            if not isinstance(parsed, dict):
+                continue
+            message = parsed.get("message")
+            if _message_text(message) is None:
+                continue
+            stamp = message.get("timestamp") if isinstance(message, dict) else None
+            if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+                activity: int | None = int(stamp)
+            else:
+                activity = ms_from_iso(parsed.get("timestamp"))
+            if activity is not None:
+                self.last_activity = activity
+                break
+        return True
+
+    def info(self, path: str, mtime: float) -> SessionInfo | None:
+        """The listing record, or None when no session header was found."""
+        header = self.header
+        if header is None:
+            return None
+        created_ms = ms_from_iso(header.get("timestamp"))
+        if self.last_activity is not None and self.last_activity > 0:
+            modified = _utc(self.last_activity)
+        elif created_ms is not None:
+            modified = _utc(created_ms)
+        else:
+            modified = _utc(mtime * 1000)
+        cwd = header.get("cwd")
+        parent = header.get("parentSession")
+        return SessionInfo(
+            path=path,
+            id=str(header.get("id", "")),
+            cwd=cwd if isinstance(cwd, str) else "",
+            name=self.name,
+            parent_session_path=parent if isinstance(parent, str) else None,
+            created=_utc(created_ms) if created_ms is not None else _utc(mtime * 1000),
+            modified=modified,
+            message_count=self.message_count,
+            first_message=self.first_message or "(no messages)",
+        )
+
+
 def read_session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     """The listing record of one session file, or None when it is not a session file."""
     path = str(path)
@@ -184,88 +313,17 @@ def read_session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
         mtime = os.stat(path).st_mtime
     except OSError:
         return None
-    lines = _lines(data)
-    del data
-    header: dict[str, Any] | None = None
-    start = 0
-    for start, line in enumerate(lines):  # noqa: B007 - the first parseable line is the header
-        obj = _parse(line)
-        if obj is not None:
-            header = obj if isinstance(obj, dict) else None
-            break
-    if header is None or header.get("type") != "session":
+    scan = ListingScan()
+    if not scan.add_lines(lines_of(data)):
         return None
-
-    message_count = 0
-    first_message = ""
-    name: str | None = None
-    last_activity: int | None = None
-    candidates: list[bytes] = []  # user/assistant lines, latest last
-    for line in lines[start + 1 :]:
-        entry_type, role, obj = _scan(line)
-        if entry_type == "session_info":
-            obj = obj if obj is not None else _parse(line)
-            if isinstance(obj, dict):
-                value = obj.get("name")
-                name = value.strip() or None if isinstance(value, str) else None
-            continue
-        if entry_type != "message":
-            continue
-        if obj is None and not line.endswith(b"}") and not line.rstrip().endswith(b"}"):
-            if _parse(line) is None:
-                continue  # a line cut short: pi skips it
-        message_count += 1
-        if role == "user" or role == "assistant":
-            candidates.append(line)
-            if not first_message and role == "user":
-                parsed = obj if obj is not None else _parse(line)
-                message = parsed.get("message") if isinstance(parsed, dict) else None
-                if isinstance(message, dict):
-                    text = _message_text(message)
-                    if text:
-                        first_message = text
-
-    # Last activity: pi takes the newest user/assistant message time; messages are appended in
-    # time order, so the last such line that has one decides.
-    for line in reversed(candidates):
-        parsed = _parse(line)
-        if not isinstance(parsed, dict):
-            continue
-        message = parsed.get("message")
-        if _message_text(message) is None:
-            continue
-        stamp = message.get("timestamp") if isinstance(message, dict) else None
-        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
-            last_activity = int(stamp)
-        else:
-            last_activity = ms_from_iso(parsed.get("timestamp"))
-        if last_activity is not None:
-            break
-
-    created_ms = ms_from_iso(header.get("timestamp"))
-    if last_activity is not None and last_activity > 0:
-        modified = _utc(last_activity)
-    elif created_ms is not None:
-        modified = _utc(created_ms)
-    else:
-        modified = _utc(mtime * 1000)
-    cwd = header.get("cwd")
-    parent = header.get("parentSession")
-    return SessionInfo(
-        path=path,
-        id=str(header.get("id", "")),
-        cwd=cwd if isinstance(cwd, str) else "",
-        name=name,
-        parent_session_path=parent if isinstance(parent, str) else None,
-        created=_utc(created_ms) if created_ms is not None else _utc(mtime * 1000),
-        modified=modified,
-        message_count=message_count,
-        first_message=first_message or "(no messages)",
-    )
+    return scan.info(path, mtime)
 
 
 def _infos(files: list[str]) -> list[SessionInfo]:
-    infos = [info for info in (read_session_info(f) for f in files) if info is not None]
+    """The listing records of ``files``, newest activity first (through the listing cache)."""
+    from piko.sessions.listing_cache import cached_session_infos
+
+    infos = cached_session_infos(files)
     infos.sort(key=lambda s: s.modified, reverse=True)
     return infos
 

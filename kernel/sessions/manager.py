@@ -32,6 +32,7 @@ from piko.sessions.entries import (
     SessionHeader,
     SessionInfoEntry,
     branch_path,
+    check_session_id,
     entry_from_dict,
     gc_paused,
     iso_now,
@@ -50,6 +51,7 @@ from piko.sessions.listing import (
     SessionInfo,
     default_session_dir,
     find_most_recent_session,
+    find_session_by_id,
     list_all_sessions,
     list_sessions,
     read_header,
@@ -126,6 +128,7 @@ class SessionManager:
         session_dir: str | None,
         session_file: str | None,
         persist: bool,
+        session_id: str | None = None,
     ) -> None:
         """Prefer the constructors: :meth:`create`, :meth:`open`, :meth:`in_memory`, :meth:`continue_recent`, :meth:`fork_from`."""
         self.cwd = cwd
@@ -151,19 +154,31 @@ class SessionManager:
         if session_file:
             self.set_session_file(session_file)
         else:
-            self.new_session()
+            self.new_session(session_id)
 
     # -- constructors --------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, cwd: str, session_dir: str | None = None) -> SessionManager:
-        """A new session in ``session_dir`` (default ``<agent dir>/sessions/--<cwd>--``); written lazily."""
-        return cls(cwd, session_dir if session_dir is not None else default_session_dir(cwd), None, True)
+    def create(
+        cls, cwd: str, session_dir: str | None = None, *, session_id: str | None = None
+    ) -> SessionManager:
+        """A new session in ``session_dir`` (default ``<agent dir>/sessions/--<cwd>--``); written lazily.
+
+        ``session_id`` (``--session-id``) is its id instead of a new UUID; one pi would not
+        accept raises :class:`~piko.sessions.entries.InvalidSessionIdError`.
+        """
+        directory = session_dir if session_dir is not None else default_session_dir(cwd)
+        return cls(cwd, directory, None, True, _checked(session_id))
 
     @classmethod
-    def in_memory(cls, cwd: str | None = None) -> SessionManager:
-        """A session that is never written (``--no-session``)."""
-        return cls(cwd if cwd is not None else os.getcwd(), "", None, False)
+    def in_memory(cls, cwd: str | None = None, *, session_id: str | None = None) -> SessionManager:
+        """A session that is never written (``--no-session``), with ``session_id`` as its id if given."""
+        return cls(cwd if cwd is not None else os.getcwd(), "", None, False, _checked(session_id))
+
+    @classmethod
+    def find_by_id(cls, cwd: str, session_id: str, session_dir: str | None = None) -> str | None:
+        """The file of this project's session with exactly that id (headers only are read), or None."""
+        return find_session_by_id(cwd, session_id, session_dir)
 
     @classmethod
     def open(
@@ -203,8 +218,12 @@ class SessionManager:
         return cls(cwd, directory, recent, True)
 
     @classmethod
-    def fork_from(cls, path_or_id: str, cwd: str, session_dir: str | None = None) -> SessionManager:
-        """Copy a session (any project's) into a new session of ``cwd`` whose header names it as parent."""
+    def fork_from(
+        cls, path_or_id: str, cwd: str, session_dir: str | None = None, *, session_id: str | None = None
+    ) -> SessionManager:
+        """Copy a session (any project's) into a new session of ``cwd`` whose header names it as parent
+        (its id ``session_id`` if given)."""
+        _checked(session_id)
         resolved = resolve_session(path_or_id, cwd, session_dir)
         if resolved.path is None:
             raise SessionNotFoundError(path_or_id)
@@ -217,7 +236,7 @@ class SessionManager:
             raise SessionFileError(f"Cannot fork: source session file is empty or invalid: {source}")
         directory = session_dir if session_dir is not None else default_session_dir(cwd)
         os.makedirs(directory, exist_ok=True)
-        new_id = new_session_id()
+        new_id = session_id or new_session_id()
         timestamp = iso_now()
         new_file = os.path.join(directory, f"{_file_stamp(timestamp)}_{new_id}.jsonl")
         new_header = SessionHeader.new(new_id, timestamp, cwd, source)
@@ -729,6 +748,10 @@ class SessionManager:
     def read_only_session_manager(self) -> ReadonlySessionManager:
         """The read-only view extensions get (pi's ``ReadonlySessionManager``)."""
         return ReadonlySessionManager(self)
+
+
+def _checked(session_id: str | None) -> str | None:
+    return None if session_id is None else check_session_id(session_id)
 
 
 def _timestamp_key(node: SessionTreeNode) -> str:

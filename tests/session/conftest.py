@@ -18,13 +18,14 @@ if str(Path(__file__).resolve().parent) not in sys.path:
 
 @pytest.fixture
 def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """``PI_CODING_AGENT_DIR`` (and ``HOME``) inside ``tmp_path``; no session-dir override."""
+    """``PI_CODING_AGENT_DIR``, ``HOME`` and ``PIKO_CACHE_DIR`` inside ``tmp_path``; no session-dir override."""
     agent = tmp_path / "agent"
     agent.mkdir()
     (tmp_path / "home").mkdir()
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
+    monkeypatch.setenv("PIKO_CACHE_DIR", str(tmp_path / "cache"))  # the listing cache
     yield agent
 
 

@@ -20,7 +20,7 @@ from piko.plugins.modes.interactive.commands.common import one_line
 from piko.sessions.entries import readable_message
 
 FILTER_MODES = ("default", "no-tools", "user-only", "labeled-only", "all")
-_BOOKKEEPING = {"label", "custom", "model_change", "thinking_level_change", "session_info"}
+_BOOKKEEPING = {"label", "custom", "model_change", "thinking_level_change", "session_info", "context_edit"}
 
 
 @define(kw_only=True)
@@ -139,6 +139,8 @@ def entry_text(entry: Any, tool_calls: dict[str, tuple[str, dict[str, Any]]]) ->
         return f"[label: {entry.label if entry.label is not None else '(cleared)'}]"
     if kind == "session_info":
         return f"[title: {entry.name or 'empty'}]"
+    if kind == "context_edit":  # pi 1.6
+        return f"[context {'omit' if entry.removes else 'replace'}: {entry.target_id}]"
     return ""
 
 
@@ -148,6 +150,8 @@ def _has_text(content: Any) -> bool:
 
 def _shown(node: Any, mode: str, leaf_id: str | None) -> bool:
     entry = node.entry
+    if entry.type == "usage":  # pi 1.6 never shows its usage records in the tree
+        return False
     message: Any = readable_message(entry) if entry.type == "message" else None
     role = _role(message) if message is not None else ""
     if role == "assistant" and entry.id != leaf_id:

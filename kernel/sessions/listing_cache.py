@@ -1,0 +1,189 @@
+"""The listing cache: what listing found in each session file, kept per session folder, so that
+listing thousands of sessions reads only what changed since the last listing.
+
+A session file only grows (entries are appended; a migration rewrites it whole). For each file
+the cache keeps its size and modification time, the scan of its complete lines
+(:class:`~piko.sessions.listing.ListingScan`), where that scan stopped, and the first bytes of
+the file and the bytes just before that point. Listing then stats every file and:
+
+- opens none whose size and modification time are unchanged;
+- reads a file that grew from where the last scan stopped, once its first bytes and the bytes
+  before that point are still the same (the file was appended to, not rewritten);
+- reads anything else whole (a rewritten, shrunk or new file).
+
+The cache lives in ``<cache dir>/session-lists/`` (``PIKO_CACHE_DIR``); a cache that cannot be
+read or written is ignored: listing is then as slow as without it, never wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from piko.config.paths import cache_dir
+from piko.lib import jsonio
+from piko.sessions.listing import ListingScan, SessionInfo, lines_of
+
+CACHE_VERSION = 1
+_CHECK_BYTES = 32  # the bytes before the scanned point that must be unchanged for an append
+
+
+def _cache_file(directory: str) -> str:
+    digest = hashlib.sha256(os.path.abspath(directory).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    return os.path.join(str(cache_dir()), "session-lists", f"{digest}.json")
+
+
+def _scan_to_json(scan: ListingScan) -> dict[str, Any]:
+    return {
+        "header": scan.header,
+        "count": scan.message_count,
+        "first": scan.first_message,
+        "name": scan.name,
+        "last": scan.last_activity,
+    }
+
+
+def _scan_from_json(data: Any) -> ListingScan | None:
+    if not isinstance(data, dict):
+        return None
+    header, count, first = data.get("header"), data.get("count"), data.get("first")
+    name, last = data.get("name"), data.get("last")
+    if not (
+        (header is None or isinstance(header, dict))
+        and isinstance(count, int)
+        and isinstance(first, str)
+        and (name is None or isinstance(name, str))
+        and (last is None or isinstance(last, int))
+    ):
+        return None
+    return ListingScan(header=header, message_count=count, first_message=first, name=name, last_activity=last)
+
+
+def _copy(scan: ListingScan) -> ListingScan:
+    return ListingScan(
+        header=scan.header,
+        message_count=scan.message_count,
+        first_message=scan.first_message,
+        name=scan.name,
+        last_activity=scan.last_activity,
+    )
+
+
+class _Folder:
+    """The cache records of one session folder: loaded once, written back if anything changed."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.path = _cache_file(directory)
+        self.records: dict[str, dict[str, Any]] = {}
+        self.changed = False
+        try:
+            data = jsonio.read_json_file(self.path)
+        except (OSError, ValueError):
+            return
+        if (
+            isinstance(data, dict)
+            and data.get("version") == CACHE_VERSION
+            and isinstance(data.get("files"), dict)
+        ):
+            self.records = data["files"]
+
+    def save(self) -> None:
+        """Write the records back (those of files no longer in the folder dropped)."""
+        if not self.changed:
+            return
+        try:
+            names = set(os.listdir(self.directory))
+        except OSError:
+            names = set()
+        kept = {name: record for name, record in self.records.items() if name in names}
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            data = jsonio.dumpb({"version": CACHE_VERSION, "files": kept})
+            jsonio.write_atomic(self.path, data, 0o600, fsync=False)
+        except (OSError, ValueError, TypeError):
+            pass  # a cache that cannot be written: the next listing reads again
+
+
+def _info(folder: _Folder, path: str) -> SessionInfo | None:
+    """The listing record of ``path``, from the cache where it can be, scanning what it must."""
+    name = os.path.basename(path)
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    record = folder.records.get(name)
+    if (
+        isinstance(record, dict)
+        and record.get("size") == stat.st_size
+        and record.get("mtime") == stat.st_mtime_ns
+    ):
+        result = _scan_from_json(record.get("result"))
+        if result is not None:
+            return result.info(path, stat.st_mtime) if record.get("session", True) else None
+    committed = _scan_from_json(record.get("scan")) if isinstance(record, dict) else None
+    offset = record.get("offset") if isinstance(record, dict) else None
+    prefix = b""  # the bytes just before where this read starts
+    try:
+        with open(path, "rb") as fh:
+            appendable = (  # only an append makes a file longer and leaves its start as it was
+                isinstance(record, dict)
+                and record.get("session", True)
+                and committed is not None
+                and isinstance(offset, int)
+                and 0 < offset <= stat.st_size
+                and stat.st_size > int(record.get("size") or 0)
+            )
+            if appendable and committed is not None and isinstance(offset, int):
+                head = fh.read(min(offset, _CHECK_BYTES))
+                back = min(offset, _CHECK_BYTES)
+                fh.seek(offset - back)
+                prefix = fh.read(back)
+                if head.hex() != record.get("head") or prefix.hex() != record.get("check"):  # type: ignore[union-attr]
+                    committed, offset, prefix = ListingScan(), 0, b""  # rewritten: read it all again
+                    fh.seek(0)
+            else:
+                committed, offset = ListingScan(), 0
+            data = fh.read()
+    except OSError:
+        return None
+    assert committed is not None and isinstance(offset, int)
+    cut = data.rfind(b"\n") + 1  # complete lines end here; what follows may be a line cut short
+    is_session = committed.add_lines(lines_of(data[:cut]))
+    result = _copy(committed)
+    if is_session and cut < len(data):
+        is_session = result.add_lines(lines_of(data[cut:]))
+    new_offset = offset + cut
+    new_check = (prefix[-_CHECK_BYTES:] + data[max(0, cut - _CHECK_BYTES) : cut])[-_CHECK_BYTES:].hex()
+    kept_head = record.get("head") if isinstance(record, dict) else None
+    new_head = data[: min(cut, _CHECK_BYTES)].hex() if offset == 0 else str(kept_head or "")
+    folder.records[name] = {
+        "size": stat.st_size,
+        "mtime": stat.st_mtime_ns,
+        "offset": new_offset,
+        "check": new_check,
+        "head": new_head,
+        "session": is_session,
+        "scan": _scan_to_json(committed),
+        "result": _scan_to_json(result),
+    }
+    folder.changed = True
+    return result.info(path, stat.st_mtime) if is_session else None
+
+
+def cached_session_infos(files: Iterable[str]) -> list[SessionInfo]:
+    """The listing records of ``files`` (not sorted); files that are not sessions are left out."""
+    by_folder: dict[str, list[str]] = {}
+    for path in files:
+        by_folder.setdefault(os.path.dirname(path), []).append(path)
+    infos: list[SessionInfo] = []
+    for directory, paths in by_folder.items():
+        folder = _Folder(directory)
+        for path in paths:
+            info = _info(folder, path)
+            if info is not None:
+                infos.append(info)
+        folder.save()
+    return infos

