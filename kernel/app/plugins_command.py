@@ -1,4 +1,7 @@
-"""``pi plugins [--json]``: every plugin, where it came from, the hooks it implements, its state."""
+"""``pi plugins [--json]``: every plugin, where it came from, the hooks it implements, its state.
+
+``pi plugins new NAME`` writes a new plugin package (:mod:`piko.app.plugin_template`).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +9,8 @@ import sys
 from typing import Any
 
 import click
+
+from piko.app.plugin_template import new_command
 
 
 def _status(info: Any) -> str:
@@ -16,12 +21,16 @@ def _status(info: Any) -> str:
     return "active"
 
 
-@click.command(
-    "plugins", help="List plugins, where they come from, the hooks they implement, and what is blocked."
+@click.group(
+    "plugins",
+    invoke_without_command=True,
+    help="List plugins, where they come from, the hooks they implement, and what is blocked.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table")
 @click.pass_obj
 def plugins_command(app: Any, as_json: bool) -> None:
+    if click.get_current_context().invoked_subcommand:
+        return  # ``pi plugins new ...``
     from piko.platform.registries import Registries
 
     for registry in Registries.SPECS:  # collect registrations so their problems are reported
@@ -44,3 +53,6 @@ def plugins_command(app: Any, as_json: bool) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
     for message in app.diagnostics():
         sys.stdout.write(f"! {message}\n")
+
+
+plugins_command.add_command(new_command)
