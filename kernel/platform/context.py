@@ -78,6 +78,7 @@ class ExtensionContext:
 
     @property
     def app(self) -> Any:
+        """The :class:`~piko.app.application.App` (settings, registries, the plugin manager)."""
         return self._app if self._app is not None else getattr(self._host, "app", None)
 
     @property

@@ -70,4 +70,5 @@ class NoOpUI:
 
     @property
     def theme(self) -> Any:
+        """The current theme (``None``: there is nothing to draw)."""
         return None
