@@ -29,6 +29,7 @@ from piko.platform import discovery
 from piko.platform.event_bus import EventBus
 from piko.platform.extension_api import ExtensionAPI
 from piko.platform.manager import PikoPluginManager
+from piko.platform.provenance import Provenance
 from piko.platform.registries import Registries
 from piko.platform.tracing import Tracer
 
@@ -68,7 +69,8 @@ class App:
         self.tracer = Tracer.from_environment()
         if self.tracer is not None:
             self.tracer.attach(self.pm)
-        self.registries = Registries(self.pm)
+        self.provenance = Provenance()
+        self.registries = Registries(self.pm, self.provenance)
         self.event_bus = EventBus()
         self.options: dict[str, Any] = {}
         self.flag_values: dict[str, Any] = {}
@@ -85,6 +87,7 @@ class App:
         from piko.platform.policy import load_policy
 
         self.policy = load_policy()
+        self.registries.overrides_forbidden = self.policy.forbids_overrides()
         self.pm.register_internal(core_plugin, "core")
         self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
         # Trust is settled (and asked, once) before any project code is even on the import path.
@@ -92,12 +95,16 @@ class App:
         if self.project_trusted:
             trust.activate_project_site(self.cwd)
         records = discovery.scan()
-        self.pm.apply_blocking(self._blocked(options, records), self._allowlist())
+        blocked = self._blocked(options, records)
+        self.pm.apply_blocking(blocked, self._allowlist())
         self.pm.load_entry_points(records, self.make_extension_api)
         package_extensions = _start_packages(self, options)
         for path in self._extension_paths(options, package_extensions):
             self.pm.load_extension_file(path, self.make_extension_api)
         self.pm.validate()
+        self.pm.report_unknown_names(
+            {**blocked, **{name: "PIKO_PLUGINS" for name in self._allowlist() or ()}}
+        )
         self.notices.extend(self._project_disabled_notices(records))
         self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
         self._boot_options = options

@@ -97,6 +97,17 @@ def preparse(argv: list[str]) -> Any:
     return options
 
 
+def _machine_output(argv: list[str]) -> bool:
+    """Whether the command line asks for a mode whose stdout is JSON records (``json``, ``rpc``)."""
+    from piko.app.cli_args import ArgumentError, OptionSpec, pick_options
+
+    try:
+        mode = pick_options(argv, [OptionSpec(("--mode",), "mode", "value")])["mode"]
+    except ArgumentError:
+        return False
+    return mode in ("json", "rpc")
+
+
 def _subcommand_index(argv: list[str]) -> int:
     """Where a subcommand name may stand: after the plugin-loading options ``preparse`` read.
 
@@ -266,15 +277,23 @@ def run(argv: list[str]) -> int:
     from piko.platform.manager import EssentialPluginError
 
     app = App()
+    stdout = sys.stdout
+    if _machine_output(argv):  # JSON lines on stdout: what extensions print while loading goes to stderr
+        sys.stdout = sys.stderr
     try:
         app.boot(preparse(argv))
     except EssentialPluginError as exc:
         return _say_error(str(exc))
+    finally:
+        sys.stdout = stdout
 
     first = _subcommand_index(argv)
     if first < len(argv) and argv[first] in app.registries.cli_commands:
         app.report()
-        return _run_subcommand(app, argv[first], argv[first + 1 :])
+        try:
+            return _run_subcommand(app, argv[first], argv[first + 1 :])
+        finally:
+            app.provenance.save()
 
     from piko.app.cli_args import ArgumentError, parse_arguments
 
@@ -304,7 +323,10 @@ def run(argv: list[str]) -> int:
     for flag in app.registries.flags:
         if flag.run is not None and app.flag_values.get(flag.name) not in (None, False):
             return int(flag.resolved("run")(app, app.flag_values[flag.name], _info_stream(argv)) or 0)
-    return run_mode(app, argv)
+    try:
+        return run_mode(app, argv)
+    finally:
+        app.provenance.save()
 
 
 def _run_subcommand(app: Any, name: str, args: list[str]) -> int:
@@ -339,18 +361,29 @@ def run_mode(app: Any, argv: list[str]) -> int:
     name = selected_mode(app, argv)
     mode = app.registries.modes.get(name)
     if mode is None:
+        from piko.platform.provenance import explain
+
         available = ", ".join(app.registries.modes.names()) or "none"
+        why = explain(app, "modes", name)
         blocked = [i.name for i in app.pm.infos.values() if i.blocked and i.name.startswith("modes.")]
-        hint = f" (blocked: {', '.join(blocked)})" if blocked else ""
+        hint = f"; {why}" if why else (f" (blocked: {', '.join(blocked)})" if blocked else "")
         return _say_error(f"mode '{name}' is not available; registered modes: {available}{hint}")
     app.options["mode"] = name
-    run_fn = mode.resolved("run")
-    result = run_fn(app)
     clean = True
-    if hasattr(result, "__await__"):
-        from piko.lib.exit_signals import run_to_exit
+    try:
+        result = mode.resolved("run")(app)
+        if hasattr(result, "__await__"):
+            from piko.lib.exit_signals import run_to_exit
 
-        result, clean = run_to_exit(result)
+            result, clean = run_to_exit(result)
+    except Exception as exc:  # a broken mode: one line (the traceback with PIKO_TRACE), exit 1
+        if app.tracer is not None:
+            import traceback
+
+            traceback.print_exc()
+        from piko.lib.redaction import redact
+
+        result = _say_error(redact(f"mode '{name}' ({mode.plugin}) failed: {type(exc).__name__}: {exc}"))
     try:
         app.pm.hook.piko_unconfigure(config=app)
     except Exception as exc:  # shutting down: report and keep the mode's exit code

@@ -309,8 +309,3 @@ def text_of(content: str | list[Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(block.text for block in content if isinstance(block, TextContent))
-
-
-def empty_usage() -> Usage:
-    """A fresh zero usage record."""
-    return Usage()

@@ -19,15 +19,9 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.lib.records import Record
+from piko.lib.text import js_length
 
 IMAGE_CHARS = 4800  # an image block counts as 4800 characters (1200 tokens)
-
-
-def js_length(text: str) -> int:
-    """``text.length`` in JavaScript: UTF-16 code units (a character outside the BMP counts twice)."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _arguments_length(arguments: Any) -> int:

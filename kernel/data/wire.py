@@ -41,6 +41,8 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.stream_blocks import STREAMING_BLOCKS
+from piko.lib.records import Record
+from piko.lib.text import camel
 
 __all__ = [
     "block_from_wire",
@@ -50,6 +52,7 @@ __all__ = [
     "message_from_wire",
     "messages_from_wire",
     "model_from_wire",
+    "record_to_wire",
     "to_wire",
 ]
 
@@ -78,12 +81,6 @@ def __getattr__(name: str) -> Any:
     if name == "converter":
         return get_converter()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def camel(name: str) -> str:
-    """snake_case -> camelCase (``tool_call_id`` -> ``toolCallId``)."""
-    head, *rest = name.split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 def _number(value: Any) -> Any:
@@ -273,6 +270,21 @@ def to_wire(obj: Any) -> Any:
     return obj
 
 
+def record_to_wire(record: Record) -> dict[str, Any]:
+    """The camelCase JSON data of a typed record: every field in declaration order, ``None``
+    included (a caller leaves out what its wire shape omits); nested records, lists and
+    data-model objects converted."""
+    return {camel(f.name): _record_value(getattr(record, f.name)) for f in type(record).FIELDS if f.wire}
+
+
+def _record_value(value: Any) -> Any:
+    if isinstance(value, Record):
+        return record_to_wire(value)
+    if isinstance(value, list):
+        return [_record_value(v) for v in value]
+    return to_wire(value)
+
+
 def block_from_wire(data: Any) -> Any:
     """A content block from its JSON form; an unknown block type stays a dict."""
     if not isinstance(data, dict):
@@ -310,3 +322,27 @@ def model_from_wire(data: dict[str, Any]) -> Model:
 def from_wire(cls: type, data: dict[str, Any]) -> Any:
     """Any registered data-model class from its JSON form."""
     return _structurers[cls](data)
+
+
+def error_result(text: str) -> ToolResult:
+    """A tool result carrying an error text (pi sends ``details: {}`` with it)."""
+    return ToolResult(content=[TextContent(text=text)], details={}, is_error=True)
+
+
+def normalize_tool_result(value: Any) -> ToolResult:
+    """Accept ``ToolResult``, a dict (``content``/``details``/``isError``) or a plain string."""
+    if isinstance(value, ToolResult):
+        return value
+    if value is None:
+        return ToolResult(content=[])
+    if isinstance(value, str):
+        return ToolResult(content=[TextContent(text=value)])
+    if isinstance(value, dict):
+        content = value.get("content") or []
+        if isinstance(content, str):
+            content = [TextContent(text=content)]
+        else:
+            content = blocks_from_wire(list(content))
+        is_error = value.get("is_error", value.get("isError", False))
+        return ToolResult(content=content, details=value.get("details"), is_error=bool(is_error))
+    raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict or str")

@@ -1,7 +1,8 @@
 """When and how the session compacts; what to keep and how to summarize is the compaction plugin's.
 
-The kernel decides *when* (the context overflowed, or crossed ``contextWindow - reserveTokens``,
-or the user asked) and runs the sequence: ``piko_compaction_prepare``, the cancellable
+The kernel decides *when* (the context overflowed, or crossed ``contextWindow - reserveTokens``
+with the budgets :func:`fitted_budgets` fits to small windows, or the user asked) and runs the
+sequence: ``piko_compaction_prepare``, the cancellable
 ``session_before_compact`` (which may also supply the summary), ``piko_compact``, then a
 ``compaction`` entry in the session, ``session_compact``, and the rebuilt context. Listeners see
 ``compaction_start``/``compaction_end``; extensions also get ``auto_compaction_*`` for automatic runs.
@@ -36,6 +37,39 @@ OVERFLOW_GAVE_UP = (
 )
 
 
+def overflow_nothing_to_compact(context_window: int) -> str:
+    """Why an overflow cannot be recovered from when nothing before the latest messages is left to summarize."""
+    return (
+        "nothing to compact: the latest messages alone exceed the context window "
+        f"({context_window} tokens). Try a shorter request or a larger-context model."
+    )
+
+
+def fitted_budgets(
+    reserve_tokens: int, keep_recent_tokens: int, context_window: int, *, overhead: int = 0
+) -> tuple[int, int]:
+    """``(reserveTokens, keepRecentTokens)`` fitted to a model's context window.
+
+    pi's defaults (16384 and 20000) suit windows of 32k tokens and more; on a 4k or 8k model the
+    threshold ``contextWindow - reserveTokens`` is below zero and the kept tail is the whole
+    session, so compaction can never free anything. Fitted:
+
+    * the threshold is ``contextWindow - reserveTokens``, but never below the lower of
+      ``reserveTokens`` and three quarters of the window (the reserve shrinks to fit);
+    * the kept tail is at most half of what the threshold leaves after ``overhead`` (the system
+      prompt and tool definitions, which reported usage counts and message estimates do not),
+      so that the summary and new turns have room before the next compaction.
+
+    A window of twice the reserve or more keeps the reserve; the default tail is kept on windows
+    of about 64k tokens and more. Without a window (``0``) both settings are returned as they are.
+    """
+    if context_window <= 0:
+        return reserve_tokens, keep_recent_tokens
+    threshold = max(context_window - reserve_tokens, min(reserve_tokens, context_window * 3 // 4))
+    keep = min(keep_recent_tokens, max(0, threshold - max(0, overhead)) // 2)
+    return context_window - threshold, keep
+
+
 def _latest_compaction_time(session: Any) -> int | None:
     for entry in reversed(session.session_manager.get_branch()):
         if getattr(entry, "type", "") == "compaction":
@@ -55,7 +89,7 @@ async def check_compaction(
     ``"retry"``: an overflow was compacted and the failed request should be sent again;
     ``"compacted"``: the context passed the threshold and was compacted; ``None``: nothing done.
     """
-    if not session.auto_compaction_enabled or session.model is None:
+    if not session.compaction.enabled or session.model is None:
         return None
     if skip_aborted and message.stop_reason == "aborted":
         return None
@@ -69,14 +103,20 @@ async def check_compaction(
 
     same_model = message.provider == model.provider and message.model == model.id
     if same_model and is_context_overflow(message, window):
-        if session._overflow_recovery_attempted:
-            await session._notify(CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP))
+        if session.runs.overflow_recovery_attempted:
+            await session.listeners.notify(
+                CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP)
+            )
             return None
-        session._overflow_recovery_attempted = True
+        session.runs.overflow_recovery_attempted = True
         messages = session.agent.state.messages
-        if messages and isinstance(messages[-1], AssistantMessage):
-            messages.pop()
-        return "retry" if await run_compaction(session, "overflow", will_retry=True) else None
+        failed = messages.pop() if messages and isinstance(messages[-1], AssistantMessage) else None
+        if await run_compaction(session, "overflow", will_retry=True):
+            return "retry"
+        if failed is not None and session.agent.state.messages is messages:
+            # not recovered: the failed response stays the last word, which the modes report
+            messages.append(failed)
+        return None
     if message.stop_reason == "error":
         # no usage on a failed response: estimate from the last successful one, unless that
         # one predates the latest compaction (its usage measured the old, larger context)
@@ -90,7 +130,7 @@ async def check_compaction(
         tokens = estimate.tokens
     else:
         tokens = usage_tokens(message.usage)
-    reserve = int(compaction_settings(session)["reserveTokens"])
+    reserve, _keep = fitted_budgets(int(compaction_settings(session)["reserveTokens"]), 0, window)
     if window and tokens > window - reserve:
         await run_compaction(session, "threshold", will_retry=False)
         return "compacted"
@@ -144,6 +184,20 @@ class _NothingToCompact(Exception):
     pass
 
 
+async def compact(session: Any, custom_instructions: str | None = None) -> CompactionResult:
+    """Manual compaction (``/compact``, RPC ``compact``), once what runs is aborted.
+
+    Returns what was written; raises with pi's message when it fails or is cancelled.
+    """
+    await session.abort()
+    if await run_compaction(session, "manual", custom_instructions=custom_instructions, will_retry=False):
+        result: CompactionResult = session.compaction.last_result
+        return result
+    if session.compaction.last_error:
+        raise RuntimeError(session.compaction.last_error.removeprefix("Compaction failed: "))
+    raise RuntimeError("Compaction cancelled")
+
+
 async def run_compaction(
     session: Any, reason: str, *, custom_instructions: str | None = None, will_retry: bool = False
 ) -> bool:
@@ -151,17 +205,18 @@ async def run_compaction(
 
     Failures end in ``compaction_end`` with pi's wording (``Compaction failed: ...``,
     ``Auto-compaction failed: ...``, ``Context overflow recovery failed: ...``); a cancel (an
-    extension, or :meth:`abort_compaction`) ends it with ``aborted`` and no error. An automatic
+    extension, or :meth:`~piko.engine.compaction_state.CompactionState.abort`) ends it with ``aborted`` and no error. An automatic
     compaction with nothing to compact, or without credentials, ends quietly.
     """
     ctx = session.ctx
     dispatcher = session.dispatcher
     automatic = reason != "manual"
-    await session._notify(CompactionStartEvent(reason=reason))
+    await session.listeners.notify(CompactionStartEvent(reason=reason))
     if automatic:
         await dispatcher.emit("auto_compaction_start", AutoCompactionStartEvent(reason=reason), ctx)
-    session.is_compacting = True
-    controller = session._compaction_controller = AbortController()
+    state = session.compaction
+    state.running = True
+    controller = state.controller = AbortController()
     result: CompactionResult | None = None
     error: str | None = None
     aborted = False
@@ -189,6 +244,8 @@ async def run_compaction(
         )
         preparation = await ask_strategy(session, "compaction_prepare", request)
         if preparation is None:
+            if reason == "overflow":  # the request stays too large: say so rather than stop silently
+                raise RuntimeError(overflow_nothing_to_compact(model.context_window))
             if automatic:
                 raise _NothingToCompact()
             if not dispatcher.has_handlers("compaction_prepare"):
@@ -247,8 +304,8 @@ async def run_compaction(
             aborted = True
         else:
             error = redact(_failure_message(reason, str(exc) or type(exc).__name__))
-    session.is_compacting = False
-    session._compaction_controller = None
+    state.running = False
+    state.controller = None
     written = result is not None
     await _finish(session, reason, result, aborted=aborted, will_retry=will_retry and written, error=error)
     return written
@@ -283,7 +340,7 @@ async def _finish(
             "tokensBefore": result.tokens_before,
             "details": result.details,
         }
-    await session._notify(
+    await session.listeners.notify(
         CompactionEndEvent(
             reason=reason, result=wire_result, aborted=aborted, will_retry=will_retry, error_message=error
         )
@@ -296,5 +353,5 @@ async def _finish(
             ),
             session.ctx,
         )
-    session.last_compaction_result = result
-    session.last_compaction_error = error
+    session.compaction.last_result = result
+    session.compaction.last_error = error

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from piko.lib.text import normalize_newlines
+
 _POSITIONAL = re.compile(r"\$(\d+)")
 _SLICE = re.compile(r"\$\{@:(\d+)(?::(\d+))?\}")
 
@@ -67,7 +69,7 @@ def expand_prompt_template(text: str, templates: list[Any]) -> str:
 
 def strip_frontmatter(text: str) -> str:
     """The body of a markdown file after a leading ``---`` front matter block (trimmed when there is one)."""
-    normalized = text.replace("\r\n", "\n").replace("\r", "\n")
+    normalized = normalize_newlines(text)
     if normalized.startswith("---"):
         end = normalized.find("\n---", 3)
         if end != -1:

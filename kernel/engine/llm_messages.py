@@ -46,9 +46,8 @@ IMAGES_BLOCKED = "Image reading is disabled."
 
 def block_images(messages: list[Message]) -> list[Message]:
     """Replace image blocks of user messages and tool results by a note (settings ``images.blockImages``)."""
-    import attrs
-
     from piko.data.messages import ImageContent
+    from piko.lib.records import replace
 
     out: list[Message] = []
     for message in messages:
@@ -66,7 +65,7 @@ def block_images(messages: list[Message]) -> list[Message]:
                             continue
                         block = TextContent(text=IMAGES_BLOCKED)
                     blocks.append(block)
-                message = attrs.evolve(message, content=blocks)
+                message = replace(message, content=blocks)
         out.append(message)
     return out
 

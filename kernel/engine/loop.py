@@ -18,8 +18,6 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-import attrs
-
 from piko.data.events import (
     AgentEndEvent,
     AgentStartEvent,
@@ -35,17 +33,15 @@ from piko.data.events import (
 from piko.data.messages import (
     AssistantMessage,
     Model,
-    TextContent,
     ToolCall,
     ToolResult,
     ToolResultMessage,
     Usage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.data.wire import blocks_from_wire
+from piko.data.wire import blocks_from_wire, error_result, normalize_tool_result
 from piko.lib.abort import AbortSignal
-from piko.lib.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
-from piko.lib.records import Record, field
+from piko.lib.records import Record, field, replace
 from piko.lib.redaction import redact
 
 Emit = Callable[[Any], Awaitable[None]]
@@ -77,30 +73,6 @@ class LoopConfig(Record):
     after_tool_call: Callable[[ToolCall, dict[str, Any], ToolResult, bool], Awaitable[Any]] | None = None
     get_steering: Callable[[], Awaitable[list[Any]]] | None = None
     get_follow_up: Callable[[], Awaitable[list[Any]]] | None = None
-
-
-def error_result(text: str) -> ToolResult:
-    """A tool result carrying an error text (pi sends ``details: {}`` with it)."""
-    return ToolResult(content=[TextContent(text=text)], details={}, is_error=True)
-
-
-def normalize_tool_result(value: Any) -> ToolResult:
-    """Accept ``ToolResult``, a dict (``content``/``details``/``isError``) or a plain string."""
-    if isinstance(value, ToolResult):
-        return value
-    if value is None:
-        return ToolResult(content=[])
-    if isinstance(value, str):
-        return ToolResult(content=[TextContent(text=value)])
-    if isinstance(value, dict):
-        content = value.get("content") or []
-        if isinstance(content, str):
-            content = [TextContent(text=content)]
-        else:
-            content = blocks_from_wire(list(content))
-        is_error = value.get("is_error", value.get("isError", False))
-        return ToolResult(content=content, details=value.get("details"), is_error=bool(is_error))
-    raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict or str")
 
 
 async def run_agent_loop(
@@ -253,7 +225,7 @@ async def _stream_assistant(
 
 def _snapshot(message: AssistantMessage) -> AssistantMessage:
     """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
-    return attrs.evolve(message, content=list(message.content))
+    return replace(message, content=list(message.content))
 
 
 async def _execute_tool_calls(
@@ -344,17 +316,7 @@ async def _run_tool(
         updates.append(asyncio.ensure_future(_after(previous, emit(event))))
 
     try:
-        execute = tool.resolved("execute")
-        if is_coroutine_callable(execute):
-            value = execute(call.id, args, signal, on_update, config.tool_ctx)
-        else:  # a plain function may block: on a thread of its own, so an abort still ends the call
-            thread_ctx = LoopProxy(config.tool_ctx) if config.tool_ctx is not None else None
-            value = await run_abortable(
-                execute, call.id, args, signal, loop_bound(on_update), thread_ctx, signal=signal
-            )
-        if hasattr(value, "__await__"):
-            value = await value
-        result = normalize_tool_result(value)
+        result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
     if updates:

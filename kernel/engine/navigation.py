@@ -22,7 +22,41 @@ from piko.data.events import (
     SessionTreeEvent,
 )
 from piko.data.messages import UserMessage, text_of
+from piko.lib.records import Record, field
 from piko.sessions.entries import readable_message
+
+
+class SessionChange(Record):
+    """How ``new_session``/``switch_session`` ended: cancelled by an extension, or done, with what
+    reading the file reported (lines skipped, messages left out of the context)."""
+
+    cancelled: bool = False
+    warnings: list[str] = field(factory=list)
+
+
+class ForkOutcome(Record):
+    """How ``fork`` ended; ``text`` is the user message forked before, for the editor."""
+
+    cancelled: bool = False
+    text: str | None = None
+
+
+class TreeOutcome(Record):
+    """How ``navigate_tree`` ended: ``aborted`` when the branch summary was cancelled (the move is
+    cancelled too); ``editor_text`` is the text of a user message chosen as target; ``warnings``
+    tell of damage on the branch reached not reported before."""
+
+    cancelled: bool = False
+    aborted: bool = False
+    editor_text: str | None = None
+    warnings: list[str] = field(factory=list)
+
+
+class ForkMessage(Record):
+    """A user message one can fork from."""
+
+    entry_id: str
+    text: str
 
 
 async def _replace_manager(session: Any, manager: Any, reason: str, previous_file: str | None) -> None:
@@ -39,15 +73,14 @@ async def _replace_manager(session: Any, manager: Any, reason: str, previous_fil
     session.cwd = str(getattr(manager, "cwd", session.cwd))
     context = manager.build_context()
     session.agent.state.messages = list(context.messages)
-    session.agent.clear_queues()
-    session._steering_texts, session._follow_up_texts = [], []
+    session.queues.reset()
     registry = session.model_registry
     if context.model:
         restored = registry.find(*context.model)
         if restored is not None and registry.has_auth(restored.provider):
             session.model = restored
     if context.thinking_level and context.messages:
-        session._thinking_level = context.thinking_level
+        session.models.restore_thinking_level(context.thinking_level)
     elif session.model is not None and not manager.get_entries():
         manager.append_model_change(session.model.provider, session.model.id)
         manager.append_thinking_level_change(session.thinking_level)
@@ -57,8 +90,8 @@ async def _replace_manager(session: Any, manager: Any, reason: str, previous_fil
     )
 
 
-async def new_session(session: Any, parent_session: str | None = None) -> dict[str, Any]:
-    """Start a fresh session (``/new``, RPC ``new_session``); ``{"cancelled": bool}``."""
+async def new_session(session: Any, parent_session: str | None = None) -> SessionChange:
+    """Start a fresh session (``/new``, RPC ``new_session``)."""
     from piko.engine.setup import session_dir
     from piko.sessions.manager import SessionManager
 
@@ -66,7 +99,7 @@ async def new_session(session: Any, parent_session: str | None = None) -> dict[s
         "session_before_switch", SessionBeforeSwitchEvent(reason="new"), session.ctx
     )
     if before and before.get("cancel"):
-        return {"cancelled": True}
+        return SessionChange(cancelled=True)
     await session.abort()
     previous = session.session_file
     if session.session_manager.session_file is None:
@@ -79,12 +112,11 @@ async def new_session(session: Any, parent_session: str | None = None) -> dict[s
     await session.dispatcher.emit(
         "session_switch", SessionSwitchEvent(reason="new", previous_session_file=previous), session.ctx
     )
-    return {"cancelled": False}
+    return SessionChange()
 
 
-async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
-    """Resume another session file (``/resume``, RPC ``switch_session``): ``{"cancelled": bool}``,
-    with ``"warnings"`` (lines skipped, messages left out of the context) when the file has any."""
+async def switch_session(session: Any, session_path: str) -> SessionChange:
+    """Resume another session file (``/resume``, RPC ``switch_session``)."""
     from piko.engine.setup import session_dir
     from piko.sessions.manager import SessionManager
 
@@ -94,7 +126,7 @@ async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
         session.ctx,
     )
     if before and before.get("cancel"):
-        return {"cancelled": True}
+        return SessionChange(cancelled=True)
     manager = SessionManager.open(session_path, cwd=session.cwd, session_dir=session_dir(session.app))
     await session.abort()
     previous = session.session_file
@@ -102,16 +134,14 @@ async def switch_session(session: Any, session_path: str) -> dict[str, Any]:
     await session.dispatcher.emit(
         "session_switch", SessionSwitchEvent(reason="resume", previous_session_file=previous), session.ctx
     )
-    warnings = [str(d) for d in manager.diagnostics]  # complete: the context was built above
-    return {"cancelled": False, "warnings": warnings} if warnings else {"cancelled": False}
+    # complete: the context was built above
+    return SessionChange(warnings=[str(d) for d in manager.diagnostics])
 
 
-async def fork(session: Any, entry_id: str, position: str = "before") -> dict[str, Any]:
-    """A new session from the history before a user message (``/fork``, RPC ``fork``).
-
-    Returns ``{"cancelled": bool, "text": <the user message's text>}`` so a front end can put the
-    text back in the editor.
-    """
+async def fork(session: Any, entry_id: str, position: str = "before") -> ForkOutcome:
+    """A new session from the history before a user message (``/fork``, RPC ``fork``), or with
+    all of it (``position="at"``: ``/clone``); the outcome holds the message's text, so a front
+    end can put it back in the editor."""
     from piko.engine.setup import session_dir
     from piko.sessions.manager import SessionManager
 
@@ -119,7 +149,7 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> dict[st
         "session_before_fork", SessionBeforeForkEvent(entry_id=entry_id, position=position), session.ctx
     )
     if before and before.get("cancel"):
-        return {"cancelled": True}
+        return ForkOutcome(cancelled=True)
     manager = session.session_manager
     entry = manager.get_entry(entry_id)
     if entry is None:
@@ -152,18 +182,18 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> dict[st
     await session.dispatcher.emit(
         "session_fork", SessionForkEvent(previous_session_file=previous), session.ctx
     )
-    return {"cancelled": False, "text": text}
+    return ForkOutcome(text=text)
 
 
-def fork_messages(session: Any) -> list[dict[str, str]]:
-    """User messages one can fork from: ``[{"entryId", "text"}]`` (RPC ``get_fork_messages``)."""
+def fork_messages(session: Any) -> list[ForkMessage]:
+    """User messages one can fork from (RPC ``get_fork_messages``, ``/fork``)."""
     out = []
     for entry in session.session_manager.get_entries():
         message = readable_message(entry)
         if isinstance(message, UserMessage):
             text = text_of(message.content)
             if text:
-                out.append({"entryId": entry.id, "text": text})
+                out.append(ForkMessage(entry_id=entry.id, text=text))
     return out
 
 
@@ -175,12 +205,10 @@ async def navigate_tree(
     custom_instructions: str | None = None,
     replace_instructions: bool = False,
     label: str | None = None,
-) -> dict[str, Any]:
+) -> TreeOutcome:
     """Move the leaf to ``target_id`` (``/tree``), optionally summarizing the branch left behind.
 
-    A user message as target puts the leaf on its parent and returns its text for the editor.
-    Returns ``{"cancelled": bool, "editorText": str | None}``, with ``"warnings"`` when the branch
-    reached holds damage not reported before (a message that cannot be read...).
+    A user message as target puts the leaf on its parent and gives its text for the editor.
     """
     manager = session.session_manager
     reported = len(manager.diagnostics)
@@ -214,7 +242,7 @@ async def navigate_tree(
         session.ctx,
     )
     if before and before.get("cancel"):
-        return {"cancelled": True, "editorText": None}
+        return TreeOutcome(cancelled=True)
     if before and before.get("custom_instructions") is not None:
         custom_instructions = before["custom_instructions"]
     summary = before.get("summary") if before else None
@@ -231,17 +259,14 @@ async def navigate_tree(
             signal=controller.signal,
             thinking_level=session.thinking_level,
         )
-        session._tree_controller = controller
         try:
             # called directly, as compaction is: a summary may take longer than a handler budget,
             # and its failure must reach the caller
             summary = await ask_strategy(session, "summarize_branch", request)
         except Exception:
             if controller.signal.aborted:
-                return {"cancelled": True, "aborted": True, "editorText": None}
+                return TreeOutcome(cancelled=True, aborted=True)
             raise
-        finally:
-            session._tree_controller = None
     if new_leaf is None:
         manager.reset_leaf()
     else:
@@ -272,8 +297,4 @@ async def navigate_tree(
         ),
         session.ctx,
     )
-    result: dict[str, Any] = {"cancelled": False, "editorText": editor_text}
-    warnings = [str(d) for d in manager.diagnostics[reported:]]
-    if warnings:
-        result["warnings"] = warnings
-    return result
+    return TreeOutcome(editor_text=editor_text, warnings=[str(d) for d in manager.diagnostics[reported:]])

@@ -126,7 +126,10 @@ def select_tools(app: Any) -> list[str]:
         known = {t.name for t in tools}
         unknown = [n for n in wanted if n not in known]
         if unknown:
+            from piko.platform.provenance import explain
+
             app.notices.append(f"Unknown tool(s) in --tools: {', '.join(unknown)}")
+            app.notices.extend(why for name in unknown if (why := explain(app, "tools", name)))
         return [n for n in wanted if n in known]
     if options.get("no_builtin_tools"):
         return [t.name for t in tools if t.default_active and not t.plugin.startswith("tools.")]
@@ -198,8 +201,9 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
         name = next((n for n in registry.model_providers() if n.lower() == provider.lower()), None)
         own = registry.models_of(name) if name is not None else []
         if not own:
+            why = registry.unavailable(provider)
             raise SetupError(
-                f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
+                why or f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
             )
         preferred = DEFAULT_MODEL_PER_PROVIDER.get(own[0].provider)
         return next((m for m in own if m.id == preferred), own[0]), None, warnings, True

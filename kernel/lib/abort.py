@@ -77,16 +77,3 @@ class AbortController:
     def abort(self, reason: Any = "aborted") -> None:
         """Abort the signal with ``reason`` and call its listeners (once: later calls do nothing)."""
         self.signal._fire(reason)
-
-
-def any_signal(*signals: AbortSignal | None) -> AbortSignal:
-    """A signal that aborts when any of ``signals`` does."""
-    controller = AbortController()
-
-    def forward(source: AbortSignal) -> Callable[[], None]:
-        return lambda: controller.abort(source.reason)
-
-    for signal in signals:
-        if signal is not None:
-            signal.add_listener(forward(signal))
-    return controller.signal

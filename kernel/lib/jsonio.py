@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 from pathlib import Path
 from typing import Any
+
+from piko.lib.jsnumbers import js_string
 
 try:  # orjson is a dependency; the fallback keeps piko usable in odd environments
     import orjson as _orjson
@@ -72,34 +75,10 @@ _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def js_number(value: float) -> str:
-    """A float as JavaScript's ``Number.prototype.toString`` writes it (``JSON.stringify``)."""
-    if value != value or value in (float("inf"), float("-inf")):
+    """A float as ``JSON.stringify`` writes it: ``String(number)``, and ``null`` for NaN and infinities."""
+    if value != value or value in (math.inf, -math.inf):
         return "null"
-    if value == 0:
-        return "0"
-    text = repr(value)
-    sign = ""
-    if text[0] == "-":
-        sign, text = "-", text[1:]
-    mantissa, _, exp_text = text.partition("e")
-    whole, _, frac = mantissa.partition(".")
-    digits = whole + frac
-    stripped = digits.lstrip("0")
-    point = len(whole) - (len(digits) - len(stripped)) + (int(exp_text) if exp_text else 0)
-    digits = stripped.rstrip("0") or "0"
-    k = len(digits)
-    if k <= point <= 21:
-        body = digits + "0" * (point - k)
-    elif 0 < point <= 21:
-        body = digits[:point] + "." + digits[point:]
-    elif -6 < point <= 0:
-        body = "0." + "0" * (-point) + digits
-    else:
-        exp = point - 1
-        body = (
-            digits[0] + ("." + digits[1:] if k > 1 else "") + "e" + ("+" if exp >= 0 else "-") + str(abs(exp))
-        )
-    return sign + body
+    return js_string(value)
 
 
 def _js_floats(value: Any) -> Any:

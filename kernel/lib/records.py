@@ -11,6 +11,10 @@ positional arguments in field order, ``frozen=True`` makes instances read-only a
 ``eq=False`` keeps identity comparison. :func:`field` gives factories and keeps fields off the
 wire; :func:`replace` is ``attrs.evolve`` for records. Type checkers see the generated
 ``__init__`` through :func:`typing.dataclass_transform`.
+
+The data model's messages and blocks are attrs classes (cattrs converts them); :func:`replace`,
+:func:`as_dict`, :func:`record_fields` and :func:`is_record` take their instances as well, so no
+caller needs to tell the two kinds apart.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from typing import Any, ClassVar, TypeVar, dataclass_transform
 
 _NOTHING: Any = object()
 
-R = TypeVar("R", bound="Record")
+T = TypeVar("T")
 
 
 class FrozenRecordError(AttributeError):
@@ -157,18 +161,37 @@ class Record:
     __hash__ = None  # type: ignore[assignment]  # mutable, like attrs' default
 
 
-def record_fields(cls_or_obj: Any) -> tuple[FieldSpec, ...]:
-    """The fields of a record class or instance."""
-    return tuple(getattr(cls_or_obj, "FIELDS", ()))
+def _attrs_fields(cls: type) -> tuple[Any, ...] | None:
+    """The fields of an attrs class (the data model's messages and blocks), else ``None``."""
+    fields = getattr(cls, "__attrs_attrs__", None)
+    return None if fields is None else tuple(fields)
+
+
+def record_fields(cls_or_obj: Any) -> tuple[Any, ...]:
+    """The fields of a record or attrs class or instance (each has ``name`` and ``default``)."""
+    cls = cls_or_obj if isinstance(cls_or_obj, type) else type(cls_or_obj)
+    fields = getattr(cls, "FIELDS", None)
+    if fields is None:
+        fields = _attrs_fields(cls) or ()
+    return tuple(fields)
 
 
 def is_record(obj: Any) -> bool:
-    """Whether ``obj`` is a record instance."""
-    return isinstance(obj, Record)
+    """Whether ``obj`` is a record instance: a :class:`Record` or an instance of an attrs class."""
+    return isinstance(obj, Record) or (not isinstance(obj, type) and _attrs_fields(type(obj)) is not None)
 
 
-def replace(obj: R, **changes: Any) -> R:
-    """A copy of ``obj`` with ``changes`` applied (``attrs.evolve`` for records)."""
+def replace(obj: T, **changes: Any) -> T:
+    """A copy of ``obj`` with ``changes`` applied: a :class:`Record`, or an attrs instance."""
+    if not isinstance(obj, Record):
+        if not is_record(obj):
+            raise TypeError(f"replace() takes a record, not {type(obj).__name__}")
+        import attrs
+
+        missing = sorted(set(changes) - {f.name for f in record_fields(obj)})
+        if missing:
+            raise TypeError(f"{type(obj).__name__} has no fields {missing}")
+        return attrs.evolve(obj, **changes)  # type: ignore[misc,no-any-return,unused-ignore]
     values = {f.name: obj.__dict__[f.name] for f in obj.FIELDS}
     unknown = set(changes) - set(values)
     if unknown:
@@ -179,6 +202,8 @@ def replace(obj: R, **changes: Any) -> R:
     return new
 
 
-def as_dict(obj: Record) -> dict[str, Any]:
-    """The fields of a record as a dict (shallow, like ``attrs.asdict(recurse=False)``)."""
-    return {f.name: obj.__dict__[f.name] for f in obj.FIELDS}
+def as_dict(obj: Any) -> dict[str, Any]:
+    """The fields of a record or attrs instance as a dict (shallow, like ``attrs.asdict(recurse=False)``)."""
+    if isinstance(obj, Record):
+        return {f.name: obj.__dict__[f.name] for f in obj.FIELDS}
+    return {f.name: getattr(obj, f.name) for f in record_fields(obj)}

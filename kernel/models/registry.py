@@ -37,13 +37,11 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-import attrs
-
 from piko.data.messages import Model
 from piko.lib.records import Record, replace
 from piko.lib.redaction import is_credential_name, register_config_value, register_secret
 from piko.platform.ordering import call_order
-from piko.platform.registries import ProviderConfig
+from piko.platform.registries import Override, ProviderConfig, RegistrationError, provider_config
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
@@ -79,6 +77,8 @@ class ModelRegistry:
         self._waiting: dict[str, ProviderConfig] = {}  # provider name -> registration whose models wait
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
+        self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
+        self.policy_blocked: dict[str, str] = {}  # provider -> the policy file that blocks it
         self._loaded = False
 
     # -- filling -----------------------------------------------------------------------------
@@ -105,16 +105,26 @@ class ModelRegistry:
         self._models.clear()
         self._waiting.clear()
         self.diagnostics.clear()
+        self.overrides.clear()
         self._loaded = False
         return self.load()
 
     def _registrar(self, plugin: str) -> Callable[..., Any]:
-        def register(config: ProviderConfig | None = None, **kwargs: Any) -> ProviderConfig:
-            if config is None:
-                config = ProviderConfig(**kwargs)
-            config.plugin = config.plugin or plugin
-            self.add_provider(config)
-            return config
+        def register(
+            name_or_config: str | ProviderConfig | None = None, config: Any = None, **fields: Any
+        ) -> ProviderConfig | None:
+            """``register(ProviderConfig(...))``, ``register(name, {pi-style fields})`` or
+            ``register(name=..., base_url=..., ...)``: the extension API's contract too."""
+            try:
+                if isinstance(name_or_config, ProviderConfig):
+                    built = provider_config(None, name_or_config, fields, plugin=plugin)
+                else:
+                    built = provider_config(name_or_config, config, fields, plugin=plugin)
+            except RegistrationError as exc:  # this registration is lost; the plugin's others load
+                self.diagnostics.append(str(exc))
+                return None
+            self.add_provider(built)
+            return built
 
         def diagnostic(message: str) -> None:
             """Report a problem of the plugin's own sources (``Warning: ...`` on stderr)."""
@@ -124,16 +134,49 @@ class ModelRegistry:
         register.diagnostic = diagnostic  # type: ignore[attr-defined]
         return register
 
+    def unavailable(self, provider: str) -> str | None:
+        """Why ``provider`` is not there: a policy blocks it, or its plugin is blocked or broken."""
+        for name, source in self.policy_blocked.items():
+            if name.lower() == provider.lower():
+                return f"provider {name} is blocked by policy ({source})"
+        from piko.platform.provenance import explain
+
+        return explain(self.app, "providers", provider) if hasattr(self.app, "provenance") else None
+
+    def overrides_forbidden(self) -> str | None:
+        """Where a rule forbidding overrides comes from (the policy file), or ``None``."""
+        policy = getattr(self.app, "policy", None)
+        return policy.forbids_overrides() if policy is not None else None
+
     def add_provider(self, config: ProviderConfig) -> None:
         """Add a provider, or merge into the one of the same name (see the module docstring)."""
         policy = getattr(self.app, "policy", None)
         if policy is not None and not policy.allows_provider(config.name):
-            message = f"provider '{config.name}' blocked by policy ({policy.source})"
-            if message not in self.diagnostics:
-                self.diagnostics.append(message)
+            # said when somebody asks for it (unavailable()), not as a warning on every run
+            self.policy_blocked[config.name] = policy.source
             return
         _register_configured_secrets(config)
+        provenance = getattr(self.app, "provenance", None)
+        if provenance is not None:
+            provenance.remember("providers", config.name, config.plugin)
         existing = self.providers.get(config.name)
+        if existing is not None and existing.plugin and config.plugin and existing.plugin != config.plugin:
+            if not config.override:
+                self.diagnostics.append(
+                    f"plugin '{config.plugin}': provider '{config.name}' is already registered by plugin "
+                    f"'{existing.plugin}'; ignored (register it with override=True to replace it)"
+                )
+                return
+            forbidden = self.overrides_forbidden()
+            if forbidden:
+                self.diagnostics.append(
+                    f"plugin '{config.plugin}': provider '{config.name}' of plugin '{existing.plugin}' not "
+                    f"overridden: overrides are forbidden by {forbidden}"
+                )
+                return
+            self.overrides.append(
+                Override(group="providers", name=config.name, plugin=config.plugin, replaced=existing.plugin)
+            )
         if existing is not None:
             self._build_waiting((config.name,))  # merging needs the models that are there
         if config.models_factory is not None:
@@ -218,7 +261,7 @@ class ModelRegistry:
                 changes["base_url"] = config.base_url
             if config.compat:
                 changes["compat"] = merge_compat(model.compat, config.compat)
-            self._replace(provider, attrs.evolve(model, **changes))
+            self._replace(provider, replace(model, **changes))
 
     def _complete(self, model: Model, provider: ProviderConfig, config: ProviderConfig) -> Model:
         changes: dict[str, Any] = {}
@@ -232,7 +275,7 @@ class ModelRegistry:
             changes["name"] = model.id
         if config.compat:
             changes["compat"] = merge_compat(config.compat, model.compat)
-        return attrs.evolve(model, **changes) if changes else model
+        return replace(model, **changes) if changes else model
 
     def _apply_overrides(self, provider: ProviderConfig, overrides: dict[str, dict[str, Any]]) -> None:
         """pi's ``modelOverrides``: patch models already registered (unknown ids are ignored)."""
@@ -267,7 +310,7 @@ class ModelRegistry:
             if patch.get("headers"):
                 provider.model_headers = {**(provider.model_headers or {}), model_id: dict(patch["headers"])}
             if changes:
-                self._replace(provider, attrs.evolve(model, **changes))
+                self._replace(provider, replace(model, **changes))
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -449,15 +492,32 @@ def run_config_command(command: str) -> str | None:
 
 def resolve_config_value(value: str) -> str | None:
     """pi's config values: ``!command`` runs the command, an environment variable name is read,
-    anything else is a literal."""
+    anything else is a literal.
+
+    A value shaped like a variable name (``ACME_API_KEY``: capitals and digits joined by
+    underscores) whose variable is not set resolves to nothing, where pi would send the name
+    itself as the key; the error then says which variable is missing.
+    """
     if value.startswith("!"):
         return run_config_command(value[1:])
-    return os.environ.get(value) or value
+    found = os.environ.get(value)
+    if found:
+        return found
+    return None if looks_like_variable(value) else value
+
+
+def looks_like_variable(value: str) -> bool:
+    """``ACME_API_KEY`` yes; ``EMPTY``, ``sk-...`` or ``ollama`` no."""
+    import re
+
+    return re.fullmatch(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+", value) is not None
 
 
 def _unresolved(value: str, description: str) -> str:
     if value.startswith("!"):
         return f"Failed to resolve {description} from shell command: {value[1:]}"
+    if looks_like_variable(value):
+        return f"Failed to resolve {description}: the environment variable {value} is not set"
     return f"Failed to resolve {description}"
 
 

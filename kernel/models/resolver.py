@@ -13,10 +13,8 @@ import fnmatch
 import re
 from typing import Any
 
-import attrs
-
 from piko.data.messages import THINKING_LEVELS, Model
-from piko.lib.records import Record
+from piko.lib.records import Record, replace
 
 DEFAULT_THINKING_LEVEL = "medium"
 
@@ -200,8 +198,9 @@ def resolve_cli_model(
     providers = {name.lower(): name for name in names}
     chosen = providers.get(provider.lower()) if provider else None
     if provider and chosen is None:
+        why = registry.unavailable(provider) if hasattr(registry, "unavailable") else None
         raise ModelResolutionError(
-            f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
+            why or f'Unknown provider "{provider}". Use --list-models to see available providers/models.'
         )
     pattern = model
     inferred = False
@@ -235,7 +234,7 @@ def resolve_cli_model(
             base = next((m for m in own if m.id == default_id), own[0])
             note = f'Model "{pattern}" not found for provider "{chosen}". Using custom model id.'
             return (
-                attrs.evolve(base, id=pattern, name=pattern),
+                replace(base, id=pattern, name=pattern),
                 None,
                 (f"{warning} {note}" if warning else note),
             )

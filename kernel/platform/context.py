@@ -144,5 +144,21 @@ class ExtensionContext:
     async def switch_session(self, session_path: str) -> dict[str, Any]:
         return dict(await self._require("switch_session").switch_session(session_path))
 
+    async def invoke_tool(
+        self, name: str, params: dict[str, Any] | None = None, *, signal: Any = None
+    ) -> Any:
+        """Run tool ``name``'s original implementation (the first one registered, also when a
+        plugin's override replaced it: a wrapper calls through to the tool it wraps) and return
+        its :class:`~piko.data.messages.ToolResult`. No ``tool_call``/``tool_result`` events fire."""
+        import uuid
+
+        app = self.app
+        if app is None:
+            raise ExtensionRuntimeNotInitializedError("invoke_tool needs the running app")
+        definition = app.registries.tools.original(name)
+        if definition is None:
+            raise KeyError(f"no tool named '{name}'")
+        return await definition.run(f"invoke-{uuid.uuid4().hex[:12]}", dict(params or {}), signal, None, self)
+
     async def reload(self) -> None:
         await self._require("reload").reload()

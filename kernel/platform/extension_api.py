@@ -200,8 +200,10 @@ class ExtensionAPI:
 
     def register_provider(self, name: str, config: Any = None, **kwargs: Any) -> Any:
         """Register a provider (``base_url``/``baseUrl``, ``api``, ``api_key``, ``models``, ``stream_simple``...)."""
-        provider = provider_config_from(name, config, kwargs)
-        provider.plugin = self.name
+        from piko.platform.registries import provider_config
+
+        provider = provider_config(name, config, kwargs, plugin=self.name)
+        provider.override = True  # pi's registerProvider changes a provider of that name, as asked
         self._providers.append(provider)
         if self._live():
             self._app.model_registry.add_provider(provider)
@@ -391,52 +393,3 @@ class ExtensionAPI:
                 register(item)
 
         setattr(plugin, attr, hookimpl(register_all))
-
-
-def provider_config_from(name: str, config: Any, kwargs: dict[str, Any]) -> Any:
-    """A :class:`ProviderConfig` from pi-style camelCase dicts or snake_case keywords."""
-    from piko.data.wire import model_from_wire
-    from piko.platform.registries import ProviderConfig
-
-    if isinstance(config, ProviderConfig):
-        return config
-    data: dict[str, Any] = {}
-    for source in (config or {}), kwargs:
-        for key, value in source.items():
-            data[_snake_key(key)] = value
-    if "name" in data:  # pi's display name of the provider
-        data["display_name"] = data.pop("name")
-    models = []
-    model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
-    for model in data.pop("models", None) or []:
-        if isinstance(model, dict):
-            model = model_from_wire({_camel_key(k): v for k, v in model.items()})
-        if model.headers:  # as pi's: resolved per request like the provider's headers
-            model_headers[model.id] = model.headers
-            model.headers = None
-        models.append(model)
-    known = {
-        "base_url", "api", "api_key", "env_keys", "headers", "auth_header", "model_overrides", "compat",
-        "stream_simple", "oauth", "display_name", "extra",
-    }  # fmt: skip
-    unknown = set(data) - known
-    if unknown:
-        raise ValueError(f"provider '{name}': unknown settings {', '.join(sorted(unknown))}")
-    return ProviderConfig(name=name, models=models, model_headers=model_headers or None, **data)
-
-
-def _snake_key(key: str) -> str:
-    out = []
-    for ch in key:
-        if ch.isupper():
-            out.append("_")
-            out.append(ch.lower())
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
-def _camel_key(key: str) -> str:
-    from piko.data.wire import camel
-
-    return camel(key) if "_" in key else key

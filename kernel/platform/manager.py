@@ -189,8 +189,8 @@ class PikoPluginManager(pluggy.PluginManager):
         """
         seen: dict[str, EntryPointRecord] = {}
         loaded: list[tuple[PluginInfo, object]] = []
-        for record in records:
-            origin = "built-in" if record.dist_name.replace("_", "-") == BUILTIN_DIST else "distribution"
+        for record in load_order(records):
+            origin = "built-in" if _is_builtin(record) else "distribution"
             if record.name in seen:
                 first = seen[record.name]
                 if (first.dist_name, first.value) != (record.dist_name, record.value):
@@ -275,6 +275,7 @@ class PikoPluginManager(pluggy.PluginManager):
         factory registered is compiled into hook implementations on the same plugin object as
         the target's own ``@hookimpl`` functions.
         """
+        self._check_unmarked(name, target)
         activate = target if inspect.isfunction(target) else getattr(target, "activate", None)
         if not callable(activate):
             return target
@@ -288,6 +289,26 @@ class PikoPluginManager(pluggy.PluginManager):
         if info is not None and api.label:
             info.label = api.label
         return api.compile(extra=None if activate is target else target)
+
+    def _check_unmarked(self, name: str, target: Any) -> None:
+        """A ``piko_*`` function of a plugin module without ``@hookimpl`` is never called: say so
+        (pluggy would ignore it without a word)."""
+        if not isinstance(target, types.ModuleType):
+            return
+        for attr, value in vars(target).items():
+            if (
+                attr.startswith("piko_")
+                and isinstance(value, types.FunctionType)
+                and value.__module__ == target.__name__
+                and _IMPL_MARKER not in value.__dict__
+            ):
+                self.diagnose(f"plugin '{name}': {attr} is not marked with @hookimpl, so piko never calls it")
+
+    def report_unknown_names(self, asked: dict[str, str]) -> None:
+        """One line for each plugin name a block list or allowlist gives that no plugin has."""
+        for plugin, by in asked.items():
+            if plugin not in self.infos and plugin not in ESSENTIAL_PLUGINS and by != "policy":
+                self.diagnose(f"{by} names no plugin '{plugin}' (see `pi plugins` for the names)")
 
     def validate(self) -> None:
         """Unregister plugins implementing hooks that no spec knows (a misspelled hook name)."""
@@ -309,6 +330,26 @@ class PikoPluginManager(pluggy.PluginManager):
                     info.error = message
                     info.hooks = []
                 self.diagnose(f"plugin '{name}' not loaded: {message} (is it misspelled?)")
+
+
+def _is_builtin(record: EntryPointRecord) -> bool:
+    return record.dist_name.replace("_", "-") == BUILTIN_DIST
+
+
+def load_order(records: Iterable[EntryPointRecord]) -> list[EntryPointRecord]:
+    """Entry points in the order piko loads them, whatever folders they were found in: the
+    essential plugins, the other built-ins (in the order piko declares them), then other
+    distributions' plugins sorted by plugin name. (Extension files load after all of these, in
+    the order their paths are given.) What loads first owns a name: a later plugin registering
+    it is refused unless it says ``override=True``."""
+
+    def rank(indexed: tuple[int, EntryPointRecord]) -> tuple[int, str, int]:
+        index, record = indexed
+        if _is_builtin(record):
+            return (0 if record.name in ESSENTIAL_PLUGINS else 1, "", index)
+        return (2, record.name, index)
+
+    return [record for _index, record in sorted(enumerate(records), key=rank)]
 
 
 async def _await(awaitable: Any) -> Any:

@@ -8,7 +8,8 @@ settings can loosen them. The format::
       "plugins":        {"allow": ["acme.*"], "block": ["tools.bash"]},
       "providers":      {"allow": ["acme-gateway"], "block": ["openai"]},
       "packageSources": {"allow": ["pip:acme-*", "git:git.acme.com/*"], "block": ["npm:*"]},
-      "allowProjectCode": false
+      "allowProjectCode": false,
+      "allowOverrides": false
     }
 
 Entries are glob patterns (``*``, ``?``, ``[...]``). ``block`` always wins over ``allow``.
@@ -16,7 +17,9 @@ Entries are glob patterns (``*``, ``?``, ``[...]``). ``block`` always wins over 
 extension files); built-in plugins are only affected by ``plugins.block``, and the essential
 ones cannot be blocked at all. ``packageSources`` patterns match a source's identity
 (``pip:<name>``, ``git:<host>/<path>``, ``npm:<name>``, ``path:<absolute dir>``) or the source as
-written. ``allowProjectCode: false`` keeps every project untrusted. A policy file that cannot be
+written. ``allowProjectCode: false`` keeps every project untrusted. ``allowOverrides: false``
+refuses every registration that would replace another plugin's tool, provider, mode or command
+(``override=True``). A policy file that cannot be
 read or parsed fails closed: third-party plugins, package sources and project code are disabled.
 """
 
@@ -71,10 +74,6 @@ class Rule(_Plain):
         self.allow: list[list[str]] = allow or []
         self.block: list[str] = block or []
 
-    @property
-    def has_allowlist(self) -> bool:
-        return bool(self.allow)
-
     def allowed(self, *values: str) -> bool:
         """True when every allowlist admits at least one of ``values`` (no allowlist: True)."""
         present = [v for v in values if v]
@@ -103,12 +102,14 @@ class Policy(_Plain):
         package_sources: Rule | None = None,
         allow_project_code: bool = True,
         errors: list[str] | None = None,
+        allow_overrides: bool = True,
     ) -> None:
         self.paths: list[str] = paths or []
         self.plugins = plugins or Rule()
         self.providers = providers or Rule()
         self.package_sources = package_sources or Rule()
         self.allow_project_code = allow_project_code
+        self.allow_overrides = allow_overrides
         self.errors: list[str] = errors or []
 
     @property
@@ -143,6 +144,10 @@ class Policy(_Plain):
             return False
         return self.package_sources.permits(*keys)
 
+    def forbids_overrides(self) -> str | None:
+        """The policy file(s) that forbid overrides (a policy that failed forbids them too), or ``None``."""
+        return self.source if (not self.allow_overrides or self.failed) else None
+
     def merge(self, other: Policy) -> Policy:
         return Policy(
             paths=[*self.paths, *other.paths],
@@ -151,6 +156,7 @@ class Policy(_Plain):
             package_sources=self.package_sources.merge(other.package_sources),
             allow_project_code=self.allow_project_code and other.allow_project_code,
             errors=[*self.errors, *other.errors],
+            allow_overrides=self.allow_overrides and other.allow_overrides,
         )
 
 
@@ -164,7 +170,7 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
     """A :class:`Policy` from the parsed JSON of one file; raises ``ValueError`` when malformed."""
     if not isinstance(data, dict):
         raise ValueError("the policy must be a JSON object")
-    known = {*SECTIONS, "allowProjectCode", "$schema", "comment"}
+    known = {*SECTIONS, "allowProjectCode", "allowOverrides", "$schema", "comment"}
     unknown = sorted(k for k in data if k not in known)
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(unknown)}")
@@ -182,12 +188,16 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
     allow_code = data.get("allowProjectCode", True)
     if not isinstance(allow_code, bool):
         raise ValueError("'allowProjectCode' must be true or false")
+    allow_overrides = data.get("allowOverrides", True)
+    if not isinstance(allow_overrides, bool):
+        raise ValueError("'allowOverrides' must be true or false")
     return Policy(
         paths=[path],
         plugins=rules["plugins"],
         providers=rules["providers"],
         package_sources=rules["packageSources"],
         allow_project_code=allow_code,
+        allow_overrides=allow_overrides,
     )
 
 

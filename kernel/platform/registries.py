@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
 
-from piko.data.messages import Model
+from piko.data.messages import Model, ToolResult
 from piko.lib.records import Record, field
 
 T = TypeVar("T")
@@ -45,7 +45,14 @@ class Lazy:
 # ---------------------------------------------------------------------------
 
 
-class ToolDefinition(Lazy, Record):
+class Registration(Record):
+    """What every registered definition carries: ``override=True`` replaces a definition of the
+    same name that another plugin owns (shown in ``pi plugins``; see :meth:`Registry.add`)."""
+
+    override: bool = False
+
+
+class ToolDefinition(Lazy, Registration):
     """An LLM-callable tool.
 
     ``execute(tool_call_id, params, signal, on_update, ctx)`` returns a
@@ -72,8 +79,33 @@ class ToolDefinition(Lazy, Record):
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
+    async def run(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> ToolResult:
+        """Call ``execute`` and return its result as a :class:`~piko.data.messages.ToolResult`.
 
-class ProviderApi(Lazy, Record):
+        A coroutine function runs on the loop; a plain function runs on a thread of its own (it
+        may block), reaching ``ctx`` and ``on_update`` through the loop, and an abort of
+        ``signal`` ends the wait for it. Exceptions propagate to the caller.
+        """
+        from piko.data.wire import normalize_tool_result
+        from piko.lib.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
+
+        execute = self.resolved("execute")
+        if is_coroutine_callable(execute):
+            value = execute(tool_call_id, params, signal, on_update, ctx)
+        else:
+            thread_ctx = LoopProxy(ctx) if ctx is not None else None
+            update = loop_bound(on_update) if on_update is not None else None
+            value = await run_abortable(
+                execute, tool_call_id, params, signal, update, thread_ctx, signal=signal
+            )
+        if hasattr(value, "__await__"):
+            value = await value
+        return normalize_tool_result(value)
+
+
+class ProviderApi(Lazy, Registration):
     """A provider wire protocol: ``stream(model, context, options)`` -> async iterator of events."""
 
     name: str
@@ -81,7 +113,7 @@ class ProviderApi(Lazy, Record):
     plugin: str = ""
 
 
-class CommandDefinition(Record):
+class CommandDefinition(Registration):
     """A slash command; ``handler(args, ctx)`` may be a coroutine function."""
 
     name: str
@@ -92,7 +124,7 @@ class CommandDefinition(Record):
     plugin: str = ""
 
 
-class CliCommandDefinition(Lazy, Record):
+class CliCommandDefinition(Lazy, Registration):
     """A CLI subcommand: a ``click.Command`` or an import string naming one."""
 
     name: str
@@ -101,7 +133,7 @@ class CliCommandDefinition(Lazy, Record):
     plugin: str = ""
 
 
-class FlagDefinition(Lazy, Record):
+class FlagDefinition(Lazy, Registration):
     """A CLI flag registered by a plugin.
 
     ``type``: ``"boolean"``, ``"string"`` (a value follows) or ``"optional"`` (a value may
@@ -119,7 +151,7 @@ class FlagDefinition(Lazy, Record):
     plugin: str = ""
 
 
-class ShortcutDefinition(Record):
+class ShortcutDefinition(Registration):
     """A keyboard shortcut of the interactive mode.
 
     ``reserved``: the key belongs to the mode itself (its own binding, no handler here); a later
@@ -133,7 +165,7 @@ class ShortcutDefinition(Record):
     plugin: str = ""
 
 
-class ModeDefinition(Lazy, Record):
+class ModeDefinition(Lazy, Registration):
     """A run mode: ``run(app) -> int`` (or a coroutine function); ``interactive`` needs a terminal."""
 
     name: str
@@ -143,7 +175,7 @@ class ModeDefinition(Lazy, Record):
     plugin: str = ""
 
 
-class MessageRendererDefinition(Record):
+class MessageRendererDefinition(Registration):
     """How the interactive mode shows custom messages of one ``custom_type``."""
 
     custom_type: str
@@ -159,7 +191,7 @@ class ResourceLoaderDefinition(Lazy, Record):
     plugin: str = ""
 
 
-class PackageSourceDefinition(Lazy, Record):
+class PackageSourceDefinition(Lazy, Registration):
     """A ``pi install`` source scheme (``pip``, ``git``, ``path``, ``npm``)."""
 
     scheme: str
@@ -176,25 +208,50 @@ class PackageSourceDefinition(Lazy, Record):
 
 
 class Registry(Generic[T]):
-    """Named definitions with their owners; a second definition of a name is refused."""
+    """Named definitions with their owners.
 
-    def __init__(self, kind: str, key: str = "name") -> None:
+    A second definition of a name is refused with one line naming both plugins, unless it says
+    ``override=True``: then it replaces the first, which stays reachable (:meth:`original`) and is
+    listed in :attr:`overrides` for ``pi plugins``. ``overrides_forbidden`` (a policy) refuses
+    overrides too.
+    """
+
+    def __init__(self, kind: str, key: str = "name", group: str = "") -> None:
         self.kind = kind
+        self.group = group or kind + "s"  # the registry's name: tools, modes, provider_apis...
         self._key = key
         self._items: dict[str, T] = {}
+        self._originals: dict[str, T] = {}
+        self.overrides: list[Override] = []
+        self.overrides_forbidden: str | None = None  # where the rule comes from, when forbidden
         self.diagnostics: list[str] = []
 
     def add(self, definition: T, *, replace: bool = False) -> bool:
         name = getattr(definition, self._key)
-        if name in self._items and not replace:
-            owner = getattr(self._items[name], "plugin", "?")
+        existing = self._items.get(name)
+        if existing is not None and not replace:
+            owner = getattr(existing, "plugin", "?")
             new_owner = getattr(definition, "plugin", "?")
-            self.diagnostics.append(
-                f"plugin '{new_owner}': {self.kind} '{name}' is already registered by '{owner}'; ignored"
-            )
-            return False
+            if not getattr(definition, "override", False) or owner == new_owner:
+                self.diagnostics.append(
+                    f"plugin '{new_owner}': {self.kind} '{name}' is already registered by plugin "
+                    f"'{owner}'; ignored (register it with override=True to replace it)"
+                )
+                return False
+            if self.overrides_forbidden:
+                self.diagnostics.append(
+                    f"plugin '{new_owner}': {self.kind} '{name}' of plugin '{owner}' not overridden: "
+                    f"overrides are forbidden by {self.overrides_forbidden}"
+                )
+                return False
+            self._originals.setdefault(name, existing)
+            self.overrides.append(Override(group=self.group, name=name, plugin=new_owner, replaced=owner))
         self._items[name] = definition
         return True
+
+    def original(self, name: str) -> T | None:
+        """The first definition of ``name``, also when an override replaced it."""
+        return self._originals.get(name) or self._items.get(name)
 
     def remove(self, name: str) -> T | None:
         return self._items.pop(name, None)
@@ -213,6 +270,25 @@ class Registry(Generic[T]):
 
     def names(self) -> list[str]:
         return list(self._items)
+
+
+def _add_runtime(registry: Registry[Any], definition: Any) -> bool:
+    held = registry.get(getattr(definition, registry._key))
+    own = held is not None and getattr(held, "plugin", None) == getattr(definition, "plugin", None)
+    return registry.add(definition, replace=own)
+
+
+class Override(Record, frozen=True):
+    """One definition that replaced another plugin's (``pi plugins``: ``overrides tools.read``)."""
+
+    group: str
+    name: str
+    plugin: str
+    replaced: str
+
+    @property
+    def label(self) -> str:
+        return f"overrides {self.group}.{self.name}"
 
 
 def _as_definition(
@@ -249,13 +325,15 @@ class Registries:
         ),
     }  # fmt: skip
 
-    def __init__(self, pm: Any) -> None:
+    def __init__(self, pm: Any, provenance: Any = None) -> None:
         self.pm = pm
+        self.provenance = provenance  # who registered what, remembered for blocked plugins
         self._filled: dict[str, Registry[Any]] = {}
         self._generation: dict[str, int] = {}
         self._resource_loaders: list[ResourceLoaderDefinition] | None = None
         self._runtime: dict[str, list[Any]] = {}
         self.diagnostics: list[str] = []
+        self.overrides_forbidden: str | None = None  # set by the App when a policy forbids them
 
     def __getattr__(self, name: str) -> Registry[Any]:
         spec = Registries.SPECS.get(name)
@@ -267,13 +345,17 @@ class Registries:
         return registry
 
     def _fill(self, attr: str, hook: str, cls: type, positional: tuple[str, ...], key: str) -> Registry[Any]:
-        registry: Registry[Any] = Registry(attr.rstrip("s").replace("_", " "), key)
+        registry: Registry[Any] = Registry(attr.rstrip("s").replace("_", " "), key, group=attr)
+        registry.overrides_forbidden = self.overrides_forbidden
         self.collect(hook, lambda plugin: self._registrar(registry, cls, positional, plugin))
         # keep runtime registrations (made after start-up through the extension API)
         for item in self._runtime.get(attr, []):
-            registry.add(item, replace=True)
+            _add_runtime(registry, item)
         self._filled[attr] = registry
         self._generation[attr] = self.pm.generation
+        if self.provenance is not None:
+            for definition in registry:
+                self.provenance.remember(attr, getattr(definition, key), getattr(definition, "plugin", ""))
         for message in registry.diagnostics:
             if message not in self.diagnostics:
                 self.diagnostics.append(message)
@@ -310,15 +392,26 @@ class Registries:
             try:
                 impl.function(**{arg: register for arg in impl.argnames})
             except Exception as exc:
-                self.diagnostics.append(
-                    f"plugin '{impl.plugin_name}': {hook} failed: {type(exc).__name__}: {exc}"
-                )
+                message = f"{hook} failed: {type(exc).__name__}: {exc}"
+                self.diagnostics.append(f"plugin '{impl.plugin_name}': {message}")
+                info = getattr(self.pm, "infos", {}).get(impl.plugin_name)
+                if info is not None and info.error is None:  # pi plugins: failed, with the cause
+                    info.error = message
 
     def add_runtime(self, attr: str, definition: Any) -> bool:
-        """Register a definition after start-up (an extension registering from a handler)."""
+        """Register a definition after start-up (an extension registering from a handler): the
+        same rule as at start-up, except that a plugin may replace its own definition."""
         registry = getattr(self, attr)
         self._runtime.setdefault(attr, []).append(definition)
-        return bool(registry.add(definition, replace=True))
+        added = _add_runtime(registry, definition)
+        for message in registry.diagnostics:
+            if message not in self.diagnostics:
+                self.diagnostics.append(message)
+        return added
+
+    def overrides(self) -> list[Override]:
+        """Every definition that replaced another plugin's, in every registry filled so far."""
+        return [o for attr in Registries.SPECS for o in getattr(self, attr).overrides]
 
     def resource_loaders(self, kind: str) -> list[ResourceLoaderDefinition]:
         """The loaders registered for one resource kind, in registration order."""
@@ -338,7 +431,7 @@ class Registries:
         return [loader for loader in self._resource_loaders if loader.kind == kind]
 
 
-class ProviderConfig(Record):
+class ProviderConfig(Registration):
     """A provider: where it lives, how to authenticate, which models it serves.
 
     ``api_key`` and the values of ``headers`` and ``model_headers`` are *config values*: a
@@ -364,3 +457,99 @@ class ProviderConfig(Record):
     display_name: str = ""
     extra: dict[str, Any] = field(factory=dict)
     plugin: str = ""
+
+
+# ---------------------------------------------------------------------------
+# One registration contract for providers
+# ---------------------------------------------------------------------------
+
+_PROVIDER_FIELDS = frozenset(
+    {
+        "base_url", "api", "api_key", "env_keys", "headers", "auth_header", "model_overrides", "compat",
+        "stream_simple", "oauth", "display_name", "extra", "models_factory", "override",
+    }
+)  # fmt: skip
+
+
+class RegistrationError(ValueError):
+    """A registration of the wrong shape; the message names the plugin, the field and what was expected."""
+
+
+def provider_config(
+    name: str | None, config: Any = None, fields: dict[str, Any] | None = None, *, plugin: str = ""
+) -> ProviderConfig:
+    """A :class:`ProviderConfig` from what a plugin passed: a ``ProviderConfig``, or pi-style
+    fields (camelCase, as in ``models.json``, or snake_case) as a dict and/or keywords.
+
+    ``name`` is the provider's id wherever it is given (``register(name="acme")`` and
+    ``pi.register_provider("acme", ...)`` alike); inside a pi-style config dict, ``name`` is pi's
+    display name. ``models`` may hold :class:`~piko.data.messages.Model` objects or dicts of
+    their fields. The hook's ``register`` and the extension API's ``register_provider`` both
+    build their providers here.
+    """
+    from piko.data.messages import Model
+    from piko.data.wire import camel, model_from_wire
+
+    who = f"plugin '{plugin}': " if plugin else ""
+    fields = dict(fields or {})
+    if isinstance(config, ProviderConfig):
+        if fields:
+            raise RegistrationError(
+                f"{who}provider '{config.name}': give a ProviderConfig or fields, not both"
+            )
+        if not plugin or not config.plugin:
+            config.plugin = config.plugin or plugin
+        return config
+    if config is not None and not isinstance(config, dict):
+        raise RegistrationError(
+            f"{who}provider '{name}': the config is a {type(config).__name__}; "
+            "expected a ProviderConfig or a dict of its fields"
+        )
+    data: dict[str, Any] = {}
+    display = None
+    for key, value in (config or {}).items():
+        if key == "name":  # pi's display name of the provider
+            display = value
+            continue
+        data[_snake(key)] = value
+    if "name" in fields:
+        name = name or fields.pop("name")
+        fields.pop("name", None)
+    for key, value in fields.items():
+        data[_snake(key)] = value
+    if display is not None:
+        data.setdefault("display_name", display)
+    if not isinstance(name, str) or not name:
+        raise RegistrationError(f"{who}a provider needs a name (a non-empty string); got {name!r}")
+    models: list[Model] = []
+    model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
+    for index, model in enumerate(data.pop("models", None) or []):
+        if isinstance(model, dict):
+            try:
+                model = model_from_wire({camel(k) if "_" in k else k: v for k, v in model.items()})
+            except Exception as exc:
+                raise RegistrationError(
+                    f"{who}provider '{name}': models[{index}] does not read as a model: {exc}"
+                ) from None
+        if not isinstance(model, Model):
+            raise RegistrationError(
+                f"{who}provider '{name}': models[{index}] is a {type(model).__name__}; "
+                "expected a piko.Model or a dict of its fields (id, name, api, contextWindow, ...)"
+            )
+        if model.headers:  # as pi's: resolved per request like the provider's headers
+            model_headers[model.id] = model.headers
+            model.headers = None
+        models.append(model)
+    unknown = sorted(set(data) - _PROVIDER_FIELDS)
+    if unknown:
+        raise RegistrationError(
+            f"{who}provider '{name}': unknown field(s) {', '.join(unknown)}; expected some of "
+            "baseUrl, api, apiKey, headers, authHeader, models, modelOverrides, compat, name"
+        )
+    return ProviderConfig(
+        name=name, models=models, model_headers=model_headers or None, plugin=plugin, **data
+    )
+
+
+def _snake(key: str) -> str:
+    return "".join("_" + ch.lower() if ch.isupper() else ch for ch in key)

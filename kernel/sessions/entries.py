@@ -338,11 +338,6 @@ class MessageEntry(SessionEntry):
             self._raw = None
         return message
 
-    @property
-    def is_parsed(self) -> bool:
-        """Whether the message has been structured already."""
-        return self._message is not None
-
 
 def readable_message(entry: Any) -> Any:
     """The message of a message entry, or ``None`` for other entries and for a message line that
@@ -526,20 +521,15 @@ def _parse_object(line: bytes) -> dict[str, Any]:
     try:
         value = jsonio.loads(line)
     except ValueError:
-        value = _parse_lenient(line)
+        # what JSON.parse accepts and orjson does not: lone surrogate escapes, and bad UTF-8,
+        # which pi reads as U+FFFD as it reads the file as UTF-8
+        try:
+            value = jsonio.loads(line.decode("utf-8", errors="replace"), lenient=True)
+        except ValueError as exc:
+            raise EntryParseError(f"invalid JSON ({exc})") from None
     if not isinstance(value, dict):
         raise EntryParseError(f"not a JSON object ({type(value).__name__})")
     return value
-
-
-def _parse_lenient(line: bytes) -> Any:
-    """What JavaScript's ``JSON.parse`` accepts and orjson does not (lone surrogates, bad UTF-8)."""
-    import json
-
-    try:
-        return json.loads(line.decode("utf-8", errors="replace"))
-    except ValueError as exc:
-        raise EntryParseError(f"invalid JSON ({exc})") from None
 
 
 def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEntry:

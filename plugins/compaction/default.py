@@ -39,7 +39,13 @@ def piko_compaction_prepare(request: CompactionRequest, ctx: Any) -> Any:
     from piko.plugins.compaction.prepare import CompactionSettings, prepare_compaction
 
     settings = CompactionSettings.from_mapping(request.settings)
-    return prepare_compaction(list(request.branch_entries), settings)
+    window = request.model.context_window if request.model is not None else 0
+    return prepare_compaction(
+        list(request.branch_entries),
+        settings,
+        context_window=window or 0,
+        overflow=request.reason == "overflow",
+    )
 
 
 @hookimpl

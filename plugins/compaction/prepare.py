@@ -1,7 +1,8 @@
 """What a compaction keeps and what it summarizes: the cut point over the branch's entries.
 
-Walking back from the newest entry, message sizes are added up until ``keepRecentTokens`` is
-reached; the history is cut at the nearest entry from there on where a cut is allowed (a user,
+Walking back from the newest entry, message sizes are added up until ``keepRecentTokens`` (fitted
+to the model's context window by :func:`piko.engine.compaction.fitted_budgets`, and after an
+overflow at most half of the messages) is reached; the history is cut at the nearest entry from there on where a cut is allowed (a user,
 assistant, shell-run, custom or summary message, never a tool result, which must stay with
 its call). Settings and model changes just before the cut stay with the kept part. A cut
 inside a turn (a turn too large to keep whole) splits it: the start of that turn is
@@ -172,7 +173,8 @@ def find_cut_point(entries: list[Any], start: int, end: int, keep_recent_tokens:
         message = readable_message(entry)
         kept_tokens += estimate_message_tokens(message) if message is not None else 0
         if kept_tokens >= keep_recent_tokens:
-            cut = next((p for p in points if p >= index), cut)
+            # trailing tool results larger than the budget keep their call (pi 1.6's rule)
+            cut = next((p for p in points if p >= index), points[-1])
             break
     message_cut = cut
     # Settings, labels and other non-message entries just before the cut stay with the kept part.
@@ -211,18 +213,40 @@ def _messages(entries: list[Any], start: int, end: int) -> list[Any]:
     return out
 
 
-def context_tokens(entries: list[Any]) -> int:
-    """The estimated size of the context the branch builds now."""
+def context_sizes(entries: list[Any]) -> tuple[int, int]:
+    """The estimated size of the context the branch builds now, and of its messages alone.
+
+    The first counts the last reported usage (system prompt and tools included); the difference
+    is the context's overhead.
+    """
     from piko.sessions.context import build_session_context
 
-    return context_estimate(build_session_context(entries).messages).tokens
+    messages = build_session_context(entries).messages
+    return context_estimate(messages).tokens, sum(estimate_message_tokens(m) for m in messages)
 
 
-def prepare_compaction(entries: list[Any], settings: CompactionSettings) -> CompactionPreparation | None:
+def kept_tail_tokens(
+    settings: CompactionSettings, context_window: int, context: int, messages: int, *, overflow: bool
+) -> int:
+    """How much recent history to keep: ``keepRecentTokens`` fitted to the window (and the
+    ``context - messages`` overhead); after an overflow, at most half of the ``messages``."""
+    from piko.engine.compaction import fitted_budgets
+
+    _reserve, keep = fitted_budgets(
+        settings.reserve_tokens, settings.keep_recent_tokens, context_window, overhead=context - messages
+    )
+    return min(keep, messages // 2) if overflow else keep
+
+
+def prepare_compaction(
+    entries: list[Any], settings: CompactionSettings, *, context_window: int = 0, overflow: bool = False
+) -> CompactionPreparation | None:
     """The preparation for compacting the branch ``entries`` (root first), or ``None``.
 
     ``None`` when the branch already ends with a compaction, or when nothing would be
-    summarized (everything fits in ``keepRecentTokens``).
+    summarized (everything fits in the kept tail). ``context_window`` (the model's) fits the
+    kept tail to it; ``overflow``: the provider refused the context as too long, so at most half
+    of it is kept even when the estimate says it all fits.
     """
     if not entries or getattr(entries[-1], "type", "") == "compaction":
         return None
@@ -238,7 +262,9 @@ def prepare_compaction(entries: list[Any], settings: CompactionSettings) -> Comp
         start = kept_index if kept_index >= 0 else previous_index + 1
         if not previous.from_hook:  # an extension's details may have any shape
             file_ops.add_details(previous.details)
-    cut = find_cut_point(entries, start, len(entries), settings.keep_recent_tokens)
+    context, message_tokens = context_sizes(entries)
+    keep = kept_tail_tokens(settings, context_window, context, message_tokens, overflow=overflow)
+    cut = find_cut_point(entries, start, len(entries), keep)
     if cut.first_kept_index >= len(entries):
         return None
     first_kept_id = getattr(entries[cut.first_kept_index], "id", "")
@@ -256,7 +282,7 @@ def prepare_compaction(entries: list[Any], settings: CompactionSettings) -> Comp
         messages_to_summarize=to_summarize,
         turn_prefix_messages=prefix,
         is_split_turn=cut.is_split_turn,
-        tokens_before=context_tokens(entries),
+        tokens_before=context,
         previous_summary=previous_summary,
         file_ops=file_ops,
         settings=settings,

@@ -137,9 +137,14 @@ async def compact(
     """The compaction summary for ``preparation`` and its ``details`` (the file lists).
 
     A split turn gets two summaries, requested in parallel and joined: the history before the
-    turn, and the start of the turn.
+    turn, and the start of the turn. Their length is bounded by the reserve fitted to the
+    model's window (80% and 50% of it), so a summary request fits a small model too.
     """
-    reserve = preparation.settings.reserve_tokens
+    from piko.engine.compaction import fitted_budgets
+
+    settings = preparation.settings
+    window = summarizer.model.context_window or 0
+    reserve, _keep = fitted_budgets(settings.reserve_tokens, settings.keep_recent_tokens, window)
     history_kwargs: dict[str, Any] = {
         "reserve_tokens": reserve,
         "custom_instructions": custom_instructions,

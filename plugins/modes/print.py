@@ -40,7 +40,22 @@ def _error(message: str) -> int:
 
 
 async def run_print(app: Any, *, json_output: bool) -> int:
-    """Run a print-mode session; returns the exit code."""
+    """Run a print-mode session; returns the exit code.
+
+    In JSON mode stdout carries the records alone: what extensions ``print()`` goes to stderr,
+    as in RPC mode.
+    """
+    out = sys.stdout
+    if not json_output:
+        return await _run_print(app, out, json_output=False)
+    sys.stdout = sys.stderr
+    try:
+        return await _run_print(app, out, json_output=True)
+    finally:
+        sys.stdout = out
+
+
+async def _run_print(app: Any, out: Any, *, json_output: bool) -> int:
     import asyncio
 
     from piko.data.events import event_to_wire
@@ -75,7 +90,6 @@ async def run_print(app: Any, *, json_output: bool) -> int:
         await session.shutdown()
         return _error(no_models_message())
 
-    out = sys.stdout
     app.dispatcher.error_listeners.append(
         lambda error: sys.stderr.write(f"Extension error ({error.extension_path}): {error.error}\n")
     )

@@ -23,6 +23,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.lib.redaction import register_secret
+from piko.lib.text import camel
 
 _storages: dict[Path, Any] = {}
 _command_cache: dict[str, str | None] = {}
@@ -72,8 +73,8 @@ class _PluginOAuth:
 
     def _get(self, name: str) -> Any:
         if isinstance(self._spec, dict):
-            return self._spec.get(name) or self._spec.get(_camel(name))
-        return getattr(self._spec, name, None) or getattr(self._spec, _camel(name), None)
+            return self._spec.get(name) or self._spec.get(camel(name))
+        return getattr(self._spec, name, None) or getattr(self._spec, camel(name), None)
 
     def refresh_token(self, credentials: dict[str, Any]) -> dict[str, Any]:
         refresh = self._get("refresh_token")
@@ -94,11 +95,6 @@ class _PluginOAuth:
         if login is None:
             raise RuntimeError(f"OAuth provider '{self.id}' has no login")
         return dict(login(**callbacks))
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(p.title() for p in rest)
 
 
 def oauth_provider(provider: str, app: Any = None) -> Any:

@@ -3,8 +3,8 @@
 Each lives in the module of its job; this one gathers them for the provider modules and for
 plugin authors writing a provider API of their own:
 
-* :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules, surrogate removal,
-  JavaScript-style JSON;
+* :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules and surrogate removal
+  (JSON as JavaScript writes it is :func:`piko.lib.jsonio.dumps`);
 * :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
   budgets, base URLs, Copilot headers (the levels a model supports are the kernel's,
   :mod:`piko.models.resolver`);
@@ -43,7 +43,7 @@ from piko.plugins.providers.provider_errors import (
     openai_http_error,
     sdk_error_message,
 )
-from piko.plugins.providers.replay import js_json, sanitize_surrogates, transform_messages
+from piko.plugins.providers.replay import sanitize_surrogates, transform_messages
 from piko.plugins.providers.request_options import (
     adjust_max_tokens_for_thinking,
     base_max_tokens,
@@ -74,7 +74,6 @@ __all__ = [
     "has_copilot_vision_input",
     "iter_sse_batches",
     "iter_sse_bytes",
-    "js_json",
     "network_error_message",
     "openai_http_error",
     "parse_json_with_repair",

@@ -91,20 +91,34 @@ def provider_configs(config: dict[str, Any]) -> list[Any]:
                 model_headers=model_headers or None,
                 compat=data.get("compat"),
                 display_name=data.get("name") or "",
+                # models.json says what it changes: a built-in provider of that name is merged
+                override=True,
             )
         )
     return configs
 
 
-def load_custom_providers(path: Path | None = None) -> tuple[list[Any], str | None]:
-    """The providers of ``models.json`` and the problem that stopped reading it, if any."""
-    from piko.plugins.providers.models_json import ModelsConfigError, check_rules, read_models_config
+def load_custom_providers(
+    path: Path | None = None, warnings: list[str] | None = None
+) -> tuple[list[Any], str | None]:
+    """The providers of ``models.json`` and the problem that stopped reading it, if any; keys
+    the file's schema does not know are added to ``warnings``."""
+    from piko.plugins.providers.models_json import (
+        ModelsConfigError,
+        check_rules,
+        read_models_config,
+        unknown_keys,
+    )
 
     path = path or models_json_path()
     try:
         config = read_models_config(path)
         if config is None:
             return [], None
+        if warnings is not None:
+            warnings.extend(
+                f"models.json: unknown key {key} (ignored; {path})" for key in unknown_keys(config)
+            )
         builtin = _builtin_providers()
         try:
             check_rules(config, builtin.__contains__)
@@ -143,12 +157,17 @@ def piko_configure(config: Any) -> None:
     add_secret_source(configured_credentials)
 
 
-@hookimpl(tryfirst=True)
+@hookimpl(trylast=True)
 def piko_register_providers(register: Any) -> None:
-    """Register the providers of ``models.json`` (after the catalog: ``providers.catalog`` loads first)."""
-    configs, error = load_custom_providers()
+    """Register the providers of ``models.json`` last: the user's file is laid over what the
+    catalog and every plugin registered (its fields win, its models are added)."""
+    warnings: list[str] = []
+    configs, error = load_custom_providers(warnings=warnings)
+    report = getattr(register, "diagnostic", None)
+    if report is not None:
+        for warning in warnings:
+            report(warning)
     if error is not None:
-        report = getattr(register, "diagnostic", None)
         if report is not None:
             report(f"errors loading models.json:\n{error}")
         return

@@ -1,7 +1,9 @@
 """Credentials from the environment, as pi's ``getEnvApiKey``: a provider's variables in order,
 then the credential chains of Google Vertex (Application Default Credentials) and Amazon Bedrock
 (AWS profile, keys, bearer token, container or web-identity roles), which answer
-``"<authenticated>"``: the API plugin then authenticates by itself."""
+``"<authenticated>"``: the API plugin then authenticates by itself. So does Anthropic's
+``ANTHROPIC_AUTH_TOKEN`` (checked before its key variables, as pi 1.6 does): the token is sent as
+``Authorization: Bearer``, never as a key, which the API plugin does when it sees the marker."""
 
 from __future__ import annotations
 
@@ -32,8 +34,13 @@ def _env(name: str) -> bool:
     return bool(os.environ.get(name))
 
 
+ANTHROPIC_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
+
+
 def env_api_key(provider: str, env_keys: Iterable[str]) -> str | None:
     """The key the environment gives ``provider``, or ``None``."""
+    if provider == "anthropic" and _env(ANTHROPIC_AUTH_TOKEN):
+        return AUTHENTICATED
     value = first_set(env_keys)
     if value:
         return value

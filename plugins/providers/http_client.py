@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from piko.data.streaming import StreamOptions
+from piko.lib.jsonio import dumpb
 from piko.lib.records import Record
 from piko.plugins.providers.provider_errors import ProviderError, network_error_message
-from piko.plugins.providers.replay import js_json
 
 if TYPE_CHECKING:
     import httpx
@@ -200,7 +200,7 @@ async def send_with_retries(
     else:
         max_retries, max_delay_s = rules.max_retries, DEFAULT_MAX_RETRY_DELAY_MS / 1000
     timeout = request_timeout(options)
-    content = spec.body if isinstance(spec.body, bytes) else js_json(spec.body).encode()
+    content = spec.body if isinstance(spec.body, bytes) else dumpb(spec.body)
     retries = 0
     while True:
         request = client.build_request(

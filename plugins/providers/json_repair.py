@@ -5,14 +5,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from piko.lib.jsonio import loads
 from piko.lib.partial_json import parse_partial_json
-
-if TYPE_CHECKING:
-    pass
-
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")

@@ -118,6 +118,25 @@ def schema_errors(value: Any, schema: Schema = MODELS_CONFIG_SCHEMA, path: str =
     return errors
 
 
+def unknown_keys(value: Any, schema: Schema = MODELS_CONFIG_SCHEMA, path: str = "") -> list[str]:
+    """The keys of ``value`` that ``schema`` does not know, as dotted paths. pi ignores them
+    silently; piko says so once (a misspelt ``contextwindow`` would otherwise go unnoticed)."""
+    if isinstance(schema, str) or not isinstance(value, dict | list):
+        return []
+    kind, arg = schema
+    if kind == "array" and isinstance(value, list):
+        return [k for i, item in enumerate(value) for k in unknown_keys(item, arg, _join(path, str(i)))]
+    if kind == "record" and isinstance(value, dict):
+        return [k for name, item in value.items() for k in unknown_keys(item, arg, _join(path, name))]
+    if kind != "object" or not isinstance(value, dict) or not arg:  # compat takes anything
+        return []
+    found = [_join(path, name) for name in value if name not in arg]
+    for name, (field_schema, _required) in arg.items():
+        if name in value:
+            found.extend(unknown_keys(value[name], field_schema, _join(path, name)))
+    return found
+
+
 def _join(path: str, key: str) -> str:
     return f"{path}.{key}" if path else key
 

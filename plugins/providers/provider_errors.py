@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from piko.lib.jsonio import dumps
 from piko.lib.redaction import redact
-from piko.plugins.providers.replay import js_json
-
-if TYPE_CHECKING:
-    pass
-
 
 ABORTED_MESSAGE = "Request was aborted"  # pi's wording once the response has started
 ABORTED_BEFORE_REQUEST = "Request was aborted."  # the SDKs' wording before it has
@@ -29,9 +25,9 @@ def sdk_error_message(status: int | None, error: Any, fallback: str | None) -> s
 def _sdk_error_message(status: int | None, error: Any, fallback: str | None) -> str:
     if isinstance(error, dict) and error.get("message"):
         message = error["message"]
-        msg: str | None = message if isinstance(message, str) else js_json(message)
+        msg: str | None = message if isinstance(message, str) else dumps(message)
     elif error:
-        msg = js_json(error)
+        msg = dumps(error)
     else:
         msg = fallback
     if status and msg:

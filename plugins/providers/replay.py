@@ -3,13 +3,10 @@ surrogates removed, JSON written as JavaScript writes it. Pure functions, no I/O
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any
 
 from piko.data.messages import (
     AssistantMessage,
@@ -22,10 +19,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-
-if TYPE_CHECKING:
-    pass
-
+from piko.lib.records import replace
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -37,11 +31,6 @@ def sanitize_surrogates(text: str) -> str:
     # join valid high+low pairs into one code point, then drop what is left unpaired
     joined = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
     return _SURROGATE.sub("", joined)
-
-
-def js_json(value: Any) -> str:
-    """JSON as JavaScript's ``JSON.stringify`` writes it: no spaces, non-ASCII kept."""
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 # ---------------------------------------------------------------------------
@@ -72,9 +61,9 @@ def _downgrade_images(messages: Iterable[Message], model: Model) -> list[Message
     out: list[Message] = []
     for msg in messages:
         if isinstance(msg, UserMessage) and isinstance(msg.content, list):
-            msg = attrs.evolve(msg, content=_replace_images(msg.content, NON_VISION_USER_IMAGE_PLACEHOLDER))
+            msg = replace(msg, content=_replace_images(msg.content, NON_VISION_USER_IMAGE_PLACEHOLDER))
         elif isinstance(msg, ToolResultMessage):
-            msg = attrs.evolve(msg, content=_replace_images(msg.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER))
+            msg = replace(msg, content=_replace_images(msg.content, NON_VISION_TOOL_IMAGE_PLACEHOLDER))
         out.append(msg)
     return out
 
@@ -99,7 +88,7 @@ def transform_messages(
         if isinstance(msg, ToolResultMessage):
             mapped = id_map.get(msg.tool_call_id)
             if mapped and mapped != msg.tool_call_id:
-                msg = attrs.evolve(msg, tool_call_id=mapped)
+                msg = replace(msg, tool_call_id=mapped)
             transformed.append(msg)
             continue
         if not isinstance(msg, AssistantMessage):
@@ -124,16 +113,16 @@ def transform_messages(
             elif isinstance(block, ToolCall):
                 call = block
                 if not same_model and call.thought_signature:
-                    call = attrs.evolve(call, thought_signature=None)
+                    call = replace(call, thought_signature=None)
                 if not same_model and normalize_tool_call_id is not None:
                     new_id = normalize_tool_call_id(call.id, model, msg)
                     if new_id != call.id:
                         id_map[call.id] = new_id
-                        call = attrs.evolve(call, id=new_id)
+                        call = replace(call, id=new_id)
                 content.append(call)
             else:
                 content.append(block)
-        transformed.append(attrs.evolve(msg, content=content))
+        transformed.append(replace(msg, content=content))
 
     result: list[Message] = []
     pending: list[ToolCall] = []

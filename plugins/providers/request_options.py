@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from piko.data.messages import (
     ImageContent,
@@ -17,10 +16,6 @@ from piko.data.messages import (
 )
 from piko.data.streaming import StreamOptions
 from piko.plugins.providers.provider_errors import ProviderError
-
-if TYPE_CHECKING:
-    pass
-
 
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
 MIN_OUTPUT_TOKENS = 1024

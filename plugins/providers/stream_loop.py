@@ -10,10 +10,9 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from piko.data.messages import AssistantMessage
 from piko.data.streaming import StreamEvent, StreamOptions
+from piko.lib.records import replace
 from piko.plugins.providers.http_client import SDK_RETRIES, RequestSpec, RetryRules, send_with_retries
 from piko.plugins.providers.provider_errors import (
     ABORTED_BEFORE_REQUEST,
@@ -142,7 +141,7 @@ async def run_stream(
         if options.on_payload is not None:
             replaced = await options.on_payload(spec.body, model)
             if replaced is not None:
-                spec = attrs.evolve(spec, body=replaced)
+                spec = replace(spec, body=replaced)
         if seal is not None:
             spec = seal(spec)
         if guard.aborted:

@@ -38,6 +38,8 @@ import functools
 import re
 from typing import Any
 
+from piko.lib.text import normalize_newlines
+
 _CORE_SCHEMA = (  # YAML 1.2.2 section 10.3.2, as the npm yaml package's core schema has it
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", list("tTfF")),
@@ -76,10 +78,6 @@ def _error(message: str, lines: list[str], index: int, column: int, width: int =
     if shown.strip(" "):
         text += f":\n\n{shown}\n{' ' * at}{'^' * max(1, min(width, 80 - at))}\n"
     return FrontmatterError(text)
-
-
-def normalize_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str]:

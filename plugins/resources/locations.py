@@ -10,13 +10,11 @@ the ones found automatically in that scope's folders), ``+path`` forces an exact
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piko.resources.patterns import (
-    apply_patterns,
-    is_pattern,
-)
+from piko.resources.patterns import apply_patterns, enabled_by_overrides, is_pattern
 
 
 def resolve_entry(value: str, base: Path) -> Path:
@@ -98,6 +96,28 @@ class Found:
         for path, enabled in settings_files(global_entries, agent, collect):
             self.add(path, "user", USER_SETTINGS, enabled)
         return project_entries, global_entries
+
+    def add_discovered(
+        self,
+        request: Any,
+        key: str,
+        collect: Callable[[Path], list[Path]],
+        project_auto: Callable[[Path, Path], list[Path]],
+        user_auto: Callable[[Path], list[Path]],
+    ) -> None:
+        """What discovery finds: the paths the settings' ``key`` arrays name (folders listed with
+        ``collect``), then the files found automatically, ``project_auto(cwd, cwd / ".pi")`` and
+        ``user_auto(agent dir)``, each on unless that scope's settings turn it off."""
+        cwd = Path(os.path.abspath(request.cwd))
+        agent = Path(request.agent_dir)
+        project_base = cwd / ".pi"
+        project_entries, global_entries = self.add_settings_paths(
+            request.settings, key, project_base, agent, collect
+        )
+        for path in project_auto(cwd, project_base):
+            self.add(path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base))
+        for path in user_auto(agent):
+            self.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
 
     def add_explicit_paths(
         self, request: Any, *, option: str, extra_key: str, what: str, discovery_off: bool

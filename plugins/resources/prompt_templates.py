@@ -10,20 +10,16 @@ only ``--prompt-template`` paths and extension paths.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
 from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.plugins.resources.locations import (
-    PROJECT_AUTO,
-    USER_AUTO,
     Found,
 )
 from piko.resources.files import markdown_files
 from piko.resources.loader import PromptTemplate, ResourceRequest
-from piko.resources.patterns import enabled_by_overrides
 
 
 @hookimpl
@@ -54,27 +50,16 @@ def load_template_file(path: Path, source: str) -> PromptTemplate | None:
 
 def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
     """``(file or folder, source)`` to load templates from, in precedence order."""
-    cwd = Path(os.path.abspath(request.cwd))
-    agent = Path(request.agent_dir)
-    options = request.options
-    settings = request.settings
     found = Found()
-    disabled = bool(options.get("no_prompt_templates"))
+    disabled = bool(request.options.get("no_prompt_templates"))
     if not disabled:
-        project_base = cwd / ".pi"
-
-        def collect(folder: Path) -> list[Path]:
-            return markdown_files(folder, recursive=True)
-
-        project_entries, global_entries = found.add_settings_paths(
-            settings, "prompts", project_base, agent, collect
+        found.add_discovered(
+            request,
+            "prompts",
+            collect=lambda folder: markdown_files(folder, recursive=True),
+            project_auto=lambda _cwd, project_base: markdown_files(project_base / "prompts", recursive=False),
+            user_auto=lambda agent: markdown_files(agent / "prompts", recursive=False),
         )
-        for path in markdown_files(project_base / "prompts", recursive=False):
-            found.add(
-                path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base)
-            )
-        for path in markdown_files(agent / "prompts", recursive=False):
-            found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
     found.add_explicit_paths(
         request,
         option="prompt_template",

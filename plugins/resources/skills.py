@@ -21,14 +21,11 @@ from typing import Any
 from piko import hookimpl
 from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.plugins.resources.locations import (
-    PROJECT_AUTO,
-    USER_AUTO,
     Found,
     agents_skill_dirs,
 )
 from piko.resources.files import skill_files
 from piko.resources.loader import ResourceRequest, Skill
-from piko.resources.patterns import enabled_by_overrides
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024
@@ -93,35 +90,27 @@ def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill 
 
 def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
     """``(file or folder, source)`` to load skills from, in precedence order (disabled ones left out)."""
-    cwd = Path(os.path.abspath(request.cwd))
-    agent = Path(request.agent_dir)
-    options = request.options
-    settings = request.settings
     found = Found()
-    no_skills = bool(options.get("no_skills"))
-    if not no_skills:
-        project_base = cwd / ".pi"
+    no_skills = bool(request.options.get("no_skills"))
+    user_agents = Path.home() / ".agents" / "skills"
 
-        def collect(folder: Path) -> list[Path]:
-            return skill_files(folder, root_files=True)
-
-        project_entries, global_entries = found.add_settings_paths(
-            settings, "skills", project_base, agent, collect
-        )
-        user_agents = Path.home() / ".agents" / "skills"
-        project_auto = skill_files(project_base / "skills", root_files=True)
+    def project_auto(cwd: Path, project_base: Path) -> list[Path]:
+        files = skill_files(project_base / "skills", root_files=True)
         for folder in agents_skill_dirs(cwd):
             if os.path.abspath(folder) != os.path.abspath(user_agents):
-                project_auto.extend(skill_files(folder, root_files=False))
-        for path in project_auto:
-            found.add(
-                path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base)
-            )
-        user_auto = skill_files(agent / "skills", root_files=True) + skill_files(
-            user_agents, root_files=False
+                files.extend(skill_files(folder, root_files=False))
+        return files
+
+    if not no_skills:
+        found.add_discovered(
+            request,
+            "skills",
+            collect=lambda folder: skill_files(folder, root_files=True),
+            project_auto=project_auto,
+            user_auto=lambda agent: (
+                skill_files(agent / "skills", root_files=True) + skill_files(user_agents, root_files=False)
+            ),
         )
-        for path in user_auto:
-            found.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))
     # package skills are discovered ones: --no-skills turns them off
     found.add_explicit_paths(
         request, option="skill", extra_key="skill_paths", what="skill", discovery_off=no_skills

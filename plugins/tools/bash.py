@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
 
 if TYPE_CHECKING:
@@ -207,22 +207,6 @@ async def execute(
         output.close_temp_file()
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=[],
-        )
-    )
-
-
 @hookimpl(trylast=True)
 async def piko_user_bash(event: Any, ctx: Any) -> Any:
     """Run a user's ``!cmd`` / RPC ``bash`` when no extension took it (registered last on purpose)."""
@@ -247,3 +231,8 @@ async def piko_user_bash(event: Any, ctx: Any) -> Any:
             full_output_path=run.full_output_path,
         )
     }
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

@@ -10,7 +10,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 
 NAME = "edit"
 
@@ -67,23 +67,6 @@ PROMPT_GUIDELINES = [
 ]
 
 INVALID_INPUT = "Edit tool input is invalid. edits must contain at least one replacement."
-
-
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            prepare_arguments=prepare_arguments,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
 
 
 def prepare_arguments(arguments: Any) -> Any:
@@ -178,10 +161,10 @@ def _plan_edit(
     should_stop: Callable[[], None] | None = None,
 ) -> tuple[str, str, str]:
     """Read the file and apply the edits: ``(text to write, base text, new text)`` (LF forms for the diff)."""
+    from piko.lib.text import normalize_newlines
     from piko.plugins.tools.edit_diff import (
         apply_edits,
         detect_line_ending,
-        normalize_to_lf,
         restore_line_endings,
         strip_bom,
     )
@@ -198,7 +181,7 @@ def _plan_edit(
             raise ValueError(f"Cannot edit {absolute}: it reports no size and may not end")
     bom, content = strip_bom(text)
     ending = detect_line_ending(content)
-    base, new = apply_edits(normalize_to_lf(content), edits, path)
+    base, new = apply_edits(normalize_newlines(content), edits, path)
     return bom + restore_line_endings(new, ending), base, new
 
 
@@ -230,3 +213,8 @@ def _access_errno(absolute: str) -> int:
     except OSError as exc:
         return exc.errno or errno.ENOENT
     return errno.EACCES
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

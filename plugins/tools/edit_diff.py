@@ -9,6 +9,8 @@ from typing import Any
 
 from attrs import define
 
+from piko.lib.text import JS_WHITESPACE, normalize_newlines
+
 __all__ = [
     "EditError",
     "apply_edits",
@@ -17,7 +19,6 @@ __all__ = [
     "fuzzy_find",
     "generate_diff",
     "normalize_for_fuzzy_match",
-    "normalize_to_lf",
     "restore_line_endings",
     "strip_bom",
 ]
@@ -43,11 +44,6 @@ def detect_line_ending(text: str) -> str:
     return "\r\n" if crlf < lf else "\n"
 
 
-def normalize_to_lf(text: str) -> str:
-    """CRLF and lone CR become LF."""
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
 def restore_line_endings(text: str, ending: str) -> str:
     return text.replace("\n", "\r\n") if ending == "\r\n" else text
 
@@ -61,8 +57,6 @@ def strip_bom(text: str) -> tuple[str, str]:
 # Fuzzy matching
 # ---------------------------------------------------------------------------
 
-# What JavaScript's trimEnd() removes: its WhiteSpace and LineTerminator characters.
-_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _FUZZY_TABLE = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b", "'"),
@@ -85,7 +79,7 @@ def normalize_for_fuzzy_match(text: str) -> str:
         return text
     if not ascii_only:
         text = unicodedata.normalize("NFKC", text)
-    text = "\n".join([line.rstrip(_JS_WHITESPACE) for line in text.split("\n")])
+    text = "\n".join([line.rstrip(JS_WHITESPACE) for line in text.split("\n")])
     return text if ascii_only else text.translate(_FUZZY_TABLE)
 
 
@@ -162,7 +156,7 @@ def apply_edits(content: str, edits: list[dict[str, Any]], path: str) -> tuple[s
     work in the fuzzy-normalized text (so ``base`` is that text). Matches must be unique and
     must not overlap, and the result must differ from ``base``.
     """
-    pairs = [(normalize_to_lf(e["oldText"]), normalize_to_lf(e["newText"])) for e in edits]
+    pairs = [(normalize_newlines(e["oldText"]), normalize_newlines(e["newText"])) for e in edits]
     total = len(pairs)
     for i, (old, _new) in enumerate(pairs):
         if not old:

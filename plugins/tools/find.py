@@ -12,12 +12,11 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
 NAME = "find"
 DEFAULT_LIMIT = 1000
-NO_LINE_LIMIT = 2**53 - 1
 
 DESCRIPTION = (
     "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
@@ -294,15 +293,10 @@ async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """List files and directories under ``path`` whose name (or path) matches ``pattern``."""
-    from piko.plugins.tools.paths import resolve_path
-    from piko.plugins.tools.ripgrep import require_rg, run_rg
-    from piko.plugins.tools.truncate import format_size, truncate_head
+    from piko.plugins.tools.ripgrep import run_rg, start_search
+    from piko.plugins.tools.truncate import listing_result
 
-    if signal is not None and signal.aborted:
-        raise FindToolError("Operation aborted")
-    require_rg()
-    pattern = str(params["pattern"])
-    search_path = resolve_path(params.get("path") or ".", ctx.cwd)
+    pattern, search_path = start_search(params, signal, ctx.cwd, FindToolError)
     if not os.path.exists(search_path):
         raise FindToolError(f"Path not found: {search_path}")
     if not os.path.isdir(search_path):
@@ -341,32 +335,10 @@ async def execute(
     if limit_reached:
         del results[limit:]
     results.sort()
-    truncation = truncate_head("\n".join(results), max_lines=NO_LINE_LIMIT)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if limit_reached:
-        notices.append(f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern")
-        details["resultLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_details()
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+    notice = f"{limit} results limit reached. Use limit={limit * 2} for more, or refine pattern"
+    return listing_result(results, (notice, "resultLimitReached", limit) if limit_reached else None)
 
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=False,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=[],
-        )
-    )
+    register(tool_definition(__name__, default_active=False))

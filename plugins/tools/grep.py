@@ -8,13 +8,13 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.lib.text import normalize_newlines
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
 
 NAME = "grep"
 DEFAULT_LIMIT = 100
 # pi's byte-only truncation passes Number.MAX_SAFE_INTEGER as the line limit
-NO_LINE_LIMIT = 2**53 - 1
 
 DESCRIPTION = (
     "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
@@ -100,7 +100,7 @@ class _FileLines:
             try:
                 with open(path, encoding="utf-8", errors="replace", newline="") as handle:
                     content = handle.read()
-                lines = content.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+                lines = normalize_newlines(content).split("\n")
             except OSError:
                 lines = []
             self._cache[path] = lines
@@ -111,17 +111,11 @@ async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """Search with rg; return pi's ``path:line: text`` listing with its notices and details."""
-    import orjson
+    from piko.lib.jsonio import loads
+    from piko.plugins.tools.ripgrep import run_rg, start_search
+    from piko.plugins.tools.truncate import listing_result, truncate_line
 
-    from piko.plugins.tools.paths import resolve_path
-    from piko.plugins.tools.ripgrep import require_rg, run_rg
-    from piko.plugins.tools.truncate import format_size, truncate_head, truncate_line
-
-    if signal is not None and signal.aborted:
-        raise GrepToolError("Operation aborted")
-    require_rg()
-    pattern = str(params["pattern"])
-    search_path = resolve_path(params.get("path") or ".", ctx.cwd)
+    pattern, search_path = start_search(params, signal, ctx.cwd, GrepToolError)
     try:
         is_directory = os.path.isdir(search_path) if os.path.exists(search_path) else None
     except OSError:
@@ -152,7 +146,6 @@ async def execute(
     matches: list[tuple[str, int, str | None]] = []
     match_count = 0
     match_limit_reached = False
-    loads = orjson.loads
 
     def on_output(block: bytes) -> bool:
         nonlocal match_count, match_limit_reached
@@ -161,7 +154,7 @@ async def execute(
                 continue
             try:
                 data = loads(line)["data"]
-            except (orjson.JSONDecodeError, KeyError, TypeError):
+            except (ValueError, KeyError, TypeError):
                 continue
             match_count += 1
             file_path = _decode_field(data.get("path"))
@@ -216,27 +209,16 @@ async def execute(
             separator = ":" if current == line_number else "-"
             output_lines.append(f"{shown_path}{separator}{current}{separator} {text}")
 
-    truncation = truncate_head("\n".join(output_lines), max_lines=NO_LINE_LIMIT)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if match_limit_reached:
-        notices.append(
-            f"{_number_text(limit)} matches limit reached. "
-            f"Use limit={_number_text(limit * 2)} for more, or refine pattern"
-        )
-        details["matchLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_details()
-    if lines_truncated:
-        notices.append(
-            f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
-        )
-        details["linesTruncated"] = True
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+    limit_notice = (
+        f"{_number_text(limit)} matches limit reached. "
+        f"Use limit={_number_text(limit * 2)} for more, or refine pattern"
+    )
+    lines_notice = f"Some lines truncated to {GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines"
+    return listing_result(
+        output_lines,
+        (limit_notice, "matchLimitReached", limit) if match_limit_reached else None,
+        (lines_notice, "linesTruncated", True) if lines_truncated else None,
+    )
 
 
 def _refuse_special_file(path: str) -> None:
@@ -251,15 +233,4 @@ def _refuse_special_file(path: str) -> None:
 
 @hookimpl
 def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=False,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=[],
-        )
-    )
+    register(tool_definition(__name__, default_active=False))

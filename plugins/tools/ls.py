@@ -9,7 +9,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
 NAME = "ls"
@@ -30,21 +30,6 @@ PARAMETERS: dict[str, Any] = {
 }
 
 PROMPT_SNIPPET = "List directory contents"
-
-
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=False,
-            prompt_snippet=PROMPT_SNIPPET,
-        )
-    )
 
 
 async def execute(
@@ -76,7 +61,7 @@ def list_directory(directory: str, limit: float, should_stop: Callable[[], None]
     """The listing pi's ``ls`` gives for ``directory`` (blocking; ``should_stop`` raises to stop)."""
     from piko.plugins.tools.collation import locale_key
     from piko.plugins.tools.node_compat import js_string
-    from piko.plugins.tools.truncate import format_size, truncate_head
+    from piko.plugins.tools.truncate import listing_result
 
     if not os.path.exists(directory):
         raise ValueError(f"Path not found: {directory}")
@@ -104,16 +89,10 @@ def list_directory(directory: str, limit: float, should_stop: Callable[[], None]
         entries.append(name + "/" if stat.S_ISDIR(info.st_mode) else name)
     if not entries:
         return ToolResult(content=[TextContent(text="(empty directory)")], details=None)
-    truncation = truncate_head("\n".join(entries), max_lines=2**53 - 1)
-    output = truncation.content
-    details: dict[str, Any] = {}
-    notices: list[str] = []
-    if limit_reached:
-        notices.append(f"{js_string(limit)} entries limit reached. Use limit={js_string(limit * 2)} for more")
-        details["entryLimitReached"] = limit
-    if truncation.truncated:
-        notices.append(f"{format_size(DEFAULT_MAX_BYTES)} limit reached")
-        details["truncation"] = truncation.to_details()
-    if notices:
-        output += f"\n\n[{'. '.join(notices)}]"
-    return ToolResult(content=[TextContent(text=output)], details=details or None)
+    notice = f"{js_string(limit)} entries limit reached. Use limit={js_string(limit * 2)} for more"
+    return listing_result(entries, (notice, "entryLimitReached", limit) if limit_reached else None)
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=False))

@@ -1,4 +1,4 @@
-"""JavaScript and Node formatting that pi's tool messages depend on (numbers, fs errors, UTF-16 lengths)."""
+"""JavaScript and Node formatting that pi's tool messages depend on (numbers, fs errors, UTF-8 bytes)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ __all__ = [
     "node_error_message",
     "require_no_null_bytes",
     "to_utf8_bytes",
-    "utf16_length",
 ]
 
 # libuv's descriptions (uv_strerror), which Node puts in fs error messages.
@@ -110,16 +109,6 @@ def require_no_null_bytes(path: str) -> None:
             "The argument 'path' must be a string, Uint8Array, or URL without null bytes. "
             f"Received {inspect_string(path)}"
         )
-
-
-_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-
-
-def utf16_length(text: str) -> int:
-    """JavaScript's ``string.length``: astral characters count twice."""
-    if text.isascii():
-        return len(text)
-    return len(text) + len(_ASTRAL.findall(text))
 
 
 def to_utf8_bytes(text: str) -> bytes:

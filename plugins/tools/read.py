@@ -10,8 +10,14 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import ImageContent, TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
-from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, TruncationResult, format_size
+from piko.plugins.tools.builtin import tool_definition
+from piko.plugins.tools.truncate import (
+    DEFAULT_MAX_BYTES,
+    DEFAULT_MAX_LINES,
+    TruncationResult,
+    format_size,
+    truncation_result,
+)
 
 NAME = "read"
 
@@ -36,22 +42,6 @@ PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]
 
 NON_VISION_NOTE = "[Current model does not support images. The image will be omitted from this request.]"
-
-
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
 
 
 async def execute(
@@ -242,42 +232,15 @@ def _read_text(stream: Any, path: str, options: _ReadOptions) -> ToolResult:
 
 def _truncate_window(window: Any) -> TruncationResult:
     """What ``truncate_head`` gives for the window's text, computed from the streamed window."""
-    max_lines, max_bytes = DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES
-    total_lines, total_bytes = window.window_lines, window.window_bytes
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return TruncationResult(
-            content="\n".join(window.lines),
-            truncated=False,
-            truncated_by=None,
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=total_lines,
-            output_bytes=total_bytes,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
-    if window.first_line_bytes > max_bytes:
-        return TruncationResult(
-            content="",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            first_line_exceeds_limit=True,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
-    content = "\n".join(window.lines)
-    return TruncationResult(
-        content=content,
-        truncated=True,
-        truncated_by="lines" if len(window.lines) >= max_lines else "bytes",
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(window.lines),
-        output_bytes=len(content.encode("utf-8")),
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    totals, limits = (window.window_lines, window.window_bytes), (DEFAULT_MAX_LINES, DEFAULT_MAX_BYTES)
+    if totals[0] <= DEFAULT_MAX_LINES and totals[1] <= DEFAULT_MAX_BYTES:
+        return truncation_result(window.lines, None, totals, limits)
+    if window.first_line_bytes > DEFAULT_MAX_BYTES:
+        return truncation_result([], "bytes", totals, limits, first_line_exceeds_limit=True)
+    truncated_by = "lines" if len(window.lines) >= DEFAULT_MAX_LINES else "bytes"
+    return truncation_result(window.lines, truncated_by, totals, limits)
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

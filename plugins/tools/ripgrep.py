@@ -91,6 +91,17 @@ def require_rg() -> str:
     return found
 
 
+def start_search(params: dict[str, Any], signal: Any, cwd: str, error: type[Exception]) -> tuple[str, str]:
+    """A find or grep call's pattern and resolved search path; an aborted call or a missing rg
+    raises (``error`` with pi's message for the abort)."""
+    from piko.plugins.tools.paths import resolve_path
+
+    if signal is not None and signal.aborted:
+        raise error("Operation aborted")
+    require_rg()
+    return str(params["pattern"]), resolve_path(params.get("path") or ".", cwd)
+
+
 def clear_cache() -> None:
     """Forget cached look-ups (tests change ``PATH``)."""
     _cache.clear()

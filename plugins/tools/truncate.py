@@ -7,13 +7,21 @@ Grep match lines are cut at 500 characters. The numbers and notices are pi's.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from piko.lib.jsnumbers import format_size
 from piko.lib.records import Record
+
+if TYPE_CHECKING:
+    from piko.data.messages import ToolResult
 
 DEFAULT_MAX_LINES = 2000
 DEFAULT_MAX_BYTES = 50 * 1024
 GREP_MAX_LINE_LENGTH = 500
+NO_LINE_LIMIT = 2**53 - 1  # JavaScript's Number.MAX_SAFE_INTEGER: the listing tools cut by size only
+
+Notice = tuple[str, str, Any]
+"""A listing's notice: its text, and the ``details`` key and value that say the same."""
 
 
 class TruncationResult(Record):
@@ -53,28 +61,27 @@ def byte_length(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def format_size(size: int) -> str:
-    """``512B``, ``1.5KB``, ``2.0MB`` (rounded like JavaScript's ``toFixed``: 1280 bytes is 1.3KB)."""
-    from piko.plugins.tools.node_compat import js_to_fixed
-
-    if size < 1024:
-        return f"{size}B"
-    if size < 1024 * 1024:
-        return f"{js_to_fixed(size / 1024, 1)}KB"
-    return f"{js_to_fixed(size / (1024 * 1024), 1)}MB"
-
-
-def _untruncated(content: str, lines: int, size: int, max_lines: int, max_bytes: int) -> TruncationResult:
+def truncation_result(
+    kept: list[str],
+    truncated_by: str | None,
+    totals: tuple[int, int],
+    limits: tuple[int, int],
+    **flags: bool,
+) -> TruncationResult:
+    """The result keeping the lines ``kept`` of a text of ``totals`` (lines, bytes) under ``limits``
+    (lines, bytes); ``truncated_by`` ``None`` keeps it all."""
+    output = "\n".join(kept)
     return TruncationResult(
-        content=content,
-        truncated=False,
-        truncated_by=None,
-        total_lines=lines,
-        total_bytes=size,
-        output_lines=lines,
-        output_bytes=size,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
+        content=output,
+        truncated=truncated_by is not None,
+        truncated_by=truncated_by,
+        total_lines=totals[0],
+        total_bytes=totals[1],
+        output_lines=len(kept),
+        output_bytes=totals[1] if truncated_by is None else byte_length(output),
+        max_lines=limits[0],
+        max_bytes=limits[1],
+        **flags,
     )
 
 
@@ -82,24 +89,12 @@ def truncate_head(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the first lines that fit both limits; never a partial line."""
-    total_bytes = byte_length(content)
     lines = content.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
+    if totals[0] <= max_lines and totals[1] <= max_bytes:
+        return truncation_result(lines, None, totals, limits)
     if byte_length(lines[0]) > max_bytes:
-        return TruncationResult(
-            content="",
-            truncated=True,
-            truncated_by="bytes",
-            total_lines=total_lines,
-            total_bytes=total_bytes,
-            output_lines=0,
-            output_bytes=0,
-            first_line_exceeds_limit=True,
-            max_lines=max_lines,
-            max_bytes=max_bytes,
-        )
+        return truncation_result([], "bytes", totals, limits, first_line_exceeds_limit=True)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -112,18 +107,7 @@ def truncate_head(
         used += size
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=byte_length(output),
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return truncation_result(kept, truncated_by, totals, limits)
 
 
 def _tail_bytes(text: str, max_bytes: int) -> str:
@@ -141,11 +125,10 @@ def truncate_tail(
     content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> TruncationResult:
     """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
-    total_bytes = byte_length(content)
     lines = content.split("\n")
-    total_lines = len(lines)
-    if total_lines <= max_lines and total_bytes <= max_bytes:
-        return _untruncated(content, total_lines, total_bytes, max_lines, max_bytes)
+    totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
+    if totals[0] <= max_lines and totals[1] <= max_bytes:
+        return truncation_result(lines, None, totals, limits)
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -167,19 +150,29 @@ def truncate_tail(
     if len(kept) >= max_lines and used <= max_bytes:
         truncated_by = "lines"
     kept.reverse()
-    output = "\n".join(kept)
-    return TruncationResult(
-        content=output,
-        truncated=True,
-        truncated_by=truncated_by,
-        total_lines=total_lines,
-        total_bytes=total_bytes,
-        output_lines=len(kept),
-        output_bytes=byte_length(output),
-        last_line_partial=partial,
-        max_lines=max_lines,
-        max_bytes=max_bytes,
-    )
+    return truncation_result(kept, truncated_by, totals, limits, last_line_partial=partial)
+
+
+def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice | None) -> ToolResult:
+    """The answer of a listing tool (ls, find, grep): its lines cut at 50 KB, then in brackets the
+    notices that apply (``None`` for one that does not): the result limit's, the size limit's, then
+    ``more``; ``details`` holds what they say, or is ``None``."""
+    from piko.data.messages import TextContent, ToolResult
+
+    truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
+    size_notice = None
+    if truncation.truncated:
+        size_notice = (
+            f"{format_size(DEFAULT_MAX_BYTES)} limit reached",
+            "truncation",
+            truncation.to_details(),
+        )
+    applying = [notice for notice in (limit_notice, size_notice, *more) if notice is not None]
+    output = truncation.content
+    if applying:
+        output += f"\n\n[{'. '.join(text for text, _key, _value in applying)}]"
+    details = {key: value for _text, key, value in applying}
+    return ToolResult(content=[TextContent(text=output)], details=details or None)
 
 
 def truncate_line(line: str, max_chars: int = GREP_MAX_LINE_LENGTH) -> tuple[str, bool]:

@@ -6,7 +6,7 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import TextContent, ToolResult
-from piko.platform.registries import ToolDefinition
+from piko.plugins.tools.builtin import tool_definition
 
 NAME = "write"
 
@@ -28,30 +28,15 @@ PROMPT_SNIPPET = "Create or overwrite files"
 PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]
 
 
-@hookimpl
-def piko_register_tools(register: Any) -> None:
-    register(
-        ToolDefinition(
-            name=NAME,
-            label=NAME,
-            description=DESCRIPTION,
-            parameters=PARAMETERS,
-            execute=execute,
-            default_active=True,
-            prompt_snippet=PROMPT_SNIPPET,
-            prompt_guidelines=list(PROMPT_GUIDELINES),
-        )
-    )
-
-
 async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """Write ``params["content"]`` to ``params["path"]`` (relative to ``ctx.cwd``)."""
+    from piko.lib.text import js_length
     from piko.plugins.tools.abortable import abortable, check_aborted
     from piko.plugins.tools.file_fallback import write_with_fallback
     from piko.plugins.tools.mutation_queue import file_mutation_lock
-    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes, utf16_length
+    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes
     from piko.plugins.tools.paths import resolve_to_cwd
 
     path: str = params["path"]
@@ -63,6 +48,9 @@ async def execute(
         data = to_utf8_bytes(content)
         await abortable(write_with_fallback(ctx, absolute, data, content, make_parents=True), signal)
     # pi reports the string's length in UTF-16 code units and calls it bytes.
-    return ToolResult(
-        content=[TextContent(text=f"Successfully wrote {utf16_length(content)} bytes to {path}")]
-    )
+    return ToolResult(content=[TextContent(text=f"Successfully wrote {js_length(content)} bytes to {path}")])
+
+
+@hookimpl
+def piko_register_tools(register: Any) -> None:
+    register(tool_definition(__name__, default_active=True))

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from support.pi_dirs import make_pi_dirs
 from support.streams import update_delta
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_mono_samples"
@@ -28,6 +29,20 @@ def sample(name: str, file: str) -> Any:
     if file.endswith(".jsonl"):
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     return text
+
+
+def run_logging_extension(pi_env: Any, tmp_path: Path, source: str) -> list[Any]:
+    """``pi -p go`` with the extension ``source`` through two turns (a tool call, then the answer);
+    the JSON lines the extension wrote to ``$PIKO_TEST_LOG``."""
+    ext = tmp_path / "logging_ext.py"
+    ext.write_text(source)
+    log = tmp_path / "log.jsonl"
+    env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
+    done = env.run(
+        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in log.read_text().splitlines()]
 
 
 def sample_events(name: str) -> list[dict[str, Any]]:
@@ -138,20 +153,7 @@ class PiEnv:
 
 
 def make_env(tmp_path: Path, server: Any, settings: dict[str, Any] | None = None) -> PiEnv:
-    root = tmp_path / f"env{len(list(tmp_path.glob('env*')))}"
-    home = root / "home" / ".pi" / "agent"
-    home.mkdir(parents=True)
-    work = root / "work"
-    (work / "src").mkdir(parents=True)
-    (work / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (work / "notes.txt").write_text("hello world\nsecond line\n")
-    (work / "src" / "main.txt").write_text("TODO: fix bug\n")
-    models = json.loads((SAMPLES / "models.json").read_text())
-    models["providers"]["mock"]["baseUrl"] = server.base_url + "/v1"
-    models["providers"]["mock-anthropic"]["baseUrl"] = server.base_url
-    (home / "models.json").write_text(json.dumps(models))
-    if settings:
-        (home / "settings.json").write_text(json.dumps(settings))
+    home, work = make_pi_dirs(tmp_path / f"env{len(list(tmp_path.glob('env*')))}", server, settings)
     return PiEnv(home=home, work=work, server=server)
 
 

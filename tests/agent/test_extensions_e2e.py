@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines, sample
+from agent_harness import json_lines, run_logging_extension
 
 RECORDER = """
 import json, os
@@ -26,20 +26,8 @@ def activate(pi):
 """
 
 
-def _log(path: Path) -> list[str]:
-    return [json.loads(line)["event"] for line in path.read_text().splitlines()]
-
-
 def test_every_event_reaches_an_extension_in_order(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "recorder.py"
-    ext.write_text(RECORDER)
-    log = tmp_path / "log.jsonl"
-    env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
-    done = env.run(
-        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
-    )
-    assert done.returncode == 0, done.stderr
-    events = _log(log)
+    events = [row["event"] for row in run_logging_extension(pi_env, tmp_path, RECORDER)]
     assert events[:2] == ["resources_discover", "session_start"]
     first_prompt = events.index("input")
     assert events[first_prompt:first_prompt + 7] == [
@@ -355,3 +343,20 @@ def activate(pi):
         "origin": "top-level",
     }
     assert commands[2]["sourceInfo"]["baseDir"] == str(env.work / ".pi/skills/tidy")
+
+
+def test_an_extensions_print_goes_to_stderr_in_json_mode(pi_env: Any, tmp_path: Path) -> None:
+    """stdout of ``--mode json`` holds JSON lines only, whatever an extension prints (as in RPC)."""
+    ext = tmp_path / "chatty.py"
+    ext.write_text(
+        "def activate(pi):\n"
+        "    print('loading chatty')\n"
+        "    pi.on('session_start', lambda event, ctx: print('session started'))\n"
+        "    pi.on('turn_end', lambda event, ctx: print('turn ended'))\n"
+    )
+    env = pi_env([{"blocks": [{"text": "ok"}]}])
+    done = env.run("--mode", "json", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go")
+    assert done.returncode == 0, done.stderr
+    for line in done.stdout.splitlines():
+        json.loads(line)
+    assert "session started" in done.stderr and "turn ended" in done.stderr

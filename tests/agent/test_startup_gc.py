@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import gc
-import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import sample
+from agent_harness import run_logging_extension
 
 from piko.engine import startup_gc
 
@@ -25,16 +24,7 @@ def activate(pi):
 
 
 def test_collections_are_rare_until_the_first_turn_ends(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "probe.py"
-    ext.write_text(PROBE)
-    log = tmp_path / "log.jsonl"
-    # two turns: a tool call, then the answer
-    env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
-    done = env.run(
-        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
-    )
-    assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    rows = run_logging_extension(pi_env, tmp_path, PROBE)  # two turns: a tool call, then the answer
     usual = gc.get_threshold()[0] if not startup_gc._saved else startup_gc._saved[0]
     thresholds = [(name, threshold) for name, threshold, _frozen in rows]
     assert thresholds == [

@@ -9,7 +9,6 @@ agent session through the same path as ``pi`` does.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -21,40 +20,22 @@ import pytest
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from support.clean_env import clean_environment
+import support.world
 from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
+from support.world import world_of
 
 
-class World:
+class World(support.world.World):
     """One test's agent dir, project and (once started) LLM server and session."""
 
     def __init__(self, tmp_path: Path, agent_dir: Path) -> None:
-        self.root = tmp_path
-        self.agent_dir = agent_dir
-        self.project = tmp_path / "project"
-        self.project.mkdir(exist_ok=True)
-        self.server: LLMServer | None = None
+        super().__init__(tmp_path, agent_dir)
         self.events: list[Any] = []
 
     def write_models(self, base_url: str, context_window: int, max_tokens: int = 500) -> None:
-        models = {
-            "providers": {
-                "mock": {
-                    "baseUrl": base_url + "/v1",
-                    "api": "openai-completions",
-                    "apiKey": "mock-key",
-                    "models": [
-                        {
-                            "id": "mock-1",
-                            "name": "Mock One",
-                            "contextWindow": context_window,
-                            "maxTokens": max_tokens,
-                        }
-                    ],
-                }
-            }
-        }
-        (self.agent_dir / "models.json").write_text(json.dumps(models), encoding="utf-8")
+        model = {"id": "mock-1", "name": "Mock One", "contextWindow": context_window, "maxTokens": max_tokens}
+        write_mock_models(self.agent_dir, base_url, [model])
 
     def write_settings(self, settings: dict[str, Any]) -> None:
         (self.agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
@@ -86,10 +67,6 @@ class World:
         session.subscribe(self.events.append)
         return session
 
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.server is not None
-        return [r["body"] for r in self.server.requests]
-
     def event_types(self) -> list[str]:
         return [type(e).TYPE for e in self.events if hasattr(type(e), "TYPE")]
 
@@ -105,16 +82,4 @@ class World:
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    agent = clean_environment(monkeypatch, tmp_path)
-    state = World(tmp_path, agent)
-    try:
-        yield state
-    finally:
-        if state.server is not None:
-            state.server.stop()
-
-
-@pytest.fixture
-def run() -> Any:
-    """Run a coroutine to completion (each test its own event loop)."""
-    return lambda coroutine: asyncio.run(coroutine)
+    yield from world_of(World, tmp_path, monkeypatch)

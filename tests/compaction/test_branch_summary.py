@@ -54,7 +54,7 @@ def test_tree_navigation_summarizes_the_branch_left(world, run) -> None:
         return session, ids, outcome
 
     session, ids, outcome = run(scenario())
-    assert outcome["cancelled"] is False
+    assert outcome.cancelled is False
     body = json.loads(json.dumps(world.requests()[3]))
     text = prompt_text(body)
     assert body["messages"][0] == {"role": "system", "content": prompts.SYSTEM_PROMPT}

@@ -159,8 +159,8 @@ def test_piko_folds_a_pi_compaction(world, run) -> None:
     assert "<read-files>" not in text
     assert pi_summary.split("\n\n<read-files>")[0] in text
     assert "[Assistant]: I read notes.txt." in text  # pi's kept entry is summarized now
-    assert outcome["details"] == {"readFiles": ["notes.txt"], "modifiedFiles": []}
-    assert outcome["summary"] == "## Goal\nPIKO SUMMARY\n\n<read-files>\nnotes.txt\n</read-files>"
+    assert outcome.details == {"readFiles": ["notes.txt"], "modifiedFiles": []}
+    assert outcome.summary == "## Goal\nPIKO SUMMARY\n\n<read-files>\nnotes.txt\n</read-files>"
 
 
 @needs_pi

@@ -298,7 +298,7 @@ def test_manual_compaction_with_custom_instructions(world, run) -> None:
         return session, outcome
 
     session, outcome = run(scenario())
-    assert outcome["summary"] == "## Goal\nMANUAL" and outcome["details"] == {
+    assert outcome.summary == "## Goal\nMANUAL" and outcome.details == {
         "readFiles": [],
         "modifiedFiles": [],
     }
@@ -310,7 +310,7 @@ def test_manual_compaction_with_custom_instructions(world, run) -> None:
         prompts.SUMMARY_PROMPT + "\n\nGive particular attention to: focus on the parser module"
     )
     assert "[User]: question one" in text and "question two" not in text
-    assert session.last_compaction_result.summary == "## Goal\nMANUAL"
+    assert session.compaction.last_result.summary == "## Goal\nMANUAL"
     assert isinstance(session.messages[0], CompactionSummaryMessage)
     assert [type(m) for m in session.messages[1:]] == [UserMessage, AssistantMessage]
 
@@ -523,7 +523,7 @@ def test_a_failing_summary_request_is_reported(world, run) -> None:
     assert end.error_message.startswith("Compaction failed: Summarization failed: ")
     assert "model is on fire" in end.error_message
     assert not [e for e in session_lines(session) if e["type"] == "compaction"]
-    assert session.last_compaction_error == end.error_message
+    assert session.compaction.last_error == end.error_message
 
 
 def test_threshold_failure_uses_pis_wording(world, run) -> None:
@@ -552,7 +552,7 @@ def test_aborting_a_running_compaction(world, run) -> None:
             if len(world.server.requests) == 3:
                 break
             await asyncio.sleep(0.01)
-        session.abort_compaction()
+        session.compaction.abort()
         return session, await asyncio.wait_for(task, 3)
 
     session, outcome = run(scenario())
@@ -597,7 +597,7 @@ def test_a_strategy_plugin_replaces_the_default(world, run) -> None:
 
     session, outcome = run(scenario())
     assert len(world.requests()) == 2  # the default strategy did not ask the model
-    assert outcome["summary"] == "dropped 2 messages"
+    assert outcome.summary == "dropped 2 messages"
     (entry,) = [e for e in session_lines(session) if e["type"] == "compaction"]
     # what the strategy left out is filled in from its preparation
     assert entry["tokensBefore"] == 1 and entry["details"] == {"strategy": "last-two"}

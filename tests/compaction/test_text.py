@@ -19,7 +19,8 @@ from piko.data.messages import (
     Usage,
     UserMessage,
 )
-from piko.data.tokens import context_estimate, estimate_message_tokens, js_length
+from piko.data.tokens import context_estimate, estimate_message_tokens
+from piko.lib.text import js_length
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.file_ops import FileOps, format_file_lists, strip_file_lists
 from piko.plugins.compaction.serialize import serialize_conversation, truncate_for_summary

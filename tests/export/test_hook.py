@@ -168,14 +168,15 @@ def test_cli_export_errors(tmp_path: Path, args: list[str], error: str) -> None:
 @pytest.fixture
 def rpc_process(tmp_path: Path) -> Any:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
-    from rpc_client import RpcProcess, make_dirs
+    from rpc_client import RpcProcess
     from support.llm_server import LLMServer
+    from support.pi_dirs import make_pi_dirs
 
     started: list[Any] = []
 
     def start(turns: list[dict[str, Any]], args: list[str]) -> Any:
         server = LLMServer(turns).__enter__()
-        home, work = make_dirs(tmp_path / f"run{len(started)}", server)
+        home, work = make_pi_dirs(tmp_path / f"run{len(started)}", server)
         process = RpcProcess(home, work, args)
         started.append((process, server))
         return process

@@ -16,8 +16,9 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "rpc"))
 
-from rpc_client import PI, RpcProcess, hermetic_environment, make_dirs  # noqa: E402
+from rpc_client import PI, RpcProcess, hermetic_environment  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
+from support.pi_dirs import make_pi_dirs  # noqa: E402
 
 CHAOS_EXTENSION = str(TESTS / "support" / "chaos_extension.py")
 TOOLS = "read,bash,edit,write,grep,find,ls"
@@ -44,7 +45,7 @@ def rpc_session(
 ) -> Iterator[RpcProcess]:
     """``pi --mode rpc`` saving its session under ``root/sessions``; killed if still running at the end."""
     with LLMServer(turns) as server:
-        home, work = make_dirs(root, server, settings)
+        home, work = make_pi_dirs(root, server, settings)
         args = ["--mode", "rpc", "--session-dir", str(root / "sessions"), *MODEL_ARGS, *extra_args]
         process = RpcProcess(home, work, args, env)
         process.server = server  # type: ignore[attr-defined]
@@ -65,7 +66,7 @@ def run_print(
 ) -> subprocess.CompletedProcess[str] | None:
     """``pi -p prompt``; ``None`` when it did not end within :data:`ANSWER_BOUND` (it is killed)."""
     with LLMServer(turns) as server:
-        home, work = make_dirs(root, server, settings)
+        home, work = make_pi_dirs(root, server, settings)
         full_env = hermetic_environment()
         full_env.update(
             PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)

@@ -272,6 +272,18 @@ def test_tool_boxes_summarise_and_expand() -> None:
     assert " EACCES" in _lines(renderer.render(failed, False))
 
 
+def test_size_limits_in_tool_boxes_are_written_as_pi_writes_them() -> None:
+    """pi's formatSize rounds with toFixed: a 1280-byte limit is 1.3KB (Python's .1f says 1.2KB)."""
+    renderer = ToolRenderer(builtin_theme("dark"))
+    grep = ToolView(tool_call_id="1", name="grep", args={"pattern": "x"})
+    truncation = {"truncated": True, "truncatedBy": "bytes", "maxBytes": 1280, "outputLines": 3}
+    grep.set_result(
+        {"content": [{"type": "text", "text": "a.py:1: x"}], "details": {"truncation": truncation}},
+        partial=False,
+    )
+    assert " [Truncated: 1.3KB limit]" in _lines(renderer.render(grep, False))
+
+
 def test_plugin_renderers_replace_the_built_in_look() -> None:
     class Definition:
         @staticmethod
@@ -292,6 +304,7 @@ def test_footer_lines() -> None:
     from types import SimpleNamespace
 
     from piko.data.messages import AssistantMessage, Cost, Model, Usage
+    from piko.engine.stats import ContextUsage
     from piko.plugins.modes.interactive.footer import FooterData, footer_fragments
 
     usage = Usage(input=1500, output=250, cache_read=12000, cost=Cost(total=0.0123))
@@ -305,8 +318,8 @@ def test_footer_lines() -> None:
         cwd="/work/project",
         model=model,
         thinking_level="high",
-        auto_compaction_enabled=True,
-        get_context_usage=lambda: {"tokens": 150000, "contextWindow": 200000, "percent": 75.0},
+        compaction=SimpleNamespace(enabled=True),
+        get_context_usage=lambda: ContextUsage(tokens=150000, context_window=200000, percent=75.0),
     )
     fragments = footer_fragments(
         session, 80, data=FooterData(), branch="main", statuses={"b": "two", "a": "one"}, provider_count=2

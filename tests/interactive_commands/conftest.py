@@ -9,7 +9,6 @@ gives a :class:`icmd_harness.ScriptedContext` on it.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Iterator
@@ -21,19 +20,18 @@ import pytest
 if str(Path(__file__).resolve().parent) not in sys.path:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import support.world
 from icmd_harness import ScriptedContext
-from support.clean_env import clean_environment
 from support.llm_server import LLMServer
+from support.pi_dirs import mock_provider
+from support.world import world_of
 
 
 def models_json(base_url: str) -> dict[str, Any]:
-    def provider(name: str, models: list[dict[str, Any]], key: str) -> dict[str, Any]:
-        return {"baseUrl": base_url + "/v1", "api": "openai-completions", "apiKey": key, "models": models}
-
     return {
         "providers": {
-            "mock": provider(
-                "mock",
+            "mock": mock_provider(
+                base_url,
                 [
                     {"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 500},
                     {
@@ -46,8 +44,8 @@ def models_json(base_url: str) -> dict[str, Any]:
                 ],
                 "mock-key",
             ),
-            "other": provider(
-                "other",
+            "other": mock_provider(
+                base_url,
                 [{"id": "other-1", "name": "Other One", "contextWindow": 64000, "maxTokens": 500}],
                 "other-key",
             ),
@@ -55,15 +53,11 @@ def models_json(base_url: str) -> dict[str, Any]:
     }
 
 
-class World:
+class World(support.world.World):
     """One test's agent dir, project, LLM server and sessions."""
 
     def __init__(self, tmp_path: Path, agent_dir: Path) -> None:
-        self.root = tmp_path
-        self.agent_dir = agent_dir
-        self.project = tmp_path / "project"
-        self.project.mkdir(exist_ok=True)
-        self.server: LLMServer | None = None
+        super().__init__(tmp_path, agent_dir)
         self.apps: list[Any] = []
 
     async def session(
@@ -102,23 +96,7 @@ class World:
         path = self.agent_dir / "settings.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
-    def requests(self) -> list[dict[str, Any]]:
-        assert self.server is not None
-        return [r["body"] for r in self.server.requests]
-
 
 @pytest.fixture
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    agent = clean_environment(monkeypatch, tmp_path, BROWSER="true")
-    state = World(tmp_path, agent)
-    try:
-        yield state
-    finally:
-        if state.server is not None:
-            state.server.stop()
-
-
-@pytest.fixture
-def run() -> Any:
-    """Run a coroutine to completion (each test its own event loop)."""
-    return lambda coroutine: asyncio.run(coroutine)
+    yield from world_of(World, tmp_path, monkeypatch, BROWSER="true")

@@ -7,12 +7,12 @@ import stat
 import threading
 import urllib.request
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from icmd_harness import WAIT, label, plain
+from support.token_server import TokenServer
 
 from piko.plugins.modes.interactive.commands.login import NO_STORED, PASTE_PROMPT
 from piko.plugins.modes.interactive.commands.models import ANTHROPIC_SUBSCRIPTION_AUTH_WARNING
@@ -20,41 +20,14 @@ from piko.plugins.modes.interactive.commands.models import ANTHROPIC_SUBSCRIPTIO
 TOKEN_URL_ENV = "PIKO_ANTHROPIC_TOKEN_URL"
 
 
-class TokenServer:
-    """An OAuth token endpoint answering every POST with fresh tokens; records the request bodies."""
-
-    def __init__(self) -> None:
-        self.bodies: list[dict[str, Any]] = []
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                outer.bodies.append(json.loads(self.rfile.read(length)))
-                data = json.dumps(
-                    {"access_token": "sk-ant-oat01-access", "refresh_token": "refresh-1", "expires_in": 3600}
-                ).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/oauth/token"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+FRESH_TOKENS = json.dumps(
+    {"access_token": "sk-ant-oat01-access", "refresh_token": "refresh-1", "expires_in": 3600}
+)
 
 
 @pytest.fixture
 def token_server(monkeypatch: pytest.MonkeyPatch) -> Iterator[TokenServer]:
-    server = TokenServer()
+    server = TokenServer([(200, "application/json", FRESH_TOKENS)])
     monkeypatch.setenv(TOKEN_URL_ENV, server.url)
     yield server
     server.close()

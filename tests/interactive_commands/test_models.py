@@ -94,7 +94,7 @@ def test_model_uses_the_scope_and_can_switch_to_all(world, run) -> None:
     async def scenario() -> Any:
         session = await world.session()
         registry = session.model_registry
-        session.scoped_models = [
+        session.models.scoped_models = [
             ScopedModel(registry.find("mock", "mock-1")),
             ScopedModel(registry.find("other", "other-1")),
         ]
@@ -169,7 +169,7 @@ def test_scoped_models_toggle_apply_to_the_session_and_save(world, run) -> None:
     second_items = ctx.pick_calls[1][1]
     assert second_items[3].label == "other-1 [other] ✓"
     assert "1/3 enabled" in ctx.pick_calls[1][0]
-    assert [(s.model.provider, s.model.id) for s in session.scoped_models] == [
+    assert [(s.model.provider, s.model.id) for s in session.models.scoped_models] == [
         ("other", "other-1"),
         ("mock", "mock-1"),
     ]
@@ -190,7 +190,7 @@ def test_scoped_models_start_from_settings_and_enable_all_clears(world, run) -> 
     first = ctx.pick_calls[0]
     assert "1/3 enabled" in first[0]
     assert first[1][3].label == "mock-think [mock] ✓"
-    assert session.scoped_models == []
+    assert session.models.scoped_models == []
     assert "enabledModels" not in world.settings()
 
 

@@ -37,8 +37,8 @@ def test_settings_cycle_and_write_to_the_global_file(world, run) -> None:
     written = world.settings()
     assert written["compaction"] == {"enabled": False}
     assert written["retry"] == {"enabled": False}
-    assert written["steeringMode"] == "all" and session.steering_mode == "all"
-    assert written["followUpMode"] == "all" and session.follow_up_mode == "all"
+    assert written["steeringMode"] == "all" and session.queues.steering_mode == "all"
+    assert written["followUpMode"] == "all" and session.queues.follow_up_mode == "all"
     assert written["hideThinkingBlock"] is True
     assert written["doubleEscapeAction"] == "fork"
     assert written["editorPaddingX"] == 1
@@ -47,7 +47,7 @@ def test_settings_cycle_and_write_to_the_global_file(world, run) -> None:
     assert written["quietStartup"] is True
     assert written["treeFilterMode"] == "no-tools"
     assert written["warnings"] == {"anthropicExtraUsage": False}
-    assert session.auto_compaction_enabled is False and session.auto_retry_enabled is False
+    assert session.compaction.enabled is False and session.retry.enabled is False
     assert ctx.redraws == 1
     # the menu shows the new values and keeps the cursor on the row just changed
     title, items, opts = ctx.pick_calls[1]

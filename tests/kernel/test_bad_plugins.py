@@ -102,7 +102,8 @@ def test_duplicate_tool_name_is_refused_with_a_diagnostic(only_site, fake_dist, 
     tools = app.registries.tools
     assert tools.get("shared_tool").description == "first"
     assert (
-        "plugin 'second': tool 'shared_tool' is already registered by 'first'; ignored" in app.diagnostics()
+        "plugin 'second': tool 'shared_tool' is already registered by plugin 'first'; ignored (register it with override=True to replace it)"
+        in app.diagnostics()
     )
 
 
@@ -119,7 +120,10 @@ def test_duplicate_tool_from_an_extension_is_refused(only_site, env, fake_dist, 
     )
     app = app_factory().boot(BootOptions(extensions=[str(ext)]))
     assert app.registries.tools.get("read_more").plugin == "first"
-    assert "plugin 'dup': tool 'read_more' is already registered by 'first'; ignored" in app.diagnostics()
+    assert (
+        "plugin 'dup': tool 'read_more' is already registered by plugin 'first'; ignored (register it with override=True to replace it)"
+        in app.diagnostics()
+    )
 
 
 def test_registration_hook_that_raises_is_reported_and_others_register(

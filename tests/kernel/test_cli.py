@@ -170,7 +170,7 @@ def test_plugins_reports_duplicate_tools(run_pi, fake_dist, env) -> None:
     fake_dist("b_dist", "1.0", {"b-tools": "b_tools"}, {"b_tools": tool})
     result = run_pi("plugins", "--json", pythonpath=[env.site])
     assert (
-        "plugin 'b-tools': tool 'same_tool' is already registered by 'a-tools'; ignored"
+        "plugin 'b-tools': tool 'same_tool' is already registered by plugin 'a-tools'; ignored (register it with override=True to replace it)"
         in json.loads(result.stdout)["diagnostics"]
     )
 

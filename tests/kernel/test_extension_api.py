@@ -256,7 +256,7 @@ def test_adapt_handler_arities() -> None:
 
 def test_provider_settings_are_checked() -> None:
     api = ExtensionAPI("x")
-    with pytest.raises(ValueError, match="provider 'p': unknown settings colour"):
+    with pytest.raises(ValueError, match=r"plugin 'x': provider 'p': unknown field\(s\) colour; expected"):
         api.register_provider("p", {"baseUrl": "http://127.0.0.1:1", "colour": "red"})
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
 
 PI = str(Path(sys.executable).with_name("pi"))
 
@@ -40,17 +41,7 @@ def _dirs(tmp_path: Path, server: LLMServer) -> tuple[Path, Path]:
     agent = tmp_path / "home" / ".pi" / "agent"
     (agent / "extensions").mkdir(parents=True)
     (agent / "extensions" / "guard.py").write_text(GUARD, encoding="utf-8")
-    models = {
-        "providers": {
-            "mock": {
-                "baseUrl": server.base_url + "/v1",
-                "api": "openai-completions",
-                "apiKey": "mock-key",
-                "models": [{"id": "mock-1", "contextWindow": 128000, "maxTokens": 4096}],
-            }
-        }
-    }
-    (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    write_mock_models(agent, server.base_url, [{"id": "mock-1", "contextWindow": 128000, "maxTokens": 4096}])
     work = tmp_path / "work"
     (work / ".pi").mkdir(parents=True)
     (work / ".pi" / "settings.json").write_text(json.dumps({"disabledPlugins": ["guard"]}), encoding="utf-8")

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from piko.lib.records import FrozenRecordError, Record, as_dict, field, record_fields, replace
+from piko.data.messages import TextContent, Usage
+from piko.lib.records import FrozenRecordError, Record, as_dict, field, is_record, record_fields, replace
 
 
 class Options(Record):
@@ -81,3 +82,19 @@ def test_subclasses_add_fields_and_custom_init_still_works() -> None:
     custom = Custom(name="c")
     assert custom.seen and custom.count == 0
     assert repr(Options(name="r")) == "Options(name='r', count=0, tags=[])"
+
+
+def test_attrs_instances_of_the_data_model_are_records_too() -> None:
+    """``replace``, ``as_dict`` and ``record_fields`` take the data model's attrs classes as well."""
+    block = TextContent(text="a", text_signature="sig")
+    changed = replace(block, text="b")
+    assert (block.text, changed.text, changed.text_signature) == ("a", "b", "sig")
+    assert type(changed) is TextContent
+    with pytest.raises(TypeError, match="nope"):
+        replace(block, nope=1)
+    assert as_dict(changed) == {"text": "b", "text_signature": "sig", "extra": {}}
+    assert [f.name for f in record_fields(Usage)][:2] == ["input", "output"]
+    assert is_record(block) and is_record(Options(name="a"))
+    assert not is_record({"text": "a"}) and not is_record(TextContent)
+    with pytest.raises(TypeError, match="dict"):
+        replace({"text": "a"}, text="b")  # type: ignore[type-var]

@@ -168,7 +168,9 @@ def test_registry_refuses_a_second_definition_unless_replacing() -> None:
     registry: Registry[ModeDefinition] = Registry("mode")
     assert registry.add(ModeDefinition(name="text", plugin="a"))
     assert not registry.add(ModeDefinition(name="text", plugin="b"))
-    assert registry.diagnostics == ["plugin 'b': mode 'text' is already registered by 'a'; ignored"]
+    assert registry.diagnostics == [
+        "plugin 'b': mode 'text' is already registered by plugin 'a'; ignored (register it with override=True to replace it)"
+    ]
     assert registry.add(ModeDefinition(name="text", plugin="c"), replace=True)
     assert registry.get("text").plugin == "c"
     assert "text" in registry and len(registry) == 1

@@ -9,19 +9,17 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer, cassette_turns
 from support.stream_runs import (
-    assert_same_message,
+    PiRecording,
     collect,
     collect_aborting,
     context,
     model,
-    pi_fixture,
-    replay_pi_requests,
     stream_fn,
     types,
 )
 
 from piko.data.messages import ToolCall
-from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.azure_openai_responses.wire import (
     build_params,
     normalize_base_url,
@@ -128,35 +126,24 @@ def test_recorded_auth_failure_cassette() -> None:
     assert events[-1].error.error_message == f"401 {expected['error']['message']}"
 
 
-def test_request_body_matches_what_pi_sends() -> None:
-    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+def azure(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
+    return model(
+        API, (server.base_url if server else "http://127.0.0.1:1") + "/openai/v1", model_id, **fields
+    )
+
+
+def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
+    m = pi_recording.request_model(azure)
+
+    def build(messages: list[Any], request: dict[str, Any]) -> Any:
         body = request["body"]
-        m = model(API, "http://127.0.0.1:1/openai/v1", fixture["model"]["id"], provider=fixture["provider"],
-                  reasoning=True, input=["text", "image"], max_tokens=64000)  # fmt: skip
-        tools = [
-            ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"])
-            for t in body["tools"]
-        ]
+        tools = pi_recording.tool_specs(body["tools"], lambda t: t["parameters"])
         ctx = Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
         return build_params(m, ctx, opts(reasoning="medium", session_id=body["prompt_cache_key"]), m.id)
 
-    pairs = replay_pi_requests(API, run)
-    assert len(pairs) == 2
-    for request, body in pairs:
-        assert body == request["body"]
+    for request in pi_recording.assert_request_bodies(build):
         assert request["query"] == {"api-version": "v1"} and request["headers"]["api-key"] == "test-key"
 
 
-def test_streamed_message_matches_pis() -> None:
-    fixture = pi_fixture(API)
-    with LLMServer([dict(fixture["turns"][0])]) as server:
-        m = model(
-            API,
-            server.base_url + "/openai/v1",
-            fixture["model"]["id"],
-            provider=fixture["provider"],
-            reasoning=True,
-        )
-        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
-        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
-    assert_same_message(events[-1].message, fixture["messages"][1])
+def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
+    pi_recording.assert_streamed_message(stream, azure, opts(reasoning="medium"))

@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
-    assert_same_message,
+    PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
-    pi_fixture,
-    replay_pi_requests,
     stream_fn,
     types,
 )
@@ -28,7 +26,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers import aws_sigv4
 from piko.plugins.providers.aws_eventstream import encode_event
 from piko.plugins.providers.bedrock_converse.wire import (
@@ -292,16 +290,8 @@ def test_corrupted_frame_is_an_error() -> None:
 
 
 def test_cut_stall_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 3}]) as server:
-        cut = collect(stream, bedrock(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, bedrock(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, bedrock(server), context(), opts())
-    assert events[-1].reason == "aborted" and events[-1].error is not None
-    assert events[-1].error.error_message == "Request was aborted" and seconds < 0.5
+    events = assert_cut_stall_and_abort(stream, bedrock, opts, cut_after=3)
+    assert events[-1].error is not None and events[-1].error.error_message == "Request was aborted"
 
 
 def test_max_tokens_stop_and_on_payload() -> None:
@@ -315,32 +305,21 @@ def test_max_tokens_stop_and_on_payload() -> None:
     assert body["inferenceConfig"] == {"maxTokens": 7} and "modelId" not in body
 
 
-def test_request_body_matches_what_pi_sends() -> None:
-    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
+    m = pi_recording.request_model(bedrock, base_url="http://127.0.0.1:1")
+
+    def build(messages: list[Any], request: dict[str, Any]) -> Any:
         body = request["body"]
-        m = bedrock(None, fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
-                    input=["text", "image"], max_tokens=64000, base_url="http://127.0.0.1:1")  # fmt: skip
         specs = [t["toolSpec"] for t in body["toolConfig"]["tools"]]
-        tools = [
-            ToolSpec(name=t["name"], description=t["description"], parameters=t["inputSchema"]["json"])
-            for t in specs
-        ]
+        tools = pi_recording.tool_specs(specs, lambda t: t["inputSchema"]["json"])
         ctx = Context(system_prompt=body["system"][0]["text"], messages=messages, tools=tools)
         ours = build_body(m, ctx, opts(reasoning="medium"))
-        assert ours.pop("modelId") == fixture["model"]["id"]
+        assert ours.pop("modelId") == m.id
         return ours
 
-    pairs = replay_pi_requests(API, run)
-    assert len(pairs) == 2
-    for request, body in pairs:
-        assert body == request["body"]
+    for request in pi_recording.assert_request_bodies(build):
         assert request["path"] == "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
 
 
-def test_streamed_message_matches_pis() -> None:
-    fixture = pi_fixture(API)
-    with LLMServer([dict(fixture["turns"][0])]) as server:
-        m = bedrock(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
-        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
-        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
-    assert_same_message(events[-1].message, fixture["messages"][1])
+def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
+    pi_recording.assert_streamed_message(stream, bedrock, opts(reasoning="medium"))

@@ -120,7 +120,13 @@ def test_api_key_and_header_values_are_resolved_per_request(
     second = registry.request_auth(registry.find("proxy", "m2"))
     assert second.headers["x-secret"] == "secret-2"  # the command runs again for each request
     assert "x-model" not in second.headers
-    assert registry.api_key("literal") == "UNSET_VARIABLE_NAME"  # not a set variable: a literal
+    # shaped like a variable that is not set: no key (pi would send the name itself), and the
+    # error names the variable
+    assert registry.api_key("literal") is None
+    missing = registry.request_auth(registry.find("literal", "x"))
+    assert not missing.ok and missing.error == (
+        'Failed to resolve API key for provider "literal": the environment variable UNSET_VARIABLE_NAME is not set'
+    )
     assert registry.api_key("command") == "sk-from-command"
     failed = registry.request_auth(registry.find("failing", "x"))
     assert (

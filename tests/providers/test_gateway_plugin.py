@@ -190,8 +190,9 @@ def test_gateway_extension_with_auth_header_and_model_headers(
         assert headers["authorization"] == "Bearer sk-from-vault"
 
 
-def test_a_plugin_registration_overrides_models_json(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Built-ins and models.json register first; a plugin's registration of the same name wins."""
+def test_models_json_is_laid_over_a_plugins_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """models.json registers last, over what plugins registered: the user's fields win (as they do
+    over a built-in provider in pi), its models are added, and the plugin's models stay."""
     site = tmp_path / "site"
     install_distribution(site)
     monkeypatch.syspath_prepend(str(site))
@@ -203,9 +204,10 @@ def test_a_plugin_registration_overrides_models_json(tmp_path: Path, monkeypatch
         "models": [{"id": "corp-gpt"}, {"id": "json-only"}],
     }}}), encoding="utf-8")  # fmt: skip
     registry = boot_app(tmp_path).model_registry
-    assert registry.find("corp-gateway", "corp-gpt").base_url == "http://127.0.0.1:9/plugin"
-    assert registry.find("corp-gateway", "corp-gpt").context_window == 64000
-    assert registry.find("corp-gateway", "json-only").base_url == "http://127.0.0.1:9/plugin"
+    assert registry.find("corp-gateway", "corp-gpt").base_url == "http://127.0.0.1:9/models-json"
+    assert registry.find("corp-gateway", "json-only").base_url == "http://127.0.0.1:9/models-json"
+    assert registry.display_name("corp-gateway") == "Corp LLM Gateway"
+    assert [o.label for o in registry.overrides] == ["overrides providers.corp-gateway"]
 
 
 def test_command_backed_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,13 +8,11 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer, cassette_turns
 from support.stream_runs import (
-    assert_same_message,
+    PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
-    pi_fixture,
-    replay_pi_requests,
     stream_fn,
     types,
 )
@@ -27,7 +25,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
 
 API = "google-generative-ai"
@@ -223,15 +221,7 @@ def test_max_tokens_is_length() -> None:
 
 
 def test_cut_stall_and_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
-        cut = collect(stream, gemini(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, gemini(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, gemini(server), context(), opts())
-    assert events[-1].reason == "aborted" and seconds < 0.5
+    assert_cut_stall_and_abort(stream, gemini, opts)
 
 
 def test_recorded_cassettes_replay() -> None:
@@ -247,33 +237,22 @@ def test_recorded_cassettes_replay() -> None:
     assert '"RESOURCE_EXHAUSTED"' in (events[-1].error.error_message or "")
 
 
-def test_request_body_matches_what_pi_sends() -> None:
-    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
+    m = pi_recording.request_model(gemini)
+
+    def build(messages: list[Any], request: dict[str, Any]) -> Any:
         body = request["body"]
-        m = gemini(None, fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
-                   input=["text", "image"], max_tokens=64000)  # fmt: skip
         decl = body["tools"][0]["functionDeclarations"]
-        tools = [
-            ToolSpec(name=t["name"], description=t["description"], parameters=t["parametersJsonSchema"])
-            for t in decl
-        ]
+        tools = pi_recording.tool_specs(decl, lambda t: t["parametersJsonSchema"])
         ctx = Context(
             system_prompt=body["systemInstruction"]["parts"][0]["text"], messages=messages, tools=tools
         )
         return build_body(m, ctx, opts(reasoning="medium"))
 
-    pairs = replay_pi_requests(API, run)
-    assert len(pairs) == 2
-    for request, body in pairs:
-        assert body == request["body"]
+    for request in pi_recording.assert_request_bodies(build):
         assert request["query"] == {"alt": "sse"} and request["headers"]["x-goog-api-key"] == "test-key"
 
 
-def test_streamed_message_matches_pis() -> None:
-    fixture = pi_fixture(API)
-    with LLMServer([dict(fixture["turns"][0])]) as server:
-        m = gemini(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
-        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
-        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
+def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
     # tool call ids are generated from the clock
-    assert_same_message(events[-1].message, fixture["messages"][1], ignore_ids=True)
+    pi_recording.assert_streamed_message(stream, gemini, opts(reasoning="medium"), ignore_ids=True)

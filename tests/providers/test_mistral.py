@@ -7,13 +7,11 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
-    assert_same_message,
+    PiRecording,
+    assert_cut_stall_and_abort,
     collect,
-    collect_aborting,
     context,
     model,
-    pi_fixture,
-    replay_pi_requests,
     stream_fn,
     types,
 )
@@ -27,7 +25,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.mistral_conversations.wire import (
     build_payload,
     derive_tool_call_id,
@@ -157,15 +155,7 @@ def test_error_wording() -> None:
 
 
 def test_cut_stall_abort() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": 2}]) as server:
-        cut = collect(stream, mistral(server), context(), opts())
-    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
-    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
-        stalled = collect(stream, mistral(server), context(), opts(timeout_s=0.3))
-    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
-        events, seconds = collect_aborting(stream, mistral(server), context(), opts())
-    assert events[-1].reason == "aborted" and seconds < 0.5
+    assert_cut_stall_and_abort(stream, mistral, opts)
 
 
 def test_length_stop() -> None:
@@ -174,32 +164,17 @@ def test_length_stop() -> None:
     assert events[-1].reason == "length"
 
 
-def test_request_body_matches_what_pi_sends() -> None:
-    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
+def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
+    m = pi_recording.request_model(mistral)
+
+    def build(messages: list[Any], request: dict[str, Any]) -> Any:
         body = request["body"]
-        m = mistral(None, fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
-                    input=["text", "image"], max_tokens=64000)  # fmt: skip
-        tools = [
-            ToolSpec(
-                name=t["function"]["name"],
-                description=t["function"]["description"],
-                parameters=t["function"]["parameters"],
-            )
-            for t in body["tools"]
-        ]
+        tools = pi_recording.tool_specs([t["function"] for t in body["tools"]], lambda t: t["parameters"])
         ctx = Context(system_prompt=body["messages"][0]["content"], messages=messages, tools=tools)
         return build_payload(m, ctx, opts(reasoning="medium"))
 
-    pairs = replay_pi_requests(API, run)
-    assert len(pairs) == 2
-    for request, body in pairs:
-        assert body == request["body"]
+    pi_recording.assert_request_bodies(build)
 
 
-def test_streamed_message_matches_pis() -> None:
-    fixture = pi_fixture(API)
-    with LLMServer([dict(fixture["turns"][0])]) as server:
-        m = mistral(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
-        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
-        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
-    assert_same_message(events[-1].message, fixture["messages"][1])
+def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
+    pi_recording.assert_streamed_message(stream, mistral, opts(reasoning="medium"))

@@ -355,6 +355,20 @@ def test_same_model_thinking_is_replayed_in_its_field() -> None:
     assert body["messages"][1] == {"role": "assistant", "content": "answer", "reasoning_content": "t1"}
 
 
+def test_replayed_tool_call_arguments_are_written_as_javascript_writes_them() -> None:
+    # JSON.stringify writes 1 (not 1.0), 1e+21 and 1e-7 (not 1e-07), and NaN as null
+    call = ToolCall(
+        id="call_1", name="ls", arguments={"n": 1.0, "big": 1e21, "small": 1e-7, "nan": float("nan")}
+    )
+    turn = AssistantMessage(
+        content=[call], api="openai-completions", provider="mock", model="mock-1", stop_reason="toolUse"
+    )
+    answer = ToolResultMessage(tool_call_id="call_1", tool_name="ls", content=[TextContent(text="f")])
+    body = body_for(openai_model("http://h"), Context(messages=[user(), turn, answer, user("more")]))
+    arguments = body["messages"][1]["tool_calls"][0]["function"]["arguments"]
+    assert arguments == '{"n":1,"big":1e+21,"small":1e-7,"nan":null}'
+
+
 # ---------------------------------------------------------------------------
 # Decoding
 # ---------------------------------------------------------------------------

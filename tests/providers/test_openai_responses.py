@@ -9,13 +9,11 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
-    assert_same_message,
+    PiRecording,
     collect,
     collect_aborting,
     context,
     model,
-    pi_fixture,
-    replay_pi_requests,
     stream_fn,
     types,
 )
@@ -29,7 +27,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions, ToolSpec
+from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.openai_responses.wire import (
     build_params,
     convert_messages,
@@ -42,8 +40,8 @@ API = "openai-responses"
 stream = stream_fn("openai_responses.wire")
 
 
-def responses_model(server: LLMServer, **fields: Any):
-    return model(API, server.base_url + "/v1", "gpt-test", **fields)
+def responses_model(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
+    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/v1", model_id, **fields)
 
 
 def opts(**fields: Any) -> StreamOptions:
@@ -380,38 +378,22 @@ def test_sdk_error_wording() -> None:
 # -- what pi sends -----------------------------------------------------------------------------
 
 
-def responses_context(fixture: dict[str, Any], messages: list[Any], body: dict[str, Any]) -> Context:
-    tools = [
-        ToolSpec(name=t["name"], description=t["description"], parameters=t["parameters"])
-        for t in body["tools"]
-    ]
-    return Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
+def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
+    m = pi_recording.request_model(responses_model)
 
+    def build(messages: list[Any], request: dict[str, Any]) -> Any:
+        body = request["body"]
+        tools = pi_recording.tool_specs(body["tools"], lambda t: t["parameters"])
+        ctx = Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
+        return build_params(m, ctx, opts(reasoning="medium", session_id=body["prompt_cache_key"]))
 
-def test_request_body_matches_what_pi_sends() -> None:
-    def run(fixture: dict[str, Any], messages: list[Any], request: dict[str, Any]) -> Any:
-        m = model(API, "http://127.0.0.1:1/v1", fixture["model"]["id"], provider=fixture["provider"], reasoning=True,
-                  input=["text", "image"], max_tokens=64000)  # fmt: skip
-        options = opts(reasoning="medium", session_id=request["body"]["prompt_cache_key"])
-        return build_params(m, responses_context(fixture, messages, request["body"]), options)
-
-    pairs = replay_pi_requests(API, run)
-    assert len(pairs) == 2
-    for request, body in pairs:
-        assert body == request["body"]
+    for request in pi_recording.assert_request_bodies(build):
         assert request["headers"]["session_id"] == request["body"]["prompt_cache_key"]
 
 
-def test_streamed_message_matches_pis() -> None:
+def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
     """The same server script gives the assistant message pi produced (ids, signatures, usage)."""
-    fixture = pi_fixture(API)
-    with LLMServer([dict(t) for t in fixture["turns"][:1]]) as server:
-        m = model(
-            API, server.base_url + "/v1", fixture["model"]["id"], provider=fixture["provider"], reasoning=True
-        )
-        m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
-        events = collect(stream, m, context("List the files.", tools=False), opts(reasoning="medium"))
-    assert_same_message(events[-1].message, fixture["messages"][1])
+    pi_recording.assert_streamed_message(stream, responses_model, opts(reasoning="medium"))
 
 
 def test_stream_events_are_plain_async_iteration() -> None:

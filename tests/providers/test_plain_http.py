@@ -46,6 +46,11 @@ def _client(**options: object) -> httpx.AsyncClient:
     return httpx.AsyncClient(mounts={"http://": PlainHTTPTransport()}, **options)  # type: ignore[arg-type]
 
 
+async def _get(base: str) -> object:
+    async with _client() as client:
+        return await client.get(base)
+
+
 def test_content_length_body_and_request_body_and_headers() -> None:
     seen: list[tuple[bytes, dict[bytes, bytes], bytes]] = []
 
@@ -201,34 +206,24 @@ def test_a_stalled_body_is_a_read_timeout() -> None:
         asyncio.run(_with_server(handler, run))
 
 
-def test_a_cut_body_is_a_remote_protocol_error() -> None:
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        pytest.param(
+            b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this", "complete message body", id="cut-body"
+        ),
+        pytest.param(b"SSH-2.0-OpenSSH_9.6\r\n", "status line", id="garbage-instead-of-a-status-line"),
+    ],
+)
+def test_a_broken_answer_is_a_remote_protocol_error(answer: bytes, message: str) -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         await _read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this")
+        writer.write(answer)
         await writer.drain()
         writer.close()
 
-    async def run(base: str) -> object:
-        async with _client() as client:
-            return await client.get(base)
-
-    with pytest.raises(httpx.RemoteProtocolError, match="complete message body"):
-        asyncio.run(_with_server(handler, run))
-
-
-def test_garbage_instead_of_a_status_line_is_a_remote_protocol_error() -> None:
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        await _read_request(reader)
-        writer.write(b"SSH-2.0-OpenSSH_9.6\r\n")
-        await writer.drain()
-        writer.close()
-
-    async def run(base: str) -> object:
-        async with _client() as client:
-            return await client.get(base)
-
-    with pytest.raises(httpx.RemoteProtocolError, match="status line"):
-        asyncio.run(_with_server(handler, run))
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        asyncio.run(_with_server(handler, _get))
 
 
 def test_a_body_left_unread_closes_its_connection_instead_of_pooling_it() -> None:
@@ -295,12 +290,8 @@ def test_chunked_framing_survives_any_split_of_the_bytes(size: int) -> None:
     [(b"zz\r\n", "chunk header"), (b"2\r\nabXY", "chunk footer")],
 )
 def test_chunked_framing_errors(body: bytes, message: str) -> None:
-    async def run(base: str) -> object:
-        async with _client() as client:
-            return await client.get(base)
-
     with pytest.raises(httpx.RemoteProtocolError, match=message):
-        asyncio.run(_with_server(_chunked_answer_then_ok(body, len(body), []), run))
+        asyncio.run(_with_server(_chunked_answer_then_ok(body, len(body), []), _get))
 
 
 def test_bytes_after_a_chunked_body_retire_its_connection() -> None:

@@ -166,15 +166,27 @@ OPENAI_STREAMS = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("name", ANTHROPIC_STREAMS)
-def test_anthropic_recordings(name: str) -> None:
-    events, _, requests = replay(name, anthropic_model, anthropic_stream)
-    expected = reference_anthropic("".join(recorded(name)["body_chunks"]))
+def replayed_as_recorded(
+    name: str, make_model: Any, stream: Any, reference: Any
+) -> tuple[list[Any], Any, list[Any]]:
+    """Replay the recording ``name``: the stream must end done with the content, stop reason and
+    usage the ``reference`` decoder reads from the recorded body. Returns the events, the
+    message and the requests."""
+    events, _, requests = replay(name, make_model, stream)
+    expected = reference("".join(recorded(name)["body_chunks"]))
     message = final(events)
     assert events[-1].type == "done", message.error_message
     assert message.content == expected["content"]
     assert message.stop_reason == expected["stop"]
     check_usage(message, expected["usage"])
+    return events, message, requests
+
+
+@pytest.mark.parametrize("name", ANTHROPIC_STREAMS)
+def test_anthropic_recordings(name: str) -> None:
+    events, message, requests = replayed_as_recorded(
+        name, anthropic_model, anthropic_stream, reference_anthropic
+    )
     assert requests[0]["path"] == "/v1/messages"
     # every block is announced: start, deltas, end
     starts = [e.content_index for e in events if e.type.endswith("_start") and e.type != "start"]
@@ -184,13 +196,7 @@ def test_anthropic_recordings(name: str) -> None:
 
 @pytest.mark.parametrize("name", OPENAI_STREAMS)
 def test_openai_recordings(name: str) -> None:
-    events, _, requests = replay(name, openai_model, openai_stream)
-    expected = reference_openai("".join(recorded(name)["body_chunks"]))
-    message = final(events)
-    assert events[-1].type == "done", message.error_message
-    assert message.content == expected["content"]
-    assert message.stop_reason == expected["stop"]
-    check_usage(message, expected["usage"])
+    _events, message, requests = replayed_as_recorded(name, openai_model, openai_stream, reference_openai)
     assert message.response_id and message.response_id.startswith("chatcmpl-vcr")
     assert requests[0]["path"] == "/v1/chat/completions"
 

@@ -12,8 +12,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rpc_client import SAMPLE_ARGS, RpcProcess, make_dirs
+from rpc_client import SAMPLE_ARGS, RpcProcess
 from support.llm_server import LLMServer
+from support.pi_dirs import make_pi_dirs
 
 EXTENSIONS = Path(__file__).resolve().parent / "extensions"
 
@@ -22,7 +23,7 @@ EXTENSIONS = Path(__file__).resolve().parent / "extensions"
 def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
     """``rpc(turns=None, args=SAMPLE_ARGS, settings=None, extensions=(), env=None, model_fields=None)``.
 
-    A running ``pi --mode rpc`` against a scripted server (see :func:`rpc_client.make_dirs`);
+    A running ``pi --mode rpc`` against a scripted server (see :func:`support.pi_dirs.make_pi_dirs`);
     ``prepare(home, work)`` may add files before it starts.
 
     ``extensions`` are file names under ``tests/rpc/extensions`` loaded with ``-e``. The process
@@ -42,7 +43,7 @@ def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
             prepare: Callable[[Path, Path], None] | None = None,
         ) -> RpcProcess:
             server = stack.enter_context(LLMServer(turns or []))
-            home, work = make_dirs(tmp_path / f"run{len(started)}", server, settings, model_fields)
+            home, work = make_pi_dirs(tmp_path / f"run{len(started)}", server, settings, model_fields)
             if prepare is not None:
                 prepare(home, work)
             extra: list[str] = []

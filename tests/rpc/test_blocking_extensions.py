@@ -32,6 +32,14 @@ def _wait_for_mark(process: Any) -> None:
         time.sleep(0.02)
 
 
+def _prompt_held_by_the_input_handler(rpc: Any, tmp_path: Path) -> Any:
+    """A process whose prompt ``p`` (``hello``) sits in an input handler that never returns."""
+    process = _start(rpc, tmp_path, [DONE], "input", "hang_sync")
+    process.send({"id": "p", "type": "prompt", "message": "hello"})
+    _wait_for_mark(process)
+    return process
+
+
 @pytest.mark.parametrize(("event", "mode"), [("tool_call", "hang_sync"), ("tool_call", "hang_async")])
 def test_get_state_and_abort_answer_while_a_tool_call_handler_hangs(
     rpc: Any, tmp_path: Path, event: str, mode: str
@@ -51,18 +59,14 @@ def test_get_state_and_abort_answer_while_a_tool_call_handler_hangs(
 
 
 def test_sigterm_ends_the_process_while_an_input_handler_blocks(rpc: Any, tmp_path: Path) -> None:
-    process = _start(rpc, tmp_path, [DONE], "input", "hang_sync")
-    process.send({"id": "p", "type": "prompt", "message": "hello"})
-    _wait_for_mark(process)
+    process = _prompt_held_by_the_input_handler(rpc, tmp_path)
     assert process.request({"id": "s", "type": "get_state"}, timeout=10)["success"]
     process.proc.send_signal(signal.SIGTERM)
     assert process.proc.wait(timeout=20) == 143
 
 
 def test_abort_ends_a_prompt_whose_input_handler_blocks(rpc: Any, tmp_path: Path) -> None:
-    process = _start(rpc, tmp_path, [DONE], "input", "hang_sync")
-    process.send({"id": "p", "type": "prompt", "message": "hello"})
-    _wait_for_mark(process)
+    process = _prompt_held_by_the_input_handler(rpc, tmp_path)
     assert process.request({"id": "a", "type": "abort"}, timeout=10)["success"]
     answer = process.wait_for(lambda r: r.get("type") == "response" and r.get("id") == "p", timeout=10)
     assert answer["success"] is False and answer["error"] == "Operation aborted"

@@ -23,6 +23,14 @@ def until_idle(process: Any) -> dict[str, Any]:
     return process.wait_for(lambda r: r.get("type") == "agent_end", 30)
 
 
+def after_one_prompt(rpc: Any, answer: str) -> Any:
+    """A session-keeping process that has answered one prompt with ``answer``, now idle."""
+    process = rpc([text_turn(answer)], args=SESSION_ARGS)
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    return process
+
+
 def last_text(event: dict[str, Any]) -> str:
     return str(event["messages"][-1]["content"][0]["text"])
 
@@ -300,9 +308,7 @@ def test_fork_before_the_first_answer_then_clone(rpc: Any) -> None:
 
 
 def test_session_name_and_stats(rpc: Any) -> None:
-    process = rpc([text_turn("hello")], args=SESSION_ARGS)
-    process.request({"id": "p", "type": "prompt", "message": "hi"})
-    until_idle(process)
+    process = after_one_prompt(rpc, "hello")
     empty = process.request({"id": "e", "type": "set_session_name", "name": "   "})
     assert empty["error"] == "Session name cannot be empty"
     before = len(process.records)
@@ -424,9 +430,7 @@ def test_export_html_through_the_hook(rpc: Any) -> None:
 
 
 def test_export_html_with_the_built_in_exporter(rpc: Any) -> None:
-    process = rpc([text_turn("hello from the model")], args=SESSION_ARGS)
-    process.request({"id": "p", "type": "prompt", "message": "hi"})
-    until_idle(process)
+    process = after_one_prompt(rpc, "hello from the model")
     response = process.request({"id": "x", "type": "export_html", "outputPath": "exported.html"})
     assert response["success"] is True, response
     path = Path(response["data"]["path"])

@@ -11,8 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rpc_client import SAMPLE_ARGS, RpcProcess, make_dirs
+from rpc_client import SAMPLE_ARGS, RpcProcess
 from support.llm_server import LLMServer
+from support.pi_dirs import make_pi_dirs
 
 from piko.plugins.modes.rpc.commands import COMMANDS
 
@@ -102,7 +103,7 @@ class Session:
 @pytest.fixture(scope="module")
 def fuzz_session(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Session]:
     with LLMServer([{"blocks": [{"text": "fine"}], "repeat": True}]) as server:
-        home, work = make_dirs(tmp_path_factory.mktemp("fuzz"), server)
+        home, work = make_pi_dirs(tmp_path_factory.mktemp("fuzz"), server)
         process = RpcProcess(home, work, SAMPLE_ARGS)
         session = Session(process)
         try:
@@ -132,22 +133,23 @@ def check(session: Session, batch: list[bytes]) -> None:
     assert session.process.proc.poll() is None
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+def fuzzing(examples: int) -> Any:
+    """Hypothesis settings for ``examples`` batches against the one shared process."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+@fuzzing(300)
 @given(batch=st.lists(lines, min_size=1, max_size=4))
 def test_random_records_each_get_one_response(fuzz_session: Session, batch: list[bytes]) -> None:
     check(fuzz_session, batch)
 
 
 @pytest.mark.slow
-@settings(
-    max_examples=3000,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@fuzzing(3000)
 @given(batch=st.lists(lines, min_size=1, max_size=8))
 def test_thousands_of_random_records(fuzz_session: Session, batch: list[bytes]) -> None:
     check(fuzz_session, batch)

@@ -37,24 +37,27 @@ def _line_of(lines: list[str], needle: str) -> int:
     return next(number for number, line in enumerate(lines, 1) if needle in line)
 
 
-def test_a_message_line_corrupted_in_the_middle_is_reported_with_its_line(tmp_path: Path) -> None:
+def _opened_with_damage(tmp_path: Path, needle: str) -> tuple[SessionManager, Path, list[str], int]:
+    """The conversation with the first line holding ``needle`` corrupted in its middle, opened:
+    the manager, the file, its lines before and the damaged line's number."""
     path, lines = _conversation(tmp_path)
-    number = _line_of(lines, '"role":"user"')
-    lines[number - 1] = _corrupt_middle(lines[number - 1])
-    path.write_text("".join(lines), encoding="utf-8")
-    manager = SessionManager.open(str(path))
+    number = _line_of(lines, needle)
+    damaged = [*lines]
+    damaged[number - 1] = _corrupt_middle(lines[number - 1])
+    path.write_text("".join(damaged), encoding="utf-8")
+    return SessionManager.open(str(path)), path, lines, number
+
+
+def test_a_message_line_corrupted_in_the_middle_is_reported_with_its_line(tmp_path: Path) -> None:
+    manager, path, _lines, number = _opened_with_damage(tmp_path, '"role":"user"')
     manager.build_context()
     (problem,) = [d for d in manager.diagnostics if "unreadable message" in d.message]
     assert problem.line == number and str(problem).startswith(f"{path}:{number}: entry ")
 
 
 def test_a_tool_result_whose_call_was_lost_is_left_out_and_reported(tmp_path: Path) -> None:
-    path, lines = _conversation(tmp_path)
-    call_line = _line_of(lines, '"toolCall"')
+    manager, _path, lines, call_line = _opened_with_damage(tmp_path, '"toolCall"')
     result_line = _line_of(lines, '"role":"toolResult"')
-    lines[call_line - 1] = _corrupt_middle(lines[call_line - 1])
-    path.write_text("".join(lines), encoding="utf-8")
-    manager = SessionManager.open(str(path))
     context = manager.build_context()
     assert not any(isinstance(m, ToolResultMessage) for m in context.messages)
     assert [type(m).__name__ for m in context.messages] == ["UserMessage", "AssistantMessage"]
@@ -68,12 +71,8 @@ def test_a_tool_result_whose_call_was_lost_is_left_out_and_reported(tmp_path: Pa
 
 
 def test_a_tool_call_whose_result_was_lost_is_reported(tmp_path: Path) -> None:
-    path, lines = _conversation(tmp_path)
+    manager, _path, lines, result_line = _opened_with_damage(tmp_path, '"role":"toolResult"')
     call_line = _line_of(lines, '"toolCall"')
-    result_line = _line_of(lines, '"role":"toolResult"')
-    lines[result_line - 1] = _corrupt_middle(lines[result_line - 1])
-    path.write_text("".join(lines), encoding="utf-8")
-    manager = SessionManager.open(str(path))
     manager.build_context()
     reported = {d.line: d.message for d in manager.diagnostics}
     assert "has no result" in reported[call_line] and "No result provided" in reported[call_line]

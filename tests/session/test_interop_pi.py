@@ -7,7 +7,6 @@ it appended to the file.
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 
 from session_helpers import PI_BIN, assistant, needs_pi, user
 from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
 
 from piko.data.messages import AssistantMessage, TextContent, UserMessage
 from piko.sessions.manager import SessionManager
@@ -23,17 +23,9 @@ pytestmark = needs_pi
 
 
 def configure(agent: Path, base_url: str) -> None:
-    models = {
-        "providers": {
-            "mock": {
-                "baseUrl": base_url + "/v1",
-                "api": "openai-completions",
-                "apiKey": "mock-key",
-                "models": [{"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}],
-            }
-        }
-    }
-    (agent / "models.json").write_text(json.dumps(models), encoding="utf-8")
+    write_mock_models(
+        agent, base_url, [{"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}]
+    )
 
 
 def run_pi(agent: Path, cwd: Path, *args: str) -> str:

@@ -16,6 +16,7 @@ from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import message_from_wire, to_wire
 from piko.lib.abort import AbortController
 from piko.platform.registries import resolve_import
+from support.llm_server import LLMServer
 
 PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
 
@@ -76,6 +77,28 @@ def collect_aborting(
     return asyncio.run(run())
 
 
+def assert_cut_stall_and_abort(
+    fn: Callable[..., Any],
+    make: Callable[..., Model],
+    opts: Callable[..., StreamOptions],
+    *,
+    cut_after: int = 2,
+) -> list[StreamEvent]:
+    """A connection cut mid-stream ends in ``terminated``, a stalled one in ``Request timed out.``
+    and an abort mid-stream in reason ``aborted`` at once; returns the aborted stream's events.
+    ``make(server)`` is the test module's model, ``opts(**fields)`` its options."""
+    with LLMServer([{"blocks": [{"text": "a b c d e"}], "cut_after": cut_after}]) as server:
+        cut = collect(fn, make(server), context(), opts())
+    assert cut[-1].error is not None and cut[-1].error.error_message == "terminated"
+    with LLMServer([{"blocks": [{"text": "late"}], "stall_s": 5}]) as server:
+        stalled = collect(fn, make(server), context(), opts(timeout_s=0.3))
+    assert stalled[-1].error is not None and stalled[-1].error.error_message == "Request timed out."
+    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
+        events, seconds = collect_aborting(fn, make(server), context(), opts())
+    assert events[-1].reason == "aborted" and seconds < 0.5
+    return events
+
+
 def types(events: list[StreamEvent]) -> list[str]:
     """Event types without the deltas (the shape of a stream)."""
     return [e.type for e in events if not e.type.endswith("_delta")]
@@ -88,17 +111,57 @@ def pi_fixture(api: str) -> dict[str, Any]:
     return dict(json.loads((PI_REQUESTS / f"{api}.json").read_text(encoding="utf-8")))
 
 
-def replay_pi_requests(
-    api: str, run: Callable[[dict[str, Any], list[Any], dict[str, Any]], Any]
-) -> list[tuple[Any, Any]]:
-    """``(pi's request, run(fixture, messages, request))`` for each request the real pi made;
-    request N saw the prompt and the messages of the N turns before it."""
-    fixture = pi_fixture(api)
-    messages = [message_from_wire(m) for m in fixture["messages"]]
-    return [
-        (request, run(fixture, messages[: 1 + 2 * i], request))
-        for i, request in enumerate(fixture["requests"])
-    ]
+class PiRecording:
+    """What the real pi sent for one API and the message it made of the answer
+    (``tests/providers/fixtures/pi_requests/<api>.json``), and the checks that ours are the same.
+
+    ``make(server, model_id, **fields)`` is a test module's model factory (``server`` is ``None``
+    when only a request body is built)."""
+
+    def __init__(self, api: str) -> None:
+        self.api = api
+        self.fixture = pi_fixture(api)
+
+    def request_model(self, make: Callable[..., Model], **fields: Any) -> Model:
+        """The model pi's requests were made with (reasoning, images, 64000 output tokens)."""
+        fixture = self.fixture
+        fields = {"reasoning": True, "input": ["text", "image"], "max_tokens": 64000, **fields}
+        return make(None, fixture["model"]["id"], provider=fixture["provider"], **fields)  # type: ignore[no-any-return]
+
+    @staticmethod
+    def tool_specs(tools: list[dict[str, Any]], schema: Callable[[dict[str, Any]], Any]) -> list[ToolSpec]:
+        """The tools of pi's request body (each API nests them its own way) as tool specs."""
+        return [ToolSpec(name=t["name"], description=t["description"], parameters=schema(t)) for t in tools]
+
+    def assert_request_bodies(
+        self, build: Callable[[list[Any], dict[str, Any]], Any]
+    ) -> list[dict[str, Any]]:
+        """``build(messages, pi's request)`` is our body for each of pi's two requests (request N saw
+        the prompt and the messages of the N turns before it); each must equal pi's. Returns pi's
+        requests, for the checks of their URL and headers."""
+        messages = [message_from_wire(m) for m in self.fixture["messages"]]
+        requests: list[dict[str, Any]] = self.fixture["requests"]
+        assert len(requests) == 2
+        for i, request in enumerate(requests):
+            assert build(messages[: 1 + 2 * i], request) == request["body"]
+        return requests
+
+    def assert_streamed_message(
+        self,
+        stream: Callable[..., Any],
+        make: Callable[..., Model],
+        options: StreamOptions,
+        *,
+        ignore_ids: bool = False,
+    ) -> None:
+        """The server playing pi's first answer gives the assistant message pi made of it (ids,
+        signatures, usage; ``ignore_ids`` where the ids are made from the clock)."""
+        fixture = self.fixture
+        with LLMServer([dict(fixture["turns"][0])]) as server:
+            m = make(server, fixture["model"]["id"], provider=fixture["provider"], reasoning=True)
+            m.cost.input, m.cost.output, m.cost.cache_read, m.cost.cache_write = 1, 2, 0.5, 0
+            events = collect(stream, m, context("List the files.", tools=False), options)
+        assert_same_message(events[-1].message, fixture["messages"][1], ignore_ids=ignore_ids)
 
 
 def assert_same_message(ours: Any, theirs_wire: dict[str, Any], *, ignore_ids: bool = False) -> None:

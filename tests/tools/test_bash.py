@@ -69,32 +69,6 @@ def process_gone(pid: int, wait: float = 3.0) -> bool:
     return False
 
 
-# -- definition ----------------------------------------------------------------------------------
-
-
-def test_registers_pi_definition() -> None:
-    registered: list[Any] = []
-    bash.piko_register_tools(registered.append)
-    (tool,) = registered
-    assert tool.name == "bash" and tool.label == "bash"
-    assert tool.default_active is True
-    assert tool.description == (
-        "Execute a bash command in the current working directory. Returns stdout and stderr. Output is "
-        "truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved "
-        "to a temp file. Optionally provide a timeout in seconds."
-    )
-    assert tool.parameters == {
-        "type": "object",
-        "required": ["command"],
-        "properties": {
-            "command": {"type": "string", "description": "Bash command to execute"},
-            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
-        },
-    }
-    assert tool.prompt_snippet == "Execute bash commands (ls, grep, find, etc.)"
-    assert tool.prompt_guidelines == []
-
-
 # -- results -------------------------------------------------------------------------------------
 
 

@@ -11,18 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import apply_setup, load_suite, make_app, run_tool, substitute_cwd
+from tool_harness import apply_setup, case_params, load_suite, make_app, run_tool, substitute_cwd
 
 SUITES = ("bash_tool", "grep_tool", "find_tool")
-
-
-def _cases() -> list[Any]:
-    params = []
-    for suite_name in SUITES:
-        suite = load_suite(suite_name)
-        for case in suite["cases"]:
-            params.append(pytest.param(suite["tool"], case, id=f"{suite['tool']}/{case['name']}"))
-    return params
 
 
 def test_every_suite_has_cases() -> None:
@@ -30,7 +21,7 @@ def test_every_suite_has_cases() -> None:
     assert counts == {"bash_tool": 34, "grep_tool": 12, "find_tool": 6}
 
 
-@pytest.mark.parametrize(("tool", "case"), _cases())
+@pytest.mark.parametrize(("tool", "case"), case_params(map(load_suite, SUITES)))
 def test_case(tool: str, case: dict[str, Any], work: Path) -> None:
     apply_setup(work, case.get("setup"))
     run = run_tool(tool, substitute_cwd(case["input"], work), work, app=make_app(work))

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from tool_harness import (
     apply_setup,
+    case_params,
     load_extra_suites,
     load_oracle,
     load_suite,
@@ -41,23 +42,6 @@ FIXTURE_DISAGREES_WITH_PI = {
     "read/read_trailing_newline": "the Rust port drops the empty line after a final newline; pi keeps the text as is",
     "edit/edit_nonexistent_file": "pi says 'Could not edit file: PATH. Error code: ENOENT.', not 'File not found'",
 }
-
-
-def _rust_cases() -> list[Any]:
-    params = []
-    for suite_name in FILE_TOOLS:
-        suite = load_suite(suite_name)
-        for case in suite["cases"]:
-            params.append(pytest.param(suite["tool"], case, id=f"{suite['tool']}/{case['name']}"))
-    return params
-
-
-def _extra_cases() -> list[Any]:
-    return [
-        pytest.param(suite["tool"], case, id=f"{suite['tool']}/{case['name']}")
-        for suite in load_extra_suites()
-        for case in suite["cases"]
-    ]
 
 
 def _run_case(tool: str, case: dict[str, Any], tmp_path: Path) -> tuple[Any, Path]:
@@ -175,7 +159,7 @@ def _oracle_view(tool: str, case: dict[str, Any]) -> tuple[bool, str, Any]:
     return True, text, rec["details"]
 
 
-@pytest.mark.parametrize(("tool", "case"), _rust_cases())
+@pytest.mark.parametrize(("tool", "case"), case_params(map(load_suite, FILE_TOOLS)))
 def test_rust_fixture_case(tool: str, case: dict[str, Any], tmp_path: Path) -> None:
     run, root = _run_case(tool, case, tmp_path)
     _compare_with_oracle(tool, case, run, root)
@@ -191,7 +175,7 @@ def test_rust_fixture_case(tool: str, case: dict[str, Any], tmp_path: Path) -> N
         assert piko_failures == []
 
 
-@pytest.mark.parametrize(("tool", "case"), _extra_cases())
+@pytest.mark.parametrize(("tool", "case"), case_params(load_extra_suites()))
 def test_piko_case_matches_pi(tool: str, case: dict[str, Any], tmp_path: Path) -> None:
     run, root = _run_case(tool, case, tmp_path)
     _compare_with_oracle(tool, case, run, root)

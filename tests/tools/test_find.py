@@ -10,7 +10,6 @@ import pytest
 from tool_harness import ToolRun, make_app, run_tool
 
 from piko.lib.abort import AbortController
-from piko.plugins.tools import find
 from piko.plugins.tools.find import GlobMatcher, glob_to_regex
 
 
@@ -41,30 +40,6 @@ TREE = (
 def tree(work: Path) -> Path:
     write(work, *TREE)
     return work
-
-
-def test_registers_pi_definition() -> None:
-    registered: list[Any] = []
-    find.piko_register_tools(registered.append)
-    (tool,) = registered
-    assert (tool.name, tool.label, tool.default_active) == ("find", "find", False)
-    assert tool.description == (
-        "Search for files by glob pattern. Returns matching file paths relative to the search directory. "
-        "Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first)."
-    )
-    assert tool.parameters == {
-        "type": "object",
-        "required": ["pattern"],
-        "properties": {
-            "pattern": {
-                "type": "string",
-                "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
-            },
-            "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-            "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
-        },
-    }
-    assert tool.prompt_snippet == "Find files by glob pattern (respects .gitignore)"
 
 
 # Expected listings were checked against pi 0.73.1's own find tool (fd --glob).

@@ -12,7 +12,6 @@ import pytest
 from tool_harness import ToolRun, make_app, run_tool, run_tool_async
 
 from piko.lib.abort import AbortController
-from piko.plugins.tools import grep
 
 
 def write(root: Path, rel: str, content: str | bytes) -> Path:
@@ -32,28 +31,6 @@ def grep_run(root: Path, **params: Any) -> ToolRun:
 def ok_text(run: ToolRun) -> str:
     assert run.ok, run.error
     return run.text
-
-
-def test_registers_pi_definition() -> None:
-    registered: list[Any] = []
-    grep.piko_register_tools(registered.append)
-    (tool,) = registered
-    assert (tool.name, tool.label, tool.default_active) == ("grep", "grep", False)
-    assert tool.description == (
-        "Search file contents for a pattern. Returns matching lines with file paths and line numbers. "
-        "Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). "
-        "Long lines are truncated to 500 chars."
-    )
-    assert list(tool.parameters) == ["type", "required", "properties"]
-    assert tool.parameters["required"] == ["pattern"]
-    assert list(tool.parameters["properties"]) == [
-        "pattern", "path", "glob", "ignoreCase", "literal", "context", "limit",
-    ]  # fmt: skip
-    assert tool.parameters["properties"]["context"] == {
-        "type": "number",
-        "description": "Number of lines to show before and after each match (default: 0)",
-    }
-    assert tool.prompt_snippet == "Search file contents for patterns (respects .gitignore)"
 
 
 def test_match_lines_relative_paths_sorted_by_file(work: Path) -> None:

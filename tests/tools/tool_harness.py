@@ -19,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -192,6 +193,17 @@ def substitute_cwd(value: Any, root: Path) -> Any:
 
 def load_suite(name: str) -> dict[str, Any]:
     return json.loads((RUST_FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def case_params(suites: Iterable[dict[str, Any]]) -> list[Any]:
+    """One ``pytest.param(tool, case)`` per case of ``suites``, named ``tool/case``."""
+    import pytest
+
+    return [
+        pytest.param(suite["tool"], case, id=f"{suite['tool']}/{case['name']}")
+        for suite in suites
+        for case in suite["cases"]
+    ]
 
 
 def load_oracle() -> dict[str, Any]:

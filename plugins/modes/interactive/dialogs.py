@@ -38,6 +38,7 @@ class Panel:
 
     container: Any
     focus: Any
+    title: str
 
     def __init__(
         self, *, timeout: Any = None, signal: Any = None, on_change: Callable[[], None] | None = None
@@ -89,6 +90,28 @@ class Panel:
 
     def _title_suffix(self) -> str:
         return f" ({self.remaining}s)" if self.remaining is not None else ""
+
+    def _one_line_title(self) -> StyleAndTextTuples:
+        return [("class:t-accent", f" {self.title}{self._title_suffix()}")]
+
+    @staticmethod
+    def _frame(
+        title: Callable[[], StyleAndTextTuples], body: list[Any], hints: Callable[[], StyleAndTextTuples]
+    ) -> HSplit:
+        """The panel's layout: rules around the title, ``body`` and the key hints, blank lines between."""
+        return HSplit(
+            [
+                _rule(),
+                _blank(),
+                Window(FormattedTextControl(title), dont_extend_height=True, wrap_lines=True),
+                _blank(),
+                *body,
+                _blank(),
+                Window(FormattedTextControl(hints), height=1),
+                _blank(),
+                _rule(),
+            ]
+        )
 
 
 def _rule() -> Window:
@@ -180,27 +203,13 @@ class SelectPanel(Panel):
             self.query, key_bindings=kb, input_processors=[BeforeInput(" Search: ", style="class:t-muted")]
         )
         query_window = Window(query_control, height=1)
-        parts: list[Any] = [
-            _rule(),
-            _blank(),
-            Window(FormattedTextControl(self._title_fragments), dont_extend_height=True, wrap_lines=True),
-            _blank(),
-        ]
-        if filterable:
-            parts.append(query_window)
-        parts += [
-            Window(list_control, height=Dimension(min=1), dont_extend_height=True, wrap_lines=False),
-            _blank(),
-            Window(
-                FormattedTextControl(
-                    lambda: _hints(("↑↓", "navigate"), ("enter", "select"), ("escape", "cancel"))
-                ),
-                height=1,
-            ),
-            _blank(),
-            _rule(),
-        ]
-        self.container = HSplit(parts)
+        body: list[Any] = [query_window] if filterable else []
+        body.append(Window(list_control, height=Dimension(min=1), dont_extend_height=True, wrap_lines=False))
+        self.container = self._frame(
+            self._title_fragments,
+            body,
+            lambda: _hints(("↑↓", "navigate"), ("enter", "select"), ("escape", "cancel")),
+        )
         self.focus = query_window if filterable else list_control
 
     def _title_fragments(self) -> StyleAndTextTuples:
@@ -292,26 +301,10 @@ class InputPanel(Panel):
             Window(FormattedTextControl(lambda: [("class:t-dim", f" {self.placeholder}")]), height=1),
             filter=empty & Condition(lambda: bool(self.placeholder)),
         )
-        self.container = HSplit(
-            [
-                _rule(),
-                _blank(),
-                Window(
-                    FormattedTextControl(
-                        lambda: [("class:t-accent", f" {self.title}{self._title_suffix()}")]
-                    ),
-                    dont_extend_height=True,
-                    wrap_lines=True,
-                ),
-                _blank(),
-                HSplit([window, placeholder_window]),
-                _blank(),
-                Window(
-                    FormattedTextControl(lambda: _hints(("enter", "submit"), ("escape", "cancel"))), height=1
-                ),
-                _blank(),
-                _rule(),
-            ]
+        self.container = self._frame(
+            self._one_line_title,
+            [HSplit([window, placeholder_window])],
+            lambda: _hints(("enter", "submit"), ("escape", "cancel")),
         )
         self.focus = window
 
@@ -359,42 +352,20 @@ class EditorPanel(Panel):
             def _external(event: KeyPressEvent) -> None:
                 external(self.buffer)
 
-        self.container = HSplit(
-            [
-                _rule(),
-                _blank(),
-                Window(
-                    FormattedTextControl(
-                        lambda: [("class:t-accent", f" {self.title}{self._title_suffix()}")]
-                    ),
-                    dont_extend_height=True,
-                    wrap_lines=True,
-                ),
-                _blank(),
-                Window(
-                    BufferControl(self.buffer, key_bindings=kb),
-                    height=Dimension(min=3, max=15),
-                    wrap_lines=True,
-                ),
-                _blank(),
-                Window(
-                    FormattedTextControl(
-                        lambda: (
-                            _hints(("enter", "submit"), ("shift+enter", "newline"), ("escape", "cancel"))
-                            + (
-                                [("", "  "), ("class:t-dim", "ctrl+g"), ("class:t-muted", " external editor")]
-                                if external
-                                else []
-                            )
-                        )
-                    ),
-                    height=1,
-                ),
-                _blank(),
-                _rule(),
-            ]
+        editor = Window(
+            BufferControl(self.buffer, key_bindings=kb), height=Dimension(min=3, max=15), wrap_lines=True
         )
-        self.focus = self.container.children[4]
+        external_hint: StyleAndTextTuples = (
+            [("", "  "), ("class:t-dim", "ctrl+g"), ("class:t-muted", " external editor")] if external else []
+        )
+        self.container = self._frame(
+            self._one_line_title,
+            [editor],
+            lambda: (
+                _hints(("enter", "submit"), ("shift+enter", "newline"), ("escape", "cancel")) + external_hint
+            ),
+        )
+        self.focus = editor
 
 
 def pick_items(options: list[Any]) -> list[PickItem]:

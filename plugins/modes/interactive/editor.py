@@ -22,6 +22,8 @@ from pathlib import Path
 
 from prompt_toolkit.history import History
 
+from piko.lib.text import normalize_newlines
+
 HISTORY_FILE = "prompt-history.jsonl"
 HISTORY_LIMIT = 1000
 _MARKER = re.compile(r"\[paste #(\d+)( (\+\d+ lines|\d+ chars))?\]")
@@ -113,7 +115,7 @@ class Pastes:
     @staticmethod
     def clean(text: str) -> str:
         """Line endings normalised, tabs as spaces, control characters removed (newlines kept)."""
-        text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
+        text = normalize_newlines(text).replace("\t", "    ")
         return "".join(ch for ch in text if ch == "\n" or ord(ch) >= 32)
 
     def insert_text(self, pasted: str, before_cursor: str) -> str:

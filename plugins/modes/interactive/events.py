@@ -155,7 +155,7 @@ class SessionEvents:
         tools = [i for i in view.items.values() if isinstance(i, ToolItem)]
         if message.stop_reason in ("aborted", "error"):
             session = self.mode.session
-            text = abort_text(message, session.retry_attempt if session else 0)
+            text = abort_text(message, session.retry.attempt if session else 0)
             if tools:
                 for item in tools:
                     if not item.done:

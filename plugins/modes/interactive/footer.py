@@ -178,9 +178,9 @@ def footer_fragments(
         stats.append(f"${cost:.3f}" + (" (sub)" if using_subscription else ""))
     model = session.model
     usage = session.get_context_usage() if model is not None else None
-    window = (usage or {}).get("contextWindow") or (model.context_window if model else 0) or 0
-    percent = (usage or {}).get("percent")
-    auto = " (auto)" if session.auto_compaction_enabled else ""
+    window = (usage.context_window if usage else 0) or (model.context_window if model else 0) or 0
+    percent = usage.percent if usage else None
+    auto = " (auto)" if session.compaction.enabled else ""
     if usage is None:
         context = f"0.0%/{format_tokens(window)}{auto}"
     elif percent is None:

@@ -335,14 +335,14 @@ class InteractiveMode:
             exclude = text.startswith("!!")
             command_text = text[2:].strip() if exclude else text[1:].strip()
             if command_text:
-                if session.is_bash_running:
+                if session.shell.is_running:
                     self.show_warning("A bash command is already running. Press Esc to cancel it first.")
                     self.set_editor_text(text)
                     return
                 await self.run_bash(command_text, exclude)
                 return
         extension_command = text.startswith("/") and text[1:].split(" ", 1)[0] in self.app.registries.commands
-        if session.is_compacting:
+        if session.compaction.running:
             if extension_command:
                 await session.prompt(text)
             else:
@@ -381,7 +381,9 @@ class InteractiveMode:
             self.invalidate()
 
         try:
-            result = await self.session.execute_bash(command, exclude_from_context=exclude, on_chunk=on_chunk)
+            result = await self.session.shell.execute(
+                command, exclude_from_context=exclude, on_chunk=on_chunk
+            )
             item.complete(result)
         except Exception as exc:
             item.fail()
@@ -427,10 +429,10 @@ class InteractiveMode:
         out: list[Any] = []
         if self._quiet():
             return out
-        if session.scoped_models:
+        if session.models.scoped_models:
             scope = ", ".join(
                 f"{s.model.id}{':' + s.thinking_level if s.thinking_level else ''}"
-                for s in session.scoped_models
+                for s in session.models.scoped_models
             )
             out.append(Text(f"Model scope: {scope} (Ctrl+P to cycle)", style=self.theme.fg_style("dim")))
         resources = session.resources

@@ -156,15 +156,15 @@ class KeyActions:
         session = mode.session
         if self.buffer.complete_state is not None:
             self.buffer.cancel_completion()
-        elif session.is_retrying:
-            session.abort_retry()
-        elif session.is_compacting:
-            session.abort_compaction()
+        elif session.retry.is_waiting:
+            session.retry.abort()
+        elif session.compaction.running:
+            session.compaction.abort()
         elif session.is_streaming or mode.run_active:
             self.restore_queued()
             mode.spawn(session.abort())
-        elif session.is_bash_running:
-            session.abort_bash()
+        elif session.shell.is_running:
+            session.shell.abort()
         elif self.buffer.text.lstrip().startswith("!"):
             self.buffer.reset()
         elif not self.buffer.text.strip():
@@ -258,8 +258,8 @@ class KeyActions:
     def restore_queued(self) -> int:
         """Queued steering and follow-up messages back into the editor (before what it holds)."""
         mode = self.mode
-        cleared = mode.session.clear_queue() if mode.session else {"steering": [], "followUp": []}
-        queued = [*cleared.get("steering", []), *cleared.get("followUp", [])]
+        cleared = mode.session.queues.clear() if mode.session else None
+        queued = [*cleared.steering, *cleared.follow_up] if cleared else []
         queued += [text for text, _mode in mode.compaction_queue]
         mode.compaction_queue = []
         mode.queued = ([], [])
@@ -270,7 +270,7 @@ class KeyActions:
         return len(queued)
 
     def cycle_thinking(self) -> None:
-        level = self.mode.session.cycle_thinking_level()
+        level = self.mode.session.models.cycle_thinking_level()
         if level is None:
             self.mode.show_status("Current model does not support thinking")
         else:
@@ -278,14 +278,14 @@ class KeyActions:
 
     async def cycle_model(self, direction: str) -> None:
         session = self.mode.session
-        result = await session.cycle_model(direction)
+        result = await session.models.cycle(direction)
         if result is None:
             self.mode.show_status(
-                "Only one model in scope" if session.scoped_models else "Only one model available"
+                "Only one model in scope" if session.models.scoped_models else "Only one model available"
             )
             return
-        model = result["model"]
-        level = result.get("thinkingLevel")
+        model = result.model
+        level = result.thinking_level
         thinking = f" (thinking: {level})" if model.reasoning and level and level != "off" else ""
         self.mode.show_status(f"Switched to {model.name or model.id}{thinking}")
 

@@ -23,6 +23,7 @@ from rich.padding import Padding
 from rich.style import Style
 from rich.text import Text
 
+from piko.lib.jsnumbers import format_size
 from piko.plugins.modes.interactive.theme import Theme
 from piko.plugins.modes.interactive.tool_view import ToolView, shorten_path, text_output
 
@@ -44,14 +45,6 @@ def _str(value: Any) -> str | None:
     if value is None:
         return ""
     return None
-
-
-def _format_size(n: int) -> str:
-    if n < 1024:
-        return f"{n}B"
-    if n < 1024 * 1024:
-        return f"{n / 1024:.1f}KB"
-    return f"{n / (1024 * 1024):.1f}MB"
 
 
 class ToolRenderer:
@@ -124,7 +117,7 @@ class ToolRenderer:
         truncation = details.get("truncation")
         if not isinstance(truncation, dict) or not truncation.get("truncated"):
             return None
-        limit = _format_size(int(truncation.get("maxBytes") or 50 * 1024))
+        limit = format_size(int(truncation.get("maxBytes") or 50 * 1024))
         if truncation.get("firstLineExceedsLimit"):
             return self._t(f"[First line exceeds {limit} limit]", "warning")
         if truncation.get("truncatedBy") == "lines":
@@ -225,7 +218,7 @@ class ToolRenderer:
                         f"Truncated: showing {truncation.get('outputLines')} of {truncation.get('totalLines')} lines"
                     )
                 else:
-                    limit = _format_size(int(truncation.get("maxBytes") or 50 * 1024))
+                    limit = format_size(int(truncation.get("maxBytes") or 50 * 1024))
                     warnings.append(f"Truncated: {truncation.get('outputLines')} lines shown ({limit} limit)")
             if warnings:
                 parts += [Text(""), self._t(f"[{'. '.join(warnings)}]", "warning")]
@@ -267,7 +260,7 @@ class ToolRenderer:
                 notes.append(f"{details[key]} {unit} limit")
             truncation = details.get("truncation")
             if isinstance(truncation, dict) and truncation.get("truncated"):
-                notes.append(f"{_format_size(int(truncation.get('maxBytes') or 50 * 1024))} limit")
+                notes.append(f"{format_size(int(truncation.get('maxBytes') or 50 * 1024))} limit")
             if name == "grep" and details.get("linesTruncated"):
                 notes.append("some lines truncated")
             if notes:

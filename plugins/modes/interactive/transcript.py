@@ -15,6 +15,7 @@ from typing import Any
 
 from attrs import define, field
 
+from piko.lib.text import normalize_newlines
 from piko.plugins.modes.interactive.render import Painter
 from piko.plugins.modes.interactive.theme import Theme
 from piko.plugins.modes.interactive.tool_view import ToolView
@@ -311,7 +312,7 @@ class BashItem(OnceItem):
     def append(self, chunk: str) -> None:
         from piko.plugins.modes.interactive.tool_view import _ANSI
 
-        self.output += _ANSI.sub("", chunk).replace("\r\n", "\n").replace("\r", "\n")
+        self.output += normalize_newlines(_ANSI.sub("", chunk))
 
     def complete(self, result: Any) -> None:
         exit_code = getattr(result, "exit_code", None)

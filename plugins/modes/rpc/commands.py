@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from piko.data.messages import THINKING_LEVELS
-from piko.data.wire import to_wire
+from piko.data.wire import record_to_wire, to_wire
 
 NO_DATA: Any = object()  # the response has no "data" key
 ANSWERED: Any = object()  # the command wrote its own response
@@ -150,7 +150,7 @@ async def abort(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def clear_queue(host: Any, command: dict[str, Any]) -> Any:
-    return host.session.clear_queue()
+    return record_to_wire(host.session.queues.clear())
 
 
 # ---------------------------------------------------------------------------
@@ -164,15 +164,15 @@ def session_state(session: Any) -> dict[str, Any]:
         "model": to_wire(session.model) if session.model is not None else None,
         "thinkingLevel": session.thinking_level,
         "isStreaming": session.is_streaming,
-        "isCompacting": session.is_compacting,
-        "steeringMode": session.steering_mode,
-        "followUpMode": session.follow_up_mode,
+        "isCompacting": session.compaction.running,
+        "steeringMode": session.queues.steering_mode,
+        "followUpMode": session.queues.follow_up_mode,
         "sessionFile": session.session_file,
         "sessionId": session.session_id,
-        "sessionName": session.session_name,
-        "autoCompactionEnabled": session.auto_compaction_enabled,
+        "sessionName": session.get_session_name(),
+        "autoCompactionEnabled": session.compaction.enabled,
         "messageCount": len(session.messages),
-        "pendingMessageCount": session.pending_message_count,
+        "pendingMessageCount": session.queues.pending_count,
     }
     return {k: v for k, v in state.items() if v is not None}
 
@@ -201,14 +201,8 @@ async def set_model(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def cycle_model(host: Any, command: dict[str, Any]) -> Any:
-    result = await host.session.cycle_model()
-    if not result:
-        return None
-    return {
-        "model": to_wire(result["model"]),
-        "thinkingLevel": result["thinkingLevel"],
-        "isScoped": result["isScoped"],
-    }
+    result = await host.session.models.cycle()
+    return None if result is None else record_to_wire(result)
 
 
 async def get_available_models(host: Any, command: dict[str, Any]) -> Any:
@@ -221,21 +215,21 @@ async def set_thinking_level(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def cycle_thinking_level(host: Any, command: dict[str, Any]) -> Any:
-    level = host.session.cycle_thinking_level()
+    level = host.session.models.cycle_thinking_level()
     return {"level": level} if level else None
 
 
 async def get_available_thinking_levels(host: Any, command: dict[str, Any]) -> Any:
-    return {"levels": host.session.available_thinking_levels()}
+    return {"levels": host.session.models.available_thinking_levels()}
 
 
 async def set_steering_mode(host: Any, command: dict[str, Any]) -> Any:
-    host.session.set_steering_mode(command["mode"])
+    host.session.queues.set_steering_mode(command["mode"])
     return NO_DATA
 
 
 async def set_follow_up_mode(host: Any, command: dict[str, Any]) -> Any:
-    host.session.set_follow_up_mode(command["mode"])
+    host.session.queues.set_follow_up_mode(command["mode"])
     return NO_DATA
 
 
@@ -245,30 +239,30 @@ async def set_follow_up_mode(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def compact(host: Any, command: dict[str, Any]) -> Any:
-    if host.session.is_compacting:
+    if host.session.compaction.running:
         raise CommandError("Compaction is already running")
-    return await host.session.compact(command.get("customInstructions"))
+    return record_to_wire(await host.session.compact(command.get("customInstructions")))
 
 
 async def set_auto_compaction(host: Any, command: dict[str, Any]) -> Any:
-    host.session.set_auto_compaction_enabled(command["enabled"])
+    host.session.compaction.set_enabled(command["enabled"])
     return NO_DATA
 
 
 async def set_auto_retry(host: Any, command: dict[str, Any]) -> Any:
-    host.session.set_auto_retry_enabled(command["enabled"])
+    host.session.retry.set_enabled(command["enabled"])
     return NO_DATA
 
 
 async def abort_retry(host: Any, command: dict[str, Any]) -> Any:
-    host.session.abort_retry()
+    host.session.retry.abort()
     return NO_DATA
 
 
 async def bash(host: Any, command: dict[str, Any]) -> Any:
-    if host.session.is_bash_running:
+    if host.session.shell.is_running:
         raise CommandError("A bash command is already running (abort it with abort_bash)")
-    result = await host.session.execute_bash(command["command"])
+    result = await host.session.shell.execute(command["command"])
     data = {
         "output": result.output,
         "exitCode": result.exit_code,
@@ -280,7 +274,7 @@ async def bash(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def abort_bash(host: Any, command: dict[str, Any]) -> Any:
-    host.session.abort_bash()
+    host.session.shell.abort()
     return NO_DATA
 
 
@@ -290,7 +284,9 @@ async def abort_bash(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def get_session_stats(host: Any, command: dict[str, Any]) -> Any:
-    return host.session.get_session_stats()
+    """pi's ``SessionStats``; an in-memory session has no ``sessionFile``, no window no ``contextUsage``."""
+    stats = record_to_wire(host.session.get_session_stats())
+    return {k: v for k, v in stats.items() if v is not None}
 
 
 async def export_html(host: Any, command: dict[str, Any]) -> Any:
@@ -305,26 +301,26 @@ async def export_html(host: Any, command: dict[str, Any]) -> Any:
 
 async def new_session(host: Any, command: dict[str, Any]) -> Any:
     result = await host.session.new_session(command.get("parentSession"))
-    return {"cancelled": bool(result.get("cancelled"))}
+    return {"cancelled": result.cancelled}
 
 
 async def switch_session(host: Any, command: dict[str, Any]) -> Any:
     """pi's ``{"cancelled"}``, plus ``"warnings"`` about a damaged file (also written to stderr,
     as pi writes what a new session's loading found)."""
     result = await host.session.switch_session(command["sessionPath"])
-    data: dict[str, Any] = {"cancelled": bool(result.get("cancelled"))}
-    warnings = [str(w) for w in result.get("warnings") or ()]
-    if warnings:
-        data["warnings"] = warnings
-        host.app.notices.extend(warnings)
+    data: dict[str, Any] = {"cancelled": result.cancelled}
+    if result.warnings:
+        data["warnings"] = list(result.warnings)
+        host.app.notices.extend(result.warnings)
         host.app.report()
     return data
 
 
 async def fork(host: Any, command: dict[str, Any]) -> Any:
     result = await host.session.fork(command["entryId"])
-    data = {"text": result.get("text"), "cancelled": bool(result.get("cancelled"))}
-    return {k: v for k, v in data.items() if v is not None}
+    if result.text is None:
+        return {"cancelled": result.cancelled}
+    return {"text": result.text, "cancelled": result.cancelled}
 
 
 async def clone(host: Any, command: dict[str, Any]) -> Any:
@@ -332,11 +328,11 @@ async def clone(host: Any, command: dict[str, Any]) -> Any:
     if not leaf:
         raise CommandError("Cannot clone session: no current entry selected")
     result = await host.session.fork(leaf, "at")
-    return {"cancelled": bool(result.get("cancelled"))}
+    return {"cancelled": result.cancelled}
 
 
 async def get_fork_messages(host: Any, command: dict[str, Any]) -> Any:
-    return {"messages": host.session.get_fork_messages()}
+    return {"messages": [record_to_wire(m) for m in host.session.get_fork_messages()]}
 
 
 async def get_last_assistant_text(host: Any, command: dict[str, Any]) -> Any:

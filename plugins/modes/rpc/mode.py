@@ -85,9 +85,9 @@ class RpcHost:
         self._closing = True
         session = self.session
         self.ui.cancel_all()
-        session.abort_bash()
-        session.abort_retry()
-        session.abort_compaction()
+        session.shell.abort()
+        session.retry.abort()
+        session.compaction.abort()
         stopped = False
         try:
             stopped = await abort_within(session)

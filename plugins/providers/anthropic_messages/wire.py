@@ -2,12 +2,13 @@
 
 Builds the request body as pi does (thinking budgets or adaptive thinking, ``cache_control`` per
 cache retention, signed and redacted thinking replayed, OAuth tokens sent as Claude Code sends
-them) and decodes the event stream: text, thinking with signatures, ``tool_use`` input streamed
+them, a gateway's ``ANTHROPIC_AUTH_TOKEN`` as a bearer without ``x-api-key``) and decodes the event stream: text, thinking with signatures, ``tool_use`` input streamed
 as ``input_json_delta``, usage with cache reads and writes, stop reasons, ``error`` events.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.redaction import register_secret
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     ABORTED_MESSAGE,
@@ -41,6 +43,7 @@ from piko.plugins.providers.common import (
     sanitize_surrogates,
     transform_messages,
 )
+from piko.plugins.providers.env_auth import ANTHROPIC_AUTH_TOKEN, AUTHENTICATED
 
 if TYPE_CHECKING:
     import httpx
@@ -329,9 +332,31 @@ def build_params(model: Model, context: Context, options: StreamOptions, oauth: 
     return params
 
 
+_AUTH_HEADERS = frozenset({"authorization", "x-api-key", "cf-aig-authorization"})
+
+
+def credentials(options: StreamOptions) -> tuple[str, str]:
+    """``(api_key, bearer_token)`` of a request.
+
+    The environment lookup answers ``<authenticated>`` for ``ANTHROPIC_AUTH_TOKEN`` (a gateway's
+    token): it is sent as ``Authorization: Bearer`` and never as ``x-api-key``, as pi 1.6 does.
+    """
+    api_key = options.api_key or ""
+    if api_key != AUTHENTICATED:
+        return api_key, ""
+    token = os.environ.get(ANTHROPIC_AUTH_TOKEN) or ""
+    register_secret(token)
+    return "", token
+
+
+def has_auth_header(*header_sets: dict[str, str] | None) -> bool:
+    """Whether configured headers authenticate the request themselves (pi's ``hasRequestAuth``)."""
+    return any(name.lower() in _AUTH_HEADERS for headers in header_sets for name in headers or {})
+
+
 def build_headers(model: Model, context: Context, options: StreamOptions) -> tuple[dict[str, str], bool]:
     """Request headers and whether the key is a Claude Code OAuth token."""
-    api_key = options.api_key or ""
+    api_key, bearer = credentials(options)
     betas = []
     if context.tools and not _compat(model)["supportsEagerToolInputStreaming"]:
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
@@ -344,7 +369,11 @@ def build_headers(model: Model, context: Context, options: StreamOptions) -> tup
         "anthropic-dangerous-direct-browser-access": "true",
     }
     oauth = False
-    if model.provider == "cloudflare-ai-gateway":
+    if bearer:
+        headers["Authorization"] = f"Bearer {bearer}"
+    elif not api_key:
+        pass  # the configured headers authenticate (checked by build_request)
+    elif model.provider == "cloudflare-ai-gateway":
         headers["cf-aig-authorization"] = f"Bearer {api_key}"
     elif model.provider == "github-copilot":
         headers["Authorization"] = f"Bearer {api_key}"
@@ -366,7 +395,7 @@ def build_headers(model: Model, context: Context, options: StreamOptions) -> tup
 
 
 def build_request(model: Model, context: Context, options: StreamOptions) -> tuple[RequestSpec, bool]:
-    if not options.api_key:
+    if not any(credentials(options)) and not has_auth_header(model.headers, options.headers):
         raise ProviderError(f"No API key for provider: {model.provider}")
     headers, oauth = build_headers(model, context, options)
     base = resolve_base_url(model).rstrip("/")

@@ -28,6 +28,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -35,7 +36,6 @@ from piko.plugins.providers.common import (
     RequestSpec,
     adjust_max_tokens_for_thinking,
     base_max_tokens,
-    js_json,
     resolve_cache_retention,
     retry_after_seconds,
     run_stream,
@@ -75,7 +75,6 @@ IMAGE_FORMATS = {
 }
 
 
-dumps = js_json
 UNKNOWN_ERROR = "An unknown error occurred"
 
 
@@ -117,12 +116,11 @@ def supports_prompt_caching(model: Model) -> bool:
 
 
 def _effort(model: Model, level: str) -> str:
+    from piko.plugins.providers.anthropic_messages.wire import effort_for_level
+
     if level == "xhigh" and any("opus-4-7" in c for c in _candidates(model)):
         return "xhigh"
-    mapped = (model.thinking_level_map or {}).get(level)
-    if isinstance(mapped, str):
-        return mapped
-    return {"minimal": "low", "low": "low", "medium": "medium", "high": "high"}.get(level, "high")
+    return effort_for_level(model, level)  # the Claude models' own mapping
 
 
 # ---------------------------------------------------------------------------
@@ -401,14 +399,17 @@ def retry_delay(retries_done: int, headers: Mapping[str, str]) -> float:
 # ---------------------------------------------------------------------------
 
 
+_STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "max_tokens": "length",
+    "model_context_window_exceeded": "length",
+    "tool_use": "toolUse",
+}
+
+
 def map_stop_reason(reason: str | None) -> Any:
-    return {
-        "end_turn": "stop",
-        "stop_sequence": "stop",
-        "max_tokens": "length",
-        "model_context_window_exceeded": "length",
-        "tool_use": "toolUse",
-    }.get(reason or "", "error")
+    return _STOP_REASONS.get(reason or "", "error")
 
 
 class ConverseProcessor:

@@ -27,6 +27,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
@@ -37,7 +38,6 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    js_json,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -51,7 +51,6 @@ _BASE64_SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _tool_call_counter = itertools.count(1)
 
 
-dumps = js_json
 Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
@@ -204,24 +203,34 @@ def _thinking_level(effort: str, model: Model) -> str | None:
     return {"minimal": "MINIMAL", "low": "LOW", "medium": "MEDIUM", "high": "HIGH"}.get(effort)
 
 
-_BUDGETS = {
+ThinkingBudgets = dict[str, dict[str, int]]
+
+# Gemini 2.5 thinking budgets per level, by the first model family found in the model id.
+GEMINI_BUDGETS: ThinkingBudgets = {
     "2.5-pro": {"minimal": 128, "low": 2048, "medium": 8192, "high": 32768},
     "2.5-flash-lite": {"minimal": 512, "low": 2048, "medium": 8192, "high": 24576},
     "2.5-flash": {"minimal": 128, "low": 2048, "medium": 8192, "high": 24576},
 }
 
 
-def _thinking_budget(model: Model, effort: str, custom: dict[str, int] | None) -> int | None:
+def _thinking_budget(
+    model: Model, effort: str, custom: dict[str, int] | None, budgets: ThinkingBudgets
+) -> int | None:
     if custom and custom.get(effort) is not None:
         return custom[effort]
-    for family in ("2.5-pro", "2.5-flash-lite", "2.5-flash"):
+    for family, levels in budgets.items():
         if family in model.id:
-            return _BUDGETS[family].get(effort)
+            return levels.get(effort)
     return -1
 
 
-def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | None:
-    """``generationConfig.thinkingConfig`` for the requested level (None: send none)."""
+def thinking_config(
+    model: Model, options: StreamOptions, *, budgets: ThinkingBudgets = GEMINI_BUDGETS
+) -> dict[str, Any] | None:
+    """``generationConfig.thinkingConfig`` for the requested level (None: send none).
+
+    ``budgets``: the Gemini 2.5 budgets per level (Vertex AI's table has no Flash-Lite row).
+    """
     if not model.reasoning:
         return None
     if not options.reasoning:
@@ -238,14 +247,16 @@ def thinking_config(model: Model, options: StreamOptions) -> dict[str, Any] | No
         if level is not None:
             config["thinkingLevel"] = level
         return config
-    budget = _thinking_budget(model, effort, options.thinking_budgets)
+    budget = _thinking_budget(model, effort, options.thinking_budgets, budgets)
     if budget is not None:
         config["thinkingBudget"] = budget
     return config
 
 
-def build_body(model: Model, context: Context, options: StreamOptions) -> dict[str, Any]:
-    """The REST body the Google GenAI SDK sends for pi's parameters."""
+def build_body(
+    model: Model, context: Context, options: StreamOptions, *, budgets: ThinkingBudgets = GEMINI_BUDGETS
+) -> dict[str, Any]:
+    """The REST body the Google GenAI SDK sends for pi's parameters (Gemini API and Vertex AI alike)."""
     body: dict[str, Any] = {"contents": convert_messages(model, context)}
     if context.system_prompt:
         body["systemInstruction"] = {
@@ -265,7 +276,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     max_tokens = base_max_tokens(model, options)
     if max_tokens is not None:
         generation["maxOutputTokens"] = max_tokens
-    config = thinking_config(model, options)
+    config = thinking_config(model, options, budgets=budgets)
     if config is not None:
         generation["thinkingConfig"] = config
     if generation:

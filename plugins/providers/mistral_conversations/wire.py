@@ -23,6 +23,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
@@ -33,7 +34,6 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    js_json,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -49,7 +49,6 @@ TOOL_CALL_ID_LENGTH = 9
 MAX_ERROR_BODY_CHARS = 4000
 
 
-dumps = js_json
 Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
@@ -269,14 +268,17 @@ def mistral_error_message(status: int, body: str, content_type: str = "applicati
 # ---------------------------------------------------------------------------
 
 
+_FINISH_REASONS = {
+    "stop": "stop",
+    "length": "length",
+    "model_length": "length",
+    "tool_calls": "toolUse",
+    "error": "error",
+}
+
+
 def map_finish_reason(reason: str | None) -> Any:
-    return {
-        "stop": "stop",
-        "length": "length",
-        "model_length": "length",
-        "tool_calls": "toolUse",
-        "error": "error",
-    }.get(reason or "stop", "stop")
+    return _FINISH_REASONS.get(reason or "stop", "stop")
 
 
 class MistralProcessor:

@@ -25,6 +25,7 @@ from piko.data.messages import (
 )
 from piko.data.stream_blocks import StreamingTextContent
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -35,7 +36,6 @@ from piko.plugins.providers.common import (
     copilot_dynamic_headers,
     fast_json_loads,
     iter_sse_batches,
-    js_json,
     openai_http_error,
     resolve_base_url,
     resolve_cache_retention,
@@ -246,7 +246,7 @@ def _convert_assistant(model: Model, msg: AssistantMessage, compat: dict[str, An
     calls = [b for b in msg.content if isinstance(b, ToolCall)]
     if calls:
         out["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": js_json(c.arguments)}}
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": dumps(c.arguments)}}
             for c in calls
         ]
         details = []
@@ -688,7 +688,7 @@ class ChunkDecoder:
                 if detail.get("id") and detail.get("data"):
                     for block in content:
                         if isinstance(block, ToolCall) and block.id == detail["id"]:
-                            block.thought_signature = js_json(detail)
+                            block.thought_signature = dumps(detail)
                             break
 
     def _tool_call(self, call: dict[str, Any], out: list[StreamEvent]) -> None:

@@ -24,6 +24,7 @@ from piko.data.messages import (
 )
 from piko.data.stream_blocks import StreamingToolCall
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.jsonio import dumps
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -33,7 +34,6 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    js_json,
     resolve_cache_retention,
     run_stream,
     sanitize_surrogates,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
 
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 UNKNOWN_ERROR = "An unknown error occurred"
-dumps = js_json
 Emit = Callable[[StreamEvent], None]
 
 

@@ -28,11 +28,20 @@ def auth_library(app: Any) -> Any:
     return store
 
 
+def auth_library_or_none(app: Any, show_error: Any = None) -> Any:
+    """The credential store, or ``None`` when there is none (``show_error`` is told why)."""
+    try:
+        return auth_library(app)
+    except AuthUnavailableError as exc:
+        if show_error is not None:
+            show_error(str(exc))
+        return None
+
+
 def stored_credential(app: Any, provider: str) -> dict[str, Any] | None:
     """The credential ``auth.json`` holds for ``provider`` (``None`` when none, or no auth plugin)."""
-    try:
-        library = auth_library(app)
-    except AuthUnavailableError:
+    library = auth_library_or_none(app)
+    if library is None:
         return None
     credential = library.get_storage().get(provider)
     return credential if isinstance(credential, dict) else None

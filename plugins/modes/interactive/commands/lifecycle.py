@@ -102,7 +102,7 @@ async def reload_command(ctx: InteractiveContext, args: str) -> None:
     if session.is_streaming:
         warn(ctx, "Wait for the current response to finish before reloading.")
         return
-    if session.is_compacting:
+    if session.compaction.running:
         warn(ctx, "Wait for compaction to finish before reloading.")
         return
     ctx.show_info("Reloading settings, context files, skills, prompts, themes...")

@@ -107,13 +107,11 @@ def _status(app: Any, library: Any, provider: str, auth_type: str) -> str:
 
 async def login_command(ctx: InteractiveContext, args: str) -> None:
     """``/login [provider]``: choose the way (subscription or API key) and the provider, then sign in."""
-    from piko.plugins.modes.interactive.commands.auth_bridge import AuthUnavailableError, auth_library
+    from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
 
     app = ctx.app
-    try:
-        library = auth_library(app)
-    except AuthUnavailableError as exc:
-        ctx.show_error(str(exc))
+    library = auth_library_or_none(app, ctx.show_error)
+    if library is None:
         return
     wanted = args.strip()
     if wanted:
@@ -361,13 +359,11 @@ async def complete_authentication(
 
 async def logout_command(ctx: InteractiveContext, args: str) -> None:
     """``/logout [provider]``: remove a credential ``/login`` stored (not environment variables)."""
-    from piko.plugins.modes.interactive.commands.auth_bridge import AuthUnavailableError, auth_library
+    from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
 
     app = ctx.app
-    try:
-        library = auth_library(app)
-    except AuthUnavailableError as exc:
-        ctx.show_error(str(exc))
+    library = auth_library_or_none(app, ctx.show_error)
+    if library is None:
         return
     storage = library.get_storage()
     registry = app.model_registry

@@ -34,8 +34,8 @@ _SCOPE = object()  # the "switch scope" row of the model selector
 
 def model_candidates(session: Any) -> list[Any]:
     """The models ``/model <name>`` may name: the scoped ones if any, else all with credentials."""
-    if session.scoped_models:
-        return [s.model for s in session.scoped_models]
+    if session.models.scoped_models:
+        return [s.model for s in session.models.scoped_models]
     try:
         return list(session.model_registry.available_models())
     except Exception:
@@ -88,7 +88,7 @@ async def choose_model(ctx: InteractiveContext, search: str | None = None) -> An
     except Exception as exc:
         ctx.show_error(str(exc) or type(exc).__name__)
         return None
-    scoped = [s.model for s in session.scoped_models]
+    scoped = [s.model for s in session.models.scoped_models]
     scope = "scoped" if scoped else "all"
     while True:
         pool = scoped if scope == "scoped" else _sorted_for_selector(available, session.model)
@@ -188,9 +188,9 @@ def _apply_scope(session: Any, enabled: list[str] | None, total: int) -> None:
 
     if enabled and len(enabled) < total:
         scoped, _warnings = resolve_model_scope(list(enabled), session.model_registry)
-        session.scoped_models = scoped
+        session.models.scoped_models = scoped
     else:
-        session.scoped_models = []
+        session.models.scoped_models = []
 
 
 async def scoped_models_command(ctx: InteractiveContext, args: str) -> None:
@@ -206,8 +206,8 @@ async def scoped_models_command(ctx: InteractiveContext, args: str) -> None:
     by_id = {f"{m.provider}/{m.id}": m for m in models}
     all_ids = list(by_id)
     enabled: list[str] | None = None
-    if session.scoped_models:
-        enabled = [f"{s.model.provider}/{s.model.id}" for s in session.scoped_models]
+    if session.models.scoped_models:
+        enabled = [f"{s.model.provider}/{s.model.id}" for s in session.models.scoped_models]
     else:
         patterns = app.settings.get("enabledModels")
         if isinstance(patterns, list) and patterns:
@@ -275,10 +275,10 @@ def thinking_completions(prefix: str) -> list[str]:
 async def thinking_command(ctx: InteractiveContext, args: str) -> None:
     """``/thinking [level]``: set the thinking level, or choose it."""
     session = ctx.session
-    if not session.supports_thinking():
+    if not session.models.supports_thinking():
         ctx.show_info("Current model does not support thinking")
         return
-    levels = list(session.available_thinking_levels())
+    levels = list(session.models.available_thinking_levels())
     wanted = args.strip().lower()
     if wanted:
         if wanted not in levels:

@@ -2,24 +2,35 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import Any
+
 from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
 from piko.plugins.modes.interactive.commands.common import error_text, one_line
 
 SUMMARY_CHOICES = ["No summary", "Summarize", "Summarize with custom prompt"]
 
 
+async def _switched(ctx: InteractiveContext, switch: Awaitable[Any], failure: str = "") -> Any:
+    """The result of a move to another session, the conversation redrawn; ``None`` when it was
+    cancelled or failed (the error shown, after ``failure``)."""
+    try:
+        result = await switch
+    except Exception as exc:
+        ctx.show_error(f"{failure}{error_text(exc)}")
+        return None
+    if result.cancelled:
+        return None
+    ctx.redraw_conversation()
+    return result
+
+
 async def new_command(ctx: InteractiveContext, args: str) -> None:
     """``/new``: start a fresh session."""
     from rich.text import Text
 
-    try:
-        result = await ctx.session.new_session()
-    except Exception as exc:
-        ctx.show_error(f"Failed to create session: {error_text(exc)}")
+    if await _switched(ctx, ctx.session.new_session(), "Failed to create session: ") is None:
         return
-    if result.get("cancelled"):
-        return
-    ctx.redraw_conversation()
     ctx.show(Text("✓ New session started", style="cyan"))
 
 
@@ -30,23 +41,18 @@ async def fork_command(ctx: InteractiveContext, args: str) -> None:
     if not messages:
         ctx.show_info("No messages to fork from")
         return
-    items = [PickItem(label=one_line(m["text"], 200), value=m["entryId"]) for m in messages]
+    items = [PickItem(label=one_line(m.text, 200), value=m.entry_id) for m in messages]
     entry_id = await ctx.pick(
         "Fork from Message\nSelect a user message to copy the active path up to that point into a new session",
         items,
-        initial=messages[-1]["entryId"],
+        initial=messages[-1].entry_id,
     )
     if entry_id is None:
         return
-    try:
-        result = await session.fork(str(entry_id))
-    except Exception as exc:
-        ctx.show_error(error_text(exc))
+    result = await _switched(ctx, session.fork(str(entry_id)))
+    if result is None:
         return
-    if result.get("cancelled"):
-        return
-    ctx.redraw_conversation()
-    ctx.set_editor_text(result.get("text") or "")
+    ctx.set_editor_text(result.text or "")
     ctx.show_info("Forked to new session")
 
 
@@ -57,14 +63,8 @@ async def clone_command(ctx: InteractiveContext, args: str) -> None:
     if not leaf:
         ctx.show_info("Nothing to clone yet")
         return
-    try:
-        result = await session.fork(leaf, "at")
-    except Exception as exc:
-        ctx.show_error(error_text(exc))
+    if await _switched(ctx, session.fork(leaf, "at")) is None:
         return
-    if result.get("cancelled"):
-        return
-    ctx.redraw_conversation()
     ctx.set_editor_text("")
     ctx.show_info("Cloned to new session")
 
@@ -125,19 +125,19 @@ async def tree_command(ctx: InteractiveContext, args: str) -> None:
         except Exception as exc:
             ctx.show_error(error_text(exc))
             return
-        if result.get("aborted"):
+        if result.aborted:
             ctx.show_info("Branch summarization cancelled")
             selected = target
             continue
-        if result.get("cancelled"):
+        if result.cancelled:
             ctx.show_info("Navigation cancelled")
             return
         ctx.redraw_conversation()
-        editor_text = result.get("editorText")
+        editor_text = result.editor_text
         if editor_text and not ctx.get_editor_text().strip():
             ctx.set_editor_text(editor_text)
         ctx.show_info("Navigated to selected point")
-        for warning in result.get("warnings") or ():
+        for warning in result.warnings:
             ctx.show_warning(warning)
         return
 
@@ -162,14 +162,9 @@ async def resume_command(ctx: InteractiveContext, args: str) -> None:
     )
     if path is None:
         return
-    try:
-        result = await session.switch_session(path)
-    except Exception as exc:
-        ctx.show_error(f"Failed to resume session: {error_text(exc)}")
+    result = await _switched(ctx, session.switch_session(path), "Failed to resume session: ")
+    if result is None:
         return
-    if result.get("cancelled"):
-        return
-    ctx.redraw_conversation()
     ctx.show_info("Resumed session")
-    for warning in result.get("warnings") or ():
+    for warning in result.warnings:
         ctx.show_warning(warning)

@@ -36,7 +36,7 @@ def session_info_text(session: Any) -> Any:
     from rich.text import Text
 
     stats = session.get_session_stats()
-    tokens = stats.get("tokens", {})
+    tokens = stats.tokens
     text = Text()
 
     def heading(title: str) -> None:
@@ -52,25 +52,25 @@ def session_info_text(session: Any) -> Any:
     name = session.get_session_name()
     if name:
         row("Name", name)
-    row("File", stats.get("sessionFile") or "In-memory")
-    row("ID", stats.get("sessionId", ""))
+    row("File", stats.session_file or "In-memory")
+    row("ID", stats.session_id)
     text.append("\n")
     heading("Messages")
-    row("User", stats.get("userMessages", 0))
-    row("Assistant", stats.get("assistantMessages", 0))
-    row("Tool Calls", stats.get("toolCalls", 0))
-    row("Tool Results", stats.get("toolResults", 0))
-    row("Total", stats.get("totalMessages", 0))
+    row("User", stats.user_messages)
+    row("Assistant", stats.assistant_messages)
+    row("Tool Calls", stats.tool_calls)
+    row("Tool Results", stats.tool_results)
+    row("Total", stats.total_messages)
     text.append("\n")
     heading("Tokens")
-    row("Input", format_int(tokens.get("input", 0)))
-    row("Output", format_int(tokens.get("output", 0)))
-    if tokens.get("cacheRead", 0) > 0:
-        row("Cache Read", format_int(tokens["cacheRead"]))
-    if tokens.get("cacheWrite", 0) > 0:
-        row("Cache Write", format_int(tokens["cacheWrite"]))
-    row("Total", format_int(tokens.get("total", 0)))
-    cost = float(stats.get("cost") or 0)
+    row("Input", format_int(tokens.input))
+    row("Output", format_int(tokens.output))
+    if tokens.cache_read > 0:
+        row("Cache Read", format_int(tokens.cache_read))
+    if tokens.cache_write > 0:
+        row("Cache Write", format_int(tokens.cache_write))
+    row("Total", format_int(tokens.total))
+    cost = float(stats.cost or 0)
     if cost > 0:
         text.append("\n")
         heading("Cost")

@@ -14,6 +14,7 @@ from typing import Any
 
 from piko.plugins.modes.interactive.command_api import PickItem
 from piko.plugins.modes.interactive.commands.common import one_line
+from piko.plugins.modes.interactive.tool_view import shorten_path
 
 PickFunction = Callable[..., Awaitable[Any]]
 _TOGGLE = ("scope", "toggle")
@@ -37,11 +38,6 @@ def format_age(modified: datetime.datetime, now: datetime.datetime | None = None
     if days < 365:
         return f"{days // 30}mo"
     return f"{days // 365}y"
-
-
-def _shorten_home(path: str) -> str:
-    home = os.path.expanduser("~")
-    return "~" + path[len(home) :] if home and home != "~" and path.startswith(home) else path
 
 
 def current_sessions(app: Any, session_dir: str | None = None, cwd: str | None = None) -> list[Any]:
@@ -69,7 +65,7 @@ def session_items(
     for info in sessions:
         right = f"{info.message_count} {format_age(info.modified, now)}"
         if scope == "all" and info.cwd:
-            right = f"{_shorten_home(info.cwd)} {right}"
+            right = f"{shorten_path(info.cwd)} {right}"
         items.append(
             PickItem(
                 label=one_line(info.name or info.first_message, 200),

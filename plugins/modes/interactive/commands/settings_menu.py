@@ -122,16 +122,16 @@ SETTINGS: list[Setting] = [
         label="Auto-compact",
         description="Automatically compact context when it gets too large",
         values=BOOL,
-        read=lambda ctx: "true" if ctx.session.auto_compaction_enabled else "false",
-        write=lambda ctx, v: ctx.session.set_auto_compaction_enabled(v == "true"),
+        read=lambda ctx: "true" if ctx.session.compaction.enabled else "false",
+        write=lambda ctx, v: ctx.session.compaction.set_enabled(v == "true"),
     ),
     Setting(
         id="auto-retry",
         label="Auto-retry",
         description="Retry automatically on transient errors (overload, rate limit, 5xx)",
         values=BOOL,
-        read=lambda ctx: "true" if ctx.session.auto_retry_enabled else "false",
-        write=lambda ctx, v: ctx.session.set_auto_retry_enabled(v == "true"),
+        read=lambda ctx: "true" if ctx.session.retry.enabled else "false",
+        write=lambda ctx, v: ctx.session.retry.set_enabled(v == "true"),
     ),
     _toggle(
         "show-images", "Show images", "Render images inline in terminal", "terminal.showImages", default=True
@@ -210,8 +210,8 @@ SETTINGS: list[Setting] = [
             "response. 'all': deliver all at once."
         ),
         values=("one-at-a-time", "all"),
-        read=lambda ctx: str(ctx.session.steering_mode),
-        write=lambda ctx, v: ctx.session.set_steering_mode(v),
+        read=lambda ctx: str(ctx.session.queues.steering_mode),
+        write=lambda ctx, v: ctx.session.queues.set_steering_mode(v),
     ),
     Setting(
         id="follow-up-mode",
@@ -221,8 +221,8 @@ SETTINGS: list[Setting] = [
             "for response. 'all': deliver all at once."
         ),
         values=("one-at-a-time", "all"),
-        read=lambda ctx: str(ctx.session.follow_up_mode),
-        write=lambda ctx, v: ctx.session.set_follow_up_mode(v),
+        read=lambda ctx: str(ctx.session.queues.follow_up_mode),
+        write=lambda ctx, v: ctx.session.queues.set_follow_up_mode(v),
     ),
     Setting(
         id="hide-thinking",
@@ -267,7 +267,8 @@ SETTINGS: list[Setting] = [
         write=lambda ctx, v: ctx.session.set_thinking_level(v),
         choices_title="Thinking Level\nSelect reasoning depth for thinking-capable models",
         choices=lambda ctx: [
-            (level, THINKING_DESCRIPTIONS.get(level, "")) for level in ctx.session.available_thinking_levels()
+            (level, THINKING_DESCRIPTIONS.get(level, ""))
+            for level in ctx.session.models.available_thinking_levels()
         ],
     ),
     Setting(

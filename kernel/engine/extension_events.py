@@ -1,0 +1,73 @@
+"""Agent-loop events retold to extensions: turn numbers, and ``message_end`` handlers that replace the message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from piko.data.events import AgentStartEvent, MessageEndEvent, TurnEndEvent, TurnStartEvent
+from piko.engine.loop import now_ms
+
+# loop events extensions receive as they are, when any extension listens
+AS_THEY_ARE = frozenset(
+    {"message_start", "message_update", "tool_execution_start", "tool_execution_update",
+     "tool_execution_end", "agent_end"}
+)  # fmt: skip
+
+
+class ExtensionEvents:
+    """Hands each agent-loop event to the extensions through ``dispatcher``, with ``ctx`` and the
+    run's abort ``signal()``; counts the turns of a run; a ``message_end`` handler's replacement
+    takes the message's place in ``messages()``."""
+
+    def __init__(
+        self, dispatcher: Any, ctx: Any, *, signal: Callable[[], Any], messages: Callable[[], list[Any]]
+    ) -> None:
+        self._dispatcher = dispatcher
+        self._ctx = ctx
+        self._signal = signal
+        self._messages = messages
+        self._turn_index = 0
+
+    async def forward(self, event: Any) -> None:
+        """Tell the extensions of ``event`` (whose ``message`` a ``message_end`` handler may replace)."""
+        kind = event.TYPE
+        d = self._dispatcher
+        if kind == "agent_start":
+            self._turn_index = 0
+            await d.emit("agent_start", AgentStartEvent(), self._ctx, signal=self._signal())
+        elif kind == "turn_start":
+            await d.emit(
+                "turn_start",
+                TurnStartEvent(turn_index=self._turn_index, timestamp=now_ms()),
+                self._ctx,
+                signal=self._signal(),
+            )
+        elif kind == "turn_end":
+            await d.emit(
+                "turn_end",
+                TurnEndEvent(
+                    turn_index=self._turn_index, message=event.message, tool_results=event.tool_results
+                ),
+                self._ctx,
+                signal=self._signal(),
+            )
+            self._turn_index += 1
+        elif kind == "message_end":
+            if d.has_handlers("message_end"):
+                replacement = await d.emit(
+                    "message_end", MessageEndEvent(message=event.message), self._ctx, signal=self._signal()
+                )
+                if replacement is not None and replacement is not event.message:
+                    _replace_in_place(self._messages(), event.message, replacement)
+                    event.message = replacement
+        elif kind in AS_THEY_ARE:
+            if d.has_handlers(kind):
+                await d.emit(kind, event, self._ctx, signal=self._signal())
+
+
+def _replace_in_place(messages: list[Any], old: Any, new: Any) -> None:
+    for i, message in enumerate(messages):
+        if message is old:
+            messages[i] = new
+            return

@@ -1,0 +1,102 @@
+"""Messages extensions put into the conversation (``pi.send_message``, ``pi.send_user_message``), delivered as they ask."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from piko.data.events import MessageEndEvent, MessageStartEvent
+from piko.data.messages import CustomMessage, ImageContent, TextContent
+from piko.engine.listeners import Listeners
+from piko.engine.loop import now_ms
+from piko.engine.queues import MessageQueues
+
+
+class ExtensionMessages:
+    """Delivers what an extension sends: a custom message (its own ``custom_type``, shown or not)
+    or a user message.
+
+    ``deliver_as``: ``"steer"`` (the default while the agent streams), ``"followUp"``, or
+    ``"nextTurn"`` (a custom message sent with the next prompt). Idle, a custom message starts a
+    turn with ``start_turn(message)`` when ``trigger_turn`` asks, else it is ``add``-ed to the
+    conversation and the listeners see it; a user message is sent with ``prompt``.
+    """
+
+    def __init__(
+        self,
+        queues: MessageQueues,
+        listeners: Listeners,
+        *,
+        is_streaming: Callable[[], bool],
+        add: Callable[[Any], None],
+        start_turn: Callable[[CustomMessage], Awaitable[None]],
+        prompt: Callable[..., Awaitable[None]],
+    ) -> None:
+        self._queues = queues
+        self._listeners = listeners
+        self._is_streaming = is_streaming
+        self._add = add
+        self._start_turn = start_turn
+        self._prompt = prompt
+
+    async def send_custom(
+        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False
+    ) -> None:
+        """Deliver a custom message (a :class:`CustomMessage`, or a dict of its fields)."""
+        custom = custom_message_from(message)
+        if deliver_as == "nextTurn":
+            self._queues.defer_to_next_turn(custom)
+        elif self._is_streaming():
+            self._queues.add_message(custom, follow_up=deliver_as == "followUp")
+        elif trigger_turn:
+            await self._start_turn(custom)
+        else:
+            self._add(custom)
+            await self._listeners.notify(MessageStartEvent(message=custom))
+            await self._listeners.notify(MessageEndEvent(message=custom))
+
+    async def send_user(self, content: Any, *, deliver_as: str | None = None) -> None:
+        """Deliver user text, or content blocks (wire dicts or objects), without command or template expansion."""
+        images: list[ImageContent] | None = None
+        if isinstance(content, str):
+            text = content
+        else:
+            from piko.data.wire import blocks_from_wire
+
+            blocks = blocks_from_wire([b for b in content if isinstance(b, dict)]) + [
+                b for b in content if not isinstance(b, dict)
+            ]
+            text = "\n".join(b.text for b in blocks if isinstance(b, TextContent))
+            images = [b for b in blocks if isinstance(b, ImageContent)] or None
+        if deliver_as in ("steer", "followUp") and not self._is_streaming():
+            await self._queues.add(text, images, follow_up=deliver_as == "followUp")
+            return
+        await self._prompt(
+            text, images, expand=False, streaming_behavior=deliver_as or "steer", source="extension"
+        )
+
+
+def custom_message_from(value: Any) -> CustomMessage:
+    """A ``CustomMessage`` from an extension's dict (camelCase or snake_case) or object."""
+    if isinstance(value, CustomMessage):
+        if not value.timestamp:
+            value.timestamp = now_ms()
+        return value
+    from piko.data.wire import blocks_from_wire
+    from piko.platform.dispatch import normalize_result
+
+    data = normalize_result(value) or {}
+    content = data.get("content", "")
+    if isinstance(content, list):
+        content = blocks_from_wire([b for b in content if isinstance(b, dict)]) + [
+            b for b in content if not isinstance(b, dict)
+        ]
+    elif not isinstance(content, str):
+        content = str(content)
+    return CustomMessage(
+        custom_type=str(data.get("custom_type") or "extension"),
+        content=content,
+        display=bool(data.get("display", True)),
+        details=data.get("details"),
+        timestamp=now_ms(),
+    )

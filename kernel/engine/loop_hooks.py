@@ -1,0 +1,112 @@
+"""How the agent loop is set up for a run: the model's stream function, and the extension hooks on the context sent, the assistant message, each tool call and its result."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from piko.data.events import AssistantMessageEvent, ContextEvent, ToolCallEvent, ToolResultEvent
+from piko.data.messages import AssistantMessage, Model, ToolCall
+from piko.data.streaming import StreamOptions
+from piko.engine.llm_messages import convert_to_llm
+from piko.engine.loop import LoopConfig
+
+
+class LoopHooks:
+    """The loop's callbacks that reach extensions through ``dispatcher`` (with ``ctx`` and the
+    run's abort ``signal()``); each costs nothing when no extension handles its event."""
+
+    def __init__(
+        self, registry: Any, dispatcher: Any, settings: Any, ctx: Any, *, signal: Callable[[], Any]
+    ) -> None:
+        self._registry = registry
+        self._dispatcher = dispatcher
+        self._settings = settings
+        self._ctx = ctx
+        self._signal = signal
+
+    def config(
+        self,
+        model: Model | None,
+        *,
+        make_options: Callable[[Any], Awaitable[StreamOptions]],
+        steering: Callable[[], Awaitable[list[Any]]],
+        follow_ups: Callable[[], Awaitable[list[Any]]],
+    ) -> LoopConfig:
+        """The loop's configuration for a run with ``model``, with these hooks and the tools' ``ctx``;
+        raises when there is no model or no provider API streams it."""
+        if model is None:
+            from piko.models.guidance import no_model_selected_message
+
+            raise RuntimeError(no_model_selected_message())
+        stream_fn = self._registry.stream_function(model)
+        if stream_fn is None:
+            raise RuntimeError(
+                f'No provider API "{model.api}" is registered for {model.provider}/{model.id} '
+                "(is its plugin installed and not blocked? see `pi plugins`)"
+            )
+        return LoopConfig(
+            model=model,
+            stream_fn=stream_fn,
+            make_options=make_options,
+            convert_to_llm=self.convert_to_llm,
+            tool_ctx=self._ctx,
+            transform_context=self.transform_context,
+            on_assistant_message=self.on_assistant_message,
+            before_tool_call=self.before_tool_call,
+            after_tool_call=self.after_tool_call,
+            get_steering=steering,
+            get_follow_up=follow_ups,
+        )
+
+    def convert_to_llm(self, messages: list[Any]) -> list[Any]:
+        """The messages as the model sees them (images left out when ``images.blockImages`` is set)."""
+        converted = convert_to_llm(messages)
+        if self._settings.get("images.blockImages"):
+            from piko.engine.llm_messages import block_images
+
+            converted = block_images(converted)
+        return converted
+
+    async def transform_context(self, messages: list[Any]) -> list[Any]:
+        """``context`` handlers may change (a copy of) the messages of the next request."""
+        if not self._dispatcher.has_handlers("context"):
+            return messages
+        event = ContextEvent(messages=copy.deepcopy(messages))
+        return list(await self._dispatcher.emit("context", event, self._ctx, signal=self._signal()))
+
+    async def on_assistant_message(self, message: AssistantMessage) -> AssistantMessage:
+        """``assistant_message`` handlers may replace the finished assistant message."""
+        if not self._dispatcher.has_handlers("assistant_message"):
+            return message
+        result = await self._dispatcher.emit(
+            "assistant_message", AssistantMessageEvent(message=message), self._ctx
+        )
+        return result if isinstance(result, AssistantMessage) else message
+
+    async def before_tool_call(self, call: ToolCall, args: dict[str, Any]) -> Any:
+        """``tool_call`` handlers may block a call or change its input."""
+        if not self._dispatcher.has_handlers("tool_call"):
+            return None
+        event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, input=args)
+        verdict = await self._dispatcher.emit("tool_call", event, self._ctx, signal=self._signal())
+        if verdict and verdict.get("block"):
+            return verdict
+        if event.input is not args:
+            return {"input": event.input}
+        return None
+
+    async def after_tool_call(self, call: ToolCall, args: dict[str, Any], result: Any, is_error: bool) -> Any:
+        """``tool_result`` handlers may change a tool's result."""
+        if not self._dispatcher.has_handlers("tool_result"):
+            return None
+        event = ToolResultEvent(
+            tool_call_id=call.id,
+            tool_name=call.name,
+            input=args,
+            content=list(result.content),
+            details=result.details,
+            is_error=is_error,
+        )
+        return await self._dispatcher.emit("tool_result", event, self._ctx, signal=self._signal())

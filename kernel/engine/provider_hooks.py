@@ -1,0 +1,105 @@
+"""Each provider request: its options (credentials, thinking, cache, retry settings) and the extension hooks on its payload and response."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from piko.data.events import AfterProviderResponseEvent, BeforeProviderRequestEvent
+from piko.data.messages import Model
+from piko.data.streaming import StreamOptions
+
+
+class ProviderRequests:
+    """Makes the :class:`StreamOptions` of every model call, for the session's current
+    ``model()``, ``thinking_level()`` and ``session_id()``.
+
+    The key and headers are resolved before each request (an OAuth token may need refreshing, a
+    ``!command`` value may change), off the event loop since both may block. Extensions see the
+    payload (``before_provider_request``, which may replace it) and the response status and
+    headers (``after_provider_response``) through ``dispatcher``, with ``ctx`` and the run's
+    abort ``signal()``.
+    """
+
+    def __init__(
+        self,
+        registry: Any,
+        settings: Any,
+        dispatcher: Any,
+        ctx: Any,
+        *,
+        signal: Callable[[], Any],
+        model: Callable[[], Model | None],
+        thinking_level: Callable[[], str],
+        session_id: Callable[[], str],
+    ) -> None:
+        self._registry = registry
+        self._settings = settings
+        self._dispatcher = dispatcher
+        self._ctx = ctx
+        self._signal = signal
+        self._model = model
+        self._thinking_level = thinking_level
+        self._session_id = session_id
+
+    async def options(self, signal: Any) -> StreamOptions:
+        """The options of the next request (aborted by ``signal``); raises without credentials."""
+        model = self._model()
+        if model is None:
+            raise RuntimeError("No model selected")
+        auth = await asyncio.to_thread(self._registry.request_auth, model)
+        if not auth.ok:
+            raise RuntimeError(auth.error or f"No API key for {model.provider}")
+        thinking_level = self._thinking_level()
+        budgets = self._settings.get("thinkingBudgets") or None
+        options = StreamOptions(
+            api_key=auth.api_key,
+            headers=dict(auth.headers or {}),
+            signal=signal,
+            reasoning=None if thinking_level == "off" else thinking_level,
+            thinking_budgets=dict(budgets) if isinstance(budgets, dict) else None,
+            session_id=self._session_id(),
+            on_payload=self.on_payload,
+            on_response=self.on_response,
+        )
+        retention = self._settings.get("cacheRetention")
+        if isinstance(retention, str):
+            options.cache_retention = retention
+        self._apply_retry_settings(options)
+        return options
+
+    def _apply_retry_settings(self, options: StreamOptions) -> None:
+        """``retry.provider``: the request timeout, the provider's own retries and the longest
+        server-asked wait (0 = no limit)."""
+        provider = self._settings.get("retry.provider")
+        if not isinstance(provider, dict):
+            return
+        timeout = provider.get("timeoutMs")
+        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+            options.timeout_s = timeout / 1000
+        retries = provider.get("maxRetries")
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
+            options.extra["max_retries"] = retries
+        longest = provider.get("maxRetryDelayMs")
+        if isinstance(longest, int | float) and not isinstance(longest, bool) and longest >= 0:
+            options.extra["max_retry_delay_ms"] = longest if longest > 0 else 2**53
+
+    async def on_payload(self, payload: Any, model: Model) -> Any:
+        """The payload an extension put in place of ``payload`` (None: send it as it is)."""
+        if not self._dispatcher.has_handlers("before_provider_request"):
+            return None
+        return await self._dispatcher.emit(
+            "before_provider_request",
+            BeforeProviderRequestEvent(payload=payload),
+            self._ctx,
+            signal=self._signal(),
+        )
+
+    async def on_response(self, status: int, headers: dict[str, str], model: Model) -> None:
+        if self._dispatcher.has_handlers("after_provider_response"):
+            await self._dispatcher.emit(
+                "after_provider_response",
+                AfterProviderResponseEvent(status=status, headers=dict(headers)),
+                self._ctx,
+            )

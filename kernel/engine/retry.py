@@ -1,0 +1,113 @@
+"""Automatic retry of failed model calls: which errors are worth it, the backoff wait, its cancel."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from piko.data.events import AutoRetryEndEvent, AutoRetryStartEvent
+from piko.data.messages import AssistantMessage
+from piko.lib.abort import AbortController
+
+# pi's pattern of errors worth retrying (overloads, rate limits, 5xx, network trouble)
+RETRYABLE_PATTERN = (
+    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
+    r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
+    r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
+    r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
+    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay"
+)
+
+Announce = Callable[[str, Any], Awaitable[None]]
+
+
+class RetryPolicy:
+    """pi's auto-retry: up to ``retry.maxRetries`` attempts, waiting ``retry.baseDelayMs`` doubled
+    each time, announced as ``auto_retry_start``/``auto_retry_end``.
+
+    ``announce(name, event)`` tells the listeners and the extensions. The policy holds only the
+    attempt count and the wait in progress (which :meth:`abort` cancels).
+    """
+
+    def __init__(self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None]) -> None:
+        self._settings = settings
+        self._announce = announce
+        self._save_setting = save_setting
+        self._attempt = 0
+        self._controller: AbortController | None = None
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._settings.get("retry.enabled", True))
+
+    def set_enabled(self, enabled: bool) -> None:
+        self._save_setting("retry.enabled", enabled)
+
+    @property
+    def attempt(self) -> int:
+        """The attempt under way (0: not retrying)."""
+        return self._attempt
+
+    @property
+    def is_waiting(self) -> bool:
+        """Whether the backoff wait before an attempt runs now."""
+        return self._controller is not None
+
+    def abort(self) -> None:
+        """Cancel the backoff wait in progress (the retry then ends as cancelled)."""
+        if self._controller is not None:
+            self._controller.abort()
+
+    def is_retryable(self, message: AssistantMessage, context_window: int) -> bool:
+        """Whether ``message`` failed with an error worth retrying (a context overflow is not)."""
+        if message.stop_reason != "error" or not message.error_message:
+            return False
+        from piko.engine.overflow import is_context_overflow
+
+        if is_context_overflow(message, context_window):
+            return False
+        return re.search(RETRYABLE_PATTERN, message.error_message, re.IGNORECASE) is not None
+
+    async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
+        """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when
+        the retries are exhausted or the wait was cancelled."""
+        max_retries = int(self._settings.get("retry.maxRetries", 3))
+        base = float(self._settings.get("retry.baseDelayMs", 2000))
+        self._attempt += 1
+        if self._attempt > max_retries:
+            attempt = self._attempt - 1
+            self._attempt = 0
+            end = AutoRetryEndEvent(success=False, attempt=attempt, final_error=message.error_message)
+            await self._announce("auto_retry_end", end)
+            return False
+        delay = base * 2 ** (self._attempt - 1)
+        start = AutoRetryStartEvent(
+            attempt=self._attempt,
+            max_attempts=max_retries,
+            delay_ms=int(delay),
+            error_message=message.error_message or "Unknown error",
+        )
+        await self._announce("auto_retry_start", start)
+        if messages and isinstance(messages[-1], AssistantMessage):
+            messages.pop()
+        self._controller = controller = AbortController()
+        try:
+            await asyncio.wait_for(controller.signal.wait(), delay / 1000.0)
+        except TimeoutError:
+            pass
+        finally:
+            self._controller = None
+        if controller.signal.aborted:
+            attempt, self._attempt = self._attempt, 0
+            end = AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled")
+            await self._announce("auto_retry_end", end)
+            return False
+        return True
+
+    async def answered(self, message: AssistantMessage) -> None:
+        """An answer arrived: one that did not fail ends the retrying, successfully."""
+        if message.stop_reason != "error" and self._attempt > 0:
+            await self._announce("auto_retry_end", AutoRetryEndEvent(success=True, attempt=self._attempt))
+            self._attempt = 0

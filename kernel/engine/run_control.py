@@ -1,0 +1,73 @@
+"""One agent run and what its end calls for: a retry after a passing failure, a compaction, the messages queued meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from piko.data.messages import AssistantMessage, Model
+from piko.engine.agent import Agent
+from piko.engine.retry import RetryPolicy
+
+CheckCompaction = Callable[[AssistantMessage, bool], Awaitable[str | None]]
+
+
+class RunControl:
+    """Runs the ``agent`` until nothing more follows, as pi does.
+
+    After each run the last assistant message decides: a retryable failure waits the ``retry``
+    backoff and continues; otherwise ``check_compaction(message, skip_aborted)`` may compact (an
+    overflow is compacted once and the request sent again; a full context is compacted and
+    messages queued meanwhile are delivered). ``model()`` gives the context window that tells
+    an overflow from a retryable error.
+    """
+
+    def __init__(
+        self,
+        agent: Agent,
+        retry: RetryPolicy,
+        *,
+        model: Callable[[], Model | None],
+        check_compaction: CheckCompaction,
+    ) -> None:
+        self._agent = agent
+        self._retry = retry
+        self._model = model
+        self._check_compaction = check_compaction
+        self._last: AssistantMessage | None = None
+        self.overflow_recovery_attempted = False
+        """Whether an overflow was compacted since the last user message or good answer (once only)."""
+
+    def user_message_started(self) -> None:
+        self.overflow_recovery_attempted = False
+
+    def answered(self, message: AssistantMessage) -> None:
+        """An assistant message ended: the run's outcome, so far."""
+        self._last = message
+        if message.stop_reason != "error":
+            self.overflow_recovery_attempted = False
+
+    async def run(self, start: Callable[[], Awaitable[Any]]) -> None:
+        """``start()`` the agent, then retry, compact and continue while its outcome calls for it."""
+        self._last = None
+        await start()
+        while True:
+            last, self._last = self._last, None
+            if last is None:
+                return
+            model = self._model()
+            if self._retry.is_retryable(last, model.context_window if model else 0) and self._retry.enabled:
+                if await self._retry.wait(last, self._agent.state.messages):
+                    await self._agent.continue_()
+                    continue
+                return
+            outcome = await self._check_compaction(last, True)
+            if outcome == "retry":
+                await self._agent.continue_()
+                continue
+            if outcome == "compacted" and self._agent.has_queued_messages():
+                # messages queued while the run ended or compaction ran would otherwise wait for
+                # the next prompt: deliver them now, as pi does
+                await self._agent.continue_()
+                continue
+            return

@@ -1,0 +1,104 @@
+"""The user's own shell commands (``!cmd`` in the editor, RPC ``bash``): run, recorded, aborted."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from piko.data.events import BashResult, UserBashEvent
+from piko.data.messages import BashExecutionMessage
+from piko.engine.loop import now_ms
+from piko.lib.abort import AbortController
+
+NO_SHELL = "No shell is available (the bash plugin is blocked or missing)."
+
+
+class UserShell:
+    """Runs a user's command through the ``user_bash`` event (the bash plugin answers it by
+    default) and records the outcome as a ``bashExecution`` message.
+
+    ``emit(name, event)`` asks the extensions; ``cwd()`` is where commands run; while
+    ``is_streaming()`` the result waits (:meth:`flush_pending`) so it does not land inside a
+    turn; ``add(message)`` puts a message in the conversation and the session file.
+    """
+
+    def __init__(
+        self,
+        emit: Callable[[str, Any], Awaitable[Any]],
+        *,
+        cwd: Callable[[], str],
+        is_streaming: Callable[[], bool],
+        add: Callable[[Any], None],
+    ) -> None:
+        self._emit = emit
+        self._cwd = cwd
+        self._is_streaming = is_streaming
+        self._add = add
+        self._controller: AbortController | None = None
+        self._pending: list[BashExecutionMessage] = []
+
+    @property
+    def is_running(self) -> bool:
+        return self._controller is not None
+
+    def abort(self) -> None:
+        """Stop the command that runs now."""
+        if self._controller is not None:
+            self._controller.abort()
+
+    async def execute(
+        self,
+        command: str,
+        *,
+        exclude_from_context: bool = False,
+        on_chunk: Callable[[str], Any] | None = None,
+    ) -> BashResult:
+        """Run ``command``, record it, and return what it gave (``on_chunk`` sees output as it comes)."""
+        self._controller = controller = AbortController()
+        event = UserBashEvent(
+            command=command,
+            exclude_from_context=exclude_from_context,
+            cwd=self._cwd(),
+            signal=controller.signal,
+            on_chunk=on_chunk,
+        )
+        try:
+            verdict = await self._emit("user_bash", event)
+        finally:
+            self._controller = None
+        result = verdict.get("result") if isinstance(verdict, dict) else getattr(verdict, "result", None)
+        if result is None:
+            result = BashResult(output=NO_SHELL, exit_code=None)
+        elif isinstance(result, dict):
+            result = BashResult(
+                output=str(result.get("output", "")),
+                exit_code=result.get("exit_code", result.get("exitCode")),
+                cancelled=bool(result.get("cancelled", False)),
+                truncated=bool(result.get("truncated", False)),
+                full_output_path=result.get("full_output_path", result.get("fullOutputPath")),
+            )
+        self.record(command, result, exclude_from_context=exclude_from_context)
+        return result
+
+    def record(self, command: str, result: BashResult, *, exclude_from_context: bool = False) -> None:
+        """Add the outcome of ``command`` to the conversation (after the turn, while one runs)."""
+        message = BashExecutionMessage(
+            command=command,
+            output=result.output,
+            exit_code=result.exit_code,
+            cancelled=result.cancelled,
+            truncated=result.truncated,
+            full_output_path=result.full_output_path,
+            timestamp=now_ms(),
+            exclude_from_context=True if exclude_from_context else None,
+        )
+        if self._is_streaming():
+            self._pending.append(message)
+        else:
+            self._add(message)
+
+    def flush_pending(self) -> None:
+        """Add the outcomes held back while a turn ran."""
+        for message in self._pending:
+            self._add(message)
+        self._pending = []

@@ -1,0 +1,27 @@
+"""The definition a built-in tool module registers, read from its ``NAME``, ``DESCRIPTION``, ``PARAMETERS``, ``execute`` and prompt texts."""
+
+from __future__ import annotations
+
+import sys
+
+from piko.platform.registries import ToolDefinition
+
+
+def tool_definition(module_name: str, *, default_active: bool) -> ToolDefinition:
+    """The :class:`ToolDefinition` of the tool module ``module_name`` (labelled with its name).
+
+    The module declares ``NAME``, ``DESCRIPTION``, ``PARAMETERS``, ``PROMPT_SNIPPET`` and
+    ``execute``, and may declare ``PROMPT_GUIDELINES`` and ``prepare_arguments``.
+    """
+    module = sys.modules[module_name]
+    return ToolDefinition(
+        name=module.NAME,
+        label=module.NAME,
+        description=module.DESCRIPTION,
+        parameters=module.PARAMETERS,
+        execute=module.execute,
+        prepare_arguments=getattr(module, "prepare_arguments", None),
+        default_active=default_active,
+        prompt_snippet=module.PROMPT_SNIPPET,
+        prompt_guidelines=list(getattr(module, "PROMPT_GUIDELINES", ())),
+    )

@@ -1,0 +1,118 @@
+"""When something a plugin gives is missing, piko says which plugin and why, in one line.
+
+A blocked plugin is not imported, so what it registers is known from an earlier run (piko
+remembers who registered what in its cache). A policy that allows one provider says so when
+another is asked for, instead of warning about every built-in on every run. A mode that raises
+ends in one line and exit 1 (the traceback only with ``PIKO_TRACE``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+GATEWAY = """
+from piko import hookimpl, Model
+
+@hookimpl
+def piko_register_providers(register):
+    register("acme-gateway", {"baseUrl": "http://127.0.0.1:9", "api": "openai-completions",
+                              "apiKey": "k", "models": [{"id": "acme-1"}]})
+
+@hookimpl
+def piko_register_modes(register):
+    register("acme-mode", "acme_gateway:run", description="Acme's mode")
+
+def run(app):
+    raise RuntimeError("the acme mode broke")
+"""
+
+
+def _install(fake_dist) -> None:
+    fake_dist("acme_gateway", "1.0", {"acme.gateway": "acme_gateway"}, {"acme_gateway": GATEWAY})
+
+
+def test_a_provider_and_a_mode_of_a_blocked_plugin_say_where_they_come_from(run_pi, env, fake_dist) -> None:
+    _install(fake_dist)
+    assert run_pi("plugins", pythonpath=[env.site]).code == 0  # a run that saw the plugin's registrations
+    blocked = ["--disable-plugin", "acme.gateway"]
+    provider = run_pi(
+        *blocked, "-p", "--provider", "acme-gateway", "--model", "acme-1", "hi", pythonpath=[env.site]
+    )
+    assert provider.code == 1
+    assert (
+        "provider acme-gateway comes from plugin acme.gateway, blocked by --disable-plugin" in provider.stderr
+    )
+    mode = run_pi(*blocked, "--mode", "acme-mode", "hi", pythonpath=[env.site])
+    assert mode.code == 1
+    assert "mode acme-mode comes from plugin acme.gateway, blocked by --disable-plugin" in mode.stderr
+
+
+def test_a_mode_that_raises_is_one_line_and_exit_1(run_pi, env, fake_dist) -> None:
+    _install(fake_dist)
+    done = run_pi("--mode", "acme-mode", "hi", pythonpath=[env.site])
+    assert done.code == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: mode 'acme-mode' (acme.gateway) failed: RuntimeError: the acme mode broke"
+    )
+    assert "Traceback" not in done.stderr
+    traced = run_pi("--mode", "acme-mode", "hi", pythonpath=[env.site], env={"PIKO_TRACE": "1"})
+    assert "Traceback" in traced.stderr and traced.code == 1
+
+
+def test_a_policy_allowing_one_provider_warns_about_none_and_explains_the_others(
+    run_pi, env, tmp_path: Path
+) -> None:
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"providers": {"allow": ["faux"]}}))
+    policy_env = {"PIKO_POLICY": str(policy)}
+    ok = run_pi("-p", "--provider", "faux", "hello", env=policy_env)
+    assert ok.code == 0, ok
+    assert "policy" not in ok.stderr
+    refused = run_pi("-p", "--provider", "openai", "--model", "gpt-4o", "hello", env=policy_env)
+    assert refused.code == 1
+    assert f"provider openai is blocked by policy ({policy})" in refused.stderr
+
+
+UNMARKED = """
+from piko import hookimpl
+
+def piko_register_tools(register):  # forgot @hookimpl
+    register(name="never")
+"""
+
+
+def test_mistakes_are_reported_once_each(run_pi, env, fake_dist) -> None:
+    fake_dist("acme_forgetful", "1.0", {"acme.forgetful": "acme_forgetful"}, {"acme_forgetful": UNMARKED})
+    done = run_pi(
+        "--disable-plugin",
+        "tools.reed",
+        "plugins",
+        "--json",
+        pythonpath=[env.site],
+        env={"PIKO_DISABLE_PLUGINS": "nope"},
+    )
+    diagnostics = json.loads(done.stdout)["diagnostics"]
+    assert "--disable-plugin names no plugin 'tools.reed' (see `pi plugins` for the names)" in diagnostics
+    assert "PIKO_DISABLE_PLUGINS names no plugin 'nope' (see `pi plugins` for the names)" in diagnostics
+    assert (
+        "plugin 'acme.forgetful': piko_register_tools is not marked with @hookimpl, so piko never calls it"
+        in diagnostics
+    )
+    assert len(diagnostics) == len(set(diagnostics))
+
+
+def test_models_json_unknown_keys_and_an_unset_key_variable(run_pi, env) -> None:
+    models = {
+        "providers": {
+            "acme": {
+                "baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions", "apiKey": "ACME_GATEWAY_KEY",
+                "models": [{"id": "acme-1", "contextwindow": 8000}],
+            }
+        }
+    }  # fmt: skip
+    (env.agent_dir / "models.json").write_text(json.dumps(models))
+    done = run_pi("-p", "--provider", "acme", "--model", "acme-1", "hi")
+    assert done.code == 1
+    assert "models.json: unknown key providers.acme.models.0.contextwindow (ignored;" in done.stderr
+    assert "the environment variable ACME_GATEWAY_KEY is not set" in done.stderr
