@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome, mock_providers
+    from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome, mock_provider, mock_providers
     from piko.testing.llm_server import LLMServer, TurnContext, WireFormat, register_format
     from piko.testing.rpc_client import RpcProcess, credential_variable, hermetic_environment, pi_command
     from piko.testing.session import PikoSession, RecordingUI, SessionRun
@@ -34,6 +34,7 @@ _EXPORTS: dict[str, str] = {
     "PikoHome": "piko.testing.home",
     "MOCK_PROVIDER": "piko.testing.home",
     "MOCK_MODEL": "piko.testing.home",
+    "mock_provider": "piko.testing.home",
     "mock_providers": "piko.testing.home",
     "LLMServer": "piko.testing.llm_server",
     "TurnContext": "piko.testing.llm_server",

@@ -20,7 +20,7 @@ from typing import Any
 from piko.testing.rpc_client import credential_variable, hermetic_environment, pi_command
 
 __all__ = ["MOCK_ANTHROPIC_MODEL", "MOCK_ANTHROPIC_PROVIDER", "MOCK_MODEL", "MOCK_PROVIDER", "PikoHome",
-           "mock_providers"]  # fmt: skip
+           "mock_provider", "mock_providers"]  # fmt: skip
 
 # The providers ``use_llm_server`` writes: OpenAI chat completions and Anthropic messages.
 MOCK_PROVIDER = "mock"
@@ -29,33 +29,35 @@ MOCK_ANTHROPIC_PROVIDER = "mock-anthropic"
 MOCK_ANTHROPIC_MODEL = "mock-claude"
 
 
+def mock_provider(
+    base_url: str,
+    models: list[dict[str, Any]],
+    api_key: str = "mock-key",
+    *,
+    api: str = "openai-completions",
+) -> dict[str, Any]:
+    """One ``models.json`` provider aimed at a scripted server's ``base_url`` holding ``models``.
+
+    ``api`` is ``"openai-completions"`` (the server's ``/v1/chat/completions``; the provider's
+    ``baseUrl`` is ``base_url + "/v1"``) or ``"anthropic-messages"`` (``/v1/messages``; ``base_url``).
+    """
+    base = base_url + "/v1" if api.startswith("openai") else base_url
+    return {"baseUrl": base, "api": api, "apiKey": api_key, "models": models}
+
+
 def mock_providers(base_url: str) -> dict[str, Any]:
     """The ``providers`` of a ``models.json`` pointing at a scripted server's ``base_url``.
 
     ``mock/mock-1`` speaks OpenAI chat completions (``base_url + "/v1"``),
     ``mock-anthropic/mock-claude`` Anthropic messages (with reasoning); both take the key ``mock-key``.
     """
+    claude = {"id": MOCK_ANTHROPIC_MODEL, "name": "Mock Claude", "reasoning": True,
+              "contextWindow": 200000, "maxTokens": 32000}  # fmt: skip
     return {
-        MOCK_PROVIDER: {
-            "baseUrl": base_url + "/v1",
-            "api": "openai-completions",
-            "apiKey": "mock-key",
-            "models": [{"id": MOCK_MODEL, "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}],
-        },
-        MOCK_ANTHROPIC_PROVIDER: {
-            "baseUrl": base_url,
-            "api": "anthropic-messages",
-            "apiKey": "mock-key",
-            "models": [
-                {
-                    "id": MOCK_ANTHROPIC_MODEL,
-                    "name": "Mock Claude",
-                    "reasoning": True,
-                    "contextWindow": 200000,
-                    "maxTokens": 32000,
-                }
-            ],
-        },
+        MOCK_PROVIDER: mock_provider(
+            base_url, [{"id": MOCK_MODEL, "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384}]
+        ),
+        MOCK_ANTHROPIC_PROVIDER: mock_provider(base_url, [claude], api="anthropic-messages"),
     }
 
 
