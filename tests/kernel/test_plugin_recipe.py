@@ -17,6 +17,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from piko.testing.rpc_client import hermetic_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -31,6 +33,7 @@ def recipe() -> list[list[str]]:
     return [shlex.split(line) for line in block.strip().splitlines()]
 
 
+@pytest.mark.slow  # a venv with piko and its dependencies installed as the README says: about a minute
 def test_the_install_recipe_works_in_the_readmes_venv(tmp_path: Path) -> None:
     venv = tmp_path / "venv"
     env = hermetic_environment()
