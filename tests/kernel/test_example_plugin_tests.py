@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.doc_blocks import shown_file
+
 from piko.testing.rpc_client import hermetic_environment
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,7 +32,5 @@ def test_the_example_plugins_tests_pass_with_the_fixtures(example_site: Path) ->
 
 
 def test_the_docs_show_the_example_test_as_it_is() -> None:
-    docs = (ROOT / "docs" / "plugins.md").read_text(encoding="utf-8")
-    shown = docs.split("<!-- example test: examples/piko-example-plugin/tests/test_example_plugin.py -->")[1]
-    code = shown.split("```python\n", 1)[1].split("```\n", 1)[0]
-    assert code == EXAMPLE_TESTS.read_text(encoding="utf-8")
+    shown = shown_file("plugins.md", "examples/piko-example-plugin/tests/test_example_plugin.py")
+    assert shown == EXAMPLE_TESTS.read_text(encoding="utf-8")
