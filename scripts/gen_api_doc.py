@@ -151,32 +151,6 @@ EXTRA: dict[str, str] = {
 # A class whose members may take their docstrings from a Protocol it implements.
 IMPLEMENTS: dict[str, str] = {"ExtensionContext": "HandlerContext", "NoOpUI": "UI"}
 
-# Members of kernel/platform/extension_api.py and registries.py without a docstring: those files
-# belong to the change making the registration contract one (issue 15, items 1-4), made at the
-# same time; these get their docstrings there. Listed here, a member is shown by its signature; a listed member that has
-# a docstring is reported, so the list only shrinks.
-PENDING_DOCSTRINGS: frozenset[str] = frozenset(
-    {
-        "ExtensionAPI.set_session_name",
-        "ExtensionAPI.get_session_name",
-        "ExtensionAPI.get_active_tools",
-        "ExtensionAPI.get_all_tools",
-        "ExtensionAPI.set_active_tools",
-        "ExtensionAPI.get_commands",
-        "ExtensionAPI.get_thinking_level",
-        "ExtensionAPI.set_thinking_level",
-        # kernel/platform/registries.py belongs to the same change
-        "ToolDefinition.resolved",
-        "ToolDefinition.to_json",
-        "FlagDefinition.resolved",
-        "ModeDefinition.resolved",
-        "ResourceLoaderDefinition.resolved",
-        "PackageSourceDefinition.resolved",
-        "CliCommandDefinition.resolved",
-        "ProviderApi.resolved",
-    }
-)
-
 # Members that are not part of the API a plugin uses.
 HIDDEN_MEMBERS = frozenset({"FIELDS", "TYPE", "ROLE", "compile"})
 
@@ -449,18 +423,15 @@ def reference() -> list[tuple[str, str, list[NameDoc]]]:
 
 
 def missing_docstrings(sections: list[tuple[str, str, list[NameDoc]]] | None = None) -> list[str]:
-    """Public names and members without a docstring, and pending ones that have one now."""
+    """Public names and members without a docstring."""
     missing: list[str] = []
     for _title, _intro, docs in sections if sections is not None else reference():
         for doc in docs:
             if not doc.doc:
                 missing.append(doc.name)
             for member in doc.members:
-                qualified = f"{doc.name}.{member.name}"
-                if not member.doc and qualified not in PENDING_DOCSTRINGS:
-                    missing.append(qualified)
-                elif member.doc and qualified in PENDING_DOCSTRINGS:
-                    missing.append(f"{qualified} (documented now: remove it from PENDING_DOCSTRINGS)")
+                if not member.doc:
+                    missing.append(f"{doc.name}.{member.name}")
     return missing
 
 
