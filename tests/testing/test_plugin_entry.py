@@ -1,4 +1,5 @@
-"""The pytest11 entry point of piko.testing: registered, inert until a fixture is taken, off with ``-p no:piko``."""
+"""The pytest11 entry point of piko.testing: registered, inert until a fixture is taken, off with
+``-p no:piko``, and enabled by name where plugins do not load by themselves."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ def test_home(piko_home):
 """
 
 
-def _pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _pytest(folder: Path, *args: str, **variables: str) -> subprocess.CompletedProcess[str]:
     env = hermetic_environment()
     env.pop("PYTHONPATH", None)
+    env.update(variables)
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=folder, env=env, capture_output=True, text=True, timeout=120,
@@ -42,3 +44,12 @@ def test_a_test_takes_the_fixtures_without_an_import_and_no_piko_switches_them_o
     assert _pytest(tmp_path).returncode == 0
     off = _pytest(tmp_path, "-p", "no:piko")
     assert off.returncode == 1 and "fixture 'piko_home' not found" in off.stdout
+
+
+def test_without_plugin_autoload_it_is_enabled_by_name(tmp_path: Path) -> None:
+    (tmp_path / "test_uses_home.py").write_text(USES_HOME)
+    off = _pytest(tmp_path, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")
+    assert off.returncode == 1 and "fixture 'piko_home' not found" in off.stdout
+    assert _pytest(tmp_path, "-p", "piko.testing.plugin", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1").returncode == 0
+    (tmp_path / "conftest.py").write_text('pytest_plugins = ["piko.testing.plugin"]\n')
+    assert _pytest(tmp_path, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1").returncode == 0
