@@ -20,6 +20,7 @@ from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.abort import AbortController
 from piko.plugins.providers import faux as faux_plugin
 from piko.plugins.providers.faux import wire as faux
+from piko.testing import hermetic_environment
 
 CONTEXT = Context(system_prompt="sys", messages=[UserMessage(content="hello", timestamp=1)])
 
@@ -245,7 +246,7 @@ def test_a_malformed_turn_of_the_script_file_names_the_file(
 def test_pi_prints_the_malformed_turn_error_and_exits_1(tmp_path: Path) -> None:
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([{"blocks": [{"txt": "hi"}]}]))
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIKO_"))}
+    env = hermetic_environment()
     env.update(
         HOME=str(tmp_path), PI_CODING_AGENT_DIR=str(tmp_path / "agent"), PIKO_CACHE_DIR=str(tmp_path / "c")
     )
