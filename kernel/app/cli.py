@@ -169,7 +169,6 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--theme",), "multi", "<path>", "Load a theme file or directory (repeatable)"),
     (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
-    (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
     (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
@@ -316,10 +315,6 @@ def run(argv: list[str]) -> int:
     if app.options.get("version"):
         _info_stream(argv).write(f"{__version__}\n")
         return 0
-    if app.options.get("list_models") is not None:
-        from piko.app.list_models import list_models
-
-        return list_models(app, app.options["list_models"] or None, _info_stream(argv))
     for flag in app.registries.flags:
         if flag.run is not None and app.flag_values.get(flag.name) not in (None, False):
             return int(flag.resolved("run")(app, app.flag_values[flag.name], _info_stream(argv)) or 0)

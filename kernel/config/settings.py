@@ -104,6 +104,8 @@ class Settings:
         self.global_path = self.agent_dir / "settings.json"
         self.project_path = project_dir(self.cwd) / "settings.json"
         self._overrides: dict[str, Any] = {}
+        self._forced: dict[str, Any] = {}
+        self.forced_by: str | None = None
         self.reload()
 
     # -- reading ---------------------------------------------------------------------------
@@ -133,7 +135,8 @@ class Settings:
             project = {k: v for k, v in project.items() if k not in TRUSTED_ONLY_PROJECT_KEYS}
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
-        self.merged = deep_merge(merged, self._overrides)
+        merged = deep_merge(merged, self._overrides)
+        self.merged = deep_merge(merged, self._forced)
 
     def set_project_trusted(self, trusted: bool) -> None:
         """Honour (or ignore) the project's code-running and plugin-selecting keys."""
@@ -156,6 +159,22 @@ class Settings:
         """Set a runtime value (CLI flag, RPC command) above every file; never persisted."""
         _set_path(self._overrides, key, value)
         self._rebuild()
+
+    def force(self, values: dict[str, Any], source: str) -> None:
+        """Values a managed policy sets (``source`` names its file): above every file, flag and
+        runtime change, so no user or project setting can change them."""
+        self._forced = deep_merge(self._forced, values)
+        self.forced_by = source
+        self._rebuild()
+
+    def is_forced(self, key: str) -> bool:
+        """Whether a managed policy sets ``key`` (a dotted key, or a parent of one it sets)."""
+        node: Any = self._forced
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -3,22 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from piko.data.events import AutoRetryEndEvent, AutoRetryStartEvent
-from piko.data.messages import AssistantMessage
+from piko.data.messages import AssistantMessage, Model
 from piko.lib.abort import AbortController
-
-# pi's pattern of errors worth retrying (overloads, rate limits, 5xx, network trouble)
-RETRYABLE_PATTERN = (
-    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
-    r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
-    r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
-    r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
-    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay"
-)
 
 Announce = Callable[[str, Any], Awaitable[None]]
 
@@ -27,12 +17,16 @@ class RetryPolicy:
     """pi's auto-retry: up to ``retry.maxRetries`` attempts, waiting ``retry.baseDelayMs`` doubled
     each time, announced as ``auto_retry_start``/``auto_retry_end``.
 
-    ``announce(name, event)`` tells the listeners and the extensions. The policy holds only the
-    attempt count and the wait in progress (which :meth:`abort` cancels).
+    ``announce(name, event)`` tells the listeners and the extensions. Which errors are worth
+    retrying, the plugins say (``piko_classify_error``, asked through ``pm``). The policy holds
+    only the attempt count and the wait in progress (which :meth:`abort` cancels).
     """
 
-    def __init__(self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None]) -> None:
+    def __init__(
+        self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None], pm: Any = None
+    ) -> None:
         self._settings = settings
+        self._pm = pm
         self._announce = announce
         self._save_setting = save_setting
         self._attempt = 0
@@ -60,15 +54,11 @@ class RetryPolicy:
         if self._controller is not None:
             self._controller.abort()
 
-    def is_retryable(self, message: AssistantMessage, context_window: int) -> bool:
+    def is_retryable(self, message: AssistantMessage, model: Model | None) -> bool:
         """Whether ``message`` failed with an error worth retrying (a context overflow is not)."""
-        if message.stop_reason != "error" or not message.error_message:
-            return False
-        from piko.engine.overflow import is_context_overflow
+        from piko.engine.overflow import error_kind
 
-        if is_context_overflow(message, context_window):
-            return False
-        return re.search(RETRYABLE_PATTERN, message.error_message, re.IGNORECASE) is not None
+        return error_kind(self._pm, message, model) == "retryable"
 
     async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
         """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when

@@ -41,10 +41,6 @@ class SetupError(Exception):
         self.bare = bare
 
 
-# pi's built-in tools in the order pi activates and lists them
-BUILTIN_TOOL_ORDER = ("read", "bash", "edit", "write", "grep", "find", "ls")
-
-
 def session_dir(app: Any) -> str | None:
     """``--session-dir``, else ``$PI_CODING_AGENT_SESSION_DIR``, else settings ``sessionDir``."""
     value = (
@@ -102,12 +98,18 @@ def open_session_manager(app: Any) -> Any:
 
 
 def default_tool_order(tools: list[Any]) -> list[Any]:
-    """pi's built-in tools first, in pi's order, then the others as they registered."""
-    rank = {name: i for i, name in enumerate(BUILTIN_TOOL_ORDER)}
-    builtin = sorted(
-        (t for t in tools if t.plugin.startswith("tools.") and t.name in rank), key=lambda t: rank[t.name]
-    )
-    return builtin + [t for t in tools if t not in builtin]
+    """Tools with an ``order`` first, lowest first, then the others in load order."""
+    return sorted(tools, key=lambda t: (t.order is None, t.order or 0))
+
+
+def is_builtin_tool(app: Any, tool: Any) -> bool:
+    """A tool of one of piko's own ``tools`` plugins (what ``--no-builtin-tools`` leaves out).
+
+    Decided by where the plugin came from, not by its name: a third-party plugin named
+    ``tools.x`` is not built-in.
+    """
+    info = app.pm.infos.get(tool.plugin)
+    return info is not None and info.builtin and info.kind == "tools"
 
 
 def select_tools(app: Any) -> list[str]:
@@ -132,7 +134,7 @@ def select_tools(app: Any) -> list[str]:
             app.notices.extend(why for name in unknown if (why := explain(app, "tools", name)))
         return [n for n in wanted if n in known]
     if options.get("no_builtin_tools"):
-        return [t.name for t in tools if t.default_active and not t.plugin.startswith("tools.")]
+        return [t.name for t in tools if t.default_active and not is_builtin_tool(app, t)]
     return [t.name for t in tools if t.default_active]
 
 

@@ -84,6 +84,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         TurnStartEvent,
         UserBashEvent,
     )
+    from piko.data.messages import AssistantMessage, Model
     from piko.engine.system_prompt import SystemPromptOptions
     from piko.platform.manager import PikoPluginManager
     from piko.platform.protocols import (
@@ -153,7 +154,7 @@ def piko_register_tools(register: RegisterTool) -> None:
     Fires when the tool registry is first needed (a session is created, ``pi plugins``).
 
     :param register: ``register(ToolDefinition)`` or ``register(name=..., label=...,
-        description=..., parameters=<JSON schema>, execute=..., default_active=False)``;
+        description=..., parameters=<JSON schema>, execute=..., default_active=False, order=None)``;
         ``execute`` may be a callable or an ``"module:attr"`` import string resolved on first call.
     Return value: ignored. A second tool with a name already taken is refused with a diagnostic.
     """
@@ -332,6 +333,26 @@ def piko_credential_store(app: App) -> Any:
     stored credential dict), ``oauth_providers()``, ``save_api_key(provider, key)``,
     ``login_oauth(provider, **callbacks)`` and ``logout(provider)``, or ``None`` to let the next
     implementation answer. With no answer, logins are not available and commands say so.
+    """
+
+
+@hookspec(firstresult=True)
+def piko_classify_error(message: AssistantMessage, model: Model | None) -> str | None:
+    """Say what a failed model response means, so that the session knows whether to retry.
+
+    Asked when a response ends with ``stop_reason == "error"``, before auto-retry and overflow
+    compaction decide. Providers word errors in their own way; a provider plugin answers for
+    its phrasing (``tryfirst`` to be asked before the built-ins). The built-in
+    ``providers.error-kinds`` plugin answers last with the phrasings pi recognises. Responses
+    that do not fail but report more input than the window (or stop with no output on a full
+    window) are detected by the session itself from the usage, without this hook.
+
+    :param message: the failed :class:`piko.data.messages.AssistantMessage` (``error_message``
+        holds the provider's text).
+    :param model: the :class:`piko.data.messages.Model` the request went to, when known.
+    Return value: ``"overflow"`` (the context is too long: compact, then send again),
+    ``"retryable"`` (a transient failure: wait and send again), ``"fatal"`` (neither), or
+    ``None`` to let the next implementation answer. With no answer the error is fatal.
     """
 
 
