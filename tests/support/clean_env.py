@@ -10,7 +10,6 @@ from typing import Any
 from piko.plugins.providers.catalog import CATALOG_PATH
 from piko.testing.rpc_client import credential_variable
 
-
 # The registry tests describe pi 0.73.1's catalog; piko ships a newer one (shared/data).
 PI_CATALOG = (
     Path(__file__).resolve().parents[1] / "providers" / "fixtures" / "catalog-pi-0.73.1" / "models.json"
