@@ -336,6 +336,33 @@ def piko_credential_store(app: App) -> Any:
     """
 
 
+@hookspec
+def piko_provider_request_headers(model: Model, session_id: str) -> dict[str, str] | None:
+    """Add headers to the next provider request (trace context, a request id, a team tag).
+
+    Asked before each model request, after the credentials and the configured headers are
+    resolved. Every plugin's answer is merged in piko's call order (a later answer wins for the
+    same header); headers the provider configuration sets are kept unless an answer names them.
+
+    :param model: the :class:`piko.data.messages.Model` the request goes to.
+    :param session_id: the running session's id.
+    Return value: a dict of header names to values, or ``None``.
+    """
+
+
+@hookspec
+def piko_shell_env(cwd: str, tool_call_id: str | None) -> dict[str, str] | None:
+    """Add variables to the environment of a shell command the agent runs.
+
+    Asked before each ``bash`` tool call (and each ``!`` command a user types) starts its
+    shell. Every plugin's answer is merged in piko's call order over the inherited environment.
+
+    :param cwd: the folder the command runs in.
+    :param tool_call_id: the tool call's id, or ``None`` for a user's ``!`` command.
+    Return value: a dict of variable names to values, or ``None``.
+    """
+
+
 @hookspec(firstresult=True)
 def piko_classify_error(message: AssistantMessage, model: Model | None) -> str | None:
     """Say what a failed model response means, so that the session knows whether to retry.
