@@ -8,7 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from piko.plugins.providers.catalog import CATALOG_PATH
-from piko.testing.rpc_client import credential_variable
+from piko.testing.rpc_client import credential_variable, hermetic_environment
+
+# hermetic_environment is piko.testing's, re-exported for the tests that import it from here.
+__all__ = ["PI_CATALOG", "boot_app", "clean_environment", "hermetic_environment", "provider_variables"]
 
 # The registry tests describe pi 0.73.1's catalog; piko ships a newer one (shared/data).
 PI_CATALOG = (
