@@ -219,6 +219,18 @@ class App:
         return ModelRegistry(self)
 
     @functools.cached_property
+    def extension_timers(self) -> Any:
+        """The managed timers of ``ctx.set_timeout``/``set_interval`` (cleared at session shutdown)."""
+        from piko.platform.timers import ManagedTimers
+
+        return ManagedTimers(self.dispatcher)
+
+    def clear_extension_timers(self) -> None:
+        """Cancel every timer extensions started."""
+        if "extension_timers" in self.__dict__:
+            self.extension_timers.clear_all()
+
+    @functools.cached_property
     def dispatcher(self) -> Any:
         from piko.platform.dispatch import Dispatcher
 

@@ -353,6 +353,12 @@ def selected_mode(app: Any, argv: list[str]) -> str:
 
 def run_mode(app: Any, argv: list[str]) -> int:
     """Run the selected mode plugin and return its exit code."""
+    policy = getattr(app, "policy", None)
+    if policy is not None and policy.failed:  # fail closed: no rule can be known, so nothing runs
+        return _say_error(
+            f"the managed policy cannot be used ({'; '.join(policy.errors)}); piko does not start until "
+            "it is fixed (`pi policy show` shows what it read)"
+        )
     name = selected_mode(app, argv)
     mode = app.registries.modes.get(name)
     if mode is None:

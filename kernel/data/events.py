@@ -339,6 +339,163 @@ class ExtensionErrorEvent(Record):
 
 
 # ---------------------------------------------------------------------------
+# Events of the extension reference that piko declares for subscription
+# (some are fired by piko; the others by the plugins that will own them)
+# ---------------------------------------------------------------------------
+
+
+class AgentSettledEvent(Record):
+    """The agent finished and nothing is queued: the session is idle until the next input."""
+
+    TYPE: ClassVar[str] = "agent_settled"
+
+
+class SessionStopEvent(Record):
+    """The main session is about to stop; a handler may ask for another turn."""
+
+    TYPE: ClassVar[str] = "session_stop"
+    session_id: str = ""
+    continuations: int = 0  # how many continuations were granted in this run so far
+    messages: list[Any] = field(factory=list, wire=False)
+
+
+class SessionCompactingEvent(Record):
+    """omp's ``session.compacting``: the summariser is about to run on ``messages``."""
+
+    TYPE: ClassVar[str] = "session_compacting"
+    session_id: str = ""
+    messages: list[Any] = field(factory=list, wire=False)
+
+
+class BeforeProviderHeadersEvent(Record):
+    """The headers of the next provider request, which handlers may change."""
+
+    TYPE: ClassVar[str] = "before_provider_headers"
+    headers: dict[str, str] = field(factory=dict)
+    model: Model | None = _hidden()
+
+
+class ContextWithSystemEvent(Record):
+    """The next request's system prompt and messages together, which handlers may change."""
+
+    TYPE: ClassVar[str] = "context_with_system"
+    system_prompt: str = ""
+    messages: list[Any] = field(factory=list, wire=False)
+
+
+class UiPromptStartEvent(Record):
+    """A ``ctx.ui`` dialog opened (``method``: select, confirm, input, editor, custom)."""
+
+    TYPE: ClassVar[str] = "ui_prompt_start"
+    method: str = ""
+    title: str = ""
+
+
+class UiPromptEndEvent(Record):
+    """A ``ctx.ui`` dialog closed; ``cancelled`` when it gave its cancel value."""
+
+    TYPE: ClassVar[str] = "ui_prompt_end"
+    method: str = ""
+    title: str = ""
+    cancelled: bool = False
+
+
+class CacheWarmingDecisionEvent(Record):
+    TYPE: ClassVar[str] = "cache_warming_decision"
+    warm_cost: float = 0.0
+    miss_cost: float = 0.0
+    continuation_probability: float = 0.0
+    action: str = "warm"
+
+
+class ToolApprovalRequestedEvent(Record):
+    TYPE: ClassVar[str] = "tool_approval_requested"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    input: dict[str, Any] = field(factory=dict)
+
+
+class ToolApprovalResolvedEvent(Record):
+    TYPE: ClassVar[str] = "tool_approval_resolved"
+    tool_call_id: str = ""
+    tool_name: str = ""
+    approved: bool = False
+
+
+class PlanReviewRequestedEvent(Record):
+    TYPE: ClassVar[str] = "plan_review_requested"
+    review_id: str = ""
+    session_id: str = ""
+    title: str = ""
+    plan_path: str = ""
+    plan_content: str = ""
+    choices: list[Any] = field(factory=list)
+    tiers: list[Any] | None = None
+
+
+class PlanReviewResolvedEvent(Record):
+    TYPE: ClassVar[str] = "plan_review_resolved"
+    review_id: str = ""
+    choice: str | None = None
+    by: str = "local"  # local | extension
+
+
+class BeforeSubagentSpawnEvent(Record):
+    TYPE: ClassVar[str] = "before_subagent_spawn"
+    agent: str = ""
+    invocation_kind: str = ""
+    model_role: str | None = None
+    patterns: list[str] = field(factory=list)
+    spawn_key: str | None = None
+
+
+class RetryFallbackAppliedEvent(Record):
+    """Auto-retry switched model or provider (pi's ``{from, to}`` are ``from_model``/``to_model``)."""
+
+    TYPE: ClassVar[str] = "retry_fallback_applied"
+    from_model: str = ""
+    to_model: str = ""
+    role: str = ""
+    reason: str | None = None
+
+
+class RetryFallbackSucceededEvent(Record):
+    TYPE: ClassVar[str] = "retry_fallback_succeeded"
+    model: str = ""
+    role: str = ""
+
+
+class TtsrTriggeredEvent(Record):
+    TYPE: ClassVar[str] = "ttsr_triggered"
+    rules: list[Any] = field(factory=list)
+
+
+class TodoReminderEvent(Record):
+    TYPE: ClassVar[str] = "todo_reminder"
+    todos: list[Any] = field(factory=list)
+    attempt: int = 0
+    max_attempts: int = 0
+
+
+class GoalUpdatedEvent(Record):
+    TYPE: ClassVar[str] = "goal_updated"
+    goal: Any = None
+
+
+class CredentialDisabledEvent(Record):
+    TYPE: ClassVar[str] = "credential_disabled"
+    provider: str = ""
+    reason: str = ""
+
+
+class UserPythonEvent(Record):
+    TYPE: ClassVar[str] = "user_python"
+    code: str = ""
+    exclude_from_context: bool = False
+    cwd: str = ""
+
+
+# ---------------------------------------------------------------------------
 # Requests for service hooks
 # ---------------------------------------------------------------------------
 
@@ -411,6 +568,24 @@ class FileWriteRequest(Record):
     dst: str = ""
     content: str | bytes = ""
     cause: BaseException | None = None
+    session_id: str | None = None
+
+
+class WorkspaceReadRequest(Record):
+    """A file a tool is about to read, offered first to the workspace the user works in (an
+    editor holding unsaved changes): ``piko_workspace_read_text``."""
+
+    TYPE: ClassVar[str] = "workspace_read_text"
+    path: str = ""
+    session_id: str | None = None
+
+
+class WorkspaceWriteRequest(Record):
+    """A file a tool is about to write, offered first to the workspace: ``piko_workspace_write_text``."""
+
+    TYPE: ClassVar[str] = "workspace_write_text"
+    path: str = ""
+    content: str = ""
     session_id: str | None = None
 
 

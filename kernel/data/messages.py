@@ -39,13 +39,63 @@ class _Shown:
         return f"{type(self).__name__}({shown})"
 
 
+class _Keyed(_Shown):
+    """``obj["toolCallId"]`` / ``obj.get("tool_call_id")``: fields by pi's or Python's name.
+
+    Extensions written from pi's reference index messages and blocks as objects of their wire
+    form (``message["role"]``, ``block["type"]``); the same reads work here.
+    """
+
+    __slots__ = ()
+
+    def __getitem__(self, key: str) -> Any:
+        from piko.lib.text import snake
+
+        name = snake(key) if isinstance(key, str) else key
+        try:
+            return getattr(self, name)
+        except (AttributeError, TypeError):
+            raise KeyError(key) from None
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]`` (camelCase or snake_case), or ``default`` when there is no such field."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+
+class _Block(_Keyed):
+    """A content block: ``block.type`` is its wire type (``"text"``, ``"toolCall"``, ...)."""
+
+    __slots__ = ()
+    TYPE: ClassVar[str] = ""
+
+    @property
+    def type(self) -> str:
+        """The block's wire type (``"text"``, ``"thinking"``, ``"image"``, ``"toolCall"``)."""
+        return self.TYPE
+
+
+class _Message(_Keyed):
+    """A message: ``message.role`` is its wire role (``"user"``, ``"toolResult"``, ...)."""
+
+    __slots__ = ()
+    ROLE: ClassVar[str] = ""
+
+    @property
+    def role(self) -> str:
+        """The message's wire role (``"user"``, ``"assistant"``, ``"toolResult"``, ``"custom"``, ...)."""
+        return self.ROLE
+
+
 # ---------------------------------------------------------------------------
 # Content blocks
 # ---------------------------------------------------------------------------
 
 
 @define(kw_only=True, slots=True, repr=False)
-class TextContent(_Shown):
+class TextContent(_Block):
     """Plain text; ``text_signature`` is provider replay state (OpenAI responses ids)."""
 
     TYPE: ClassVar[str] = "text"
@@ -55,7 +105,7 @@ class TextContent(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class ThinkingContent(_Shown):
+class ThinkingContent(_Block):
     """Model reasoning; ``thinking_signature`` is replayed to the provider that made it."""
 
     TYPE: ClassVar[str] = "thinking"
@@ -66,7 +116,7 @@ class ThinkingContent(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class ImageContent(_Shown):
+class ImageContent(_Block):
     """A base64-encoded image."""
 
     TYPE: ClassVar[str] = "image"
@@ -76,7 +126,7 @@ class ImageContent(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class ToolCall(_Shown):
+class ToolCall(_Block):
     """A tool invocation requested by the model; ``arguments`` is the parsed JSON object."""
 
     TYPE: ClassVar[str] = "toolCall"
@@ -128,7 +178,7 @@ class Usage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class UserMessage(_Shown):
+class UserMessage(_Message):
     """What the user said: a string or text and image blocks."""
 
     ROLE: ClassVar[str] = "user"
@@ -138,7 +188,7 @@ class UserMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class AssistantMessage(_Shown):
+class AssistantMessage(_Message):
     """One model response, complete or (while streaming) partial."""
 
     ROLE: ClassVar[str] = "assistant"
@@ -156,7 +206,7 @@ class AssistantMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class ToolResultMessage(_Shown):
+class ToolResultMessage(_Message):
     """The result of one tool call, sent back to the model."""
 
     ROLE: ClassVar[str] = "toolResult"
@@ -170,7 +220,7 @@ class ToolResultMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class BashExecutionMessage(_Shown):
+class BashExecutionMessage(_Message):
     """A command the user ran with ``!`` (or ``!!``, excluded from the model's context)."""
 
     ROLE: ClassVar[str] = "bashExecution"
@@ -186,7 +236,7 @@ class BashExecutionMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class CustomMessage(_Shown):
+class CustomMessage(_Message):
     """A message injected by an extension (``send_message``)."""
 
     ROLE: ClassVar[str] = "custom"
@@ -199,7 +249,7 @@ class CustomMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class BranchSummaryMessage(_Shown):
+class BranchSummaryMessage(_Message):
     """Summary of a branch the conversation came back from."""
 
     ROLE: ClassVar[str] = "branchSummary"
@@ -210,7 +260,7 @@ class BranchSummaryMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class CompactionSummaryMessage(_Shown):
+class CompactionSummaryMessage(_Message):
     """Summary standing in for compacted history."""
 
     ROLE: ClassVar[str] = "compactionSummary"
@@ -221,7 +271,7 @@ class CompactionSummaryMessage(_Shown):
 
 
 @define(kw_only=True, slots=True, repr=False)
-class UnknownMessage(_Shown):
+class UnknownMessage(_Message):
     """A message with a role this version does not know; kept verbatim in ``extra``."""
 
     ROLE: ClassVar[str] = ""

@@ -48,6 +48,7 @@ class StreamOptions(Record):
     thinking_budgets: dict[str, int] | None = None
     cache_retention: str | None = None  # none|short|long; None: PI_CACHE_RETENTION or "short"
     session_id: str | None = None
+    cwd: str | None = None  # the session's working folder (a command-backed provider runs there)
     headers: dict[str, str] = field(factory=dict)
     timeout_s: float | None = None
     # before_provider_request: may return a replacement payload

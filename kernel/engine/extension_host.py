@@ -43,6 +43,16 @@ class ExtensionHost:
     async def wait_for_idle(self) -> None:
         await self._session.agent.wait_for_idle()
 
+    def model_query(self) -> Any:
+        from piko.engine.model_query import ModelQuery
+
+        return ModelQuery(self._session)
+
+    async def run_ephemeral_turn(self, prompt_text: str = "", **options: Any) -> Any:
+        from piko.engine.side_turn import run_side_turn
+
+        return await run_side_turn(self._session, prompt_text, **options)
+
     def read_only_session_manager(self) -> Any:
         return self._session.session_manager.read_only_session_manager()
 
@@ -51,9 +61,32 @@ class ExtensionHost:
         usage = self._session.get_context_usage()
         return None if usage is None else record_to_wire(usage)
 
-    def compact_from_extension(self, custom_instructions: str | None = None, **options: Any) -> Any:
-        """A task compacting the session, resolving to ``{"summary", "firstKeptEntryId", "tokensBefore", "details"}``."""
-        return asyncio.ensure_future(self._compact(custom_instructions))
+    def compact_from_extension(self, custom_instructions: Any = None, **options: Any) -> Any:
+        """A task compacting the session, resolving to ``{"summary", "firstKeptEntryId", "tokensBefore", "details"}``.
+
+        ``custom_instructions`` is focus text or pi's options object (``customInstructions``,
+        ``onComplete(result)``, ``onError(error)``); the callbacks may be given as keywords too.
+        """
+        from piko.lib.text import snake
+        from piko.platform.context import schedule
+
+        if isinstance(custom_instructions, dict):
+            options = {**{snake(str(k)): v for k, v in custom_instructions.items()}, **options}
+            custom_instructions = options.get("custom_instructions")
+        on_complete, on_error = options.get("on_complete"), options.get("on_error")
+        task = asyncio.ensure_future(self._compact(custom_instructions))
+        if callable(on_complete) or callable(on_error):
+
+            def done(finished: asyncio.Future[Any]) -> None:
+                if finished.cancelled():
+                    return
+                error = finished.exception()
+                callback, value = (on_error, error) if error is not None else (on_complete, finished.result())
+                if callable(callback):
+                    schedule(callback(value))  # a coroutine callback runs in the background
+
+            task.add_done_callback(done)
+        return task
 
     async def _compact(self, custom_instructions: str | None) -> dict[str, Any]:
         return record_to_wire(await self._session.compact(custom_instructions))

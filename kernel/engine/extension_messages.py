@@ -16,8 +16,8 @@ class ExtensionMessages:
     """Delivers what an extension sends: a custom message (its own ``custom_type``, shown or not)
     or a user message.
 
-    ``deliver_as``: ``"steer"`` (the default while the agent streams), ``"followUp"``, or
-    ``"nextTurn"`` (a custom message sent with the next prompt). Idle, a custom message starts a
+    ``deliver_as``: ``"steer"`` (the default while the agent streams), ``"followUp"``,
+    ``"nextTurn"`` (a custom message sent with the next prompt) or ``"aside"``. Idle, a custom message starts a
     turn with ``start_turn(message)`` when ``trigger_turn`` asks, else it is ``add``-ed to the
     conversation and the listeners see it; a user message is sent with ``prompt``.
     """
@@ -40,15 +40,27 @@ class ExtensionMessages:
         self._prompt = prompt
 
     async def send_custom(
-        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False
-    ) -> None:
-        """Deliver a custom message (a :class:`CustomMessage`, or a dict of its fields)."""
+        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False,
+        attribution: str | None = None,
+    ) -> None:  # fmt: skip
+        """Deliver a custom message (a :class:`CustomMessage`, a dict of its fields, or text).
+
+        ``"aside"`` is injected at the next step boundary while the agent streams (as a steer)
+        and starts a turn when idle; ``"nextTurn"`` with ``trigger_turn`` starts one at once when
+        idle and follows the running one otherwise.
+        """
         custom = custom_message_from(message)
-        if deliver_as == "nextTurn":
-            self._queues.defer_to_next_turn(custom)
-        elif self._is_streaming():
+        if attribution is not None:
+            custom.extra["attribution"] = attribution
+        streaming = self._is_streaming()
+        if deliver_as == "nextTurn" and not (trigger_turn and not streaming):
+            if trigger_turn:  # streaming: the queued message schedules a continuation
+                self._queues.add_message(custom, follow_up=True)
+            else:
+                self._queues.defer_to_next_turn(custom)
+        elif streaming:
             self._queues.add_message(custom, follow_up=deliver_as == "followUp")
-        elif trigger_turn:
+        elif trigger_turn or deliver_as == "aside":
             await self._start_turn(custom)
         else:
             self._add(custom)
@@ -71,9 +83,8 @@ class ExtensionMessages:
         if deliver_as in ("steer", "followUp") and not self._is_streaming():
             await self._queues.add(text, images, follow_up=deliver_as == "followUp")
             return
-        await self._prompt(
-            text, images, expand=False, streaming_behavior=deliver_as or "steer", source="extension"
-        )
+        behavior = "steer" if deliver_as in (None, "aside", "nextTurn") else deliver_as
+        await self._prompt(text, images, expand=False, streaming_behavior=behavior, source="extension")
 
 
 def custom_message_from(value: Any) -> CustomMessage:
@@ -85,7 +96,7 @@ def custom_message_from(value: Any) -> CustomMessage:
     from piko.data.wire import blocks_from_wire
     from piko.platform.dispatch import normalize_result
 
-    data = normalize_result(value) or {}
+    data = {"content": value} if isinstance(value, str) else (normalize_result(value) or {})
     content = data.get("content", "")
     if isinstance(content, list):
         content = blocks_from_wire([b for b in content if isinstance(b, dict)]) + [

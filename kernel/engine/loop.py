@@ -32,6 +32,7 @@ from piko.data.events import (
 )
 from piko.data.messages import (
     AssistantMessage,
+    CustomMessage,
     Model,
     ToolCall,
     ToolResult,
@@ -134,10 +135,15 @@ async def _run_turns(
             results: list[ToolResultMessage] = []
             more_tool_calls = False
             if calls:
-                results = await _execute_tool_calls(state, config, emit, signal, assistant, calls)
+                results, contexts = await _execute_tool_calls(state, config, emit, signal, assistant, calls)
                 more_tool_calls = True
                 state.messages.extend(results)
                 new_messages.extend(results)
+                for message in contexts:  # additionalContext: after the results, before the next request
+                    await emit(MessageStartEvent(message=message))
+                    await emit(MessageEndEvent(message=message))
+                    state.messages.append(message)
+                    new_messages.append(message)
             await emit(TurnEndEvent(turn_index=turn_index, message=assistant, tool_results=results))
             pending = await config.get_steering() if config.get_steering else []
         follow_ups = await config.get_follow_up() if config.get_follow_up else []
@@ -235,12 +241,14 @@ async def _execute_tool_calls(
     signal: AbortSignal,
     assistant: AssistantMessage,
     calls: list[ToolCall],
-) -> list[ToolResultMessage]:
-    """Prepare calls in order, run them concurrently, return results in call order."""
+) -> tuple[list[ToolResultMessage], list[CustomMessage]]:
+    """Prepare calls in order, run them concurrently; the results in call order, and the
+    ``additionalContext`` messages that follow them."""
     jobs: list[Any] = []
+    contexts: dict[str, CallContext] = {call.id: CallContext() for call in calls}
     for call in calls:
         await emit(ToolExecutionStartEvent(tool_call_id=call.id, tool_name=call.name, args=call.arguments))
-        prepared = await _prepare(state, config, call)
+        prepared = await _prepare(state, config, call, contexts[call.id])
         if isinstance(prepared, ToolResult):
             await emit(
                 ToolExecutionEndEvent(
@@ -249,7 +257,7 @@ async def _execute_tool_calls(
             )
             jobs.append((call, prepared))
         else:
-            jobs.append((call, _run_tool(config, emit, signal, call, *prepared)))
+            jobs.append((call, _run_tool(config, emit, signal, call, *prepared, contexts[call.id])))
     coroutines = [job for _call, job in jobs if not isinstance(job, ToolResult)]
     finished = iter(await asyncio.gather(*coroutines))
     results: list[ToolResultMessage] = []
@@ -267,11 +275,46 @@ async def _execute_tool_calls(
     for message in results:
         await emit(MessageStartEvent(message=message))
         await emit(MessageEndEvent(message=message))
-    return results
+    return results, context_messages(calls, results, contexts)
+
+
+class CallContext:
+    """The ``additionalContext`` gathered for one tool call: the tool's own (``ctx.add_additional_context``),
+    the ``tool_result`` handlers' and the ``tool_call`` handlers'."""
+
+    __slots__ = ("call", "own", "result")
+
+    def __init__(self) -> None:
+        self.own: list[str] = []
+        self.result: list[str] = []
+        self.call: list[str] = []
+
+
+def context_messages(
+    calls: list[ToolCall], results: list[ToolResultMessage], contexts: dict[str, CallContext]
+) -> list[CustomMessage]:
+    """One hidden message per call with context, in call order; the ``tool_call`` handlers' part
+    only when the call ran and succeeded, and a call's context repeating an earlier one's dropped."""
+    out: list[CustomMessage] = []
+    seen: set[str] = set()
+    for call, result in zip(calls, results, strict=True):
+        gathered = contexts[call.id]
+        parts = [*gathered.own, *gathered.result, *([] if result.is_error else gathered.call)]
+        text = "\n\n".join(part.strip() for part in parts if part.strip())
+        if text and text not in seen:
+            seen.add(text)
+            out.append(
+                CustomMessage(custom_type=ADDITIONAL_CONTEXT, content=text, display=False, timestamp=now_ms())
+            )
+    return out
+
+
+ADDITIONAL_CONTEXT = "additional_context"
+"""The ``custom_type`` of the messages carrying handlers' and tools' ``additionalContext``."""
 
 
 async def _prepare(
-    state: AgentState, config: LoopConfig, call: ToolCall
+    state: AgentState, config: LoopConfig, call: ToolCall, context: CallContext
 ) -> ToolResult | tuple[Any, dict[str, Any]]:
     """The tool and validated arguments, or an error result (unknown tool, bad arguments, blocked)."""
     tool = next((t for t in state.tools if t.name == call.name), None)
@@ -290,6 +333,8 @@ async def _prepare(
                 return error_result(verdict.get("reason") or "Tool execution was blocked")
             if verdict and isinstance(verdict.get("input"), dict):
                 args = verdict["input"]
+            if verdict and verdict.get("additional_context"):
+                context.call.extend(verdict["additional_context"])
     except Exception as exc:
         return error_result(str(exc) or type(exc).__name__)
     return tool, args
@@ -302,7 +347,10 @@ async def _run_tool(
     call: ToolCall,
     tool: Any,
     args: dict[str, Any],
+    context: CallContext,
 ) -> ToolResult:
+    from piko.platform.context import collecting_additional_context
+
     updates: list[asyncio.Future[None]] = []
 
     def on_update(partial: Any) -> None:
@@ -316,7 +364,8 @@ async def _run_tool(
         updates.append(asyncio.ensure_future(_after(previous, emit(event))))
 
     try:
-        result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
+        with collecting_additional_context(context.own):
+            result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
     if updates:
@@ -324,7 +373,9 @@ async def _run_tool(
     if config.after_tool_call is not None:
         try:
             patch = await config.after_tool_call(call, args, result, result.is_error)
-            if patch:
+            if patch and patch.get("additional_context"):
+                context.result.extend(patch["additional_context"])
+            if patch and any(patch.get(key) is not None for key in ("content", "details", "is_error")):
                 content = patch.get("content")
                 result = ToolResult(
                     content=blocks_from_wire(content) if isinstance(content, list) else result.content,

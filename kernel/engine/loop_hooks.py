@@ -93,9 +93,12 @@ class LoopHooks:
         verdict = await self._dispatcher.emit("tool_call", event, self._ctx, signal=self._signal())
         if verdict and verdict.get("block"):
             return verdict
+        answer: dict[str, Any] = {}
         if event.input is not args:
-            return {"input": event.input}
-        return None
+            answer["input"] = event.input
+        if verdict and verdict.get("additional_context"):
+            answer["additional_context"] = list(verdict["additional_context"])
+        return answer or None
 
     async def after_tool_call(self, call: ToolCall, args: dict[str, Any], result: Any, is_error: bool) -> Any:
         """``tool_result`` handlers may change a tool's result."""

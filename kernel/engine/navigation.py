@@ -69,6 +69,7 @@ async def _replace_manager(session: Any, manager: Any, reason: str, previous_fil
         ),
         ctx,
     )
+    session.app.clear_extension_timers()
     session.session_manager = manager
     session.cwd = str(getattr(manager, "cwd", session.cwd))
     context = manager.build_context()

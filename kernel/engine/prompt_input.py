@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import contextvars
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from piko.data.events import BeforeAgentStartEvent, InputEvent
 from piko.data.messages import CustomMessage, ImageContent
 from piko.lib.abort import AbortController
+
+_inside_input: contextvars.ContextVar[bool] = contextvars.ContextVar("piko_inside_input", default=False)
+"""True in what an ``input`` handler runs or starts: a message it sends does not come back to it."""
 
 
 class PromptInput:
@@ -87,11 +91,15 @@ class PromptInput:
     ) -> tuple[str, list[ImageContent] | None] | None:
         """The text and images after the ``input`` handlers; None when one handled the prompt or
         nothing is left to send."""
-        if not self._dispatcher.has_handlers("input"):
-            return text, images
-        result = await self._dispatcher.emit(
-            "input", InputEvent(text=text, images=images, source=source), self._ctx, signal=signal
-        )
+        if not self._dispatcher.has_handlers("input") or _inside_input.get():
+            return text, images  # a message an input handler sent does not re-enter the handlers
+        token = _inside_input.set(True)
+        try:
+            result = await self._dispatcher.emit(
+                "input", InputEvent(text=text, images=images, source=source), self._ctx, signal=signal
+            )
+        finally:
+            _inside_input.reset(token)
         _raise_if_aborted(signal)
         if result["action"] == "handled":
             return None

@@ -33,7 +33,9 @@ class ProviderRequests:
         model: Callable[[], Model | None],
         thinking_level: Callable[[], str],
         session_id: Callable[[], str],
+        cwd: Callable[[], str] | None = None,
     ) -> None:
+        self._cwd = cwd
         self._registry = registry
         self._settings = settings
         self._dispatcher = dispatcher
@@ -60,6 +62,7 @@ class ProviderRequests:
             reasoning=None if thinking_level == "off" else thinking_level,
             thinking_budgets=dict(budgets) if isinstance(budgets, dict) else None,
             session_id=self._session_id(),
+            cwd=self._cwd() if self._cwd is not None else None,
             on_payload=self.on_payload,
             on_response=self.on_response,
         )

@@ -26,8 +26,21 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from piko.data.events import CompactionResult, SessionInfoChangedEvent, SessionShutdownEvent
-from piko.data.messages import AssistantMessage, CustomMessage, ImageContent, Model, TextContent, UserMessage
+from piko.data.events import (
+    AgentSettledEvent,
+    CompactionResult,
+    SessionInfoChangedEvent,
+    SessionShutdownEvent,
+)
+from piko.data.messages import (
+    AssistantMessage,
+    CustomMessage,
+    ImageContent,
+    Model,
+    TextContent,
+    UserMessage,
+    text_of,
+)
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
 from piko.engine.compaction_state import CompactionState
@@ -124,6 +137,7 @@ class AgentSession:
         self._provider = ProviderRequests(
             self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
             thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
+            cwd=lambda: self.cwd,
         )  # fmt: skip
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
         if active_tools is None:
@@ -188,10 +202,18 @@ class AgentSession:
         return [t.name for t in self.agent.state.tools]
 
     def get_all_tools(self) -> list[dict[str, Any]]:
-        return [
-            {"name": t.name, "description": t.description, "parameters": t.parameters, "source": t.plugin}
-            for t in self.app.registries.tools
-        ]
+        tools: list[dict[str, Any]] = []
+        for t in self.app.registries.tools:
+            info = {
+                "name": t.name,
+                "description": t.description,
+                "parameters": t.parameters,
+                "source": t.plugin,
+            }
+            if t.annotations:
+                info["annotations"] = dict(t.annotations)
+            tools.append(info)
+        return tools
 
     def set_active_tools(self, names: list[str], *, persist: bool = True) -> None:
         """Activate exactly ``names`` (unknown names are ignored) and rebuild the system prompt."""
@@ -223,8 +245,8 @@ class AgentSession:
 
     def _loop_config(self) -> LoopConfig:
         return self._hooks.config(
-            self.model, make_options=self._provider.options, steering=self.agent.next_steering,
-            follow_ups=self.agent.next_follow_ups,
+            self.model, make_options=self._provider.options, steering=self._next_steering,
+            follow_ups=self._next_follow_ups,
         )  # fmt: skip
 
     async def _on_agent_event(self, event: Any) -> None:
@@ -276,7 +298,35 @@ class AgentSession:
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
-            await self.runs.run(lambda: self.agent.prompt(messages))
+            await self._run(lambda: self.agent.prompt(messages))
+
+    async def settle(self) -> None:
+        """Wait until the work extensions started without awaiting it (``pi.send_user_message``,
+        ``pi.send_message``...) is done and the agent is idle: what print mode waits for before
+        it ends."""
+        import asyncio
+
+        from piko.platform.context import scheduled_work
+
+        while True:
+            pending = scheduled_work()
+            if not pending and not self.is_streaming:
+                return
+            if pending:
+                await asyncio.wait(pending)
+            await self.agent.wait_for_idle()
+
+    async def _run(self, work: Callable[[], Any]) -> None:
+        """Run the agent; once it settled with nothing queued, ``agent_settled`` fires."""
+        try:
+            await self.runs.run(work)
+        finally:
+            if (
+                not self.is_streaming
+                and not self.queues.has_pending()
+                and self.dispatcher.has_handlers("agent_settled")
+            ):
+                await self._emit("agent_settled", AgentSettledEvent())
 
     async def _prepare_prompt(
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
@@ -319,17 +369,57 @@ class AgentSession:
 
     async def _start_turn(self, message: CustomMessage) -> None:
         self.models.require_ready()
-        await self.runs.run(lambda: self.agent.prompt([message]))
+        await self._run(lambda: self.agent.prompt([message]))
 
-    async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:
-        """Queue a message delivered before the next model call (expanded; no extension commands)."""
-        self._input.refuse_queued_command(text)
-        await self.queues.add(self._input.expand(text), images, follow_up=False)
+    async def steer(
+        self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
+    ) -> None:
+        """Queue a message delivered before the next model call (expanded; no extension commands).
+        With a ``source`` (``"rpc"``), the ``input`` handlers see it first and may change or handle it."""
+        await self._queue(text, images, follow_up=False, source=source)
 
-    async def follow_up(self, text: str, images: list[ImageContent] | None = None) -> None:
-        """Queue a message delivered once the agent would stop."""
+    async def follow_up(
+        self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
+    ) -> None:
+        """Queue a message delivered once the agent would stop (``source`` as for :meth:`steer`)."""
+        await self._queue(text, images, follow_up=True, source=source)
+
+    async def _queue(
+        self, text: str, images: list[ImageContent] | None, *, follow_up: bool, source: str | None
+    ) -> None:
         self._input.refuse_queued_command(text)
-        await self.queues.add(self._input.expand(text), images, follow_up=True)
+        if source is not None:
+            transformed = await self._input.transform(text, images, source=source)
+            if transformed is None:
+                return
+            text, images = transformed
+        await self.queues.add(self._input.expand(text), images, follow_up=follow_up)
+
+    async def _with_policy(self, batch: list[Any]) -> list[Any]:
+        """A dequeued steer or follow-up batch holding user work goes through ``before_agent_start``
+        (prompt: its texts joined by blank lines); what the handlers add follows the batch, and
+        their system prompt governs the next request."""
+        users = [m for m in batch if isinstance(m, UserMessage)]
+        if not users or not self.dispatcher.has_handlers("before_agent_start"):
+            return batch
+        texts = [text_of(m.content) for m in users]
+        images = [
+            b for m in users if isinstance(m.content, list) for b in m.content if isinstance(b, ImageContent)
+        ]
+        extra, override = await self._input.before_agent_start(
+            "\n\n".join(texts), images or None, system_prompt=self._base_system_prompt,
+            system_prompt_options=self._prompt_options, signal=self.agent.signal,
+        )  # fmt: skip
+        if override:
+            self._system_prompt_override = override
+            self.agent.state.system_prompt = override
+        return [*batch, *extra]
+
+    async def _next_steering(self) -> list[Any]:
+        return await self._with_policy(await self.agent.next_steering())
+
+    async def _next_follow_ups(self) -> list[Any]:
+        return await self._with_policy(await self.agent.next_follow_ups())
 
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
@@ -341,9 +431,12 @@ class AgentSession:
     # -- what extensions call through the extension API (pi.send_message, pi.set_model...) -----
 
     async def send_custom_message(
-        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False
-    ) -> None:
-        await self._sent.send_custom(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+        self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False,
+        attribution: str | None = None,
+    ) -> None:  # fmt: skip
+        await self._sent.send_custom(
+            message, deliver_as=deliver_as, trigger_turn=trigger_turn, attribution=attribution
+        )
 
     async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> None:
         await self._sent.send_user(content, deliver_as=deliver_as)
@@ -358,7 +451,10 @@ class AgentSession:
 
     def set_session_name(self, name: str) -> None:
         self.session_manager.append_session_info(name)
-        self.listeners.emit_now(SessionInfoChangedEvent(name=self.session_manager.get_session_name()))
+        changed = SessionInfoChangedEvent(name=self.session_manager.get_session_name())
+        self.listeners.emit_now(changed)
+        if self.dispatcher.has_handlers("session_info_changed"):
+            self.listeners.spawn(self._emit("session_info_changed", changed))
 
     def get_session_name(self) -> str | None:
         return self.session_manager.get_session_name()
@@ -446,6 +542,7 @@ class AgentSession:
 
             await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)
+        self.app.clear_extension_timers()
         if self.app.runtime is self:
             self.app.runtime = None
 

@@ -124,8 +124,14 @@ def select_tools(app: Any) -> list[str]:
         return []
     listed = options.get("tools")
     if listed:
-        wanted = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
-        known = {t.name for t in tools}
+        entries = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
+        known = [t.name for t in tools]
+        # an entry with "*" is a pattern: it selects the tools it matches now, and is never
+        # unknown (a plugin may register tools it matches later, as MCP servers connect)
+        wanted = list(dict.fromkeys(
+            name for entry in entries
+            for name in ([entry] if "*" not in entry else [k for k in known if _star_match(entry, k)])
+        ))  # fmt: skip
         unknown = [n for n in wanted if n not in known]
         if unknown:
             from piko.platform.provenance import explain
@@ -136,6 +142,13 @@ def select_tools(app: Any) -> list[str]:
     if options.get("no_builtin_tools"):
         return [t.name for t in tools if t.default_active and not is_builtin_tool(app, t)]
     return [t.name for t in tools if t.default_active]
+
+
+def _star_match(pattern: str, name: str) -> bool:
+    """``*`` matches any characters (pi's tool patterns: no other wildcard)."""
+    import re
+
+    return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), name) is not None
 
 
 def _text_or_file(value: str, cwd: Path) -> str:

@@ -188,7 +188,11 @@ def run_in_thread(fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         except RuntimeError:  # the loop is gone: nobody waits any more
             pass
 
-    threading.Thread(target=work, name=f"piko-{getattr(fn, '__name__', 'call')}", daemon=True).start()
+    import contextvars
+
+    context = contextvars.copy_context()  # the thread sees the caller's context variables
+    name = f"piko-{getattr(fn, '__name__', 'call')}"
+    threading.Thread(target=context.run, args=(work,), name=name, daemon=True).start()
     return future
 
 

@@ -78,6 +78,9 @@ class ModelRegistry:
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
+        self._replaced: dict[
+            str, dict[str, tuple[ProviderConfig, list[Model]]]
+        ] = {}  # name -> plugin -> before
         self.policy_blocked: dict[str, str] = {}  # provider -> the policy file that blocks it
         self.policy_blocked_models: dict[str, str] = {}  # "provider/id" -> the policy line refusing it
         self._loaded = False
@@ -107,6 +110,7 @@ class ModelRegistry:
         self._waiting.clear()
         self.diagnostics.clear()
         self.overrides.clear()
+        self._replaced.clear()
         self._loaded = False
         return self.load()
 
@@ -183,6 +187,8 @@ class ModelRegistry:
             self.overrides.append(
                 Override(group="providers", name=config.name, plugin=config.plugin, replaced=existing.plugin)
             )
+            self._build_waiting((config.name,))
+            self._replaced.setdefault(config.name, {}).setdefault(config.plugin, self._snapshot(existing))
         if existing is not None:
             self._build_waiting((config.name,))  # merging needs the models that are there
         if config.models_factory is not None:
@@ -249,8 +255,27 @@ class ModelRegistry:
             elif config.models_factory is not None:
                 self._add_models(self.providers[config.name], config, config.models_factory())
 
-    def remove_provider(self, name: str) -> None:
-        """Forget a provider and its models."""
+    def _snapshot(self, provider: ProviderConfig) -> tuple[ProviderConfig, list[Model]]:
+        """A copy of ``provider`` and its models, as they are before another plugin changes them."""
+        copied = replace(
+            provider, models=list(provider.models), extra=dict(provider.extra),
+            headers=dict(provider.headers) if provider.headers else provider.headers,
+            env_keys=list(provider.env_keys),
+        )  # fmt: skip
+        return copied, [m for m in self._models.values() if m is not None and m.provider == provider.name]
+
+    def remove_provider(self, name: str, *, plugin: str | None = None) -> None:
+        """Forget a provider and its models; ``plugin``'s removal of a provider it overrode puts
+        back what it replaced (pi: ``unregisterProvider`` restores the built-in)."""
+        replaced = self._replaced.get(name, {}).pop(plugin, None) if plugin else None
+        if replaced is not None:
+            config, models = replaced
+            self._models = {k: m for k, m in self._models.items() if m is None or m.provider != name}
+            self.providers[name] = config
+            for model in models:
+                self._models[f"{name}/{model.id}"] = model
+            self.overrides = [o for o in self.overrides if not (o.name == name and o.plugin == plugin)]
+            return
         self.providers.pop(name, None)
         self._waiting.pop(name, None)
         self._models = {

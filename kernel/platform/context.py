@@ -7,9 +7,13 @@ runs (while extensions load, in ``pi plugins``) the context still exists: ``cwd`
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+from collections.abc import Iterator
 from typing import Any
 
+from piko.lib.records import Record
 from piko.platform.ui import NoOpUI
 
 
@@ -44,6 +48,26 @@ def schedule(result: Any) -> Any:
     _background.add(task)
     task.add_done_callback(_background.discard)
     return task
+
+
+_tool_context: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
+    "piko_tool_context", default=None
+)
+
+
+@contextlib.contextmanager
+def collecting_additional_context(into: list[str]) -> Iterator[None]:
+    """While a tool runs: what it gives ``ctx.add_additional_context`` goes ``into`` the list."""
+    token = _tool_context.set(into)
+    try:
+        yield
+    finally:
+        _tool_context.reset(token)
+
+
+def scheduled_work() -> list[Any]:
+    """The session actions extensions started without awaiting them that have not finished."""
+    return [task for task in _background if not task.done()]
 
 
 def _no_session(name: str) -> ExtensionRuntimeNotInitializedError:
@@ -120,7 +144,8 @@ class ExtensionContext:
     def get_context_usage(self) -> Any:
         return None if self._host is None else self._host.get_context_usage()
 
-    def compact(self, custom_instructions: str | None = None, **options: Any) -> Any:
+    def compact(self, custom_instructions: Any = None, **options: Any) -> Any:
+        """Compact the session (a task): focus text, or pi's options (``on_complete``, ``on_error``)."""
         return self._require("compact").compact_from_extension(custom_instructions, **options)
 
     def get_system_prompt(self) -> str:
@@ -162,3 +187,96 @@ class ExtensionContext:
 
     async def reload(self) -> None:
         await self._require("reload").reload()
+
+    # -- more of the running session -----------------------------------------------------------
+
+    @property
+    def agent(self) -> AgentIdentity:
+        """The agent this session runs: piko runs no subagents, so always the main one."""
+        session_id = None
+        if self._host is not None:
+            session_id = getattr(self._host, "session_id", None)
+        return AgentIdentity(kind="main", id=str(session_id or "main"), name="main", depth=0)
+
+    @property
+    def models(self) -> Any:
+        """The read-only model query: ``list()``, ``current()``, ``resolve(spec)``, ``family(model)``."""
+        return self._require("models").model_query()
+
+    def is_project_trusted(self) -> bool:
+        """Whether the project's own code and settings were let in (``pi trust``)."""
+        app = self.app
+        return bool(getattr(app, "project_trusted", False)) if app is not None else False
+
+    async def run_ephemeral_turn(self, options: Any = None, **kwargs: Any) -> Any:
+        """A side turn on the current conversation that is not recorded (pi's ``runEphemeralTurn``):
+        ``prompt_text``, ``tools``, ``max_tokens``, ``max_context_bytes``, ``on_text_delta``,
+        ``signal``, ``history``, ``dedupe_reply`` (camelCase accepted); gives ``.reply_text``."""
+        from piko.lib.text import snake
+
+        given = {
+            snake(str(k)): v for k, v in {**(options if isinstance(options, dict) else {}), **kwargs}.items()
+        }
+        if isinstance(options, str):
+            given.setdefault("prompt_text", options)
+        given.pop("conversation_key", None)  # one provider lineage: every side turn here is fresh
+        return await self._require("run_ephemeral_turn").run_ephemeral_turn(**given)
+
+    def add_additional_context(self, text: str) -> bool:
+        """From a running tool: trusted context for the model's next request, after the tool
+        results (kept even when the tool then fails). Outside a tool it does nothing (``False``)."""
+        into = _tool_context.get()
+        if into is None or not isinstance(text, str) or not text.strip():
+            return False
+        if text.strip() not in {item.strip() for item in into}:
+            into.append(text)
+        return True
+
+    def get_async_job_snapshot(self) -> Any:
+        """piko has no background jobs: ``None``."""
+        return None
+
+    local_protocol_options: Any = None
+    memory: Any = None
+
+    def resolve_plan_review(self, review_id: str, choice: str, input: Any = None) -> bool:
+        """piko has no plan review: there is never a review to answer (``False``)."""
+        return False
+
+    def get_pending_plan_review(self) -> Any:
+        """piko has no plan review: there is never one pending (``None``)."""
+        return None
+
+    async def open_plan_review(self) -> bool:
+        """piko has no plan review: nothing opens (``False``)."""
+        return False
+
+    # -- managed timers ------------------------------------------------------------------------
+
+    def _timers(self) -> Any:
+        app = self.app
+        if app is None:
+            raise _no_session("set_timeout")
+        return app.extension_timers
+
+    def set_timeout(self, fn: Any, ms: float = 0, *args: Any) -> Any:
+        """Call ``fn(*args)`` once after ``ms`` ms, isolated like a handler; cleared at shutdown."""
+        return self._timers().set_timeout(fn, ms, *args)
+
+    def set_interval(self, fn: Any, ms: float = 0, *args: Any) -> Any:
+        """Call ``fn(*args)`` every ``ms`` ms, isolated like a handler; cleared at shutdown."""
+        return self._timers().set_interval(fn, ms, *args)
+
+    def clear_timer(self, timer: Any) -> None:
+        """Cancel a timer of :meth:`set_timeout` or :meth:`set_interval`."""
+        self._timers().clear(timer)
+
+
+class AgentIdentity(Record):
+    """``ctx.agent``: ``kind`` ``"main"`` or ``"sub"``, ``id``, ``name``, ``depth``, ``parent_id``."""
+
+    kind: str = "main"
+    id: str = "main"
+    name: str = "main"
+    depth: int = 0
+    parent_id: str | None = None

@@ -20,10 +20,12 @@ run's abort ``signal``, an abort cancels the handler being waited for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import sys
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from piko.data.events import ExtensionErrorEvent
@@ -158,6 +160,9 @@ class Dispatcher:
             if name in STREAM_RATE_EVENTS and self.tracer is None:
                 await self._notify_inline(handlers, name, event, ctx, signal)
                 return None
+            if name in CONCURRENT_EVENTS:  # each within its own budget, all at once
+                await asyncio.gather(*(self._call(h, name, event, ctx, signal=signal) for h in handlers))
+                return None
             for handler in handlers:
                 await self._call(handler, name, event, ctx, signal=signal)
             return None
@@ -271,6 +276,9 @@ class Dispatcher:
                 print(f"piko: extension_error handler of {other.source} failed: {inner}", file=sys.stderr)
 
 
+CONCURRENT_EVENTS = frozenset({"session_shutdown"})
+"""Events whose handlers run concurrently: shutdown waits for the slowest, not for their sum."""
+
 STREAM_RATE_EVENTS = frozenset({"message_update", "tool_execution_update"})
 """Events fired once per streamed delta: their plain-function handlers run on the loop."""
 
@@ -282,12 +290,54 @@ def _overrun_message(budget: float) -> str:
     return f"handler did not finish within its {budget:g} s budget"
 
 
+class _BudgetClock:
+    """The running handler's budget (an ``asyncio.timeout`` scope) and how many waits on the user
+    hold it; while one does, the budget does not run."""
+
+    __slots__ = ("held", "remaining", "scope")
+
+    def __init__(self, scope: Any) -> None:
+        self.scope = scope
+        self.held = 0
+        self.remaining: float | None = None
+
+
+_clock: contextvars.ContextVar[_BudgetClock | None] = contextvars.ContextVar(
+    "piko_budget_clock", default=None
+)
+
+
+@contextlib.contextmanager
+def paused_budget() -> Iterator[None]:
+    """While the ``with`` block runs (a dialog waiting on the user), the budget of the handler that
+    opened it stands still: pi's rule that a budget counts handler time, not dialog time.
+    Outside a handler it does nothing."""
+    clock = _clock.get()
+    if clock is None:
+        yield
+        return
+    loop = asyncio.get_running_loop()
+    clock.held += 1
+    if clock.held == 1:
+        when = clock.scope.when()
+        clock.remaining = None if when is None else max(0.0, when - loop.time())
+        clock.scope.reschedule(None)
+    try:
+        yield
+    finally:
+        clock.held -= 1
+        if clock.held == 0 and clock.remaining is not None and not clock.scope.expired():
+            clock.scope.reschedule(loop.time() + clock.remaining)
+
+
 async def _bounded(awaitable: Any, timeout: float, budget: float, signal: Any) -> Any:
     """Await ``awaitable`` for at most ``timeout`` s (:class:`HandlerTimeout` naming ``budget``);
-    a firing ``signal`` (not yet fired when called) cancels it with :class:`HandlerAborted`."""
+    a firing ``signal`` (not yet fired when called) cancels it with :class:`HandlerAborted`.
+    Time spent in :func:`paused_budget` (dialogs) does not count."""
     listening = signal is not None and not signal.aborted
     cut = False
     scope = asyncio.timeout(timeout)
+    token = _clock.set(_BudgetClock(scope))
     try:
         async with scope:
             if not listening:
@@ -310,6 +360,8 @@ async def _bounded(awaitable: Any, timeout: float, budget: float, signal: Any) -
         if cut:
             raise HandlerAborted() from None
         raise HandlerTimeout(_overrun_message(budget)) from None
+    finally:
+        _clock.reset(token)
 
 
 class HandlerAborted(Exception):

@@ -34,6 +34,13 @@ from piko.platform.semantics import subscribable_events
 
 _MISSING = object()
 
+# omp's names of events pi and piko call otherwise.
+EVENT_ALIASES = {
+    "session_before_branch": "session_before_fork",
+    "session_branch": "session_fork",
+    "session.compacting": "session_compacting",
+}
+
 
 def adapt_handler(handler: Callable[..., Any]) -> Callable[[Any, Any], Any]:
     """Let a handler take ``(event, ctx)``, ``(event)`` or nothing."""
@@ -100,6 +107,10 @@ class ExtensionAPI:
         self._delete_fallbacks: list[Callable[..., Any]] = []
         self._extra: Any = None
         self._compiled: Any = None
+        self._unknown_events: set[str] = set()
+        self._tool_renderers: dict[str, dict[str, Callable[..., Any]]] = {}
+        self._service_tiers: dict[str, str] = {}
+        self.display_registrations: list[tuple[str, Any]] = []
 
     # -- shared services ---------------------------------------------------------------------
 
@@ -107,6 +118,13 @@ class ExtensionAPI:
     def events(self) -> Any:
         """The event bus shared by all extensions (``pi.events.emit`` / ``pi.events.on``)."""
         return self._app.event_bus
+
+    @property
+    def pi(self) -> Any:
+        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module."""
+        import piko
+
+        return piko
 
     @property
     def logger(self) -> logging.Logger:
@@ -123,39 +141,109 @@ class ExtensionAPI:
     # -- registration ------------------------------------------------------------------------
 
     def on(self, event: str, handler: Callable[..., Any]) -> None:
-        """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...)."""
+        """Handle ``event`` (pi's event names: ``"tool_call"``, ``"session_start"``, ...).
+
+        omp's names for pi's events are accepted (``session_before_branch`` is
+        ``session_before_fork``). An event this runtime does not have is one warning per
+        extension and name, and the handler is left out: an extension written for a newer
+        runtime still loads.
+        """
+        event = EVENT_ALIASES.get(event, event)
         if event not in subscribable_events():
-            raise ValueError(f"unknown event '{event}'")
+            if event not in self._unknown_events:
+                self._unknown_events.add(event)
+                import difflib
+
+                close = difflib.get_close_matches(event, sorted(subscribable_events()), n=1)
+                hint = f" (did you mean '{close[0]}'?)" if close else ""
+                self._warn(f"pi.on('{event}'): no such event in this version of piko{hint}; handler ignored")
+            return
         self._handlers.setdefault(event, []).append(adapt_handler(handler))
         self._refresh()
 
-    def register_tool(self, tool: ToolDefinition | None = None, **kwargs: Any) -> ToolDefinition:
-        """Register a tool: ``register_tool(name=, label=, description=, parameters=, execute=)``."""
-        definition = tool if tool is not None else ToolDefinition(**kwargs)
+    def register_tool(self, tool: Any = None, **kwargs: Any) -> ToolDefinition:
+        """Register a tool: pi's object (``register_tool({"name": ..., "execute": ...})``, camelCase
+        or snake_case keys), keywords (``register_tool(name=, description=, execute=)``) or a
+        :class:`ToolDefinition`. ``hidden``/``default_inactive`` keep it inactive until asked for;
+        ``on_session(event, ctx)`` hears the session events; unknown fields are one warning."""
+        from piko.lib.records import replace
+        from piko.platform.extension_shapes import options_of, tool_fields
+
+        if isinstance(tool, ToolDefinition):
+            definition = tool
+            if kwargs:
+                definition = replace(tool, **kwargs)
+        else:
+            options = options_of(tool, kwargs)
+            definition = ToolDefinition(**tool_fields(options, self._warn))
+            if callable(options.get("on_session")):
+                self._subscribe_on_session(options["on_session"])
         definition.plugin = self.name
         if not definition.label:
             definition.label = definition.name
-        if "default_active" not in kwargs and tool is None:
-            definition.default_active = True  # extension tools are active unless --tools says otherwise
         self._tools.append(definition)
+        self._apply_tool_renderers()
         if self._live():
             self._app.registries.add_runtime("tools", definition)
+            if definition.default_active:
+                self._activate_now(definition.name)
         self._refresh()
         return definition
+
+    def _subscribe_on_session(self, on_session: Callable[..., Any]) -> None:
+        """A tool's ``on_session(event, ctx)``: called on each session event with ``event.reason``."""
+        from types import SimpleNamespace
+
+        reasons = {
+            "session_start": "start", "session_switch": "switch", "session_fork": "branch",
+            "session_tree": "tree", "session_shutdown": "shutdown",
+        }  # fmt: skip
+        for event_name, reason in reasons.items():
+
+            def hear(event: Any, ctx: Any, reason: str = reason) -> Any:
+                return on_session(SimpleNamespace(reason=reason, event=event), ctx)
+
+            self._handlers.setdefault(event_name, []).append(hear)
+
+    def _activate_now(self, name: str) -> None:
+        """A tool registered while the session runs joins the active tools (pi mounts it live)."""
+        runtime = getattr(self._app, "runtime", None)
+        if runtime is None:
+            return
+        active = list(runtime.get_active_tools())
+        if name not in active:
+            runtime.set_active_tools([*active, name])
+
+    def _warn(self, message: str) -> None:
+        """One diagnostic line naming this extension (``Warning: ...`` on stderr, ``pi plugins``)."""
+        line = f"extension '{self.name}' ({self.source}): {message}"
+        if self._app is not None:
+            self._app.pm.diagnose(line)
+        else:
+            self.logger.warning(line)
 
     def register_command(
         self,
         name: str,
-        description: str = "",
+        description: Any = "",
         handler: Callable[..., Any] | None = None,
         get_argument_completions: Callable[..., Any] | None = None,
+        **options: Any,
     ) -> CommandDefinition:
-        """Register ``/name``; ``handler(args, ctx)`` may be a coroutine function."""
+        """Register ``/name``: ``register_command(name, {"description":, "handler":})`` as pi
+        does, or keywords; ``handler(args, ctx)`` may be a coroutine function."""
+        from piko.platform.extension_shapes import COMMAND_FIELDS, options_of, simple_fields
+
+        given = options_of(description if not isinstance(description, str) else None, options)
+        if callable(description) and not isinstance(description, dict):
+            given.setdefault("handler", description)
+        fields = simple_fields("command", name, given, COMMAND_FIELDS, self._warn)
+        text = description if isinstance(description, str) else fields.get("description", "")
         definition = CommandDefinition(
             name=name.lstrip("/"),
-            description=description,
-            handler=handler,
-            get_argument_completions=get_argument_completions,
+            description=str(text or ""),
+            handler=handler or fields.get("handler"),
+            get_argument_completions=get_argument_completions or fields.get("get_argument_completions"),
             plugin=self.name,
         )
         self._commands.append(definition)
@@ -165,13 +253,23 @@ class ExtensionAPI:
         return definition
 
     def register_flag(
-        self, name: str, description: str = "", type: str = "boolean", default: Any = None
+        self, name: str, description: Any = "", type: str = "boolean", default: Any = None, **options: Any
     ) -> FlagDefinition:
-        """Register ``--name`` (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
+        """Register ``--name``: ``register_flag(name, {"description":, "type":, "default":})`` or
+        keywords (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
+        from piko.platform.extension_shapes import FLAG_FIELDS, options_of, simple_fields
+
+        if not isinstance(description, str):
+            fields = simple_fields("flag", name, options_of(description, options), FLAG_FIELDS, self._warn)
+            description = fields.get("description", "")
+            type = fields.get("type", type)
+            default = fields.get("default", default)
+        elif options:
+            self._warn(f"flag '{name}': unknown field(s) {', '.join(sorted(options))}; ignored")
         if type not in ("boolean", "string"):
             raise ValueError(f"flag '{name}': type must be 'boolean' or 'string'")
         definition = FlagDefinition(
-            name=name.lstrip("-"), description=description, type=type, default=default
+            name=name.lstrip("-"), description=str(description or ""), type=type, default=default
         )
         definition.plugin = self.name
         self._flags.append(definition)
@@ -190,11 +288,21 @@ class ExtensionAPI:
         return None
 
     def register_shortcut(
-        self, key: str, description: str = "", handler: Callable[..., Any] | None = None
+        self, key: str, description: Any = "", handler: Callable[..., Any] | None = None, **options: Any
     ) -> None:
-        """Register a key for the interactive mode; ``handler(ctx)``."""
+        """Register a key for the interactive mode: ``register_shortcut(key, {"description":,
+        "handler":})`` or keywords; ``handler(ctx)``."""
+        from piko.platform.extension_shapes import SHORTCUT_FIELDS, options_of, simple_fields
+
+        if not isinstance(description, str) or options:
+            fields = simple_fields(
+                "shortcut", key, options_of(description if not isinstance(description, str) else None, options),
+                SHORTCUT_FIELDS, self._warn,
+            )  # fmt: skip
+            handler = handler or fields.get("handler")
+            description = description if isinstance(description, str) else fields.get("description", "")
         self._shortcuts.append(
-            ShortcutDefinition(key=key, description=description, handler=handler, plugin=self.name)
+            ShortcutDefinition(key=key, description=str(description or ""), handler=handler, plugin=self.name)
         )
         self._refresh()
 
@@ -211,10 +319,10 @@ class ExtensionAPI:
         return provider
 
     def unregister_provider(self, name: str) -> None:
-        """Remove a provider this extension registered."""
+        """Remove a provider this extension registered; one it overrode comes back as it was."""
         self._providers = [p for p in self._providers if p.name != name]
         if self._live():
-            self._app.model_registry.remove_provider(name)
+            self._app.model_registry.remove_provider(name, plugin=self.name)
         self._refresh()
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
@@ -223,6 +331,58 @@ class ExtensionAPI:
             MessageRendererDefinition(custom_type=custom_type, renderer=renderer, plugin=self.name)
         )
         self._refresh()
+
+    # -- display registrations the terminal does not draw yet (kept, never a failed load) ----
+
+    def register_assistant_thinking_renderer(self, renderer: Callable[..., Any]) -> None:
+        """Kept in :attr:`display_registrations`; piko's terminal does not draw thinking renderers yet."""
+        self._keep_display("assistant_thinking_renderer", renderer)
+
+    def register_composer_shape(self, definition: Any) -> None:
+        """Kept in :attr:`display_registrations`; piko's editor has one shape."""
+        self._keep_display("composer_shape", definition)
+
+    def register_entry_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
+        """Kept in :attr:`display_registrations`; custom entries are not shown in piko's terminal."""
+        self._keep_display("entry_renderer", (custom_type, renderer))
+
+    def register_markdown_transformer(self, transformer: Callable[..., Any], options: Any = None) -> None:
+        """Kept in :attr:`display_registrations`; piko renders markdown untransformed."""
+        self._keep_display("markdown_transformer", (transformer, options))
+
+    def register_tool_renderer(self, tool_name: str, options: Any = None, **kwargs: Any) -> None:
+        """``render_call``/``render_result`` for a tool, also one registered later or by someone else
+        (pi 1.6's ``registerToolRenderer``); applied when the tool is (or becomes) known."""
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options, kwargs)
+        renderers = {k: given[k] for k in ("render_call", "render_result") if callable(given.get(k))}
+        self._tool_renderers[tool_name] = renderers
+        self._apply_tool_renderers()
+
+    def _apply_tool_renderers(self) -> None:
+        registry = getattr(getattr(self._app, "registries", None), "tools", None) if self._app else None
+        for tool in [*self._tools, *(list(registry) if registry is not None else [])]:
+            for field_name, renderer in self._tool_renderers.get(tool.name, {}).items():
+                if getattr(tool, field_name, None) is None:
+                    setattr(tool, field_name, renderer)
+
+    def _keep_display(self, kind: str, value: Any) -> None:
+        self.display_registrations.append((kind, value))
+
+    # -- service tiers -----------------------------------------------------------------------
+
+    def get_service_tiers(self) -> dict[str, str]:
+        """A copy of the session's per-family service tiers (``set_service_tier``)."""
+        return dict(self._service_tiers)
+
+    def set_service_tier(self, family: str, tier: str | None = None) -> None:
+        """Remember a service tier for a provider family (``None`` clears it); piko's providers do
+        not send tiers yet, so this changes no request."""
+        if tier is None:
+            self._service_tiers.pop(family, None)
+        else:
+            self._service_tiers[family] = str(tier)
 
     def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
         """Offer a privileged write when a tool's write fails with EPERM/EACCES/EROFS."""
@@ -261,20 +421,51 @@ class ExtensionAPI:
             )
         return on_loop(runtime)
 
-    def send_message(self, message: Any, *, deliver_as: str | None = None, trigger_turn: bool = False) -> Any:
-        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``).
+    def send_message(
+        self, message: Any, options: Any = None, *, deliver_as: str | None = None,
+        trigger_turn: bool = False, attribution: str | None = None,
+    ) -> Any:  # fmt: skip
+        """Inject a custom message (``custom_type``, ``content``, ``display``, ``details``; plain
+        text is its content).
 
-        ``deliver_as``: ``"steer"`` (default while streaming), ``"followUp"`` or ``"nextTurn"``;
-        ``trigger_turn`` starts a turn when idle. Returns a task (awaiting it is optional).
+        Options, as keywords or pi's object (``send_message(msg, {"deliverAs": "steer"})``):
+        ``deliver_as`` ``"steer"`` (default while streaming), ``"followUp"``, ``"nextTurn"`` or
+        ``"aside"``; ``trigger_turn`` starts a turn when idle; ``attribution`` ``"user"``/``"agent"``.
+        Returns a task (awaiting it is optional).
         """
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options)
         runtime = self._runtime("send_message")
         return schedule(
-            runtime.send_custom_message(message, deliver_as=deliver_as, trigger_turn=trigger_turn)
+            runtime.send_custom_message(
+                message,
+                deliver_as=deliver_as or given.get("deliver_as"),
+                trigger_turn=trigger_turn or bool(given.get("trigger_turn")),
+                attribution=attribution or given.get("attribution"),
+            )
         )
 
-    def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> Any:
-        """Submit user text or blocks without command or template expansion (returns a task)."""
-        return schedule(self._runtime("send_user_message").send_user_message(content, deliver_as=deliver_as))
+    def send_user_message(
+        self,
+        content: Any,
+        options: Any = None,
+        *,
+        deliver_as: str | None = None,
+        attribution: str | None = None,
+    ) -> Any:
+        """Submit user text or blocks without command or template expansion (returns a task).
+
+        ``deliver_as`` (or pi's ``{"deliverAs": ...}``): omitted starts a prompt when idle and
+        steers while streaming; ``"steer"``/``"followUp"`` queue; ``"aside"`` steers or starts a
+        turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
+        ``attribution`` is accepted (``"user"`` by default) and not yet recorded.
+        """
+        from piko.platform.extension_shapes import options_of
+
+        given = options_of(options)
+        runtime = self._runtime("send_user_message")
+        return schedule(runtime.send_user_message(content, deliver_as=deliver_as or given.get("deliver_as")))
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""

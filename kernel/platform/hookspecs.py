@@ -43,6 +43,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
     from piko.data.events import (
         AfterProviderResponseEvent,
         AgentEndEvent,
+        AgentSettledEvent,
         AgentStartEvent,
         AssistantMessageEvent,
         AutoCompactionEndEvent,
@@ -50,39 +51,61 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         AutoRetryEndEvent,
         AutoRetryStartEvent,
         BeforeAgentStartEvent,
+        BeforeProviderHeadersEvent,
         BeforeProviderRequestEvent,
+        BeforeSubagentSpawnEvent,
         BranchSummaryRequest,
+        CacheWarmingDecisionEvent,
         CompactionRequest,
         ContextEvent,
+        ContextWithSystemEvent,
+        CredentialDisabledEvent,
         ExportRequest,
         ExtensionErrorEvent,
         FileDeleteRequest,
         FileWriteRequest,
+        GoalUpdatedEvent,
         InputEvent,
         MessageEndEvent,
         MessageStartEvent,
         MessageUpdateEvent,
         ModelSelectEvent,
+        PlanReviewRequestedEvent,
+        PlanReviewResolvedEvent,
         ResourcesDiscoverEvent,
+        RetryFallbackAppliedEvent,
+        RetryFallbackSucceededEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,
         SessionBeforeSwitchEvent,
         SessionBeforeTreeEvent,
         SessionCompactEvent,
+        SessionCompactingEvent,
         SessionForkEvent,
+        SessionInfoChangedEvent,
         SessionShutdownEvent,
         SessionStartEvent,
+        SessionStopEvent,
         SessionSwitchEvent,
         SessionTreeEvent,
         ThinkingLevelSelectEvent,
+        TodoReminderEvent,
+        ToolApprovalRequestedEvent,
+        ToolApprovalResolvedEvent,
         ToolCallEvent,
         ToolExecutionEndEvent,
         ToolExecutionStartEvent,
         ToolExecutionUpdateEvent,
         ToolResultEvent,
+        TtsrTriggeredEvent,
         TurnEndEvent,
         TurnStartEvent,
+        UiPromptEndEvent,
+        UiPromptStartEvent,
         UserBashEvent,
+        UserPythonEvent,
+        WorkspaceReadRequest,
+        WorkspaceWriteRequest,
     )
     from piko.data.messages import AssistantMessage, Model
     from piko.engine.system_prompt import SystemPromptOptions
@@ -433,6 +456,33 @@ def piko_export_html(request: ExportRequest, ctx: Context) -> Any:
 
     :param request: a :class:`piko.data.events.ExportRequest` (session file or entries, output path).
     Return value: the path written, or ``None``.
+    """
+
+
+@event(Semantics.FIRST, service=True)
+def piko_workspace_read_text(request: WorkspaceReadRequest, ctx: Context) -> Any:
+    """Give the text of a file as the user's workspace holds it (unsaved editor changes).
+
+    For a plugin that knows a file better than the disk does (an editor, through ACP).
+
+    Asked by the ``read`` and ``edit`` tools before they read a file, only when a handler is
+    registered (no cost otherwise).
+
+    :param request: :class:`piko.data.events.WorkspaceReadRequest` (``path`` absolute, ``session_id``).
+    Return value: the file's whole text (the first result wins); ``None`` lets the tool read the disk.
+    """
+
+
+@event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
+def piko_workspace_write_text(request: WorkspaceWriteRequest, ctx: Context) -> Any:
+    """Write a file through the user's workspace (an editor updates its buffer and saves it).
+
+    Asked by the ``write`` and ``edit`` tools before they write, only when a handler is
+    registered.
+
+    :param request: :class:`piko.data.events.WorkspaceWriteRequest` (``path`` absolute, ``content``).
+    Return value: ``True`` when the workspace wrote the file (the first ``True`` wins; a raising
+    handler is skipped); otherwise the tool writes the disk.
     """
 
 
@@ -866,4 +916,214 @@ def piko_extension_error(event: ExtensionErrorEvent, ctx: Context) -> None:
 
     :param event: ``ExtensionErrorEvent(extension_path, event, error, stack)``.
     Semantics: notify (errors raised here are logged to stderr, never re-dispatched).
+    """
+
+
+# ---------------------------------------------------------------------------
+# More events of the extension reference
+# ---------------------------------------------------------------------------
+
+
+@event(Semantics.NOTIFY)
+def piko_agent_settled(event: AgentSettledEvent, ctx: Context) -> None:
+    """The agent finished its run and nothing is queued (pi 1.6).
+
+    The moment to reload, hand off or report, once per settled run.
+
+    :param event: ``AgentSettledEvent()``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> None:
+    """The session's name changed (``/name``, ``pi.set_session_name``, RPC ``set_session_name``).
+
+    :param event: ``SessionInfoChangedEvent(name)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_session_stop(event: SessionStopEvent, ctx: Context) -> None:
+    """The main session is about to stop (omp).
+
+    Declared so extensions can subscribe; piko does not yet grant continuations, so what a
+    handler returns is ignored.
+
+    :param event: ``SessionStopEvent(session_id, continuations, messages)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> None:
+    """omp's ``session.compacting`` (``pi.on("session.compacting", ...)`` reaches it).
+
+    Declared for subscription; piko's compaction takes its changes from
+    ``session_before_compact``.
+
+    :param event: ``SessionCompactingEvent(session_id, messages)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context) -> None:
+    """The headers of a provider request (pi 1.6).
+
+    Declared for subscription; change headers with ``before_provider_request`` or the provider's
+    ``headers`` in piko.
+
+    :param event: ``BeforeProviderHeadersEvent(headers, model)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> None:
+    """The system prompt and messages of a request together (pi 1.6).
+
+    Declared for subscription; change them with ``before_agent_start`` and ``context`` in piko.
+
+    :param event: ``ContextWithSystemEvent(system_prompt, messages)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
+    """A ``ctx.ui`` dialog opened (pi 1.6).
+
+    :param event: ``UiPromptStartEvent(method, title)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_ui_prompt_end(event: UiPromptEndEvent, ctx: Context) -> None:
+    """A ``ctx.ui`` dialog closed (pi 1.6).
+
+    :param event: ``UiPromptEndEvent(method, title, cancelled)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_cache_warming_decision(event: CacheWarmingDecisionEvent, ctx: Context) -> None:
+    """Before a prompt-cache warming refresh (omp). piko does not warm caches: never fired.
+
+    :param event: ``CacheWarmingDecisionEvent(warm_cost, miss_cost, continuation_probability, action)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_tool_approval_requested(event: ToolApprovalRequestedEvent, ctx: Context) -> None:
+    """A tool call waits for approval (omp). piko has no approval tiers: never fired yet.
+
+    :param event: ``ToolApprovalRequestedEvent(tool_call_id, tool_name, input)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_tool_approval_resolved(event: ToolApprovalResolvedEvent, ctx: Context) -> None:
+    """A tool call's approval was decided (omp). Never fired yet.
+
+    :param event: ``ToolApprovalResolvedEvent(tool_call_id, tool_name, approved)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_plan_review_requested(event: PlanReviewRequestedEvent, ctx: Context) -> None:
+    """An interactive plan review opened (omp). For a plan-mode plugin to fire.
+
+    :param event: ``PlanReviewRequestedEvent(review_id, session_id, title, plan_path, plan_content, choices, tiers)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_plan_review_resolved(event: PlanReviewResolvedEvent, ctx: Context) -> None:
+    """A plan review closed (omp). For a plan-mode plugin to fire.
+
+    :param event: ``PlanReviewResolvedEvent(review_id, choice, by="local"|"extension")``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_before_subagent_spawn(event: BeforeSubagentSpawnEvent, ctx: Context) -> None:
+    """A subagent is about to be spawned (omp). piko runs no subagents: for a subagent plugin to fire.
+
+    :param event: ``BeforeSubagentSpawnEvent(agent, invocation_kind, model_role, patterns, spawn_key)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_retry_fallback_applied(event: RetryFallbackAppliedEvent, ctx: Context) -> None:
+    """Auto-retry switched to a fallback model (omp). For a fallback plugin to fire.
+
+    :param event: ``RetryFallbackAppliedEvent(from_model, to_model, role, reason)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_retry_fallback_succeeded(event: RetryFallbackSucceededEvent, ctx: Context) -> None:
+    """A request succeeded on a fallback model (omp). For a fallback plugin to fire.
+
+    :param event: ``RetryFallbackSucceededEvent(model, role)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_ttsr_triggered(event: TtsrTriggeredEvent, ctx: Context) -> None:
+    """A stream rule triggered (omp's TTSR). For the plugin that owns stream rules to fire.
+
+    :param event: ``TtsrTriggeredEvent(rules)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_todo_reminder(event: TodoReminderEvent, ctx: Context) -> None:
+    """The agent is reminded of open todos (omp). For a todo plugin to fire.
+
+    :param event: ``TodoReminderEvent(todos, attempt, max_attempts)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_goal_updated(event: GoalUpdatedEvent, ctx: Context) -> None:
+    """The session's goal changed (omp). For a goal plugin to fire.
+
+    :param event: ``GoalUpdatedEvent(goal)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_credential_disabled(event: CredentialDisabledEvent, ctx: Context) -> None:
+    """A stored credential was disabled after failing (omp). For an auth plugin to fire.
+
+    :param event: ``CredentialDisabledEvent(provider, reason)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.FIRST)
+def piko_user_python(event: UserPythonEvent, ctx: Context) -> Any:
+    """The user runs Python code (omp's ``$`` line).
+
+    piko has no such input yet: for a plugin that adds one to fire, as ``user_bash``.
+
+    :param event: ``UserPythonEvent(code, exclude_from_context, cwd)``.
+    Return value: ``{"result": ...}`` runs nothing and uses that result.
+    Semantics: first result.
     """

@@ -155,6 +155,36 @@ class UI(Protocol):
     def set_theme(self, theme: Any) -> bool:
         """Switch to ``theme`` (a theme or its name); ``False`` when there is no such theme."""
 
+    async def ask_dialog(self, *args: Any, **opts: Any) -> Any:
+        """pi's ``askDialog``: accepted, answers ``None`` (piko has no such dialog yet)."""
+
+    def set_working_visible(self, visible: bool = True) -> None:
+        """Show or hide the working indicator while the agent runs."""
+
+    def set_working_indicator(self, indicator: Any = None) -> None:
+        """Replace the working indicator (pi 1.6); accepted, inert in piko's modes."""
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
+        """What a hidden thinking block shows (``Thinking...``); ``None`` restores it."""
+
+    def paste_to_editor(self, text: str) -> None:
+        """Paste ``text`` into the prompt editor as if typed (pastes are expanded)."""
+
+    def get_editor_component(self) -> Any:
+        """The factory last given to :meth:`set_editor_component` (``None``: the built-in editor)."""
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        """Add completions to the prompt editor; accepted, inert in piko's modes."""
+
+    def on_terminal_input(self, handler: Any) -> Any:
+        """Subscribe to raw terminal input; returns the function that unsubscribes."""
+
+    def get_tools_expanded(self) -> bool:
+        """Whether tool boxes are expanded (Ctrl+O's state)."""
+
+    def set_tools_expanded(self, expanded: bool) -> None:
+        """Expand or collapse the tool boxes, as Ctrl+O does."""
+
 
 @runtime_checkable
 class Context(Protocol):

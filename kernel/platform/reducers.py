@@ -68,7 +68,10 @@ async def cancel(
 ) -> Any:
     result: dict[str, Any] | None = None
     for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        value = await d._call(handler, name, event, ctx, signal=signal)
+        if value is False:  # omp: returning false from a before-event cancels it
+            return {"cancel": True}
+        norm = normalize_result(value)
         if norm:
             result = norm
             if norm.get("cancel"):
@@ -101,6 +104,7 @@ async def tool_call(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     result: dict[str, Any] | None = None
+    contexts: list[str] = []
     failed, cut = object(), object()
     for handler in handlers:
         value = await d._call(handler, name, event, ctx, fail=failed, aborted=cut, signal=signal)
@@ -121,16 +125,30 @@ async def tool_call(
         revised = norm.get("input")
         if isinstance(revised, dict):
             event.input = revised
-        result = norm
         if norm.get("block"):
             return norm
+        add_context(contexts, norm.get("additional_context"))
+        result = {k: v for k, v in norm.items() if k != "additional_context"}
+    if contexts:
+        result = {**(result or {}), "additional_context": contexts}
     return result
+
+
+def add_context(contexts: list[str], value: Any) -> None:
+    """Keep a handler's ``additionalContext`` unless blank or a repeat (ignoring surrounding space)."""
+    if isinstance(value, str) and value.strip() and value.strip() not in {c.strip() for c in contexts}:
+        contexts.append(value)
 
 
 ABORTED_REASON = "Operation aborted"
 
 # What a handler result may hold: field -> the types its value may have (None always may).
-_TOOL_CALL_FIELDS: dict[str, tuple[type, ...]] = {"block": (bool,), "reason": (str,), "input": (dict,)}
+_TOOL_CALL_FIELDS: dict[str, tuple[type, ...]] = {
+    "block": (bool,),
+    "reason": (str,),
+    "input": (dict,),
+    "additional_context": (str,),
+}
 _BEFORE_AGENT_START_FIELDS: dict[str, tuple[type, ...]] = {
     "message": (dict, object),
     "messages": (list,),
@@ -168,6 +186,7 @@ async def tool_result(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     patch: dict[str, Any] = {}
+    contexts: list[str] = []
     for handler in handlers:
         norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
         if not norm:
@@ -181,6 +200,9 @@ async def tool_result(
                     value = blocks_from_wire(value) if isinstance(value, list) else value
                 setattr(event, key, value)
                 patch[key] = value
+        add_context(contexts, norm.get("additional_context"))
+    if contexts:
+        patch["additional_context"] = contexts
     return patch or None
 
 

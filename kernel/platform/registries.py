@@ -63,7 +63,10 @@ class ToolDefinition(Lazy, Registration):
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
     ``prompt_guidelines`` are added to the guidelines when it is active. ``order`` places the
     tool in the default tool list (lower first; tools without one follow in load order): piko's
-    built-in tools use 0-6 to come in pi's order.
+    built-in tools use 0-6 to come in pi's order. ``metadata`` keeps the fields of a pi/omp tool
+    object piko does not act on (``approval``, ``loadMode``, ...). ``annotations`` are hints
+    about what the tool does (MCP's ``readOnlyHint``, ``destructiveHint``, ``idempotentHint``,
+    ``openWorldHint``), shown to extensions by ``pi.get_all_tools()``.
     """
 
     name: str
@@ -78,6 +81,8 @@ class ToolDefinition(Lazy, Registration):
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
     render_result: Any = None
+    metadata: dict[str, Any] = field(factory=dict)
+    annotations: dict[str, Any] | None = None
     plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """The extension UI context (``ctx.ui``): dialogs, notifications and editor access.
 
 Modes supply their own implementation; :class:`NoOpUI` is what handlers get where no UI exists
-(print mode): dialogs return their cancel value at once, everything else does nothing.
+(print mode): dialogs return their cancel value at once, everything else does nothing. It is also
+the base of every mode's UI, so each method of pi's ``ExtensionUIContext`` exists in every mode
+(:data:`UI_METHODS`): an extension written for the terminal never fails headless, it is inert.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ class NoOpUI:
     async def custom(self, component: Any, **opts: Any) -> Any:
         return None
 
+    async def ask_dialog(self, *args: Any, **opts: Any) -> Any:
+        return None
+
     def notify(self, message: str, level: str = "info") -> None:
         return None
 
@@ -36,6 +41,15 @@ class NoOpUI:
         return None
 
     def set_working_message(self, message: str | None = None) -> None:
+        return None
+
+    def set_working_visible(self, visible: bool = True) -> None:
+        return None
+
+    def set_working_indicator(self, indicator: Any = None) -> None:
+        return None
+
+    def set_hidden_thinking_label(self, label: str | None = None) -> None:
         return None
 
     def set_widget(self, key: str, content: Any = None, **opts: Any) -> None:
@@ -56,7 +70,29 @@ class NoOpUI:
     def get_editor_text(self) -> str:
         return ""
 
+    def paste_to_editor(self, text: str) -> None:
+        return None
+
+    supports_editor = False
+
     def set_editor_component(self, factory: Any = None) -> None:
+        self._editor_component = factory
+
+    def get_editor_component(self) -> Any:
+        """The factory last given to :meth:`set_editor_component` (``None``: the built-in editor)."""
+        return getattr(self, "_editor_component", None)
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        return None
+
+    def on_terminal_input(self, handler: Any) -> Any:
+        """Subscribe to raw terminal input; returns the function that unsubscribes."""
+        return lambda: None
+
+    def get_tools_expanded(self) -> bool:
+        return False
+
+    def set_tools_expanded(self, expanded: bool) -> None:
         return None
 
     def get_all_themes(self) -> list[Any]:
@@ -72,3 +108,14 @@ class NoOpUI:
     def theme(self) -> Any:
         """The current theme (``None``: there is nothing to draw)."""
         return None
+
+
+UI_METHODS: tuple[str, ...] = (
+    "select", "confirm", "input", "editor", "custom", "ask_dialog", "notify", "set_status",
+    "set_working_message", "set_working_visible", "set_working_indicator",
+    "set_hidden_thinking_label", "set_widget", "set_footer", "set_header", "set_title",
+    "set_editor_text", "get_editor_text", "paste_to_editor", "set_editor_component",
+    "get_editor_component", "add_autocomplete_provider", "on_terminal_input", "get_tools_expanded",
+    "set_tools_expanded", "get_all_themes", "get_theme", "set_theme",
+)  # fmt: skip
+"""Every method of pi's ``ctx.ui`` (snake_case); ``theme``, ``has_ui`` and ``supports_editor`` are attributes."""

@@ -242,6 +242,9 @@ class SessionHeader:
 # ---------------------------------------------------------------------------
 
 
+_ABSENT = object()
+
+
 class EntryParseError(ValueError):
     """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
@@ -289,6 +292,17 @@ class SessionEntry:
     def get(self, key: str, default: Any = None) -> Any:
         """A field of the JSON object by its wire (camelCase) name."""
         return self.raw.get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        """``entry["type"]``, ``entry["message"]``, ``entry["customType"]``: as pi's entry objects read."""
+        from piko.lib.text import snake
+
+        value = getattr(self, snake(key), _ABSENT) if isinstance(key, str) else _ABSENT
+        if value is _ABSENT:
+            value = self.raw.get(key, _ABSENT)
+        if value is _ABSENT:
+            raise KeyError(key)
+        return value
 
     def to_json(self) -> dict[str, Any]:
         """The JSON object (a copy-free view: do not modify it)."""

@@ -11,10 +11,12 @@ written. With ``required``, a tool call whose audit line cannot be written is bl
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from piko import hookimpl
-from piko.plugins.audit.log import AuditLog
+
+if TYPE_CHECKING:  # the log module (hashlib, socket, getpass) is imported only when auditing
+    from piko.plugins.audit.log import AuditLog
 
 _state: dict[str, Any] = {"log": None, "app": None}
 

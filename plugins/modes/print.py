@@ -105,10 +105,12 @@ async def _run_print(app: Any, out: Any, *, json_output: bool) -> int:
     async def prompts() -> None:
         if first:
             await session.prompt(first, images)
+            await session.settle()  # what extensions sent meanwhile is answered too
         for message in rest:
             if signals.code is not None:
                 break
             await session.prompt(message)
+            await session.settle()
 
     code = 0
     signals = _Stop(session)

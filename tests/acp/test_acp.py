@@ -259,3 +259,33 @@ def test_a_transcript_of_a_driven_session(world, tmp_path: Path) -> None:
     assert "hello world" in done["content"][0]["content"]["text"]
     out = Path(os.environ.get("PIKO_ACP_TRANSCRIPT") or tmp_path / "transcript.jsonl")
     out.write_text("".join(json.dumps(u) + "\n" for u in transcript))
+
+
+def test_file_tools_go_through_a_client_that_offers_files(world) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}}]},
+        {"blocks": [{"tool_call": {"name": "edit", "arguments": {"path": "notes.txt", "edits": [{"oldText": "UNSAVED", "newText": "EDITED"}]}}}]},
+        write_call("fresh.txt", "new file\n"),
+        {"blocks": [{"text": "all through the editor"}]},
+    ]  # fmt: skip
+    home, work, _ = world.start(turns)
+    client = RecordingClient()
+    notes = str(work / "notes.txt")
+    client.buffers[notes] = "hello world\nUNSAVED line in the editor\n"
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, files=True) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("work")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    results = [u for u in client.of("tool_call_update")]
+    assert "UNSAVED line in the editor" in results[0].content[0].content.text  # the buffer, not the disk
+    assert client.writes == [
+        (notes, "hello world\nEDITED line in the editor\n"),
+        (str(work / "fresh.txt"), "new file\n"),
+    ]
+    assert (work / "notes.txt").read_text() == "hello world\nsecond line\n"  # the editor owns the file now
+    assert not (work / "fresh.txt").exists()
+    (diff,) = results[1].content
+    assert (diff.type, diff.new_text) == ("diff", "hello world\nEDITED line in the editor\n")

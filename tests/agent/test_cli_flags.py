@@ -190,12 +190,22 @@ def test_invalid_thinking_level_warns_and_runs(pi_env: Any) -> None:
         (("--no-tools",), []),
         (("-nt",), []),
         (("--no-builtin-tools",), []),
+        (("--tools", "read,*rep"), ["read", "grep"]),
     ],
 )
 def test_tool_flags(pi_env: Any, flags: tuple[str, ...], tools: list[str]) -> None:
     env = pi_env(OK)
     assert env.run("-p", *flags, *MOCK, "hi").returncode == 0
     assert env.tool_names() == tools
+
+
+def test_tools_pattern_matching_nothing_yet_is_not_unknown(pi_env: Any) -> None:
+    """A ``*`` pattern may name tools a plugin registers later (MCP servers connecting)."""
+    env = pi_env(OK)
+    done = env.run("-p", "--tools", "read,mcp__later__*", *MOCK, "hi")
+    assert done.returncode == 0
+    assert "Unknown tool" not in done.stderr
+    assert env.tool_names() == ["read"]
 
 
 def test_no_builtin_tools_keeps_extension_tools(pi_env: Any) -> None:

@@ -104,3 +104,44 @@ def test_cancelled_moves_keep_their_shapes(rig, run) -> None:
     assert probe["fork"] == {"cancelled": True}
     assert probe["new"] == {"cancelled": True}
     assert probe["switch"] == {"cancelled": True}
+
+
+def test_managed_timers_are_cleared_when_the_session_shuts_down(rig, run) -> None:
+    async def scenario() -> tuple[int, int]:
+        session = await rig.session([])
+        session.ctx.set_interval(lambda: None, 60_000)
+        session.ctx.set_timeout(lambda: None, 60_000)
+        before = len(session.app.extension_timers)
+        await session.shutdown()
+        return before, len(session.app.extension_timers)
+
+    assert run(scenario()) == (2, 0)
+
+
+UNREGISTER = """
+def activate(pi):
+    pi.register_provider("openai", {"baseUrl": "http://127.0.0.1:9/v1"})
+
+    def unregister(args, ctx):
+        pi.unregister_provider("openai")
+    pi.register_command("unreg", {"description": "give openai back", "handler": unregister})
+"""
+
+
+def test_unregister_provider_restores_the_built_in_it_replaced(rig, run) -> None:
+    ext = rig.write_extension("gateway", UNREGISTER)
+
+    async def scenario() -> tuple[str, str, int, int]:
+        session = await rig.session([], extensions=[ext])
+        registry = session.app.model_registry
+        original_models = len(registry.models_of("openai"))
+        during = registry.provider("openai").base_url
+        await session.prompt("/unreg")
+        after = registry.provider("openai")
+        assert all(m.base_url.startswith("https://") for m in registry.models_of("openai"))
+        return during, after.base_url, original_models, len(registry.models_of("openai"))
+
+    during, after, before_count, after_count = run(scenario())
+    assert during == "http://127.0.0.1:9/v1"
+    assert after != during and after.startswith("https://")
+    assert after_count == before_count > 0

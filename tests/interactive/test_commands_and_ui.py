@@ -225,3 +225,18 @@ def test_alt_up_restores_queued_messages_to_the_editor(term):
     assert re.search(r"^queued thought\s*$", screen, re.M)
     t.keys("Escape")
     t.wait_for(r"Operation aborted")
+
+
+def test_every_ui_method_of_the_reference_works_in_the_terminal(term, tmp_path):
+    import json
+    from pathlib import Path
+
+    walk = Path(__file__).resolve().parents[1] / "support" / "ui_walk_extension.py"
+    log = tmp_path / "walk.jsonl"
+    t = term(args=["--provider", "faux", "-e", str(walk)], env={"PIKO_TEST_LOG": str(log)})
+    t.wait_ready()
+    t.submit("/uiwalk")
+    t.wait_for(r"uiwalk done", timeout=20)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [row for row in rows if "method" in row and not row["ok"]] == []
+    assert rows[-1] == {"mode": "tui", "has_ui": True}

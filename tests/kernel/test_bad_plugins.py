@@ -44,11 +44,19 @@ BROKEN: dict[str, tuple[str, str]] = {
         "from piko import hookimpl\n\n@hookimpl\ndef piko_tool_call(evnt, ctx):\n    pass\n",
         "failed to load: PluginValidationError: Plugin 'bad' for hook 'piko_tool_call'",
     ),
-    "unknown-event-in-factory": (
-        "def activate(pi):\n    pi.on('tool_cal', lambda e: None)\n",
-        "failed to load: ValueError: unknown event 'tool_cal' (bad_mod.py:2)",
-    ),
 }
+
+
+def test_unknown_event_in_factory_is_one_warning_and_the_plugin_loads(
+    only_site, fake_dist, app_factory
+) -> None:
+    source = "def activate(pi):\n    pi.on('tool_cal', lambda e: None)\n    pi.register_command('still')\n"
+    fake_dist("bad_dist", "1.0", {"bad": "bad_mod"}, {"bad_mod": source})
+    app = app_factory().boot()
+    lines = [d for d in app.diagnostics() if "'bad'" in d]
+    assert len(lines) == 1 and "pi.on('tool_cal')" in lines[0] and "did you mean 'tool_call'?" in lines[0]
+    assert app.pm.infos["bad"].error is None
+    assert "still" in app.registries.commands
 
 
 @pytest.mark.parametrize("case", sorted(BROKEN))

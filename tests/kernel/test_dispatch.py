@@ -478,6 +478,28 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_extension_error": notify_case(
         ev.ExtensionErrorEvent(extension_path="/x.py", event="input", error="e")
     ),
+    # declared for subscription (extensions.md section 8, pi 1.6)
+    "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
+    "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
+    "piko_session_stop": notify_case(ev.SessionStopEvent(session_id="s")),
+    "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
+    "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
+    "piko_context_with_system": notify_case(ev.ContextWithSystemEvent(system_prompt="p")),
+    "piko_ui_prompt_start": notify_case(ev.UiPromptStartEvent(method="confirm")),
+    "piko_ui_prompt_end": notify_case(ev.UiPromptEndEvent(method="confirm", cancelled=True)),
+    "piko_cache_warming_decision": notify_case(ev.CacheWarmingDecisionEvent(action="stop")),
+    "piko_tool_approval_requested": notify_case(ev.ToolApprovalRequestedEvent(tool_name="bash")),
+    "piko_tool_approval_resolved": notify_case(ev.ToolApprovalResolvedEvent(tool_name="bash", approved=True)),
+    "piko_plan_review_requested": notify_case(ev.PlanReviewRequestedEvent(review_id="r")),
+    "piko_plan_review_resolved": notify_case(ev.PlanReviewResolvedEvent(review_id="r", choice="keep")),
+    "piko_before_subagent_spawn": notify_case(ev.BeforeSubagentSpawnEvent(agent="explore")),
+    "piko_retry_fallback_applied": notify_case(ev.RetryFallbackAppliedEvent(from_model="a", to_model="b")),
+    "piko_retry_fallback_succeeded": notify_case(ev.RetryFallbackSucceededEvent(model="b")),
+    "piko_ttsr_triggered": notify_case(ev.TtsrTriggeredEvent()),
+    "piko_todo_reminder": notify_case(ev.TodoReminderEvent(attempt=1)),
+    "piko_goal_updated": notify_case(ev.GoalUpdatedEvent(goal="g")),
+    "piko_credential_disabled": notify_case(ev.CredentialDisabledEvent(provider="p")),
+    "piko_user_python": first_case(ev.UserPythonEvent(code="1+1"), {"result": {"output": "2"}}),
     # services fired through the dispatcher
     "piko_compaction_prepare": first_case(
         ev.CompactionRequest(reason="threshold"), {"first_kept_entry_id": "e9"}
@@ -489,6 +511,8 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_export_html": first_case(ev.ExportRequest(output_path="/tmp/x.html"), "/tmp/x.html"),
     "piko_file_write_fallback": fallback_case(ev.FileWriteRequest(dst="/etc/hosts", content="x")),
     "piko_file_delete_fallback": fallback_case(ev.FileDeleteRequest(dst="/etc/hosts")),
+    "piko_workspace_read_text": first_case(ev.WorkspaceReadRequest(path="/w/a.txt"), "held text"),
+    "piko_workspace_write_text": fallback_case(ev.WorkspaceWriteRequest(path="/w/a.txt", content="x")),
 }
 
 
@@ -842,11 +866,11 @@ def test_abort_cancels_a_pending_tool_call_handler_at_once(kind: str) -> None:
 @pytest.mark.parametrize(
     ("garbage", "problem"),
     [
-        ("allow", "a str ('allow'), not None or {block, reason, input}"),
-        (7, "a int (7), not None or {block, reason, input}"),
-        (True, "a bool (True), not None or {block, reason, input}"),
-        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input}"),
-        ({"block": "yes"}, "block as a str, not None or {block, reason, input}"),
+        ("allow", "a str ('allow'), not None or {block, reason, input, additional_context}"),
+        (7, "a int (7), not None or {block, reason, input, additional_context}"),
+        (True, "a bool (True), not None or {block, reason, input, additional_context}"),
+        ({"blocked": True}, "unknown fields blocked, not None or {block, reason, input, additional_context}"),
+        ({"block": "yes"}, "block as a str, not None or {block, reason, input, additional_context}"),
     ],
 )
 def test_a_tool_call_handler_returning_garbage_fails_closed_naming_it(garbage: Any, problem: str) -> None:
@@ -945,3 +969,55 @@ def test_a_plain_handler_reaches_the_session_through_the_loop() -> None:
         return threading.get_ident()
 
     assert asyncio.run(scenario()) == loop_thread[0]
+
+
+def test_waiting_on_the_user_does_not_spend_the_budget_but_handler_time_does() -> None:
+    from piko.platform.dispatch import paused_budget
+
+    h = Harness(budget_ms=50)
+
+    async def asks_then_decides(e: Any, c: Any) -> Any:
+        with paused_budget():  # a dialog the user answers after four budgets
+            await asyncio.sleep(0.2)
+        return {"block": True, "reason": "user said no"}
+
+    async def asks_then_dawdles(e: Any, c: Any) -> Any:
+        with paused_budget():
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(10)  # its own time overruns
+
+    h.add("piko_tool_call", asks_then_decides, "gate")
+    assert h.emit("tool_call", ev.ToolCallEvent(tool_name="bash", input={})) == {
+        "block": True,
+        "reason": "user said no",
+    }
+    assert h.errors == []
+    h2 = Harness(budget_ms=50)
+    h2.add("piko_tool_call", asks_then_dawdles, "slow")
+    assert h2.emit("tool_call", ev.ToolCallEvent(tool_name="bash", input={}))["block"] is True
+    assert h2.errors[0].error == "handler did not finish within its 0.05 s budget"
+
+
+def test_returning_false_from_a_before_event_cancels_it() -> None:
+    h = Harness()
+    h.add("piko_session_before_switch", returns(False), "refuses")
+    h.add("piko_session_before_switch", returns(None), "later")
+    assert h.emit("session_before_switch", ev.SessionBeforeSwitchEvent(reason="new")) == {"cancel": True}
+    assert h.calls == ["refuses"]
+
+
+def test_session_shutdown_handlers_run_concurrently() -> None:
+    """The first handler finishes only once the second one ran: in a sequential walk it would overrun."""
+    h = Harness(budget_ms=5000)
+    second_ran = asyncio.Event()
+
+    async def waits_for_the_other(e: Any, c: Any) -> None:
+        await second_ran.wait()
+
+    async def sets(e: Any, c: Any) -> None:
+        second_ran.set()
+
+    h.add("piko_session_shutdown", waits_for_the_other, "first")
+    h.add("piko_session_shutdown", sets, "second")
+    h.emit("session_shutdown", ev.SessionShutdownEvent(reason="quit"))
+    assert h.errors == [] and h.calls == ["first", "second"]

@@ -159,10 +159,13 @@ def test_get_flag_reads_the_command_line_then_the_default(env) -> None:
         api.register_flag("bad", type="number")
 
 
-def test_on_refuses_unknown_events() -> None:
+def test_on_warns_once_about_unknown_events_and_ignores_them(caplog: pytest.LogCaptureFixture) -> None:
     api = ExtensionAPI("x")
-    with pytest.raises(ValueError, match="unknown event 'tool_cal'"):
-        api.on("tool_cal", lambda e: None)
+    api.on("tool_cal", lambda e: None)
+    api.on("tool_cal", lambda e: None)
+    warned = [r.getMessage() for r in caplog.records if "tool_cal" in r.getMessage()]
+    assert len(warned) == 1 and "did you mean 'tool_call'?" in warned[0]
+    assert "tool_cal" not in api._handlers
     for name in subscribable_events():
         api.on(name, lambda e: None)
 
@@ -171,7 +174,7 @@ def test_subscribable_events_are_the_notify_chain_cancel_and_block_events() -> N
     SEMANTICS = declared()
 
     services = {"compact", "compaction_prepare", "summarize_branch", "export_html",
-                "file_write_fallback", "file_delete_fallback"}  # fmt: skip
+                "file_write_fallback", "file_delete_fallback", "workspace_read_text", "workspace_write_text"}  # fmt: skip
     assert set(subscribable_events()) == set(SEMANTICS) - services
 
 

@@ -159,6 +159,28 @@ SPEC_TABLE: dict[str, tuple[bool, bool]] = {
     "auto_retry_start": (False, False),
     "auto_retry_end": (False, False),
     "extension_error": (False, False),
+    # declared for subscription (extensions.md section 8, pi 1.6); see docs/extensions.md
+    "agent_settled": (False, False),
+    "session_info_changed": (False, False),
+    "session_stop": (False, False),
+    "session_compacting": (False, False),
+    "before_provider_headers": (False, False),
+    "context_with_system": (False, False),
+    "ui_prompt_start": (False, False),
+    "ui_prompt_end": (False, False),
+    "cache_warming_decision": (False, False),
+    "tool_approval_requested": (False, False),
+    "tool_approval_resolved": (False, False),
+    "plan_review_requested": (False, False),
+    "plan_review_resolved": (False, False),
+    "before_subagent_spawn": (False, False),
+    "retry_fallback_applied": (False, False),
+    "retry_fallback_succeeded": (False, False),
+    "ttsr_triggered": (False, False),
+    "todo_reminder": (False, False),
+    "goal_updated": (False, False),
+    "credential_disabled": (False, False),
+    "user_python": (True, False),
 }
 
 

@@ -230,3 +230,42 @@ def test_pi_policy_show_lists_each_rule_with_its_file(pienv: PiEnv) -> None:
     data = json.loads(pienv.pi("policy", "show", "--json").stdout)
     assert data["rules"]["tools"] == [{"rule": "block", "patterns": ["bash"], "file": str(pienv.policy)}]
     assert data["settings"] == [{"key": "defaultProjectTrust", "value": "never", "file": str(pienv.policy)}]
+
+
+def test_a_broken_policy_stops_every_mode_with_one_line(pienv: PiEnv) -> None:
+    pienv.policy.write_text('{"tools": ', encoding="utf-8")
+    for args in (
+        ["--provider", "faux", "-p", "hi"],
+        ["--provider", "faux", "--mode", "rpc"],
+        ["--provider", "faux"],
+    ):
+        refused = pienv.pi(*args, check=False)
+        assert refused.returncode == 1, args
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+        assert (
+            len(errors) == 1
+            and "the managed policy cannot be used" in errors[0]
+            and str(pienv.policy) in errors[0]
+        )
+    assert "unusable" in pienv.pi("policy", "show").stdout  # the diagnosis still works
+
+
+def test_policy_rules_hold_in_rpc_mode(pienv: PiEnv) -> None:
+    import subprocess
+
+    _write(pienv.policy, {"models": {"allow": ["faux/*"]}, "tools": {"block": ["bash"]}})
+    commands = [
+        {"id": "1", "type": "get_available_models"},
+        {"id": "2", "type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-4-5"},
+        {"id": "3", "type": "get_state"},
+    ]
+    done = subprocess.run(
+        [str(pienv.python), "-m", "piko", "--provider", "faux", "--no-session", "--mode", "rpc"],
+        input="".join(json.dumps(c) + "\n" for c in commands), capture_output=True, text=True,
+        env=pienv.env(ANTHROPIC_API_KEY="sk-x"), cwd=pienv.root, timeout=60,
+    )  # fmt: skip
+    answers = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") == "response"}
+    assert {m["provider"] for m in answers["1"]["data"]["models"]} <= {"faux"}
+    assert answers["2"]["success"] is False
+    assert answers["3"]["data"]["model"]["provider"] == "faux"
+    assert "tool 'bash' is blocked by tools.block" in done.stderr

@@ -89,7 +89,7 @@ def test_a_garbage_tool_call_result_blocks_the_tool_and_names_the_extension(rpc:
     assert process.request({"id": "p", "type": "prompt", "message": "run it"})["success"]
     end = process.wait_for(lambda r: r.get("type") == "agent_end", timeout=20)
     (result,) = [m for m in end["messages"] if m["role"] == "toolResult"]
-    problem = "a str ('allow it'), not None or {block, reason, input}"
+    problem = "a str ('allow it'), not None or {block, reason, input, additional_context}"
     assert result["isError"] is True
     assert result["content"][0]["text"] == f"Blocked: the tool_call handler of {CHAOS} returned {problem}"
     (error,) = process.events("extension_error")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -169,3 +170,67 @@ def test_pending_dialogs_end_when_input_ends(rpc: Any) -> None:
     ui_request(process, "select")
     assert process.close(timeout=30) == 0
     assert notice(process) == "picked None"
+
+
+def test_every_ui_method_of_the_reference_works_in_rpc_mode(rpc: Any, tmp_path: Any) -> None:
+    """The reference's whole ``ctx.ui`` surface: dialogs round-trip (here they time out), the rest
+    is sent or inert; nothing raises."""
+    from pathlib import Path
+
+    walk = Path(__file__).resolve().parents[1] / "support" / "ui_walk_extension.py"
+    log = tmp_path / "walk.jsonl"
+    process = rpc(args=["--mode", "rpc", "--provider", "mock", "--model", "mock-1", "-e", str(walk)],
+                  env={"PIKO_TEST_LOG": str(log)})  # fmt: skip
+    process.send({"id": "w", "type": "prompt", "message": "/uiwalk"})
+    process.wait_for(lambda r: r.get("method") == "notify" and r.get("message") == "uiwalk done")
+    assert process.close() == 0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [row for row in rows if "method" in row and not row["ok"]] == []
+    assert rows[-1] == {"mode": "rpc", "has_ui": True}
+    methods = [r["method"] for r in process.events("extension_ui_request")]
+    assert methods[:4] == ["select", "confirm", "input", "editor"]
+    assert "set_editor_text" in methods  # paste_to_editor falls back to set_editor_text
+
+
+def test_permission_gate_answered_after_its_budget_still_decides(rpc: Any) -> None:
+    """The gate's budget is 300 ms here (pi's 30 s, scaled down); the user answers after a second."""
+    import time
+
+    turns = [
+        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo allowed > gate.txt"}}}]},
+        {"blocks": [{"text": "done"}]},
+    ]
+    process = rpc(
+        turns,
+        settings={"extensionHandlers": {"toolCallTimeoutMs": 300}},
+        extensions=("permission_gate_ext.py",),
+    )
+    process.send({"id": "p", "type": "prompt", "message": "run it"})
+    request = ui_request(process, "confirm")
+    time.sleep(1.0)  # the user thinks longer than the handler's budget
+    process.send({"type": "extension_ui_response", "id": request["id"], "confirmed": True})
+    end = process.wait_for(lambda r: r.get("type") == "tool_execution_end")
+    assert end["isError"] is False, end
+    process.wait_for(lambda r: r.get("type") == "agent_end")
+    assert process.close() == 0
+    assert [e for e in process.events("extension_error")] == []
+
+
+def test_rpc_steer_passes_input_and_its_batch_gets_before_agent_start(rpc: Any, tmp_path: Any) -> None:
+    log = tmp_path / "queue.jsonl"
+    turns = [
+        {"blocks": [{"text": "a slow first answer with many words in it"}], "delay_s": 0.05},
+        {"blocks": [{"text": "second"}]},
+    ]
+    process = rpc(turns, extensions=("queue_policy_ext.py",), env={"PIKO_TEST_LOG": str(log)})
+    process.send({"id": "p", "type": "prompt", "message": "first"})
+    process.wait_for(lambda r: r.get("type") == "message_update")
+    assert process.request({"id": "s", "type": "steer", "message": "steer me"})["success"] is True
+    process.wait_for(lambda r: r.get("type") == "agent_end")
+    assert process.close() == 0
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"input": "steer me", "source": "rpc"} in rows
+    assert {"before_agent_start": "steered by input"} in rows
+    second = process.server.requests[1]["body"]  # type: ignore[attr-defined]
+    assert "steered by input" in json.dumps(second["messages"])
+    assert "QUEUED POLICY" in json.dumps(second["messages"][0])

@@ -26,6 +26,8 @@ class RecordingClient:
         self.updates: list[Any] = []
         self.permission_requests: list[Any] = []
         self.answers: list[str | None] = []
+        self.buffers: dict[str, str] = {}  # path -> the text an editor holds (fs capability tests)
+        self.writes: list[tuple[str, str]] = []
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -42,6 +44,16 @@ class RecordingClient:
             outcome=schema.AllowedOutcome(outcome="selected", option_id=answer)
         )
 
+    async def read_text_file(self, path: str, session_id: str, **_: Any) -> Any:
+        if path not in self.buffers:
+            raise acp.RequestError.resource_not_found(path)
+        return schema.ReadTextFileResponse(content=self.buffers[path])
+
+    async def write_text_file(self, content: str, path: str, session_id: str, **_: Any) -> Any:
+        self.writes.append((path, content))
+        self.buffers[path] = content
+        return schema.WriteTextFileResponse()
+
     def of(self, kind: str) -> list[Any]:
         return [u for u in self.updates if u.session_update == kind]
 
@@ -55,7 +67,7 @@ class RecordingClient:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    home: Path, work: Path, client: RecordingClient, *extra: str
+    home: Path, work: Path, client: RecordingClient, *extra: str, files: bool = False
 ) -> AsyncIterator[tuple[Any, Any]]:
     """``(connection, process)``: ``pi --mode acp`` started in ``work`` and initialized."""
     env = hermetic_environment()
@@ -65,7 +77,9 @@ async def acp_agent(
     async with acp.spawn_agent_process(client, PI, *ARGS, *extra, env=env, cwd=str(work)) as (conn, process):
         await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
-            client_capabilities=schema.ClientCapabilities(),
+            client_capabilities=schema.ClientCapabilities(
+                fs=schema.FileSystemCapabilities(read_text_file=files, write_text_file=files)
+            ),
             client_info=schema.Implementation(name="test-client", version="1"),
         )
         yield conn, process

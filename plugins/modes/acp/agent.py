@@ -17,7 +17,7 @@ from typing import Any, cast
 import acp
 from acp import schema
 
-from piko import __version__
+from piko import __version__, hookimpl
 from piko.plugins.modes.acp import updates
 from piko.plugins.modes.acp.ui import AcpUI
 
@@ -54,6 +54,7 @@ class PikoAgent:
         self.client_capabilities: Any = None
         self._outbox: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._sender: asyncio.Task[None] | None = None
+        self.written: dict[str, str] = {}  # texts the client wrote for a tool, by path (for diffs)
         self._cancelled = False
         self._current_tool: tuple[str, str] | None = None  # (id, title) of the tool call being prepared
         self._before: dict[str, tuple[str, str | None]] = {}  # edit/write: path and text before, for diffs
@@ -67,6 +68,7 @@ class PikoAgent:
         self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **_: Any
     ) -> schema.InitializeResponse:
         self.client_capabilities = client_capabilities
+        self._use_client_files(client_capabilities)
         return schema.InitializeResponse(
             protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
@@ -76,6 +78,19 @@ class PikoAgent:
             auth_methods=self._auth_methods(),
             agent_info=schema.Implementation(name="piko", title="piko", version=__version__),
         )
+
+    def _use_client_files(self, capabilities: Any) -> None:
+        """When the client reads and writes files, the file tools go through it, so they see
+        the editor's unsaved buffers (``piko_workspace_read_text`` / ``_write_text``)."""
+        fs = getattr(capabilities, "fs", None)
+        read, write = bool(getattr(fs, "read_text_file", False)), bool(getattr(fs, "write_text_file", False))
+        pm = self.app.pm
+        for name, wanted, bridge in (
+            ("modes.acp.client-read", read, _ClientReads(self)),
+            ("modes.acp.client-write", write, _ClientWrites(self)),
+        ):
+            if wanted and pm.get_plugin(name) is None:
+                pm.register(bridge, name)
 
     async def authenticate(self, method_id: str, **_: Any) -> schema.AuthenticateResponse:
         return schema.AuthenticateResponse()
@@ -223,7 +238,7 @@ class PikoAgent:
         edited = self._before.pop(event.tool_call_id, None)
         if edited is not None and not event.is_error:
             path, before = edited
-            after = updates.read_text(path)
+            after = self.written.pop(path, None) or updates.read_text(path)
             if after is not None:
                 content.append(acp.tool_diff_content(path, after, before))
         text = updates.result_text(event.result)
@@ -286,6 +301,48 @@ class PikoAgent:
     def _auth_methods(self) -> list[Any]:
         """An environment-variable method per provider piko knows a key variable for."""
         return []
+
+
+class _ClientReads:
+    """The client's text of a file (its buffer, unsaved changes included); the disk when it has none."""
+
+    def __init__(self, agent: PikoAgent) -> None:
+        self._agent = agent
+
+    @hookimpl
+    async def piko_workspace_read_text(self, request: Any, ctx: Any) -> str | None:
+        agent = self._agent
+        if agent.client is None or agent.session is None:
+            return None
+        try:
+            answer = await agent.client.read_text_file(path=request.path, session_id=agent.session.session_id)
+        except Exception:
+            return None  # not a file the client knows: the tool reads the disk and says what is wrong
+        return str(answer.content)
+
+
+class _ClientWrites:
+    """Writes through the client, which updates its buffer and the file."""
+
+    def __init__(self, agent: PikoAgent) -> None:
+        self._agent = agent
+
+    @hookimpl
+    async def piko_workspace_write_text(self, request: Any, ctx: Any) -> bool:
+        agent = self._agent
+        if agent.client is None or agent.session is None or request.content is None:
+            return False
+        try:
+            await agent.client.write_text_file(
+                content=request.content, path=request.path, session_id=agent.session.session_id
+            )
+        except Exception as exc:
+            sys.stderr.write(
+                f"piko acp: the client could not write {request.path}: {exc}; writing the disk\n"
+            )
+            return False
+        agent.written[request.path] = request.content
+        return True
 
 
 def _prompt_content(blocks: list[Any]) -> tuple[str, list[Any]]:

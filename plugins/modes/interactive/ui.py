@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from piko.platform.dispatch import paused_budget
+from piko.platform.ui import NoOpUI
 from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
 
 
@@ -28,15 +30,22 @@ class _CustomPanel(Panel):
         self.focus = focusable[0] if focusable else (windows[0] if windows else self.container)
 
 
-class InteractiveUI:
-    """The extension UI bound to the running interactive mode."""
+class InteractiveUI(NoOpUI):
+    """The extension UI bound to the running interactive mode; what it does not override (the
+    working indicator, autocomplete providers, terminal input) is :class:`NoOpUI`'s nothing."""
 
     has_ui = True
+    supports_editor = True
 
     def __init__(self, mode: Any) -> None:
         self._mode = mode
 
     # -- dialogs ---------------------------------------------------------------------------------
+
+    async def _show(self, panel: Any) -> Any:
+        """Show a dialog; the budget of the handler that opened it stands still meanwhile."""
+        with paused_budget():
+            return await self._mode.show_panel(panel)
 
     async def select(self, title: str, options: list[Any], **opts: Any) -> Any:
         panel = SelectPanel(
@@ -47,7 +56,7 @@ class InteractiveUI:
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        return await self._mode.show_panel(panel)
+        return await self._show(panel)
 
     async def confirm(self, title: str, message: str = "", **opts: Any) -> bool:
         text = f"{title}\n{message}" if message else title
@@ -64,7 +73,7 @@ class InteractiveUI:
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        value = await self._mode.show_panel(panel)
+        value = await self._show(panel)
         return value if isinstance(value, str) else None
 
     async def editor(self, title: str, prefill: str | None = None, **opts: Any) -> str | None:
@@ -76,7 +85,7 @@ class InteractiveUI:
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,
         )
-        value = await self._mode.show_panel(panel)
+        value = await self._show(panel)
         return value if isinstance(value, str) else None
 
     async def custom(self, component: Any, **opts: Any) -> Any:
@@ -87,7 +96,7 @@ class InteractiveUI:
         except Exception as exc:
             self._mode.show_error(f"Custom component failed: {exc}")
             return None
-        return await self._mode.show_panel(panel)
+        return await self._show(panel)
 
     # -- notices ---------------------------------------------------------------------------------
 
@@ -138,9 +147,6 @@ class InteractiveUI:
 
     def paste_to_editor(self, text: str) -> None:
         self._mode.paste(text)
-
-    def set_editor_component(self, factory: Any = None) -> None:
-        return None  # the editor is prompt_toolkit's; replacing it is not supported
 
     def get_tools_expanded(self) -> bool:
         return bool(self._mode.render_context.expanded)

@@ -135,12 +135,12 @@ async def prompt(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def steer(host: Any, command: dict[str, Any]) -> Any:
-    await host.session.steer(command["message"], _images(command))
+    await host.session.steer(command["message"], _images(command), source="rpc")
     return NO_DATA
 
 
 async def follow_up(host: Any, command: dict[str, Any]) -> Any:
-    await host.session.follow_up(command["message"], _images(command))
+    await host.session.follow_up(command["message"], _images(command), source="rpc")
     return NO_DATA
 
 

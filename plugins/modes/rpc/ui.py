@@ -6,7 +6,8 @@
 does the client answering ``{"cancelled": true}`` or the mode shutting down. ``notify``,
 ``set_status``, ``set_widget``, ``set_title`` (only with ``PI_RPC_EMIT_TITLE`` set) and
 ``set_editor_text`` are fire-and-forget. What needs a terminal (custom components, footer,
-header, editor component, working message) does nothing, and ``get_editor_text`` is ``""``.
+header, editor component, working message, autocomplete, terminal input) does nothing, as in
+:class:`~piko.platform.ui.NoOpUI`, and ``get_editor_text`` is ``""``.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from piko.platform.dispatch import paused_budget
 from piko.platform.ui import NoOpUI
 
 _TRUTHY = ("1", "true", "yes", "on")
@@ -45,6 +47,7 @@ class RpcUI(NoOpUI):
     a synchronous call cannot ask it) is :class:`~piko.platform.ui.NoOpUI`'s nothing."""
 
     has_ui = True
+    supports_editor = True  # the client's composer (set_editor_text, paste_to_editor)
 
     def __init__(self, send: Callable[[dict[str, Any]], None]) -> None:
         self._send = send
@@ -96,7 +99,8 @@ class RpcUI(NoOpUI):
         try:
             self._send({"type": "extension_ui_request", "id": request_id, **_without_none(request)})
             try:
-                response = await asyncio.wait_for(asyncio.shield(future), seconds)
+                with paused_budget():  # the handler's budget counts its own time, not the user's
+                    response = await asyncio.wait_for(asyncio.shield(future), seconds)
             except TimeoutError:
                 return None
         finally:

@@ -1,0 +1,373 @@
+"""``pi mcp add|remove|list``: change ``mcp.json`` and check servers from a shell, without a session."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from piko.plugins.mcp.config import (
+    check_entry,
+    load_config,
+    project_config_path,
+    user_config_path,
+)
+
+USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
+HELP = """Usage: pi mcp <command> [options]
+
+Commands:
+  add <server> [options] -- <command> [args...]   Add or replace a stdio server
+  add <server> [options] --url <url>             Add or replace a streamable HTTP server
+  remove <server>                                Remove a server
+  list [--json]                                  Connect to every enabled server and print its state
+  login <server> [-l] [--timeout <seconds>]      Sign in to an OAuth server (opens the authorization page)
+  logout <server> [-l]                           Delete the stored OAuth credentials of a server
+
+Options of add and remove:
+  -l, --local                   Change .pi/mcp.json of the current directory instead of ~/.pi/agent/mcp.json
+  --env KEY=VALUE               Environment of a stdio server (repeatable)
+  --cwd <dir>                   Working directory of a stdio server
+  --header KEY=VALUE            HTTP header (repeatable)
+  --bearer-token-env-var NAME   Send Authorization: Bearer ${NAME}
+  --exposure <mode>             codemode, deferred, direct or hidden
+  --description <text>          What the server offers, in a sentence
+"""
+
+
+def _err(text: str) -> None:
+    sys.stderr.write(text + "\n")
+
+
+def _target(app: Any, local: bool) -> tuple[Path, str]:
+    if local:
+        return project_config_path(app.cwd), "project"
+    return user_config_path(app.agent_dir), "global"
+
+
+def _read(path: Path) -> dict[str, Any]:
+    from piko.lib import jsonio
+
+    if not path.is_file():
+        return {}
+    data = jsonio.read_json_file(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def write_servers(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` back whole: keys other than the changed server are kept as they were."""
+    from piko.lib import jsonio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
+
+
+def _pair(value: str, option: str) -> tuple[str, str]:
+    key, sep, rest = value.partition("=")
+    if not sep or not key:
+        raise click.UsageError(f"{option} expects KEY=VALUE, got {value!r}")
+    return key, rest
+
+
+def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
+    """``(name, local, entry)`` from ``pi mcp add`` arguments; raises ``click.UsageError``."""
+    name: str | None = None
+    local = False
+    entry: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    headers: dict[str, str] = {}
+    command: list[str] = []
+    i = 0
+    takes_value = {
+        "--url",
+        "--env",
+        "--cwd",
+        "--header",
+        "--bearer-token-env-var",
+        "--exposure",
+        "--description",
+    }
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            command = args[i + 1 :]
+            break
+        if arg in ("-l", "--local"):
+            local = True
+        elif arg in takes_value:
+            if i + 1 >= len(args):
+                raise click.UsageError(f"{arg} needs a value")
+            value = args[i + 1]
+            i += 1
+            if arg == "--url":
+                entry["url"] = value
+            elif arg == "--env":
+                key, val = _pair(value, arg)
+                env[key] = val
+            elif arg == "--cwd":
+                entry["cwd"] = value
+            elif arg == "--header":
+                key, val = _pair(value, arg)
+                headers[key] = val
+            elif arg == "--bearer-token-env-var":
+                headers["Authorization"] = "Bearer ${" + value + "}"
+            elif arg == "--exposure":
+                entry["exposure"] = value
+            elif arg == "--description":
+                entry["description"] = value
+        elif arg.startswith("-"):
+            raise click.UsageError(f"unknown option {arg}")
+        elif name is None:
+            name = arg
+        else:
+            raise click.UsageError(f"unexpected argument {arg!r} (put the server command after --)")
+        i += 1
+    if name is None or (not command and "url" not in entry) or (command and "url" in entry):
+        raise click.UsageError("")
+    if command:
+        out: dict[str, Any] = {"command": command[0]}
+        if command[1:]:
+            out["args"] = command[1:]
+        if env:
+            out["env"] = env
+        if "cwd" in entry:
+            out["cwd"] = entry.pop("cwd")
+    else:
+        if env or "cwd" in entry:
+            raise click.UsageError("--env and --cwd apply to stdio servers only")
+        out = {"url": entry.pop("url")}
+        if headers:
+            out["headers"] = headers
+    out.update(entry)
+    return name, local, out
+
+
+class RawCommand(click.Command):
+    """A command that gets its arguments exactly as typed (``--`` included): ``pi mcp add`` needs it."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.params["args"] = tuple(args)
+        return []
+
+
+@click.command("mcp", cls=RawCommand, add_help_option=False)
+@click.pass_obj
+def mcp_group(app: Any, args: tuple[str, ...]) -> int:
+    """Add, remove and list MCP servers."""
+    words = list(args)
+    if not words or words[0] in ("-h", "--help", "help"):
+        click.echo(HELP, nl=False)
+        return 0
+    verb, rest = words[0], words[1:]
+    if verb == "add":
+        return _add(app, rest)
+    if verb == "remove":
+        return _remove(app, rest)
+    if verb == "list":
+        return _list(app, rest)
+    if verb in ("login", "logout"):
+        return _sign(app, verb, rest)
+    _err(f'Unknown command "{verb}".\n{USAGE}')
+    return 1
+
+
+def _add(app: Any, args: list[str]) -> int:
+    try:
+        name, local, entry = parse_add(args)
+    except click.UsageError as error:
+        _err((f"{error.message}\n" if error.message else "") + USAGE)
+        return 1
+    _kind, problem = check_entry(name, entry)
+    if problem:
+        _err(problem)
+        return 1
+    path, scope = _target(app, local)
+    try:
+        data = _read(path)
+    except (OSError, ValueError) as error:
+        _err(f"Error: {error}")
+        return 1
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        servers = {}
+    replaced = name in servers
+    servers[name] = entry
+    data["mcpServers"] = servers
+    write_servers(path, data)
+    click.echo(f'{"Replaced" if replaced else "Added"} {scope} MCP server "{name}" in {path}.')
+    if local and not bool(getattr(app, "project_trusted", False)):
+        click.echo(
+            f"The project is not trusted, so {path} is ignored until you start pi in the project and trust it."
+        )
+    click.echo("Check it with: pi mcp list")
+    return 0
+
+
+def _remove(app: Any, args: list[str]) -> int:
+    local = any(a in ("-l", "--local") for a in args)
+    names = [a for a in args if not a.startswith("-")]
+    if len(names) != 1:
+        _err("Usage: pi mcp remove <server> [-l]")
+        return 1
+    name = names[0]
+    path, scope = _target(app, local)
+    try:
+        data = _read(path)
+    except (OSError, ValueError) as error:
+        _err(f"Error: {error}")
+        return 1
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict) or name not in servers:
+        _err(f'No {scope} MCP server named "{name}" in {path}.')
+        return 1
+    del servers[name]
+    write_servers(path, data)
+    click.echo(f'Removed {scope} MCP server "{name}" from {path}.')
+    return 0
+
+
+def _list(app: Any, args: list[str]) -> int:
+    from piko.plugins import mcp as plugin
+
+    as_json = "--json" in args
+    trusted = plugin.project_trusted(app)
+    config = load_config(app.agent_dir, app.cwd, trusted)
+    if not config.servers and not config.errors:
+        if as_json:
+            click.echo('{\n  "servers": [],\n  "errors": []\n}')
+        else:
+            click.echo(
+                f"No MCP servers configured. Add them to {user_config_path(app.agent_dir)} or .pi/mcp.json."
+            )
+        return 0
+    servers = asyncio.run(_connect_all(app, config))
+    ok = not config.errors and all(s["state"] in ("connected", "disabled") for s in servers)
+    if as_json:
+        from piko.lib import jsonio
+
+        click.echo(jsonio.dumps_pretty({"servers": servers, "errors": config.errors}))
+        return 0 if ok else 1
+    for server in servers:
+        click.echo(f"{server['name']}: {server['state']}"
+                   + (f", {len(server['tools'])} tools" if server["state"] == "connected" else "")
+                   + f" ({server['exposure']}, {server['scope']})")  # fmt: skip
+        click.echo(f"  {server['transport']}")
+        if server["tools"]:
+            marks = server.get("toolExposure", {})
+            click.echo(
+                "  tools: " + ", ".join(t + (f" [{marks[t]}]" if t in marks else "") for t in server["tools"])
+            )
+        if server.get("resources"):
+            click.echo("  offers resources")
+        if server.get("error"):
+            click.echo(f"  {server['error']}")
+    for error in config.errors:
+        click.echo(f"config error: {error}")
+    return 0 if ok else 1
+
+
+async def _connect_all(app: Any, config: Any) -> list[dict[str, Any]]:
+    """Connect every enabled server at once, then stop them; one record each, in file order."""
+    from piko.plugins.mcp.connection import ServerConnection
+    from piko.plugins.mcp.log import McpLog
+    from piko.plugins.mcp.naming import tool_exposure
+
+    log = McpLog(app.agent_dir)
+    connections = [ServerConnection(s, str(app.cwd), log) for s in config.servers.values()]
+    for connection in connections:
+        connection.start()
+    await asyncio.gather(*(c.wait_ready(c.config.timeout_s) for c in connections))
+    out: list[dict[str, Any]] = []
+    for connection in connections:
+        server = connection.config
+        tools = [t.name for t in connection.tools]
+        record: dict[str, Any] = {
+            "name": server.name, "scope": server.scope, "source": server.source, "enabled": server.enabled,
+            "exposure": server.exposure, "transport": server.transport, "state": connection.state, "tools": tools,
+        }  # fmt: skip
+        differing = {
+            t: e
+            for t in tools
+            if (e := tool_exposure(server.exposure, server.tool_exposure, t)) != server.exposure
+        }
+        if differing:
+            record["toolExposure"] = differing
+        if connection.has_resources:
+            record["resources"] = True
+        if connection.state in ("failed", "disconnected"):
+            record["error"] = connection.status_line().split(": ", 1)[-1]
+        out.append(record)
+    await asyncio.gather(*(c.stop() for c in connections), return_exceptions=True)
+    return out
+
+
+def _sign(app: Any, verb: str, args: list[str]) -> int:
+    """``pi mcp login|logout <server> [-l] [--timeout S]``."""
+    local = any(a in ("-l", "--local") for a in args)
+    timeout = 300.0
+    names: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] == "--timeout" and verb == "login" and i + 1 < len(args):
+            try:
+                timeout = float(args[i + 1])
+            except ValueError:
+                _err(f"--timeout expects seconds, got {args[i + 1]!r}")
+                return 1
+            i += 1
+        elif not args[i].startswith("-"):
+            names.append(args[i])
+        i += 1
+    if len(names) != 1:
+        _err(f"Usage: pi mcp {verb} <server> [-l]" + (" [--timeout <seconds>]" if verb == "login" else ""))
+        return 1
+    from piko.plugins import mcp as plugin
+
+    config = load_config(app.agent_dir, app.cwd, plugin.project_trusted(app))
+    server = config.servers.get(names[0])
+    if server is None or (local and server.scope != "project"):
+        where = "the project's .pi/mcp.json" if local else "mcp.json"
+        _err(f'No MCP server named "{names[0]}" in {where}.')
+        return 1
+    from piko.plugins.mcp import oauth
+
+    if not oauth.uses_oauth(server):
+        _err(
+            f'MCP server "{server.name}" does not use OAuth (it is not an HTTP server without an Authorization header).'
+        )
+        return 1
+    if verb == "logout":
+        removed = oauth.logout(server, app.agent_dir)
+        click.echo(
+            f'Signed out of MCP server "{server.name}".'
+            if removed
+            else f'No stored sign-in for "{server.name}".'
+        )
+        return 0
+
+    def show(url: str) -> None:
+        _err(f"Open this page to sign in to {server.name}:\n{url}")
+        if not os.environ.get("PIKO_NO_BROWSER"):
+            import webbrowser
+
+            with contextlib.suppress(Exception):
+                webbrowser.open(url)
+
+    try:
+        asyncio.run(oauth.login(server, app.agent_dir, show, timeout=timeout))
+    except BaseException as error:  # the SDK raises exception groups
+        if isinstance(error, KeyboardInterrupt):
+            return 130
+        from piko.plugins.mcp.connection import describe_error
+
+        _err(f'Sign-in to MCP server "{server.name}" failed: {describe_error(error)}')
+        return 1
+    click.echo(f'Signed in to MCP server "{server.name}".')
+    return 0

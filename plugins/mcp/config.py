@@ -1,0 +1,333 @@
+"""Reading ``mcp.json``: the user and project files merged, each entry checked, values resolved."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from piko.lib.records import Record, field
+
+CONFIG_FILE = "mcp.json"
+EXPOSURES = ("codemode", "deferred", "direct", "hidden")
+EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
+DEFAULT_EXPOSURE = "codemode"
+DEFAULT_TIMEOUT_S = 60.0
+_SERVER_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+_TEMPLATE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# the keys an override entry (no command, url or type) may change in a server of another file
+OVERRIDE_KEYS = ("enabled", "exposure", "toolExposure")
+
+
+class ServerConfig(Record):
+    """One checked ``mcpServers`` entry: ``kind`` is ``stdio`` or ``http``; ``raw`` is the entry."""
+
+    name: str
+    kind: str
+    raw: dict[str, Any]
+    source: str  # the file that defines it (or "extension:<name>")
+    scope: str  # "global", "project" or "extension"
+
+    @property
+    def enabled(self) -> bool:
+        return self.raw.get("enabled", True) is not False
+
+    @property
+    def exposure(self) -> str:
+        return str(self.raw.get("exposure") or DEFAULT_EXPOSURE)
+
+    @property
+    def tool_exposure(self) -> dict[str, str]:
+        value = self.raw.get("toolExposure")
+        return dict(value) if isinstance(value, dict) else {}
+
+    @property
+    def timeout_s(self) -> float:
+        value = self.raw.get("timeout")
+        return float(value) if isinstance(value, int | float) and value > 0 else DEFAULT_TIMEOUT_S
+
+    @property
+    def description(self) -> str | None:
+        value = self.raw.get("description")
+        return value.strip() if isinstance(value, str) and value.strip() else None
+
+    @property
+    def transport(self) -> str:
+        """How ``pi mcp list`` names the transport: the command line or the URL."""
+        if self.kind == "http":
+            return str(self.raw["url"])
+        return " ".join([str(self.raw["command"]), *[str(a) for a in self.raw.get("args") or []]])
+
+
+class McpConfig(Record):
+    """Every server of the merged files in file order, and the errors of the entries left out."""
+
+    servers: dict[str, ServerConfig] = field(factory=dict)
+    errors: list[str] = field(factory=list)
+    auto_enable_codemode: bool = True
+
+
+def user_config_path(agent_dir: str | os.PathLike[str]) -> Path:
+    return Path(agent_dir) / CONFIG_FILE
+
+
+def project_config_path(cwd: str | os.PathLike[str]) -> Path:
+    from piko.config.paths import project_dir
+
+    return project_dir(cwd) / CONFIG_FILE
+
+
+def has_servers_configured(agent_dir: str | os.PathLike[str], cwd: str, project_trusted: bool) -> bool:
+    """Whether any ``mcp.json`` that counts exists (cheap: no parsing, no SDK import)."""
+    if user_config_path(agent_dir).is_file():
+        return True
+    return project_trusted and project_config_path(cwd).is_file()
+
+
+def resolve_exposure_alias(value: Any) -> Any:
+    return EXPOSURE_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+def _resolve_aliases(entry: dict[str, Any]) -> dict[str, Any]:
+    out = dict(entry)
+    if "exposure" in out:
+        out["exposure"] = resolve_exposure_alias(out["exposure"])
+    if isinstance(out.get("toolExposure"), dict):
+        out["toolExposure"] = {k: resolve_exposure_alias(v) for k, v in out["toolExposure"].items()}
+    return out
+
+
+def is_override(entry: dict[str, Any]) -> bool:
+    """An entry with no ``command``, ``url`` or ``type`` changes only a server defined elsewhere."""
+    return "command" not in entry and "url" not in entry and "type" not in entry
+
+
+def _is_string_map(value: Any) -> bool:
+    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+
+
+def _check_exposures(entry: dict[str, Any]) -> str | None:
+    names = ", ".join(f'"{e}"' for e in EXPOSURES)
+    exposure = entry.get("exposure")
+    if exposure is not None and exposure not in EXPOSURES:
+        return f"exposure must be one of {names}"
+    tools = entry.get("toolExposure")
+    if tools is not None:
+        if not isinstance(tools, dict):
+            return "toolExposure must map tool names to exposures"
+        for tool, value in tools.items():
+            if value not in EXPOSURES:
+                return f'toolExposure "{tool}" must be one of {names}'
+    return None
+
+
+def _check_base(entry: dict[str, Any]) -> str | None:
+    enabled, timeout, description = entry.get("enabled"), entry.get("timeout"), entry.get("description")
+    if enabled is not None and not isinstance(enabled, bool):
+        return "enabled must be a boolean"
+    if description is not None and not isinstance(description, str):
+        return "description must be a string"
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        return "timeout must be a positive number of seconds"
+    return None
+
+
+def _check_http(entry: dict[str, Any], url: str) -> str | None:
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc:
+        return "url must be an http or https URL"
+    if "headers" in entry and not _is_string_map(entry["headers"]):
+        return "headers must map names to strings"
+    if "oauth" in entry and not isinstance(entry["oauth"], dict):
+        return "oauth must be an object"
+    return None
+
+
+def _check_stdio(entry: dict[str, Any]) -> str | None:
+    args, env, cwd = entry.get("args"), entry.get("env"), entry.get("cwd")
+    if args is not None and not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+        return "args must be an array of strings"
+    if env is not None and not _is_string_map(env):
+        return "env must map names to strings"
+    if cwd is not None and not isinstance(cwd, str):
+        return "cwd must be a string"
+    return None
+
+
+def check_entry(name: str, raw: Any) -> tuple[str | None, str]:
+    """``(kind, "")`` for a valid entry (``stdio``/``http``), ``(None, error)`` otherwise."""
+    if not _SERVER_NAME.match(name):
+        return None, f'invalid server name "{name}" (use letters, digits, "_" and "-")'
+    if not isinstance(raw, dict):
+        return None, f'server "{name}" must be an object'
+    entry = _resolve_aliases(raw)
+    error = _check_base(entry)
+    if error:
+        return None, f'server "{name}": {error}'
+    kind_type, url, command = entry.get("type"), entry.get("url"), entry.get("command")
+    if kind_type == "sse":
+        return None, f'server "{name}": legacy SSE transport is not supported; use the streamable HTTP URL'
+    kind: str | None = None
+    if isinstance(url, str) and kind_type in (None, "http", "streamable-http"):
+        kind, error = "http", _check_http(entry, url)
+    elif isinstance(command, str) and kind_type in (None, "stdio"):
+        kind, error = "stdio", _check_stdio(entry)
+    else:
+        return None, f'server "{name}" needs either "command" (stdio) or "url" (streamable HTTP)'
+    error = error or _check_exposures(entry)
+    if error:
+        return None, f'server "{name}": {error}'
+    return kind, ""
+
+
+def canonical_name(name: str) -> str:
+    """Names that differ only in ``-`` and ``_`` are the same server."""
+    return name.replace("-", "_")
+
+
+def read_file(path: Path) -> tuple[dict[str, Any], list[str], bool | None]:
+    """``(mcpServers, errors, autoEnableCodemode)`` of one file (empty when it does not exist)."""
+    from piko.lib import jsonio
+
+    if not path.is_file():
+        return {}, [], None
+    try:
+        data = jsonio.read_json_file(path)
+    except (OSError, ValueError) as error:
+        return {}, [f"{path}: {error}"], None
+    if not isinstance(data, dict):
+        return {}, [f"{path}: expected a JSON object"], None
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        return {}, [f'{path}: "mcpServers" must be an object'], None
+    auto = data.get("autoEnableCodemode")
+    return servers, [], auto if isinstance(auto, bool) else None
+
+
+def load_config(
+    agent_dir: str | os.PathLike[str],
+    cwd: str | os.PathLike[str],
+    project_trusted: bool,
+    extra: dict[str, tuple[dict[str, Any], str]] | None = None,
+) -> McpConfig:
+    """Merge the user file, then (trusted only) the project file; ``extra`` are servers that
+    extensions registered (``name -> (entry, extension)``), which a file's entry of the same name
+    replaces."""
+    config = McpConfig()
+    layers: list[tuple[Path, str]] = [(user_config_path(agent_dir), "global")]
+    if project_trusted:
+        layers.append((project_config_path(cwd), "project"))
+    by_canonical: dict[str, str] = {}
+    for path, scope in layers:
+        servers, errors, auto = read_file(path)
+        config.errors.extend(errors)
+        if auto is not None:
+            config.auto_enable_codemode = auto
+        seen_here: set[str] = set()
+        for name, raw in servers.items():
+            name = str(name)
+            canonical = canonical_name(name)
+            if canonical in seen_here:
+                config.errors.append(f'{path}: server "{name}" has the same name as another server')
+                continue
+            seen_here.add(canonical)
+            if isinstance(raw, dict) and is_override(raw) and canonical in by_canonical:
+                base = config.servers[by_canonical[canonical]]
+                merged = dict(base.raw)
+                merged.update({k: raw[k] for k in OVERRIDE_KEYS if k in raw})
+                kind, error = check_entry(base.name, merged)
+                if kind is None:
+                    config.errors.append(f"{path}: {error}")
+                    continue
+                config.servers[base.name] = ServerConfig(
+                    name=base.name, kind=kind, raw=_resolve_aliases(merged), source=str(path), scope=scope
+                )
+                continue
+            kind, error = check_entry(name, raw)
+            if kind is None:
+                config.errors.append(f"{path}: {error}")
+                continue
+            previous = by_canonical.pop(canonical, None)
+            if previous is not None and previous != name:
+                config.servers.pop(previous, None)
+            by_canonical[canonical] = name
+            config.servers[name] = ServerConfig(
+                name=name, kind=kind, raw=_resolve_aliases(raw), source=str(path), scope=scope
+            )
+    for name, (raw, extension) in (extra or {}).items():
+        canonical = canonical_name(name)
+        if canonical in by_canonical:
+            continue  # a file's server of that name wins
+        kind, error = check_entry(name, raw)
+        if kind is None:
+            config.errors.append(f"extension {extension}: {error}")
+            continue
+        by_canonical[canonical] = name
+        config.servers[name] = ServerConfig(
+            name=name,
+            kind=kind,
+            raw=_resolve_aliases(raw),
+            source=f"extension:{extension}",
+            scope="extension",
+        )
+    return config
+
+
+# ---------------------------------------------------------------------------
+# Values: ${VAR}, !command, ~/
+# ---------------------------------------------------------------------------
+
+
+def resolve_value(value: str, description: str, env: dict[str, str] | None = None) -> str:
+    """``!command`` (the whole value) runs the command; ``${NAME}`` reads variables; raises
+    ``ValueError`` naming what could not be resolved."""
+    environ = os.environ if env is None else env
+    if value.startswith("!"):
+        from piko.models.registry import run_config_command
+
+        output = run_config_command(value[1:])
+        if output is None:
+            raise ValueError(f"Failed to resolve {description} from shell command: {value[1:]}")
+        return output
+    missing = [name for name in _TEMPLATE.findall(value) if environ.get(name) is None]
+    if len(missing) == 1:
+        raise ValueError(f"Failed to resolve {description} from environment variable: {missing[0]}")
+    if missing:
+        raise ValueError(f"Failed to resolve {description} from environment variables: {', '.join(missing)}")
+    return _TEMPLATE.sub(lambda m: environ[m.group(1)], value)
+
+
+def resolve_map(values: dict[str, str] | None, description: str) -> dict[str, str]:
+    return {k: resolve_value(v, f'{description} "{k}"') for k, v in (values or {}).items()}
+
+
+def expand_home(value: str) -> str:
+    from piko.config.paths import expand_user
+
+    return expand_user(value) if value.startswith("~/") else value
+
+
+def apply_policy(config: McpConfig, policy: Any) -> list[str]:
+    """Drop the servers a managed policy refuses (``mcpServers`` rules match the name, the
+    command line or the URL); one line for each, naming the rule and its file."""
+    if policy is None:
+        return []
+    refused: list[str] = []
+    for name, server in list(config.servers.items()):
+        if policy.allows_mcp_server(name, server.transport):
+            continue
+        del config.servers[name]
+        why = (
+            policy.violation("mcpServers", name, server.transport)
+            or f"refused by the managed policy {policy.source}"
+        )
+        refused.append(why)
+    return refused

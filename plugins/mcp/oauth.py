@@ -1,0 +1,265 @@
+"""OAuth for HTTP servers on the SDK's ``OAuthClientProvider``: sign-in, and tokens per server.
+
+Tokens and the registered client are kept in ``~/.pi/agent/mcp-auth.json`` (mode 0600) under
+the server's name and URL. The SDK does discovery (protected resource and authorization server
+metadata), dynamic client registration, PKCE, the code exchange and refreshing; this module
+gives it the storage, the browser step and the local callback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+
+from piko.plugins.mcp.config import ServerConfig, resolve_value
+
+AUTH_FILE = "mcp-auth.json"
+CLIENT_NAME = "pi"
+
+
+class NeedsSignIn(Exception):
+    """The server wants OAuth and no valid sign-in is stored (run ``pi mcp login``)."""
+
+
+def auth_path(agent_dir: str | os.PathLike[str]) -> Path:
+    return Path(agent_dir) / AUTH_FILE
+
+
+def credential_key(config: ServerConfig) -> str:
+    """Credentials belong to a server name and URL."""
+    return f"{config.name}|{config.raw.get('url')}"
+
+
+def _load(path: Path) -> dict[str, Any]:
+    from piko.lib import jsonio
+
+    try:
+        data = jsonio.read_json_file(path)
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save(path: Path, data: dict[str, Any]) -> None:
+    from piko.lib import jsonio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
+    os.chmod(path, 0o600)
+
+
+class FileTokenStorage:
+    """The SDK's ``TokenStorage`` over one entry of ``mcp-auth.json``."""
+
+    def __init__(self, agent_dir: str | os.PathLike[str], key: str) -> None:
+        self.path = auth_path(agent_dir)
+        self.key = key
+
+    def _entry(self) -> dict[str, Any]:
+        entry = _load(self.path).get("servers", {}).get(self.key)
+        return entry if isinstance(entry, dict) else {}
+
+    def _update(self, field: str, value: Any) -> None:
+        data = _load(self.path)
+        servers = data.setdefault("servers", {})
+        servers.setdefault(self.key, {})[field] = value
+        _save(self.path, data)
+
+    def has_tokens(self) -> bool:
+        return bool(self._entry().get("tokens"))
+
+    async def get_tokens(self) -> OAuthToken | None:
+        tokens = self._entry().get("tokens")
+        return OAuthToken.model_validate(tokens) if tokens else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        import time
+
+        self._update("tokens", tokens.model_dump(mode="json", exclude_none=True))
+        if tokens.expires_in is not None:
+            self._update("expiresAt", time.time() + tokens.expires_in)
+
+    def expires_at(self) -> float | None:
+        value = self._entry().get("expiresAt")
+        return float(value) if isinstance(value, int | float) else None
+
+    def expire(self) -> bool:
+        """Treat the stored access token as expired (the server rejected it): the next
+        connection refreshes it. False when there is nothing to refresh with."""
+        tokens = self._entry().get("tokens") or {}
+        if not tokens.get("refresh_token"):
+            return False
+        self._update("expiresAt", 0)
+        return True
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        client = self._entry().get("client")
+        return OAuthClientInformationFull.model_validate(client) if client else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self._update("client", client_info.model_dump(mode="json", exclude_none=True))
+
+    def drop_client(self) -> None:
+        data = _load(self.path)
+        entry = data.get("servers", {}).get(self.key)
+        if isinstance(entry, dict) and entry.pop("client", None) is not None:
+            _save(self.path, data)
+
+    def forget(self) -> bool:
+        data = _load(self.path)
+        servers = data.get("servers", {})
+        if self.key not in servers:
+            return False
+        del servers[self.key]
+        _save(self.path, data)
+        return True
+
+
+def _options(config: ServerConfig) -> dict[str, Any]:
+    value = config.raw.get("oauth")
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def uses_oauth(config: ServerConfig) -> bool:
+    """OAuth applies to HTTP servers without an ``Authorization`` header."""
+    headers = config.raw.get("headers") or {}
+    return config.kind == "http" and not any(k.lower() == "authorization" for k in headers)
+
+
+def _metadata(config: ServerConfig, redirect_uri: str) -> OAuthClientMetadata:
+    options = _options(config)
+    secret = options.get("clientSecret")
+    return OAuthClientMetadata.model_validate({
+        "client_name": options.get("clientName") or CLIENT_NAME,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "client_secret_post" if secret else "none",
+        **({"scope": options["scope"]} if options.get("scope") else {}),
+    })  # fmt: skip
+
+
+async def _configured_client(config: ServerConfig, storage: FileTokenStorage, redirect_uri: str) -> None:
+    """A registered client of the entry's ``oauth.clientId`` (no dynamic registration then)."""
+    options = _options(config)
+    client_id = options.get("clientId")
+    if not client_id or await storage.get_client_info() is not None:
+        return
+    secret = options.get("clientSecret")
+    info = _metadata(config, redirect_uri).model_dump(mode="json", exclude_none=True)
+    info["client_id"] = client_id
+    if secret:
+        info["client_secret"] = resolve_value(str(secret), f'MCP server "{config.name}" oauth.clientSecret')
+    await storage.set_client_info(OAuthClientInformationFull.model_validate(info))
+
+
+def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAuthClientProvider | None:
+    """The ``httpx.Auth`` of a session's connection: stored tokens, refreshed as needed; a server
+    that wants a new sign-in fails with :class:`NeedsSignIn`. None without a stored sign-in (a
+    401 then says to sign in; nothing is registered behind the user's back)."""
+    storage = FileTokenStorage(agent_dir, credential_key(config))
+    if not storage.has_tokens():
+        return None
+
+    async def no_browser(url: str) -> None:
+        raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
+
+    async def no_callback() -> tuple[str, str | None]:
+        raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
+
+    metadata = _metadata(config, _redirect_uri(config, int(_options(config).get("callbackPort") or 0) or 1))
+    provider = OAuthClientProvider(str(config.raw["url"]), metadata, storage, no_browser, no_callback)
+    # the SDK learns a token's expiry only when it receives the token: tell it the stored one
+    provider.context.token_expiry_time = storage.expires_at()
+    return provider
+
+
+def expire_stored(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
+    """The server rejected the stored token: have the next connection refresh it (once)."""
+    return FileTokenStorage(agent_dir, credential_key(config)).expire()
+
+
+def _redirect_uri(config: ServerConfig, port: int) -> str:
+    url = _options(config).get("callbackUrl")
+    if isinstance(url, str) and url:
+        parts = urlsplit(url)
+        return url if parts.port else url.replace(parts.netloc, f"{parts.hostname}:{port}", 1)
+    return f"http://127.0.0.1:{port}/callback"
+
+
+async def login(
+    config: ServerConfig,
+    agent_dir: str | os.PathLike[str],
+    open_url: Callable[[str], Awaitable[None] | None],
+    timeout: float = 300.0,
+) -> None:
+    """Sign in: the authorization page goes to ``open_url``; the code comes back to a callback
+    server on 127.0.0.1; the tokens are stored. Raises on failure or after ``timeout``."""
+    from piko.plugins.mcp.connection import http_transport
+
+    arrived: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+
+    async def on_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(Exception):
+            request_line = (await reader.readline()).decode("latin-1")
+            while (await reader.readline()) not in (b"\r\n", b"\n", b""):
+                pass
+            target = request_line.split(" ")[1] if " " in request_line else "/"
+            query = parse_qs(urlsplit(target).query)
+            code, state = query.get("code", [None])[0], query.get("state", [None])[0]
+            error = query.get("error", [None])[0]
+            body = b"Signed in. You can close this tab.\n" if code else b"Sign-in failed.\n"
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: "
+                         + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)  # fmt: skip
+            await writer.drain()
+            if not arrived.done():
+                if code:
+                    arrived.set_result((code, state))
+                elif error:
+                    arrived.set_exception(RuntimeError(f"authorization failed: {error}"))
+        writer.close()
+
+    port = int(_options(config).get("callbackPort") or 0)
+    callback = await asyncio.start_server(on_request, "127.0.0.1", port)
+    port = callback.sockets[0].getsockname()[1]
+    redirect_uri = _redirect_uri(config, port)
+    storage = FileTokenStorage(agent_dir, credential_key(config))
+    registered = await storage.get_client_info()
+    if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
+        storage.drop_client()  # a client registered before stays in use only while its redirect URI matches
+    await _configured_client(config, storage, redirect_uri)
+
+    async def redirect(url: str) -> None:
+        result = open_url(url)
+        if result is not None:
+            await result
+
+    async def wait_for_code() -> tuple[str, str | None]:
+        return await arrived
+
+    provider = OAuthClientProvider(
+        str(config.raw["url"]), _metadata(config, redirect_uri), storage, redirect, wait_for_code, timeout
+    )
+    try:
+        async with asyncio.timeout(timeout), http_transport(config, auth=provider) as (read, write):
+            from mcp.client.session import ClientSession
+
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+    finally:
+        callback.close()
+    if not storage.has_tokens():
+        raise RuntimeError("the server accepted the connection without a sign-in")
+
+
+def logout(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
+    """Delete the stored credentials of a server; False when there were none."""
+    return FileTokenStorage(agent_dir, credential_key(config)).forget()

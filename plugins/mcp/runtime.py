@@ -1,0 +1,545 @@
+"""The MCP servers of one session: connecting them, their tools as piko tools, what the model sees.
+
+Built by the plugin's ``session_start`` handler when a server is configured. Everything it does
+to the session goes through the extension API (``pi.register_tool``, ``pi.set_active_tools``,
+``pi.append_entry``, ``pi.events``), as a third-party plugin's code would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from typing import Any
+
+from piko.plugins.mcp.config import McpConfig, ServerConfig
+from piko.plugins.mcp.connection import ServerConnection, describe_error
+from piko.plugins.mcp.log import McpLog
+from piko.plugins.mcp.naming import (
+    RESOURCE_TOOLS,
+    assign_names,
+    is_mcp_tool,
+    name_matcher,
+    tool_exposure,
+    tool_name,
+)
+from piko.plugins.mcp.results import tool_result
+
+FIRST_PROMPT_WAIT_S = 10.0
+TOOL_SEARCH = "tool_search"
+TOOL_SEARCH_LIMIT = 8
+LOADED_ENTRY = "mcp-tool-search"  # custom session entries recording what tool_search loaded
+SECTION = "mcp_servers"
+TOOL_SEARCH_DESCRIPTION = (
+    "# Tool discovery\n\nSearches the metadata of tools that are not declared yet and declares the "
+    "matches for the next model call.\n\nSome tools, such as the tools of MCP servers, are not given "
+    f"to you upfront: use `{TOOL_SEARCH}` to find the ones you need. For MCP tools, always use `{TOOL_SEARCH}`."
+)
+
+
+def namespace(server: str) -> str:
+    return "mcp__" + server.replace("-", "_")
+
+
+def model_exposure(exposure: str) -> str:
+    """``codemode`` is reached as ``deferred`` until a codemode plugin exists."""
+    return "deferred" if exposure == "codemode" else exposure
+
+
+class McpTool:
+    """One server tool under its piko name."""
+
+    def __init__(self, name: str, server: str, tool: Any, exposure: str) -> None:
+        self.name = name
+        self.server = server
+        self.tool = tool
+        self.exposure = exposure  # as configured (codemode kept for listing)
+        self.withdrawn = False
+
+    @property
+    def reach(self) -> str:
+        return model_exposure(self.exposure)
+
+
+class McpRuntime:
+    """The session's servers (see the module docstring)."""
+
+    def __init__(
+        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any]
+    ) -> None:
+        self.pi = pi
+        self.config = config
+        self.log = McpLog(agent_dir)
+        self.connections: dict[str, ServerConnection] = {
+            name: ServerConnection(server, cwd, self.log, self._on_tools, self._on_notification)
+            for name, server in config.servers.items()
+        }
+        self.tools: dict[str, McpTool] = {}
+        self.owners: dict[str, tuple[str, str]] = {}
+        self.registered: set[str] = set()
+        self.loaded: set[str] = set()  # deferred tools that tool_search declared on this branch
+        self.notices: list[str] = []
+        self._codemode_notice = False
+        self._reported: set[str] = set()
+        self._selection = self._tools_selection(options)
+
+    # -- which MCP tools --tools lets through ----------------------------------------------------
+
+    @staticmethod
+    def _tools_selection(options: dict[str, Any]) -> Any:
+        """None: every MCP tool by its exposure; else a matcher of the ``--tools`` entries
+        (only once an entry starts with ``mcp__``); ``--no-tools`` lets none through."""
+        if options.get("no_tools"):
+            return lambda _name: False
+        listed = [n.strip() for n in str(options.get("tools") or "").split(",") if n.strip()]
+        if listed and any(n.startswith("mcp__") for n in listed):
+            return name_matcher(listed)
+        return None
+
+    def _allowed(self, name: str) -> bool:
+        return self._selection is None or bool(self._selection(name))
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        for connection in self.connections.values():
+            connection.start()
+        if any(self._reaches_deferred(s) for s in self.enabled()):
+            self._register_tool_search()  # before the servers connect: tool_search waits for them
+            self.refresh_active()
+        if any(s.exposure == "codemode" or "codemode" in s.tool_exposure.values() for s in self.enabled()):
+            self._codemode_notice = True
+            self.notices.append(
+                "MCP: codemode exposure is handled as deferred (reached through tool_search): "
+                "piko has no codemode tool yet"
+            )
+
+    @staticmethod
+    def _reaches_deferred(server: ServerConfig) -> bool:
+        exposures = {server.exposure, *server.tool_exposure.values()}
+        return any(model_exposure(e) == "deferred" for e in exposures)
+
+    def enabled(self) -> list[ServerConfig]:
+        return [s for s in self.config.servers.values() if s.enabled]
+
+    def has_direct(self, server: ServerConfig) -> bool:
+        return server.exposure == "direct" or "direct" in server.tool_exposure.values()
+
+    def _declares_loaded(self, server: ServerConfig) -> bool:
+        """Whether tool_search loaded tools of ``server`` on this branch (they stay declared)."""
+        prefix = tool_name(server.name, "")
+        return any(name.startswith(prefix) for name in self.loaded)
+
+    async def wait_for_direct(self, timeout: float = FIRST_PROMPT_WAIT_S) -> None:
+        """A prompt waits up to ``timeout`` only for the servers whose tools it must declare:
+        those with direct tools, and those with tools tool_search loaded on this branch."""
+        waiting = [
+            c.wait_ready(timeout)
+            for c in self.connections.values()
+            if (self.has_direct(c.config) or self._declares_loaded(c.config)) and c.state == "connecting"
+        ]
+        if waiting:
+            await asyncio.gather(*waiting)
+
+    async def wait_all(self, timeout: float = FIRST_PROMPT_WAIT_S) -> None:
+        waiting = [c.wait_ready(timeout) for c in self.connections.values() if c.state == "connecting"]
+        if waiting:
+            await asyncio.gather(*waiting)
+
+    async def stop(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections.values()), return_exceptions=True)
+
+    # -- notifications ---------------------------------------------------------------------------
+
+    def _on_notification(self, server: str, method: str, params: Any) -> None:
+        with contextlib.suppress(Exception):
+            self.pi.events.emit("mcp_notification", {"server": server, "method": method, "params": params})
+
+    # -- tools -----------------------------------------------------------------------------------
+
+    def _on_tools(self, connection: ServerConnection) -> None:
+        """A server connected or changed its tool list: register what is new, withdraw what went."""
+        server = connection.config
+        owner_of = self.owners
+        names = assign_names(
+            server.name,
+            [t.name for t in connection.tools],
+            lambda candidate: candidate in owner_of and owner_of[candidate][0] != server.name,
+        )
+        current: set[str] = set()
+        for tool in connection.tools:
+            name = names[tool.name]
+            current.add(name)
+            exposure = tool_exposure(server.exposure, server.tool_exposure, tool.name)
+            entry = McpTool(name, server.name, tool, exposure)
+            self.tools[name] = entry
+            self.owners[name] = (server.name, tool.name)
+            self._register(entry)
+        for name, entry in self.tools.items():
+            if entry.server == server.name and name not in current:
+                entry.withdrawn = True
+        if connection.has_resources and not self.registered.issuperset(RESOURCE_TOOLS):
+            self._register_resource_tools()
+        if any(t.reach == "deferred" for t in self.tools.values()) and TOOL_SEARCH not in self.registered:
+            self._register_tool_search()
+        self.refresh_active()
+
+    def _register(self, entry: McpTool) -> None:
+        tool = entry.tool
+        schema = dict(tool.inputSchema or {})
+        schema.setdefault("type", "object")
+        schema.setdefault("properties", {})
+        annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else None
+        self.pi.register_tool(
+            name=entry.name,
+            label=f"{entry.server}/{tool.name}",
+            description=tool.description or "",
+            parameters=schema,
+            execute=self._executor(entry),
+            default_active=False,
+            annotations=annotations,
+        )
+        self.registered.add(entry.name)
+
+    def _executor(self, entry: McpTool) -> Any:
+        async def execute(
+            tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+        ) -> Any:
+            current = self.tools.get(entry.name)
+            if current is None or current.withdrawn or current.exposure == "hidden":
+                raise RuntimeError(f'MCP tool "{entry.name}" is no longer offered by server "{entry.server}"')
+            connection = self.connections[current.server]
+            try:
+                result = await connection.call_tool(current.tool.name, params or {}, signal)
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:
+                raise RuntimeError(f'MCP server "{current.server}": {describe_error(error)}') from error
+            return tool_result(result, current.server, current.tool.name)
+
+        return execute
+
+    def declared(self) -> list[str]:
+        """The MCP tool names the model is given now."""
+        names: list[str] = []
+        for name, entry in self.tools.items():
+            if entry.withdrawn or not self._allowed(name):
+                continue
+            if entry.reach == "direct" or (entry.reach == "deferred" and name in self.loaded):
+                names.append(name)
+        if TOOL_SEARCH in self.registered and self._allowed(TOOL_SEARCH):
+            names.append(TOOL_SEARCH)
+        if self.registered.issuperset(RESOURCE_TOOLS):
+            reach = self._resource_reach()
+            for name in RESOURCE_TOOLS:
+                if self._allowed(name) and (reach == "direct" or name in self.loaded):
+                    names.append(name)
+        return names
+
+    def refresh_active(self) -> None:
+        """Give the model exactly the MCP tools it should see, keeping the other active tools."""
+        try:
+            active = list(self.pi.get_active_tools())
+        except Exception:
+            return  # the session is not running (pi mcp list)
+        # every MCP tool name is this plugin's to declare (also one a previous session left active)
+        others = [n for n in active if not (is_mcp_tool(n) or n == TOOL_SEARCH)]
+        wanted = others + [n for n in self.declared() if n not in others]
+        if wanted != active:
+            self.pi.set_active_tools(wanted)
+
+    # -- tool_search -----------------------------------------------------------------------------
+
+    def _register_tool_search(self) -> None:
+        self.pi.register_tool(
+            name=TOOL_SEARCH,
+            label=TOOL_SEARCH,
+            description=TOOL_SEARCH_DESCRIPTION,
+            parameters={
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Search query for deferred tools."},
+                    "limit": {
+                        "type": "number",
+                        "description": f"Maximum number of tools to return. Defaults to {TOOL_SEARCH_LIMIT}.",
+                    },
+                },
+                "required": ["query"],
+            },
+            execute=self._tool_search,
+            default_active=False,
+            prompt_snippet="Search for tools that are not loaded yet and load the matches",
+        )
+        self.registered.add(TOOL_SEARCH)
+
+    def search(self, query: str, limit: int) -> list[str]:
+        """Deferred tools not loaded yet, best match first: a query word in the tool's name counts
+        more than in its description; its server's name and description rank the tools that matched."""
+        words = [w for w in query.lower().replace("_", " ").split() if w]
+        scored: list[tuple[float, str]] = []
+        for name, entry in self.tools.items():
+            if entry.reach != "deferred" or entry.withdrawn or name in self.loaded or not self._allowed(name):
+                continue
+            server = self.config.servers.get(entry.server)
+            own_name = entry.tool.name.lower().replace("_", " ")
+            description = (entry.tool.description or "").lower()
+            server_text = f"{entry.server} {(server.description if server else '') or ''}".lower()
+            score = sum(3.0 * (w in own_name) + 1.0 * (w in description) for w in words)
+            if score > 0:  # the server's own words only rank the tools that matched
+                score += sum(0.5 * (w in server_text) for w in words)
+                scored.append((-score, name))
+        for name in RESOURCE_TOOLS:
+            if name in self.registered and name not in self.loaded and self._resource_reach() == "deferred":
+                score = sum(
+                    2.0 * (w in name.replace("_", " ")) + 0.5 * (w in "resource resources") for w in words
+                )
+                if score > 0:
+                    scored.append((-score, name))
+        return [name for _score, name in sorted(scored)[:limit]]
+
+    async def _tool_search(
+        self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
+    ) -> Any:
+        query = str(params.get("query") or "")
+        if not query.strip():
+            raise ValueError("query must not be empty")
+        limit = params.get("limit", TOOL_SEARCH_LIMIT)
+        if not isinstance(limit, int | float) or int(limit) != limit or limit <= 0:
+            raise ValueError("limit must be a positive integer")
+        await self.wait_all()
+        found = self.search(query, int(limit))
+        if found:
+            self.loaded.update(found)
+            self.pi.append_entry(LOADED_ENTRY, {"tools": found})
+            self.refresh_active()
+        if not found:
+            text = "No matching tools found."
+        else:
+            lines = [
+                f"- {n}: {self._description(n).strip().splitlines()[0] if self._description(n).strip() else ''}"
+                for n in found
+            ]
+            plural = "" if len(found) == 1 else "s"
+            text = f"Loaded {len(found)} tool{plural}. They are available from your next call:\n" + "\n".join(
+                lines
+            )
+        return {"content": [{"type": "text", "text": text}], "details": {"loaded": found}}
+
+    def _description(self, name: str) -> str:
+        entry = self.tools.get(name)
+        if entry is not None:
+            return entry.tool.description or ""
+        return RESOURCE_DESCRIPTIONS.get(name, "")
+
+    def restore_loaded(self, entries: list[Any]) -> None:
+        """What tool_search loaded on the current branch (after resume, fork or /tree)."""
+        loaded: set[str] = set()
+        for entry in entries:
+            if (
+                getattr(entry, "type", None) == "custom"
+                and getattr(entry, "custom_type", None) == LOADED_ENTRY
+            ):
+                data = getattr(entry, "data", None) or {}
+                loaded.update(str(n) for n in data.get("tools", []) if isinstance(n, str))
+        self.loaded = loaded
+        self.refresh_active()
+
+    # -- resources -------------------------------------------------------------------------------
+
+    def _resource_reach(self) -> str:
+        reaches = {
+            model_exposure(s.exposure)
+            for s in self.enabled()
+            if s.exposure != "hidden" and self.connections[s.name].has_resources
+        }
+        return "direct" if "direct" in reaches else "deferred"
+
+    def _resource_servers(self, name: str | None) -> list[ServerConnection]:
+        if name is not None:
+            connection = self.connections.get(name)
+            if connection is None or not connection.config.enabled or connection.config.exposure == "hidden":
+                raise ValueError(f'unknown MCP server "{name}"')
+            return [connection]
+        return [
+            c for c in self.connections.values()
+            if c.config.enabled and c.config.exposure != "hidden" and c.has_resources
+        ]  # fmt: skip
+
+    def _register_resource_tools(self) -> None:
+        server = {"type": "string", "description": "MCP server name."}
+        cursor = {"type": "string", "description": "Cursor from a previous call's nextCursor."}
+        specs = {
+            "list_mcp_resources": ({"server": server, "cursor": cursor}, [], self._list_resources),
+            "list_mcp_resource_templates": ({"server": server, "cursor": cursor}, [], self._list_templates),
+            "read_mcp_resource": (
+                {"server": server, "uri": {"type": "string", "description": "Resource URI."}},
+                ["server", "uri"],
+                self._read_resource,
+            ),
+        }
+        for name, (properties, required, execute) in specs.items():
+            if name in self.registered:
+                continue
+            self.pi.register_tool(
+                name=name,
+                label=name,
+                description=RESOURCE_DESCRIPTIONS[name],
+                parameters={"type": "object", "properties": properties, "required": required},
+                execute=execute,
+                default_active=False,
+                annotations={"readOnlyHint": True},
+            )
+            self.registered.add(name)
+
+    async def _list_paged(self, params: dict[str, Any], kind: str) -> Any:
+        await self.wait_all()
+        server_name = params.get("server")
+        cursor = params.get("cursor")
+        method = "list_resources" if kind == "resources" else "list_resource_templates"
+
+        def page_of(cursor: str | None) -> Any:
+            return lambda s: getattr(s, method)(cursor=cursor) if cursor else getattr(s, method)()
+
+        if server_name:
+            connection = self._resource_servers(str(server_name))[0]
+            page = await connection.request(page_of(cursor))
+            items = [dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))]
+            out: dict[str, Any] = {"server": connection.name, kind: [i for i in items if not _is_app(i)]}
+            if page.nextCursor:
+                out["nextCursor"] = page.nextCursor
+            return _json_result(out)
+        everything: list[dict[str, Any]] = []
+        for connection in self._resource_servers(None):
+            next_cursor: str | None = None
+            for _page in range(100):
+                page = await connection.request(page_of(next_cursor))
+                everything.extend(
+                    dict(_dump(r), server=connection.name) for r in getattr(page, _items_attr(kind))
+                )
+                next_cursor = page.nextCursor
+                if not next_cursor:
+                    break
+        return _json_result({kind: [i for i in everything if not _is_app(i)]})
+
+    async def _list_resources(self, tool_call_id: str, params: dict[str, Any], *_: Any) -> Any:
+        return await self._list_paged(params, "resources")
+
+    async def _list_templates(self, tool_call_id: str, params: dict[str, Any], *_: Any) -> Any:
+        return await self._list_paged(params, "resourceTemplates")
+
+    async def _read_resource(self, tool_call_id: str, params: dict[str, Any], *_: Any) -> Any:
+        from pydantic import AnyUrl
+
+        from piko.plugins.mcp.results import save_temp
+
+        await self.wait_all()
+        connection = self._resource_servers(str(params.get("server") or ""))[0]
+        uri = str(params.get("uri") or "")
+        result = await connection.request(lambda s: s.read_resource(AnyUrl(uri)))
+        content: list[dict[str, Any]] = []
+        for item in result.contents:
+            text = getattr(item, "text", None)
+            mime = getattr(item, "mimeType", None) or ""
+            if text is not None:
+                content.append({"type": "text", "text": text})
+            elif mime.startswith("image/"):
+                content.append({"type": "image", "data": item.blob, "mimeType": mime})
+            else:
+                import base64
+
+                path = save_temp(base64.b64decode(getattr(item, "blob", "") or ""), _suffix(mime))
+                content.append(
+                    {
+                        "type": "text",
+                        "text": f"[binary resource {item.uri} ({mime or 'unknown type'}) saved to {path}]",
+                    }
+                )
+        return {"content": content, "details": {"server": connection.name, "uri": uri}}
+
+    # -- what the model and the user read --------------------------------------------------------
+
+    def servers_section(self) -> str | None:
+        """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared."""
+        listed = sorted(
+            (
+                s
+                for s in self.enabled()
+                if {model_exposure(s.exposure), *map(model_exposure, s.tool_exposure.values())} & {"deferred"}
+            ),
+            key=lambda s: s.name,
+        )
+        if not listed:
+            return None
+        lines = [
+            "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
+        ]
+        for server in listed:
+            connection = self.connections[server.name]
+            summary = (server.description or connection.instructions or "").strip().split("\n", 1)[0].strip()
+            if len(summary) > 250:
+                summary = summary[:249].rstrip() + "…"
+            head = f"- {namespace(server.name)} (tool_search)"
+            lines.append(f"{head}: {summary}" if summary else head)
+        return f"<{SECTION}>\n" + "\n".join(lines) + f"\n</{SECTION}>"
+
+    def new_failures(self) -> list[str]:
+        """One line for each server that failed since the last call (each is reported once)."""
+        lines: list[str] = []
+        for name, connection in self.connections.items():
+            if connection.state == "failed" and name not in self._reported:
+                self._reported.add(name)
+                detail = connection.status_line().split(": ", 1)[-1]  # "failed: <error> (stderr: ...)"
+                lines.append(f'MCP server "{name}" failed: {detail}')
+        return lines
+
+    def status_text(self) -> str:
+        """``/mcp`` outside the interactive screen: a server a line, then its tools."""
+        if not self.config.servers and not self.config.errors:
+            return "No MCP servers configured."
+        lines: list[str] = []
+        for name, connection in self.connections.items():
+            server = connection.config
+            lines.append(f"{name}: {connection.status_line()} ({server.exposure}, {server.scope})")
+            tools = [e for e in self.tools.values() if e.server == name and not e.withdrawn]
+            if tools:
+                lines.append("  tools: " + ", ".join(
+                    e.tool.name + (f" [{e.exposure}]" if e.exposure != server.exposure else "") for e in tools
+                ))  # fmt: skip
+        lines.extend(f"config error: {e}" for e in self.config.errors)
+        return "\n".join(lines)
+
+
+RESOURCE_DESCRIPTIONS = {
+    "list_mcp_resources": (
+        "List the resources of MCP servers as JSON. With `server`, one page of that server (continue with "
+        "`cursor`); without it, every resource of every server."
+    ),
+    "list_mcp_resource_templates": "List the resource URI templates of MCP servers as JSON (same paging as list_mcp_resources).",
+    "read_mcp_resource": "Read one resource of an MCP server by `server` and `uri`.",
+}
+
+
+def _items_attr(kind: str) -> str:
+    return "resources" if kind == "resources" else "resourceTemplates"
+
+
+def _dump(item: Any) -> dict[str, Any]:
+    data = item.model_dump(mode="json", exclude_none=True, by_alias=True)
+    data.pop("icons", None)
+    data.pop("_meta", None)
+    return data
+
+
+def _is_app(item: dict[str, Any]) -> bool:
+    uri = str(item.get("uri") or item.get("uriTemplate") or "")
+    return uri.startswith("ui://") or item.get("mimeType") == "text/html;profile=mcp-app"
+
+
+def _json_result(value: Any) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": json.dumps(value, indent=2, ensure_ascii=False)}]}
+
+
+def _suffix(mime: str) -> str:
+    import mimetypes
+
+    return mimetypes.guess_extension(mime) or ".bin"

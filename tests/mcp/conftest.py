@@ -1,0 +1,62 @@
+"""Fixtures of the MCP tests: a pi world with the scripted LLM server, and real MCP servers."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mcp_support import DEMO_SERVER, McpEnv
+from support.llm_server import LLMServer
+from support.pi_dirs import make_pi_dirs
+
+
+@pytest.fixture
+def mcp_env(tmp_path: Path) -> Iterator[Callable[..., McpEnv]]:
+    """``mcp_env(turns)``: a running scripted LLM server and a pi config pointing at it."""
+    with ExitStack() as stack:
+
+        def start(turns: list[dict[str, Any]]) -> McpEnv:
+            server = stack.enter_context(LLMServer(turns))
+            home, work = make_pi_dirs(tmp_path, server, model_fields={"mock": {"input": ["text", "image"]}})
+            return McpEnv(home, work, server)
+
+        yield start
+
+
+@pytest.fixture
+def http_server() -> Iterator[Callable[..., str]]:
+    """``http_server(name="demo")``: the demo server over streamable HTTP on 127.0.0.1; its URL."""
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(name: str = "demo") -> str:
+        process = subprocess.Popen(
+            [sys.executable, DEMO_SERVER, "--http", "0", "--name", name],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL, text=True,
+        )  # fmt: skip
+        processes.append(process)
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert line.startswith("PORT "), line
+        port = int(line.split()[1])
+        for _ in range(200):
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    for process in processes:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()

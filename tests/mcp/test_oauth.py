@@ -1,0 +1,112 @@
+"""OAuth against an authorization server on 127.0.0.1: ``pi mcp login``, stored tokens, refresh, logout."""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from mcp_support import PI, answer, call, tool_messages
+
+pytestmark = pytest.mark.timeout(120)
+AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py")
+
+
+@pytest.fixture
+def auth_server():
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(token_seconds: int = 3600) -> str:
+        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        processes.append(process)
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[1])
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def login(env, name: str) -> subprocess.CompletedProcess[str]:
+    """``pi mcp login NAME``, approving in place of the browser: the test follows the page it prints."""
+    process = subprocess.Popen([PI, "mcp", "login", name, "--timeout", "60"], cwd=env.work,
+                               env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stderr is not None
+    line = process.stderr.readline()
+    assert line.startswith(f"Open this page to sign in to {name}:"), line
+    url = process.stderr.readline().strip()
+    page = httpx.get(url, follow_redirects=True, timeout=30)
+    assert page.status_code == 200 and "Signed in" in page.text, (page.url, page.text[:300])
+    out, err = process.communicate(timeout=60)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, line + url + "\n" + err)
+
+
+def test_login_stores_tokens_and_sessions_use_them(mcp_env, auth_server):
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    before = env.run("mcp", "list")
+    assert before.returncode == 1
+    assert "needs sign-in: run `pi mcp login secure`" in before.stdout
+    done = login(env, "secure")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == 'Signed in to MCP server "secure".\n'
+    auth = env.home / "mcp-auth.json"
+    assert stat.S_IMODE(auth.stat().st_mode) == 0o600
+    stored = json.loads(auth.read_text())["servers"][f"secure|{url}"]
+    assert stored["tokens"]["access_token"] and stored["client"]["client_id"]
+    assert "secure: connected, 1 tools" in env.run("mcp", "list").stdout
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+    out = env.run("mcp", "logout", "secure")
+    assert (out.returncode, out.stdout) == (0, 'Signed out of MCP server "secure".\n')
+    assert f"secure|{url}" not in json.loads(auth.read_text())["servers"]
+
+
+def test_expired_tokens_are_refreshed(mcp_env, auth_server):
+    url = auth_server(token_seconds=1)
+    env = mcp_env([])
+    env.write_mcp({"secure": {"url": url}})
+    assert login(env, "secure").returncode == 0
+    first = json.loads((env.home / "mcp-auth.json").read_text())["servers"][f"secure|{url}"]["tokens"]
+    time.sleep(2)
+    assert "secure: connected" in env.run("mcp", "list").stdout
+    second = json.loads((env.home / "mcp-auth.json").read_text())["servers"][f"secure|{url}"]["tokens"]
+    assert second["access_token"] != first["access_token"]
+
+
+def test_login_of_an_unknown_or_stdio_server_is_refused(mcp_env):
+    env = mcp_env([])
+    env.write_mcp({"local": {"command": "x"}})
+    done = env.run("mcp", "login", "nope")
+    assert (done.returncode, done.stderr) == (1, 'No MCP server named "nope" in mcp.json.\n')
+    done = env.run("mcp", "login", "local")
+    assert done.returncode == 1 and "does not use OAuth" in done.stderr
+
+
+def test_a_session_says_in_one_line_that_sign_in_is_needed(mcp_env, auth_server):
+    url = auth_server()
+    env = mcp_env([answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    done = env.prompt("go")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == [
+        'Warning: MCP server "secure" failed: needs sign-in: run `pi mcp login secure`'
+    ]
+    assert not (env.home / "mcp-auth.json").exists()  # no client registered behind the user's back
