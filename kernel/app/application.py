@@ -226,6 +226,7 @@ class App:
         return ManagedTimers(self.dispatcher)
 
     def clear_extension_timers(self) -> None:
+        """Cancel every timer extensions started."""
         if "extension_timers" in self.__dict__:
             self.extension_timers.clear_all()
 

@@ -1,5 +1,8 @@
 """``pi plugins [--json] [--check]``: every plugin, where it came from, the hooks it implements,
-its state (active, failed with the cause, blocked by what) and what it overrides."""
+its state (active, failed with the cause, blocked by what) and what it overrides.
+
+``pi plugins new NAME`` writes a new plugin package (:mod:`piko.app.plugin_template`).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ import sys
 from typing import Any
 
 import click
+
+from piko.app.plugin_template import new_command
 
 
 def _status(info: Any, overrides: list[str]) -> str:
@@ -17,13 +22,17 @@ def _status(info: Any, overrides: list[str]) -> str:
     return "active" + "".join(f", {label}" for label in overrides)
 
 
-@click.command(
-    "plugins", help="List plugins, where they come from, the hooks they implement, and what is blocked."
+@click.group(
+    "plugins",
+    invoke_without_command=True,
+    help="List plugins, where they come from, the hooks they implement, and what is blocked.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table")
 @click.option("--check", is_flag=True, help="Exit with 1 when a plugin failed to load or register")
 @click.pass_obj
 def plugins_command(app: Any, as_json: bool, check: bool) -> None:
+    if click.get_current_context().invoked_subcommand:
+        return  # ``pi plugins new ...``
     from piko.platform.registries import Registries
 
     for registry in Registries.SPECS:  # collect registrations so their problems are reported
@@ -64,3 +73,6 @@ def _table(app: Any, infos: list[Any], overrides: dict[str, list[str]]) -> None:
     sys.stdout.write("\n".join(lines) + "\n")
     for message in app.diagnostics():
         sys.stdout.write(f"! {message}\n")
+
+
+plugins_command.add_command(new_command)

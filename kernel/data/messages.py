@@ -58,6 +58,7 @@ class _Keyed(_Shown):
             raise KeyError(key) from None
 
     def get(self, key: str, default: Any = None) -> Any:
+        """``self[key]`` (camelCase or snake_case), or ``default`` when there is no such field."""
         try:
             return self[key]
         except KeyError:
@@ -72,6 +73,7 @@ class _Block(_Keyed):
 
     @property
     def type(self) -> str:
+        """The block's wire type (``"text"``, ``"thinking"``, ``"image"``, ``"toolCall"``)."""
         return self.TYPE
 
 
@@ -83,6 +85,7 @@ class _Message(_Keyed):
 
     @property
     def role(self) -> str:
+        """The message's wire role (``"user"``, ``"assistant"``, ``"toolResult"``, ``"custom"``, ...)."""
         return self.ROLE
 
 

@@ -47,6 +47,7 @@ class AbortSignal:
         await self._event.wait()
 
     def throw_if_aborted(self) -> None:
+        """Raise :class:`AbortError` (with the reason) if the signal was aborted."""
         if self.aborted:
             raise AbortError(str(self.reason or "aborted"))
 
@@ -74,4 +75,5 @@ class AbortController:
         self.signal = AbortSignal()
 
     def abort(self, reason: Any = "aborted") -> None:
+        """Abort the signal with ``reason`` and call its listeners (once: later calls do nothing)."""
         self.signal._fire(reason)

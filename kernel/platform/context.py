@@ -102,6 +102,7 @@ class ExtensionContext:
 
     @property
     def app(self) -> Any:
+        """The :class:`~piko.app.application.App` (settings, registries, the plugin manager)."""
         return self._app if self._app is not None else getattr(self._host, "app", None)
 
     @property
@@ -243,9 +244,11 @@ class ExtensionContext:
         return False
 
     def get_pending_plan_review(self) -> Any:
+        """piko has no plan review: there is never one pending (``None``)."""
         return None
 
     async def open_plan_review(self) -> bool:
+        """piko has no plan review: nothing opens (``False``)."""
         return False
 
     # -- managed timers ------------------------------------------------------------------------
@@ -265,6 +268,7 @@ class ExtensionContext:
         return self._timers().set_interval(fn, ms, *args)
 
     def clear_timer(self, timer: Any) -> None:
+        """Cancel a timer of :meth:`set_timeout` or :meth:`set_interval`."""
         self._timers().clear(timer)
 
 

@@ -472,22 +472,28 @@ class ExtensionAPI:
         return self._runtime("append_entry").append_entry(custom_type, data)
 
     def set_session_name(self, name: str) -> Any:
+        """Name the session (a ``session_info`` entry; ``/resume`` and ``pi --list`` show it)."""
         return self._runtime("set_session_name").set_session_name(name)
 
     def get_session_name(self) -> str | None:
+        """The session's name, or ``None`` when it has none."""
         result = self._runtime("get_session_name").get_session_name()
         return None if result is None else str(result)
 
     def get_active_tools(self) -> list[str]:
+        """The names of the tools the model is offered now."""
         return list(self._runtime("get_active_tools").get_active_tools())
 
     def get_all_tools(self) -> list[dict[str, Any]]:
+        """Every registered tool, active or not: ``name``, ``description``, ``parameters``, ``source`` (its plugin)."""
         return list(self._runtime("get_all_tools").get_all_tools())
 
     def set_active_tools(self, names: list[str]) -> Any:
+        """Offer exactly the tools ``names`` (unknown names are ignored) from the next model call on."""
         return self._runtime("set_active_tools").set_active_tools(list(names))
 
     def get_commands(self) -> list[dict[str, Any]]:
+        """Extension commands, prompt templates and skills, as RPC ``get_commands`` lists them."""
         return list(self._runtime("get_commands").get_commands())
 
     async def set_model(self, model: Any) -> bool:
@@ -506,9 +512,11 @@ class ExtensionAPI:
         return True
 
     def get_thinking_level(self) -> str:
+        """The session's thinking level (``"off"``, ``"minimal"``, ... ``"xhigh"``)."""
         return str(self._runtime("get_thinking_level").thinking_level)
 
     def set_thinking_level(self, level: str) -> Any:
+        """Change the thinking level (clamped to what the model supports, as ``/thinking`` does)."""
         return self._runtime("set_thinking_level").set_thinking_level(level)
 
     # -- compilation -------------------------------------------------------------------------

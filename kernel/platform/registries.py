@@ -33,6 +33,7 @@ class Lazy:
     """Mixin: ``self.resolved(attr)`` imports an import-string field once and keeps the result."""
 
     def resolved(self, attr: str) -> Any:
+        """The field ``attr``, imported (and kept) when it is an import string ``"module:name"``."""
         value = getattr(self, attr)
         if isinstance(value, str):
             value = resolve_import(value)
@@ -85,6 +86,7 @@ class ToolDefinition(Lazy, Registration):
     plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:
+        """The tool as a model is offered it: ``name``, ``description``, ``parameters``."""
         return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
     async def run(

@@ -106,6 +106,7 @@ class NoOpUI:
 
     @property
     def theme(self) -> Any:
+        """The current theme (``None``: there is nothing to draw)."""
         return None
 
 

@@ -477,9 +477,11 @@ class SessionManager:
         return self._append("message", {"message": wire}, message=message)
 
     def append_thinking_level_change(self, level: str) -> str:
+        """Record a change of thinking level; returns the entry id."""
         return self._append("thinking_level_change", {"thinkingLevel": level})
 
     def append_model_change(self, provider: str, model_id: str) -> str:
+        """Record a change of model; returns the entry id."""
         return self._append("model_change", {"provider": provider, "modelId": model_id})
 
     def append_compaction(
@@ -490,6 +492,8 @@ class SessionManager:
         details: Any = None,
         from_hook: bool | None = None,
     ) -> str:
+        """Record a compaction: the ``summary`` replaces the entries before ``first_kept_entry_id``
+        in the context; returns the entry id."""
         return self._append(
             "compaction",
             {
@@ -567,37 +571,48 @@ class SessionManager:
 
     @property
     def header(self) -> SessionHeader:
+        """The session's header (the file's first line: ``id``, ``cwd``, ``timestamp``, ``parentSession``)."""
         return self._header
 
     @property
     def leaf_id(self) -> str | None:
+        """The id of the entry the next one is appended after (``None`` in an empty session)."""
         return self._leaf_id
 
     def is_persisted(self) -> bool:
+        """Whether entries are written to a file (``False`` for ``--no-session``)."""
         return self._persist_enabled
 
     def get_cwd(self) -> str:
+        """The working directory the session belongs to."""
         return self.cwd
 
     def get_session_dir(self) -> str:
+        """The folder of the session's file."""
         return self.session_dir
 
     def get_session_id(self) -> str:
+        """The session's id (a UUID)."""
         return self.session_id
 
     def get_session_file(self) -> str | None:
+        """The path of the session's JSONL file (``None`` when it is not persisted)."""
         return self.session_file
 
     def get_header(self) -> SessionHeader:
+        """The session's header (see :attr:`header`)."""
         return self._header
 
     def get_leaf_id(self) -> str | None:
+        """The id of the current leaf (see :attr:`leaf_id`)."""
         return self._leaf_id
 
     def get_leaf_entry(self) -> SessionEntry | None:
+        """The current leaf's entry, or ``None`` in an empty session."""
         return self._by_id.get(self._leaf_id) if self._leaf_id else None
 
     def get_entry(self, entry_id: str) -> SessionEntry | None:
+        """The entry with that id, or ``None``."""
         return self._by_id.get(entry_id)
 
     def get_entries(self) -> list[SessionEntry]:
@@ -605,9 +620,11 @@ class SessionManager:
         return list(self._entries)
 
     def get_children(self, parent_id: str | None) -> list[SessionEntry]:
+        """The entries whose parent is ``parent_id`` (``None``: the roots)."""
         return [e for e in self._by_id.values() if e.parent_id == parent_id]
 
     def get_label(self, entry_id: str) -> str | None:
+        """The label set on an entry (``pi.set_label(entry_id, label)``), or ``None``."""
         return self._labels.get(entry_id)
 
     def get_session_name(self) -> str | None:
@@ -851,6 +868,7 @@ class ReadonlySessionManager:
         return self._manager.get_entry(entry_id)
 
     def get_label(self, entry_id: str) -> str | None:
+        """The label set on an entry (``pi.set_label(entry_id, label)``), or ``None``."""
         return self._manager.get_label(entry_id)
 
     def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
@@ -869,6 +887,7 @@ class ReadonlySessionManager:
         return self._manager.get_session_name()
 
     def get_children(self, parent_id: str | None) -> list[SessionEntry]:
+        """The entries whose parent is ``parent_id`` (``None``: the roots)."""
         return self._manager.get_children(parent_id)
 
     def build_context(self) -> SessionContext:

@@ -11,9 +11,10 @@ from typing import Any
 import acp
 import pytest
 from support.acp_client import ARGS, PI, RecordingClient, acp_agent
-from support.clean_env import hermetic_environment
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
+
+from piko.testing import hermetic_environment
 
 GATE = """
 def activate(pi):

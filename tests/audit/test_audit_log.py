@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.clean_env import hermetic_environment
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
+
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 PLANTED = "sk-ant-api03-plantedaudit0123456789abcdef"

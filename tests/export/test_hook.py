@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager
 from piko.platform.markers import hookimpl
 from piko.plugins.export import html as export_plugin
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 
@@ -111,7 +111,7 @@ def test_a_running_session_gives_its_leaf_and_system_prompt(tmp_path: Path) -> N
 def run_pi(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     home = tmp_path / "home"
     (home / ".pi" / "agent").mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIKO_"))}
+    env = hermetic_environment()
     env.update(
         HOME=str(home), PI_CODING_AGENT_DIR=str(home / ".pi" / "agent"), PIKO_CACHE_DIR=str(home / "cache")
     )

@@ -2,7 +2,8 @@
 
 Every test gets its own ``HOME``, ``PI_CODING_AGENT_DIR``, ``PIKO_CACHE_DIR`` and working
 directory under ``tmp_path``, so nothing reads or writes the user's real configuration, and the
-``PIKO_*`` variables of the calling shell are cleared.
+calling shell's keys and ``PI_*``/``PIKO_*`` variables are cleared (piko.testing's
+``credential_variable``).
 """
 
 from __future__ import annotations
@@ -19,16 +20,7 @@ from typing import Any
 import pytest
 
 from piko.platform import discovery
-
-PIKO_ENV = (
-    "PIKO_TRACE",
-    "PIKO_PLUGINS",
-    "PIKO_DISABLE_PLUGINS",
-    "PIKO_NO_CACHE",
-    "PIKO_POLICY",
-    "PI_CODING_AGENT_SESSION_DIR",
-    "PI_OFFLINE",
-)
+from piko.testing.rpc_client import credential_variable, hermetic_environment
 
 
 class Env:
@@ -64,8 +56,9 @@ class Env:
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     """An isolated home, agent dir, cache and project folder; the test runs in the project."""
     environment = Env(tmp_path)
-    for key in PIKO_ENV:
-        monkeypatch.delenv(key, raising=False)
+    for key in list(os.environ):
+        if credential_variable(key):  # keys, tokens, cloud accounts, PI_*/PIKO_* settings
+            monkeypatch.delenv(key, raising=False)
     for key, value in environment.vars().items():
         monkeypatch.setenv(key, value)
     monkeypatch.chdir(environment.project)
@@ -179,7 +172,8 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
         modules_out: Path | None = None,
         timeout: float = 60,
     ) -> PiResult:
-        child_env = {k: v for k, v in os.environ.items() if k not in PIKO_ENV and k != "PYTHONPATH"}
+        child_env = hermetic_environment()
+        child_env.pop("PYTHONPATH", None)
         child_env.update(environment.vars())
         child_env["PYTHONDONTWRITEBYTECODE"] = "1"
         if pythonpath:

@@ -1,7 +1,7 @@
 """The import rules of docs/architecture.md, checked over every module (also imports inside functions).
 
 1. The kernel's subpackages import downwards only: ``lib`` < ``data`` < ``config`` < ``platform``
-   < ``sessions`` / ``models`` / ``resources`` < ``engine`` < ``app`` (the three in the middle
+   < ``sessions`` / ``models`` / ``resources`` < ``engine`` < ``app`` < ``testing`` (the three in the middle
    do not import each other). Imports under ``if TYPE_CHECKING:`` are exempt: they only name
    types for readers and type checkers (the hook specs name ``App``) and never run.
 2. The kernel never imports ``piko.plugins``.
@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "resources": 4,
     "engine": 5,
     "app": 6,
+    "testing": 7,
 }
 ANYWHERE = {"version"}  # ``piko.version`` holds one string
 

@@ -9,7 +9,6 @@ what it ignored; trusted, the guard is off and a one-line notice names it and th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,8 @@ from pathlib import Path
 import pytest
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
+
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 
@@ -49,11 +50,7 @@ def _dirs(tmp_path: Path, server: LLMServer) -> tuple[Path, Path]:
 
 
 def _env(agent: Path) -> dict[str, str]:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith(("PI_", "PIKO_")) and not k.endswith("_API_KEY")
-    }
+    env = hermetic_environment()
     env.update(
         PI_CODING_AGENT_DIR=str(agent), PIKO_CACHE_DIR=str(agent / "cache"), HOME=str(agent.parents[1])
     )

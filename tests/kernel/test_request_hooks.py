@@ -7,9 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.clean_env import hermetic_environment
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
+
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 

@@ -9,8 +9,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from support.clean_env import hermetic_environment
 from support.llm_server import LLMServer
+
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 

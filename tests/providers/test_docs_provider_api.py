@@ -4,7 +4,6 @@ local server speaking its made-up SSE format."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -13,12 +12,14 @@ from typing import Any
 
 from support.llm_server import LLMServer
 
+from piko.testing import hermetic_environment
+
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "plugins.md"
 PI = str(Path(sys.executable).with_name("pi"))
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    full = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_TOKEN"))}
+    full = hermetic_environment()
     full.update(env)
     return subprocess.run([PI, *args], env=full, cwd=cwd, capture_output=True, text=True,
                           stdin=subprocess.DEVNULL, timeout=60)  # fmt: skip

@@ -20,6 +20,7 @@ from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.abort import AbortController
 from piko.plugins.providers import faux as faux_plugin
 from piko.plugins.providers.faux import wire as faux
+from piko.testing import hermetic_environment
 
 CONTEXT = Context(system_prompt="sys", messages=[UserMessage(content="hello", timestamp=1)])
 
@@ -182,3 +183,94 @@ def test_cli_uses_faux_offline(tmp_path: Path) -> None:
     )
     assert scripted.returncode == 0, scripted.stderr
     assert scripted.stdout.strip() == "Scripted hello."
+
+
+@pytest.mark.parametrize(
+    ("turn", "says"),
+    [
+        ({"blocks": [{"txt": "hi"}]}, "block 1 has none of 'text', 'thinking', 'tool_call' (it has 'txt')"),
+        (
+            {"text": "hi"},
+            "unknown key 'text' (a turn has 'blocks', 'error', 'status', 'stop_reason', 'usage', 'delay_s')",
+        ),
+        ({}, "a turn needs 'blocks' or an 'error'"),
+        ({"blocks": {"text": "hi"}}, "'blocks' must be a list of blocks, not dict"),
+        ({"blocks": ["hi"]}, "block 1 must be an object, not str"),
+        (
+            {"blocks": [{"text": "a", "thinking": "b"}]},
+            "block 1 has more than one of 'text', 'thinking', 'tool_call'",
+        ),
+        ({"blocks": [{"text": 3}]}, "block 1: 'text' must be a string, not int"),
+        ({"blocks": [{"tool_call": {"arguments": {}}}]}, "block 1: a tool_call needs a 'name' (a string)"),
+        (
+            {"blocks": [{"tool_call": {"name": "ls", "arguments": "[1"}}]},
+            "block 1: tool_call 'arguments' is not JSON: '[1'",
+        ),
+        (
+            {"blocks": [{"tool_call": {"name": "ls", "arguments": [1]}}]},
+            "block 1: tool_call 'arguments' must be an object, not list",
+        ),
+        (
+            {"blocks": [], "stop_reason": "done"},
+            "'stop_reason' must be one of 'stop', 'length', 'toolUse', 'error', 'aborted', not 'done'",
+        ),
+        ({"blocks": [], "usage": {"input": "many"}}, "'usage' input must be a number, not str"),
+        (
+            {"blocks": [], "usage": {"inputs": 3}},
+            "'usage' has an unknown key 'inputs' (it takes 'input', 'output', 'cacheRead', 'cacheWrite')",
+        ),
+        (7, "a turn must be an object, a string or an AssistantMessage, not int"),
+    ],
+)
+def test_a_malformed_turn_is_an_error_that_says_what_is_wrong(turn: Any, says: str) -> None:
+    faux.set_responses([{"blocks": [{"text": "first"}]}, turn, {"blocks": [{"text": "after"}]}])
+    assert final(run()).content == [TextContent(text="first")]
+    events = run()
+    assert [e.type for e in events] == ["error"]
+    message = final(events).error_message or ""
+    assert message == f"faux: scripted turn 2: {says}"
+    assert final(run()).content == [TextContent(text="after")]  # the script goes on
+
+
+def test_a_malformed_turn_of_the_script_file_names_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([{"blocks": [{"txt": "hi"}]}]))
+    monkeypatch.setenv(faux.SCRIPT_ENV, str(script))
+    assert final(run()).error_message == (
+        f"faux: turn 1 of {faux.SCRIPT_ENV} ({script}): block 1 has none of 'text', 'thinking', 'tool_call' (it has 'txt')"
+    )
+
+
+def test_pi_prints_the_malformed_turn_error_and_exits_1(tmp_path: Path) -> None:
+    script = tmp_path / "turns.json"
+    script.write_text(json.dumps([{"blocks": [{"txt": "hi"}]}]))
+    env = hermetic_environment()
+    env.update(
+        HOME=str(tmp_path), PI_CODING_AGENT_DIR=str(tmp_path / "agent"), PIKO_CACHE_DIR=str(tmp_path / "c")
+    )
+    env[faux.SCRIPT_ENV] = str(script)
+    result = subprocess.run(
+        [str(Path(sys.executable).parent / "pi"), "--provider", "faux", "-p", "hi"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "block 1 has none of 'text', 'thinking', 'tool_call' (it has 'txt')" in result.stderr
+
+
+def test_a_server_only_directive_is_refused_by_name() -> None:
+    faux.set_responses([{"blocks": [{"text": "hi"}], "stall_s": 5, "repeat": True}])
+    assert final(run()).error_message == (
+        "faux: scripted turn 1: 'stall_s', 'repeat': only the scripted LLM server (piko.testing) plays that; "
+        "a faux turn has 'blocks', 'error', 'status', 'stop_reason', 'usage', 'delay_s'"
+    )
+
+
+def test_delay_s_is_played() -> None:
+    faux.set_responses([{"blocks": [{"text": "slowly now"}], "delay_s": 0.01}, {"blocks": [], "delay_s": -1}])
+    assert final(run()).content == [TextContent(text="slowly now")]
+    assert (
+        final(run()).error_message == "faux: scripted turn 2: 'delay_s' must be a number of seconds, not -1"
+    )

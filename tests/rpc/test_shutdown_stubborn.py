@@ -29,8 +29,8 @@ def test_shutdown_ends_although_a_tool_ignores_the_abort(rpc: Any, how: str, too
     process.request({"id": "p", "type": "prompt", "message": "run it"})
     started = process.work / "tool-started.txt"
     deadline = time.monotonic() + 30
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
+    while not (started.exists() and started.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.02)  # the file exists a moment before its text is written
     assert started.read_text() == tool
     if how == "end of input":
         assert process.proc.stdin is not None

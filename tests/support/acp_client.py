@@ -12,7 +12,7 @@ from typing import Any
 import acp
 from acp import schema
 
-from support.clean_env import hermetic_environment
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 ARGS = ["--mode", "acp", "--provider", "mock", "--model", "mock-1", "--tools", "read,bash,edit,write"]

@@ -8,18 +8,20 @@ from pathlib import Path
 from typing import Any
 
 from piko.plugins.providers.catalog import CATALOG_PATH
+from piko.testing.rpc_client import credential_variable, hermetic_environment
+
+# hermetic_environment is piko.testing's, re-exported for the tests that import it from here.
+__all__ = ["PI_CATALOG", "boot_app", "clean_environment", "hermetic_environment", "provider_variables"]
 
 # The registry tests describe pi 0.73.1's catalog; piko ships a newer one (shared/data).
 PI_CATALOG = (
     Path(__file__).resolve().parents[1] / "providers" / "fixtures" / "catalog-pi-0.73.1" / "models.json"
 )
 
-# Variables that would give some provider credentials or change where files are read.
-_PREFIXES = ("AWS_", "GOOGLE_", "GCLOUD_", "AZURE_", "CLOUDFLARE_", "PI_", "PIKO_")
-
 
 def provider_variables() -> set[str]:
-    """Every environment variable the catalog names (keys and other settings)."""
+    """Every environment variable the catalog names (keys and other settings); tests/testing checks
+    that :func:`piko.testing.credential_variable` covers them all."""
     names: set[str] = set()
     for path in (CATALOG_PATH, PI_CATALOG):
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -29,23 +31,14 @@ def provider_variables() -> set[str]:
     return names
 
 
-def hermetic_environment() -> dict[str, str]:
-    """This process's environment without provider credentials or piko/pi settings (for a child ``pi``)."""
-    drop = provider_variables()
-    return {
-        k: v for k, v in os.environ.items()
-        if k not in drop and not k.startswith(("PI_", "PIKO_")) and not k.endswith("_API_KEY")
-    }  # fmt: skip
-
-
 def clean_environment(monkeypatch: Any, tmp_path: Path, **env: str) -> Path:
-    """Remove provider variables, point HOME and PI_CODING_AGENT_DIR into ``tmp_path``, block the
+    """Remove credential and piko/pi variables, point HOME and PI_CODING_AGENT_DIR into ``tmp_path``, block the
     ``faux`` provider plugin; set ``env``.
 
     Returns the agent directory (created, empty).
     """
     for name in list(os.environ):
-        if name in provider_variables() or name.startswith(_PREFIXES) or name.endswith("_API_KEY"):
+        if credential_variable(name):
             monkeypatch.delenv(name, raising=False)
     home = tmp_path / "home"
     agent = tmp_path / "agent"

@@ -1,11 +1,16 @@
 """The folders a pi run works in: a config dir whose models.json points at a test server, and a
-work dir holding the files the recorded pi sessions saw; models.json providers for a test server."""
+work dir holding the files the recorded pi sessions saw; models.json providers for a test server
+(:func:`piko.testing.home.mock_provider`, re-exported)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 from typing import Any
+
+from piko.testing.home import mock_provider
+
+__all__ = ["MODELS_JSON", "make_pi_dirs", "mock_provider", "write_mock_models"]
 
 MODELS_JSON = Path(__file__).resolve().parents[1] / "fixtures" / "pi_mono_samples" / "models.json"
 
@@ -39,12 +44,7 @@ def make_pi_dirs(
     return home, work
 
 
-def mock_provider(base_url: str, models: list[dict[str, Any]], api_key: str = "mock-key") -> dict[str, Any]:
-    """A models.json provider speaking openai-completions to the test server at ``base_url``."""
-    return {"baseUrl": base_url + "/v1", "api": "openai-completions", "apiKey": api_key, "models": models}
-
-
 def write_mock_models(agent_dir: Path, base_url: str, models: list[dict[str, Any]]) -> None:
-    """``agent_dir/models.json`` with the one provider ``mock`` (:func:`mock_provider`) holding ``models``."""
+    """``agent_dir/models.json`` with the one provider ``mock`` (``mock_provider``) holding ``models``."""
     data = {"providers": {"mock": mock_provider(base_url, models)}}
     (agent_dir / "models.json").write_text(json.dumps(data), encoding="utf-8")

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from piko.plugins.providers.aws_eventstream import encode_event, encode_exception
-from support.llm_server import (
+from piko.testing.llm_server import (
     TurnContext,
     WireFormat,
     block_hash,

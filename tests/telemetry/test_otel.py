@@ -12,9 +12,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from support.clean_env import boot_app, clean_environment, hermetic_environment
+from support.clean_env import boot_app, clean_environment
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs, write_mock_models
+
+from piko.testing import hermetic_environment
 
 PI = str(Path(sys.executable).with_name("pi"))
 TURNS = [

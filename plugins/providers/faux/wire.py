@@ -3,14 +3,34 @@
 Provider ``faux``, model ``faux-1``, API ``faux`` (pi's names). Replies come, in order, from:
 
 * code: :func:`set_responses` / :func:`append_responses` (plugin authors' tests), or
-* a JSON file named by ``PIKO_FAUX_SCRIPT``: a list of turns in the scripted LLM server's shape
-  (``{"blocks": [{"text": ...}, {"thinking": ...}, {"tool_call": {"name", "arguments"}}]}``,
-  plus ``"error"``, ``"stop_reason"``, ``"usage"``).
+* a JSON file named by ``PIKO_FAUX_SCRIPT``: a list of turns, one per request.
 
-A turn may also be a plain string, an :class:`~piko.data.messages.AssistantMessage`, or a function
-``(context, options, state, model)`` returning one of these (or awaitable). Once a script runs
-out, a request fails with pi's ``No more faux responses queued``. With no script at all, faux
-answers with a short note explaining what it is and how to set up a real provider.
+A turn is an object with
+
+``blocks``
+    the reply's content, in order: ``{"text": "..."}``, ``{"thinking": "..."}`` and
+    ``{"tool_call": {"name": "...", "arguments": {...}, "id": "..."}}`` (``arguments`` an object
+    or its JSON text; ``id`` optional);
+``error``, ``status``
+    a failed request: ``"error": "text"`` or ``"error": {"status": 429, "message": "..."}``
+    (``"429 ..."``), or ``"status": 500`` alone;
+``stop_reason``
+    ``stop``, ``length``, ``toolUse``, ``error`` or ``aborted`` instead of the natural one;
+``usage``
+    token counts (``input``, ``output``, ``cacheRead``, ``cacheWrite``) instead of faux's estimate;
+``delay_s``
+    seconds to wait before each streamed piece.
+
+These are the scripted LLM server's names (:mod:`piko.testing.llm_server`), so a script of text,
+thinking and tool calls plays on both; what only a server can do (``headers``, ``stall_s``,
+``repeat``, ...) is refused. A turn that is not this shape (an unknown key, a block with none of
+``text``/``thinking``/``tool_call``, a tool call without a name) fails its request with an error
+saying what is wrong and which turn it is (:class:`ScriptError`); the script goes on with the next
+turn. A turn may also be a plain string (one text block), an
+:class:`~piko.data.messages.AssistantMessage`, or a function ``(context, options, state, model)``
+returning one of these (or awaitable). Once a script runs out, a request fails with pi's ``No more
+faux responses queued``. With no script at all, faux answers with a short note explaining what it
+is and how to set up a real provider.
 
 Text is streamed in pieces of 3-5 "tokens" (4 characters each), as pi's faux provider does;
 ``PIKO_FAUX_TOKENS_PER_SECOND`` (or :func:`configure`) paces them like a real model.
@@ -74,6 +94,8 @@ class _State:
     def __init__(self) -> None:
         self.responses: list[Any] | None = None  # None: no script (demo mode)
         self.script_loaded_from: str | None = None
+        self.script_is_file = False  # the turns came from PIKO_FAUX_SCRIPT (errors name the file)
+        self.turns_served = 0
         self.call_count = 0
         self.tokens_per_second: float | None = None
         self.token_size = (3, 5)
@@ -91,6 +113,13 @@ class _State:
         if not isinstance(turns, list):
             raise ValueError(f"{SCRIPT_ENV}: {path} must hold a JSON list of turns")
         self.responses = list(turns)
+        self.script_is_file = True
+
+    def turn_name(self, number: int) -> str:
+        """How an error names the turn ``number`` (1-based) of the script."""
+        if self.script_is_file:
+            return f"turn {number} of {SCRIPT_ENV} ({self.script_loaded_from})"
+        return f"scripted turn {number}"
 
 
 _STATE = _State()
@@ -99,6 +128,8 @@ _STATE = _State()
 def set_responses(responses: list[Any]) -> None:
     """Replace the scripted replies (turn dicts, strings, AssistantMessages or functions)."""
     _STATE.responses = list(responses)
+    _STATE.script_is_file = False
+    _STATE.turns_served = 0
 
 
 def append_responses(responses: list[Any]) -> None:
@@ -141,23 +172,109 @@ def _call_id(seq: int, index: int) -> str:
     return "call_" + hashlib.sha256(f"faux:{seq}/{index}".encode()).hexdigest()[:24]
 
 
+TURN_KEYS = ("blocks", "error", "status", "stop_reason", "usage", "delay_s")
+# what the scripted LLM server of piko.testing plays and faux cannot (no HTTP here)
+SERVER_ONLY_KEYS = ("headers", "repeat", "headers_delay_s", "stall_s", "cut_after", "stream_error", "sse",
+                    "replay", "coalesce", "error_body")  # fmt: skip
+BLOCK_KINDS = ("text", "thinking", "tool_call")
+STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
+USAGE_KEYS = ("input", "output", "cacheRead", "cacheWrite", "cache_read", "cache_write")
+
+
+class ScriptError(ValueError):
+    """A scripted turn faux cannot play; the message says what is wrong with it."""
+
+
+def _quoted(names: Any) -> str:
+    return ", ".join(f"'{name}'" for name in names)
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def check_turn(turn: dict[str, Any]) -> None:
+    """Raise :class:`ScriptError` when a turn object is not the script format (see the module docstring)."""
+    server_only = [key for key in turn if key in SERVER_ONLY_KEYS]
+    if server_only:
+        raise ScriptError(
+            f"{_quoted(server_only)}: only the scripted LLM server (piko.testing) plays that; "
+            f"a faux turn has {_quoted(TURN_KEYS)}"
+        )
+    unknown = [key for key in turn if key not in TURN_KEYS]
+    if unknown:
+        raise ScriptError(f"unknown key {_quoted(unknown)} (a turn has {_quoted(TURN_KEYS)})")
+    if "blocks" not in turn and not (turn.get("error") or turn.get("status")):
+        raise ScriptError("a turn needs 'blocks' or an 'error'")
+    blocks = turn.get("blocks", [])
+    if not isinstance(blocks, list):
+        raise ScriptError(f"'blocks' must be a list of blocks, not {_kind(blocks)}")
+    for number, block in enumerate(blocks, 1):
+        _check_block(number, block)
+    stop = turn.get("stop_reason")
+    if stop is not None and stop not in STOP_REASONS:
+        raise ScriptError(f"'stop_reason' must be one of {_quoted(STOP_REASONS)}, not {stop!r}")
+    delay = turn.get("delay_s")
+    if delay is not None and (isinstance(delay, bool) or not isinstance(delay, int | float) or delay < 0):
+        raise ScriptError(f"'delay_s' must be a number of seconds, not {delay!r}")
+    usage = turn.get("usage")
+    if usage is not None:
+        if not isinstance(usage, dict):
+            raise ScriptError(f"'usage' must be an object of token counts, not {_kind(usage)}")
+        for key, value in usage.items():
+            if key not in USAGE_KEYS:
+                raise ScriptError(f"'usage' has an unknown key '{key}' (it takes {_quoted(USAGE_KEYS[:4])})")
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ScriptError(f"'usage' {key} must be a number, not {_kind(value)}")
+
+
+def _check_block(number: int, block: Any) -> None:
+    if not isinstance(block, dict):
+        raise ScriptError(f"block {number} must be an object, not {_kind(block)}")
+    kinds = [kind for kind in BLOCK_KINDS if kind in block]
+    if not kinds:
+        raise ScriptError(f"block {number} has none of {_quoted(BLOCK_KINDS)} (it has {_quoted(block)})")
+    if len(kinds) > 1:
+        raise ScriptError(f"block {number} has more than one of {_quoted(BLOCK_KINDS)}")
+    kind = kinds[0]
+    if kind != "tool_call":
+        if not isinstance(block[kind], str):
+            raise ScriptError(f"block {number}: '{kind}' must be a string, not {_kind(block[kind])}")
+        return
+    call = block["tool_call"]
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+        raise ScriptError(f"block {number}: a tool_call needs a 'name' (a string)")
+    arguments = call.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            raise ScriptError(
+                f"block {number}: tool_call 'arguments' is not JSON: {call['arguments']!r}"
+            ) from None
+    if not isinstance(arguments, dict):
+        raise ScriptError(f"block {number}: tool_call 'arguments' must be an object, not {_kind(arguments)}")
+    if "id" in call and not isinstance(call["id"], str):
+        raise ScriptError(f"block {number}: tool_call 'id' must be a string, not {_kind(call['id'])}")
+
+
 def message_from_turn(turn: Any, seq: int) -> AssistantMessage:
-    """An assistant message from a scripted turn (see the module docstring)."""
+    """An assistant message from a scripted turn (see the module docstring); raises
+    :class:`ScriptError` for a turn that is not the script format."""
     if isinstance(turn, AssistantMessage):
         return turn
     if isinstance(turn, str):
         return AssistantMessage(content=[TextContent(text=turn)])
     if not isinstance(turn, dict):
-        raise ValueError(
-            f"faux: a turn must be an object, a string or an AssistantMessage, not {type(turn).__name__}"
-        )
+        raise ScriptError(f"a turn must be an object, a string or an AssistantMessage, not {_kind(turn)}")
+    check_turn(turn)
     content: list[Any] = []
     for index, block in enumerate(turn.get("blocks") or []):
         if "text" in block:
-            content.append(TextContent(text=str(block["text"])))
+            content.append(TextContent(text=block["text"]))
         elif "thinking" in block:
-            content.append(ThinkingContent(thinking=str(block["thinking"])))
-        elif "tool_call" in block:
+            content.append(ThinkingContent(thinking=block["thinking"]))
+        else:
             call = block["tool_call"]
             arguments = call.get("arguments") or {}
             if isinstance(arguments, str):
@@ -183,6 +300,8 @@ def message_from_turn(turn: Any, seq: int) -> AssistantMessage:
         message.stop_reason = "toolUse"
     if turn.get("usage"):
         message.extra["fauxUsage"] = dict(turn["usage"])
+    if turn.get("delay_s"):
+        message.extra["fauxDelay"] = float(turn["delay_s"])
     return message
 
 
@@ -285,11 +404,16 @@ async def _next_message(model: Model, context: Context, options: StreamOptions) 
     if not _STATE.responses:
         raise LookupError(NO_MORE_RESPONSES)  # only the error event, as pi's faux
     step = _STATE.responses.pop(0)
+    _STATE.turns_served += 1
+    number = _STATE.turns_served
     if callable(step):
         step = step(context, options, {"callCount": _STATE.call_count}, model)
         if inspect.isawaitable(step):
             step = await step
-    return message_from_turn(step, seq)
+    try:
+        return message_from_turn(step, seq)
+    except ScriptError as exc:
+        raise ScriptError(f"faux: {_STATE.turn_name(number)}: {exc}") from None
 
 
 async def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
@@ -306,6 +430,7 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
     except Exception as exc:  # a bad script is an error event, not a crash
         yield builder.error(str(exc) or type(exc).__name__)
         return
+    delay = float(scripted.extra.pop("fauxDelay", 0) or 0)
     if scripted.response_id:
         builder.message.response_id = scripted.response_id
     if signal is not None and signal.aborted:
@@ -321,11 +446,11 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
     rng = random.Random(_STATE.call_count)
 
     async def pace(chunk: str) -> bool:
-        """Wait as a model would; False once aborted."""
+        """Wait as a model would (and the turn's ``delay_s``); False once aborted."""
         if tokens_per_second and tokens_per_second > 0:
-            await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second)
+            await asyncio.sleep(_estimate_tokens(chunk) / tokens_per_second + delay)
         else:
-            await asyncio.sleep(0)
+            await asyncio.sleep(delay)
         return not (signal is not None and signal.aborted)
 
     for block in scripted.content:

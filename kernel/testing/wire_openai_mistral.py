@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from support.llm_server import (
+from piko.testing.llm_server import (
     TurnContext,
     WireFormat,
     as_bytes,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from support.llm_server import (
+from piko.testing.llm_server import (
     TurnContext,
     WireFormat,
     as_bytes,

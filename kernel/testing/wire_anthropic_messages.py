@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from support.llm_server import (
+from piko.testing.llm_server import (
     TurnContext,
     WireFormat,
     as_bytes,

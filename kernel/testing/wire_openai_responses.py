@@ -13,7 +13,7 @@ import base64
 import time
 from typing import Any
 
-from support.llm_server import (
+from piko.testing.llm_server import (
     TurnContext,
     WireFormat,
     as_bytes,
@@ -24,7 +24,7 @@ from support.llm_server import (
     turn_usage,
     words,
 )
-from support.wire_openai_completions import error_object
+from piko.testing.wire_openai_completions import error_object
 
 
 def _sse(event: dict[str, Any]) -> bytes:
