@@ -109,17 +109,36 @@ def _check_loaded(app: App, prepared: Any, inline_names: list[str]) -> None:
 
 
 def _prepare_model(app: App, model: Model | None) -> None:
-    """A ``piko.Model`` the registry does not know joins it (as a provider of its own)."""
+    """A ``piko.Model`` the registry does not know joins it (as a provider of its own); a name
+    must name a model the registry lists (``pi --model`` would send an unknown id of a known
+    provider as it is; a program's typo should fail here, not at the first prompt)."""
     registry = app.model_registry.load()
-    if model is None or registry.find(model.provider, model.id) is not None:
-        return
-    from piko.platform.registries import ProviderConfig
+    if model is not None:
+        if registry.find(model.provider, model.id) is None:
+            from piko.platform.registries import ProviderConfig
 
-    registry.add_provider(
-        ProviderConfig(
-            name=model.provider, base_url=model.base_url, api=model.api, models=[model], plugin="sdk"
+            registry.add_provider(
+                ProviderConfig(
+                    name=model.provider, base_url=model.base_url, api=model.api, models=[model], plugin="sdk"
+                )
+            )
+        return
+    name = app.options.get("model")
+    if not name:
+        return
+    from piko.models.resolver import ModelResolutionError, resolve_cli_model
+
+    try:
+        found, _level, _warning = resolve_cli_model(registry, None, str(name))
+    except ModelResolutionError as exc:
+        raise SessionOptionError("model", str(exc)) from exc
+    if found is not None and registry.find(found.provider, found.id) is None:
+        known = ", ".join(m.id for m in registry.models_of(found.provider)[:20])
+        raise SessionOptionError(
+            "model",
+            f'model "{found.id}" not found for provider "{found.provider}" (it has: {known}); '
+            "pass a piko.Model to use a model the registry does not list",
         )
-    )
 
 
 def _select_tools(app: App, tools: list[str] | None, custom: list[str]) -> None:

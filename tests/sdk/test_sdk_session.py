@@ -92,6 +92,7 @@ def test_a_model_that_does_not_resolve_fails_at_creation(sdk: SdkRig, run: Any) 
 @pytest.mark.parametrize(
     ("options", "option"),
     [
+        ({"model": "mock/mock-3"}, "model"),  # a known provider, an id it does not list
         ({"thinking_level": "extreme"}, "thinking_level"),
         ({"tools": ["read", "teleport"]}, "tools"),
         ({"tools": "read"}, "tools"),
