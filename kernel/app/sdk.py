@@ -58,6 +58,7 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
     from piko.platform.function_tools import function_tool  # noqa: F401  (the decorator's module, warm)
 
     prepared = prepare(dict(options))
+    _adopt_cwd(prepared.session_manager, prepared.cwd if "cwd" in options else None)
     app = App(prepared.cwd, prepared.agent_dir, settings=prepared.settings)
     inline = list(prepared.inline_extensions)
     if prepared.custom_tools:
@@ -83,6 +84,16 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
         _unconfigure(app)
         raise
     return AgentSession(engine, app)
+
+
+def _adopt_cwd(manager: SessionManager | None, cwd: Path | None) -> None:
+    """An empty in-memory session works in the session's ``cwd`` (``SessionManager.in_memory()``
+    without one took the process's); a session with entries or a file keeps its own, as in pi."""
+    if manager is None or cwd is None or manager.is_persisted() or manager.get_entries():
+        return
+    if manager.cwd != str(cwd):
+        manager.cwd = str(cwd)
+        manager.new_session()
 
 
 def _tools_extension(tools: list[Any]) -> Callable[[Any], None]:

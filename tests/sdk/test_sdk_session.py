@@ -551,6 +551,28 @@ def test_settings_dict_is_used_in_memory_and_no_file_is_written(sdk: SdkRig, run
     assert sdk.session_files() == []  # in-memory session manager
 
 
+def test_an_empty_in_memory_session_works_in_the_cwd_option(
+    sdk: SdkRig, run: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sdk.serve([tool_turn("read", {"path": "notes.txt"}), text_turn("read it")])
+    (sdk.project / "notes.txt").write_text("project notes\n")
+    elsewhere = sdk.root / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+
+    async def main() -> tuple[str, list[Any]]:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", session_manager=piko.SessionManager.in_memory()
+        ) as session:
+            await session.prompt("read the notes")
+            return session.cwd, session.messages
+
+    cwd, messages = run(main())
+    assert cwd == str(sdk.project)
+    result = next(m for m in messages if m.ROLE == "toolResult")
+    assert "project notes" in result.content[0].text and not result.is_error
+
+
 def test_two_sessions_do_not_share_settings(sdk: SdkRig, run: Any) -> None:
     sdk.serve([])
 
