@@ -55,6 +55,15 @@ def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
+def _settle() -> None:
+    """Let the threads plain handlers and tools ran on end (they hold their call's arguments
+    until they do), drop what the test server keeps, and collect."""
+    for thread in threading.enumerate():
+        if thread.name.startswith("piko-"):
+            thread.join(timeout=30)
+    gc.collect()
+
+
 def _roles(path: str | None) -> list[str]:
     if path is None or not Path(path).exists():
         return []
@@ -88,16 +97,19 @@ def _many_sessions(sdk: SdkRig, tally: Tally, count: int) -> None:
     refs: list[Any] = []
 
     async def main() -> None:
-        for index in range(2):  # warm-up: first imports, caches, the executor's threads
+        for index in range(3):  # warm-up: first imports, caches, the executor's threads
             await _one_session(sdk, -1 - index, [])
-        gc.collect()
+        assert sdk.server is not None
+        sdk.server.requests.clear()  # the test server keeps every request; not ours to count
+        _settle()
         tasks, threads, fds = len(asyncio.all_tasks()), threading.active_count(), _open_fds()
         half = count // 2
         tracemalloc.start()
         try:
             for index in range(count):
                 if index == half:
-                    gc.collect()
+                    sdk.server.requests.clear()
+                    _settle()
                     middle = tracemalloc.take_snapshot()
                 text, path = await _one_session(sdk, index, refs)
                 if text != "stamped":
@@ -105,13 +117,12 @@ def _many_sessions(sdk: SdkRig, tally: Tally, count: int) -> None:
                 roles = _roles(path)
                 if roles != ["user", "assistant", "toolResult", "assistant"]:
                     tally.lose(4 - len(roles), f"session {index} file holds {roles}")
-            gc.collect()
+            sdk.server.requests.clear()
+            _settle()
             end = tracemalloc.take_snapshot()
         finally:
             tracemalloc.stop()
         grown = sum(stat.size_diff for stat in end.compare_to(middle, "filename"))
-        assert sdk.server is not None
-        sdk.server.requests.clear()  # the test server keeps every request; not ours to count
         if len(asyncio.all_tasks()) != tasks:
             tally.fail(f"asyncio tasks {tasks} -> {len(asyncio.all_tasks())}")
         if threading.active_count() > threads:
