@@ -216,3 +216,26 @@ def test_examples_pass_mypy_strict(tmp_path: Path) -> None:
         timeout=300,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_code_in_docs_sdk_md_compiles() -> None:
+    """The snippets of ``docs/sdk.md`` are fragments (the examples are the programs that run):
+    each must at least be valid Python, top-level ``await`` allowed."""
+    import ast
+    import re
+
+    text = (ROOT / "docs" / "sdk.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 4
+    for block in blocks:
+        compile(block, "docs/sdk.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+
+def test_docs_sdk_md_names_every_example_and_option() -> None:
+    import piko
+
+    text = (ROOT / "docs" / "sdk.md").read_text(encoding="utf-8")
+    for path in EXAMPLES.glob("*.py"):
+        assert f"(../examples/sdk/{path.name})" in text, path.name
+    for option in piko.SessionOptions.__annotations__:
+        assert f"| `{option}` |" in text, option

@@ -348,6 +348,26 @@ def test_bad_arguments_never_reach_the_function(sdk: SdkRig, run: Any) -> None:
     assert calls == []
 
 
+def test_a_tool_that_raises_gives_an_error_result(sdk: SdkRig, run: Any) -> None:
+    sdk.serve([tool_turn("explode", {}), text_turn("it failed")])
+
+    def explode() -> str:
+        """Always fails."""
+        raise RuntimeError("kaboom")
+
+    async def main() -> list[Any]:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", custom_tools=[explode]
+        ) as session:
+            await session.prompt("try it")
+            return session.messages
+
+    messages = run(main())
+    result = next(m for m in messages if m.ROLE == "toolResult")
+    assert result.is_error and "kaboom" in result.content[0].text
+    assert messages[-1].content[0].text == "it failed"
+
+
 def test_no_tools_at_all(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve([text_turn("no tools")])
 
