@@ -68,7 +68,6 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
         no_extensions=prepared.no_extensions,
         disable_plugins=list(prepared.disable_plugins),
         inline_extensions=inline,
-        offline=True,
     )
     # in a thread: extension factories that are coroutines run on an event loop of their own
     await asyncio.to_thread(app.boot, boot)
@@ -195,7 +194,8 @@ def _unconfigure(app: App) -> None:
 class AgentSession:
     """One conversation with a model, embedded in a program (``async with`` closes it).
 
-    Its state (``messages``, ``model``, ``thinking_level``...) is the engine session's, read
+    After ``close()`` the state can still be read (``messages``, ``model``,
+    ``get_last_assistant_text()``...); every action raises :class:`SessionClosedError`. Its state (``messages``, ``model``, ``thinking_level``...) is the engine session's, read
     live. ``new_session``, ``switch_session``, ``fork`` and ``import_session`` change the
     conversation of this same object: subscriptions and event streams stay bound to it (pi's
     runtime replaces its session object instead, and subscribers must bind again).
@@ -233,7 +233,6 @@ class AgentSession:
     @property
     def messages(self) -> list[Any]:
         """The conversation in context (user, assistant, tool-result and custom messages)."""
-        self._check_open()
         return list(self._engine.messages)
 
     @property

@@ -147,6 +147,8 @@ def prepare(options: dict[str, Any]) -> Prepared:
     if options.get("api_key") is not None:
         if not isinstance(options["api_key"], str) or not options["api_key"]:
             raise SessionOptionError("api_key", "expected a non-empty string")
+        if "model" not in prepared.app_options:
+            raise SessionOptionError("api_key", "needs model=... (the key is for that model's provider)")
         prepared.app_options["api_key"] = options["api_key"]
     if options.get("tools") is not None:
         prepared.tools = list(dict.fromkeys(_strings("tools", options["tools"])))

@@ -273,7 +273,6 @@ def _closed_session(sdk: SdkRig, tally: Tally) -> None:
         "import_session": lambda s: s.import_session("x.jsonl"),
         "subscribe": lambda s: s.subscribe(print),
         "events": lambda s: s.events(),
-        "messages": lambda s: s.messages,
         "engine": lambda s: s.engine,
         "set_active_tools": lambda s: s.set_active_tools([]),
         "async with": lambda s: s.__aenter__(),

@@ -102,6 +102,7 @@ def test_a_model_that_does_not_resolve_fails_at_creation(sdk: SdkRig, run: Any) 
         ({"session_manager": "memory"}, "session_manager"),
         ({"resources": {"skillz": []}}, "resources"),
         ({"model": 42}, "model"),
+        ({"model": None, "api_key": "sk-1"}, "api_key"),
     ],
 )
 def test_bad_values_are_named_at_creation(
@@ -129,8 +130,8 @@ def test_a_closed_session_raises_a_clear_error(sdk: SdkRig, run: Any) -> None:
         run(session.prompt("again"))
     with pytest.raises(piko.SessionClosedError):
         session.subscribe(print)
-    with pytest.raises(piko.SessionClosedError):
-        _ = session.messages
+    assert [m.ROLE for m in session.messages] == ["user", "assistant"]  # reading still works
+    assert session.get_last_assistant_text() == "one"
 
 
 # -- prompting and events ----------------------------------------------------------------------
@@ -474,6 +475,34 @@ def test_an_extension_file_and_its_tool(sdk: SdkRig, run: Any) -> None:
     assert "shout" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
 
 
+def test_the_decorator_works_in_a_plugin_hook(sdk: SdkRig, run: Any) -> None:
+    server = sdk.serve([tool_turn("reverse", {"text": "abc"}), text_turn("done")])
+    path = sdk.root / "reverse_plugin.py"
+    path.write_text(
+        "import piko\n\n"
+        "@piko.tool\n"
+        "async def reverse(text: str) -> str:\n"
+        '    """Reverse the text."""\n'
+        "    return text[::-1]\n\n"
+        "@piko.hookimpl\n"
+        "def piko_register_tools(register):\n"
+        "    register(reverse)\n",
+        encoding="utf-8",
+    )
+
+    async def main() -> list[Any]:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", extensions=[path]
+        ) as session:
+            assert "reverse" in session.get_active_tools()  # @piko.tool tools are active by default
+            await session.prompt("reverse abc")
+            return session.messages
+
+    result = next(m for m in run(main()) if m.ROLE == "toolResult")
+    assert result.content[0].text == "cba"
+    assert "reverse" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
+
+
 def test_extension_errors_reach_subscribers(sdk: SdkRig, run: Any) -> None:
     sdk.serve([text_turn("fine")])
 
@@ -591,6 +620,30 @@ def test_an_empty_in_memory_session_works_in_the_cwd_option(
     assert cwd == str(sdk.project)
     result = next(m for m in messages if m.ROLE == "toolResult")
     assert "project notes" in result.content[0].text and not result.is_error
+
+
+def test_extensions_reach_the_ui_the_program_gives(sdk: SdkRig, run: Any) -> None:
+    sdk.serve([])
+    shown: list[str] = []
+
+    class RecordingUI(piko.NoOpUI):
+        has_ui = True
+
+        def notify(self, message: str, level: str = "info") -> None:
+            shown.append(f"{level}: {message}")
+
+    def extension(pi: piko.ExtensionAPI) -> None:
+        pi.register_command("ping", handler=lambda args, ctx: ctx.ui.notify(f"pong {args} {ctx.has_ui}"))
+
+    async def main() -> None:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", extensions=[extension], ui=RecordingUI()
+        ) as session:
+            await session.prompt("/ping me")
+
+    run(main())
+    assert shown == ["info: pong me True"]
+    assert sdk.server is not None and sdk.server.requests == []
 
 
 def test_two_sessions_do_not_share_settings(sdk: SdkRig, run: Any) -> None:
