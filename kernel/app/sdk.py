@@ -55,7 +55,6 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
     """
     from piko.app.application import App, BootOptions
     from piko.app.sdk_options import adjuster, prepare
-    from piko.platform.function_tools import function_tool  # noqa: F401  (the decorator's module, warm)
 
     prepared = prepare(dict(options))
     _adopt_cwd(prepared.session_manager, prepared.cwd if "cwd" in options else None)
@@ -69,8 +68,15 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
         disable_plugins=list(prepared.disable_plugins),
         inline_extensions=inline,
     )
-    # in a thread: extension factories that are coroutines run on an event loop of their own
-    await asyncio.to_thread(app.boot, boot)
+    from piko.platform.manager import EssentialPluginError
+
+    try:
+        # in a thread: extension factories that are coroutines run on an event loop of their own
+        await asyncio.to_thread(app.boot, boot)
+    except EssentialPluginError as exc:
+        raise SessionOptionError(
+            "disable_plugins", str(exc).replace(" (asked by --disable-plugin)", "")
+        ) from exc
     try:
         _check_loaded(app, prepared, [name for name, _ in inline])
         app.options = dict(prepared.app_options)
@@ -105,8 +111,6 @@ def _tools_extension(tools: list[Any]) -> Callable[[Any], None]:
 
 def _check_loaded(app: App, prepared: Any, inline_names: list[str]) -> None:
     """An extension the program named that did not load is an error, not a warning."""
-    from piko.platform.manager import EssentialPluginError  # noqa: F401
-
     for name in inline_names:
         info = app.pm.infos.get(name)
         if info is not None and info.error:

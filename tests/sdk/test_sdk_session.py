@@ -103,6 +103,7 @@ def test_a_model_that_does_not_resolve_fails_at_creation(sdk: SdkRig, run: Any) 
         ({"resources": {"skillz": []}}, "resources"),
         ({"model": 42}, "model"),
         ({"model": None, "api_key": "sk-1"}, "api_key"),
+        ({"disable_plugins": ["modes.print"]}, "disable_plugins"),  # piko cannot run without it
     ],
 )
 def test_bad_values_are_named_at_creation(
@@ -290,6 +291,60 @@ def test_a_piko_model_object_joins_the_registry(sdk: SdkRig, run: Any) -> None:
     assert run(main()) == "from a custom model"
     assert server.requests[0]["body"]["model"] == "custom-7"
     assert server.requests[0]["headers"].get("authorization") == "Bearer sk-local"
+
+
+def test_images_reach_a_model_that_takes_them(sdk: SdkRig, run: Any) -> None:
+    server = sdk.serve([text_turn("a red dot")])
+    vision = piko.Model(
+        id="vision-1",
+        provider="inhouse",
+        api="openai-completions",
+        base_url=server.base_url + "/v1",
+        input=["text", "image"],
+    )
+    pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGP4z8DwHwAFAAH/iZk9HQAAAABJRU5ErkJggg=="
+
+    async def main() -> str | None:
+        async with await piko.create_agent_session(cwd=sdk.project, model=vision, api_key="k") as session:
+            await session.prompt(
+                "what is this?", images=[piko.ImageContent(data=pixel, mime_type="image/png")]
+            )
+            return session.get_last_assistant_text()
+
+    assert run(main()) == "a red dot"
+    parts = next(m for m in server.requests[0]["body"]["messages"] if m["role"] == "user")["content"]
+    assert any(p.get("type") == "image_url" and pixel in p["image_url"]["url"] for p in parts)
+
+
+def test_compact_summarises_and_the_session_goes_on(sdk: SdkRig, run: Any) -> None:
+    server = sdk.serve(
+        [
+            text_turn("one"),
+            text_turn("two"),
+            text_turn("SUMMARY OF EARLIER WORK"),  # the history before the kept turn
+            text_turn("PREFIX OF THE TURN"),  # the start of the turn cut in two
+            text_turn("three"),
+        ]
+    )
+
+    async def main() -> tuple[Any, str | None, list[str]]:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", tools=[], settings={"compaction": {"keepRecentTokens": 1}}
+        ) as session:
+            await session.prompt("first")
+            await session.prompt("second")
+            result = await session.compact("keep it short")
+            await session.prompt("third")
+            kinds = [
+                json.loads(line)["type"] for line in Path(str(session.session_file)).read_text().splitlines()
+            ]
+            return result, session.get_last_assistant_text(), kinds
+
+    result, last, kinds = run(main())
+    assert "SUMMARY OF EARLIER WORK" in result.summary
+    assert last == "three" and "compaction" in kinds
+    assert "keep it short" in json.dumps(server.requests[2]["body"])
+    assert "SUMMARY OF EARLIER WORK" in json.dumps(server.requests[4]["body"])
 
 
 # -- tools -------------------------------------------------------------------------------------
