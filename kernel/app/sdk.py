@@ -210,7 +210,7 @@ class AgentSession:
         self._app = app
         self._closed = False
         self._prompts: set[asyncio.Task[None]] = set()
-        self._streams: set[asyncio.Queue[Any]] = set()
+        self._streams: dict[asyncio.Queue[Any], Callable[[], None]] = {}  # queue -> its stop()
         self._unsubscribes: list[Callable[[], None]] = []
         self._on_extension_error = engine.listeners.emit_now
         app.dispatcher.error_listeners.append(self._on_extension_error)
@@ -315,13 +315,20 @@ class AgentSession:
 
         While the session streams, ``streaming_behavior`` must say whether the text steers the
         run (``"steer"``) or follows it (``"follow_up"``); without it this raises ``RuntimeError``.
+        Cancelling the call (``asyncio.wait_for``, ``task.cancel()``) aborts the run it started.
         """
         self._check_open()
         behavior = "followUp" if streaming_behavior in ("follow_up", "followUp") else streaming_behavior
         task = asyncio.ensure_future(self._engine.prompt(text, images, streaming_behavior=behavior))
         self._prompts.add(task)
         task.add_done_callback(self._prompts.discard)
-        await asyncio.shield(task)
+        try:
+            await asyncio.shield(task)  # the run is not cut mid-step: it is aborted, and waited for
+        except asyncio.CancelledError:
+            if not task.done():
+                await self._engine.abort()
+                await asyncio.wait([task])
+            raise
 
     async def steer(self, text: str, images: list[ImageContent] | None = None) -> str:
         """Queue ``text`` for after the current assistant turn and its tool calls; ``"queued"``."""
@@ -369,18 +376,20 @@ class AgentSession:
         leave it with ``break``; ``async with`` or ``aclose()`` unsubscribes at once)."""
         self._check_open()
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        self._streams.add(queue)
         unsubscribe = self._engine.subscribe(queue.put_nowait)
 
         def stop() -> None:
-            unsubscribe()
-            self._streams.discard(queue)
+            if self._streams.pop(queue, None) is not None:
+                unsubscribe()
+                queue.put_nowait(_CLOSED)  # the iteration ends (also one that starts after stop())
+
+        self._streams[queue] = stop
 
         return EventStream(queue, stop)
 
     async def stream(self, text: str, images: list[ImageContent] | None = None) -> AsyncIterator[Any]:
         """Prompt with ``text`` and yield each event of the run until it is settled; the prompt's
-        exception, if any, is raised at the end."""
+        exception, if any, is raised at the end. Leaving the loop early aborts the run."""
         events = self.events()
         work = asyncio.ensure_future(self.prompt(text, images))
         try:
@@ -494,9 +503,8 @@ class AgentSession:
             if self._prompts:
                 await asyncio.wait(list(self._prompts))
         finally:
-            for queue in list(self._streams):
-                queue.put_nowait(_CLOSED)
-            self._streams.clear()
+            for stop in list(self._streams.values()):
+                stop()
             for unsubscribe in self._unsubscribes:
                 unsubscribe()
             self._unsubscribes.clear()

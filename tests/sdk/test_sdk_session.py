@@ -232,6 +232,44 @@ def test_prompt_while_streaming_needs_steer_or_follow_up(sdk: SdkRig, run: Any) 
     assert [_last_user_text(r) for r in server.requests] == ["first", "steer now", "later"]
 
 
+def test_cancelling_a_prompt_aborts_its_run(sdk: SdkRig, run: Any) -> None:
+    sdk.serve([{"blocks": [{"text": " ".join(["word"] * 200)}], "delay_s": 0.05}, text_turn("next")])
+
+    async def main() -> tuple[str, bool, str | None, list[str]]:
+        async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1") as session:
+            work = asyncio.ensure_future(session.prompt("long"))
+            session.subscribe(lambda e: work.cancel() if e.TYPE == "message_update" else None)
+            with pytest.raises(asyncio.CancelledError):
+                await work
+            streaming = session.is_streaming  # the run ended with the cancelled call
+            stop_reason = session.messages[-1].stop_reason
+            await session.prompt("again")
+            roles = [
+                json.loads(line).get("message", {}).get("role")
+                for line in Path(str(session.session_file)).read_text().splitlines()
+            ]
+            return stop_reason, streaming, session.get_last_assistant_text(), [r for r in roles if r]
+
+    stop_reason, streaming, last, roles = run(main())
+    assert stop_reason == "aborted" and streaming is False
+    assert last == "next"
+    assert roles == ["user", "assistant", "user", "assistant"]
+
+
+def test_an_event_stream_stopped_early_ends_its_iteration(sdk: SdkRig, run: Any) -> None:
+    sdk.serve([text_turn("hello there")])
+
+    async def main() -> list[str]:
+        async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1") as session:
+            async with session.events() as events:
+                await session.prompt("hi")
+            # left the block: unsubscribed; what was queued is still read, then the iteration ends
+            return [event.TYPE async for event in events]
+
+    kinds = run(main())
+    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+
+
 def test_abort_stops_the_run_and_wait_for_idle_returns(sdk: SdkRig, run: Any) -> None:
     sdk.serve([{"blocks": [{"text": " ".join(["word"] * 200)}], "delay_s": 0.05}, text_turn("next")])
 
