@@ -189,33 +189,48 @@ def test_example_session_runtime(sdk: SdkRig) -> None:
     assert len(sdk.session_files()) == 2
 
 
-def test_examples_pass_mypy_strict(tmp_path: Path) -> None:
-    import shutil
-
+def _mypy_strict(target: Path) -> subprocess.CompletedProcess[str]:
+    """``mypy --strict`` on ``target``, seeing piko as an installed, typed package."""
     tree = ROOT / ".typecheck"
     if not (tree / "piko").exists():
         subprocess.run([sys.executable, str(ROOT / "scripts" / "typecheck.py"), "--version"], check=True)
-    copies = tmp_path / "examples"
-    copies.mkdir()
-    for path in EXAMPLES.glob("*.py"):  # module names may not start with a digit: copy them renamed
-        shutil.copyfile(path, copies / f"example_{path.name}")
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--follow-imports=silent",
-            "--no-incremental",
-            str(copies),
-        ],
+    command = [sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--no-incremental"]
+    return subprocess.run(
+        [*command, str(target)],
         cwd=tree,
         env={**os.environ, "MYPYPATH": str(tree)},
         capture_output=True,
         text=True,
         timeout=300,
     )
+
+
+def test_examples_pass_mypy_strict(tmp_path: Path) -> None:
+    import shutil
+
+    copies = tmp_path / "examples"
+    copies.mkdir()
+    for path in EXAMPLES.glob("*.py"):  # module names may not start with a digit: copy them renamed
+        shutil.copyfile(path, copies / f"example_{path.name}")
+    done = _mypy_strict(copies)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_type_checker_catches_wrong_options(tmp_path: Path) -> None:
+    program = tmp_path / "wrong.py"
+    program.write_text(
+        "import piko\n\n\n"
+        "async def main() -> None:\n"
+        '    await piko.create_agent_session(modle="mock/mock-1")\n'
+        '    await piko.create_agent_session(tools="read")\n'
+        "    session = await piko.create_agent_session()\n"
+        "    await session.prompt(42)\n",
+        encoding="utf-8",
+    )
+    out = _mypy_strict(program).stdout
+    assert 'Unexpected keyword argument "modle"' in out, out
+    assert 'Argument "tools" to "create_agent_session" has incompatible type "str"' in out, out
+    assert 'Argument 1 to "prompt" of "AgentSession" has incompatible type "int"' in out, out
 
 
 def test_the_code_in_docs_sdk_md_compiles() -> None:
