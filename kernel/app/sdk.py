@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 
 StreamingBehavior = Literal["steer", "follow_up", "followUp"]
 
+CUSTOM_TOOLS = "sdk.custom-tools"
+"""The plugin name the ``custom_tools`` of a session register under."""
+
 _CLOSED = object()  # what an event stream's queue receives when the session closes
 
 
@@ -61,7 +64,7 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
     app = App(prepared.cwd, prepared.agent_dir, settings=prepared.settings)
     inline = list(prepared.inline_extensions)
     if prepared.custom_tools:
-        inline.insert(0, ("sdk.custom-tools", _tools_extension(prepared.custom_tools)))
+        inline.insert(0, (CUSTOM_TOOLS, _tools_extension(prepared.custom_tools)))
     boot = BootOptions(
         extensions=list(prepared.extension_paths),
         no_extensions=prepared.no_extensions,
@@ -120,6 +123,15 @@ def _check_loaded(app: App, prepared: Any, inline_names: list[str]) -> None:
         for info in app.pm.infos.values():
             if info.path == resolved and info.error:
                 raise SessionOptionError("extensions", f"extension '{path}' failed to load: {info.error}")
+    tools = app.registries.tools
+    for definition in prepared.custom_tools:
+        held = tools.get(definition.name)
+        if held is not None and held.plugin != CUSTOM_TOOLS:
+            raise SessionOptionError(
+                "custom_tools",
+                f"a tool named '{definition.name}' is registered by plugin '{held.plugin}'; "
+                "name yours otherwise, or give its ToolDefinition override=True to replace that one",
+            )
 
 
 def _prepare_model(app: App, model: Model | None) -> None:

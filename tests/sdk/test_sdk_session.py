@@ -462,6 +462,32 @@ def test_a_tool_that_raises_gives_an_error_result(sdk: SdkRig, run: Any) -> None
     assert messages[-1].content[0].text == "it failed"
 
 
+def test_a_custom_tool_with_a_taken_name_is_named_unless_it_overrides(sdk: SdkRig, run: Any) -> None:
+    server = sdk.serve([tool_turn("read", {"path": "x"}), text_turn("ok")])
+
+    def read(path: str) -> str:
+        """My own read."""
+        return f"mine: {path}"
+
+    with pytest.raises(piko.SessionOptionError, match=r"registered by plugin 'tools\.read'") as caught:
+        run(piko.create_agent_session(cwd=sdk.project, model="mock/mock-1", custom_tools=[read]))
+    assert caught.value.option == "custom_tools"
+
+    from piko.lib.records import replace
+
+    async def main() -> list[Any]:
+        mine = replace(piko.tool(read), override=True)
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", custom_tools=[mine]
+        ) as session:
+            await session.prompt("read x")
+            return session.messages
+
+    result = next(m for m in run(main()) if m.ROLE == "toolResult")
+    assert result.content[0].text == "mine: x"
+    assert server.requests
+
+
 def test_no_tools_at_all(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve([text_turn("no tools")])
 
