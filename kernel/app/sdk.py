@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from types import TracebackType
@@ -24,7 +25,7 @@ from piko.app.sdk_options import SessionOptionError, SessionOptions
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from piko.app.application import App
+    from piko.app.application import App, BootOptions
     from piko.data.events import CompactionResult
     from piko.data.messages import ImageContent, Model
     from piko.engine.navigation import ForkOutcome, SessionChange
@@ -75,7 +76,7 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
 
     try:
         # in a thread: extension factories that are coroutines run on an event loop of their own
-        await asyncio.to_thread(app.boot, boot)
+        await asyncio.to_thread(_boot, app, boot)
     except EssentialPluginError as exc:
         raise SessionOptionError(
             "disable_plugins", str(exc).replace(" (asked by --disable-plugin)", "")
@@ -92,6 +93,16 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
         _unconfigure(app)
         raise
     return AgentSession(engine, app)
+
+
+_BOOTING = threading.Lock()
+
+
+def _boot(app: App, options: BootOptions) -> None:
+    """One boot at a time: sessions made side by side must not import the same extension file
+    (or change ``sys.path`` for a project) at the same moment."""
+    with _BOOTING:
+        app.boot(options)
 
 
 def _adopt_cwd(manager: SessionManager | None, cwd: Path | None) -> None:

@@ -622,6 +622,39 @@ def test_the_decorator_works_in_a_plugin_hook(sdk: SdkRig, run: Any) -> None:
     assert "reverse" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
 
 
+def test_sessions_made_side_by_side_each_import_an_extension_file(sdk: SdkRig, run: Any) -> None:
+    sdk.serve([text_turn("ok")] * 4)
+    log = sdk.root / "seen.log"
+    path = sdk.root / "counting_ext.py"
+    path.write_text(
+        "import time\n"
+        "SEEN = []\n\n"
+        "def activate(pi):\n"
+        "    time.sleep(0.05)  # a slow import: boots side by side would overlap here\n"
+        "    def on_end(event, ctx):\n"
+        "        SEEN.append(1)\n"
+        f"        with open({str(log)!r}, 'a') as fh:\n"
+        "            fh.write(f'{id(SEEN)} {len(SEEN)}\\n')\n"
+        "    pi.on('agent_end', on_end)\n",
+        encoding="utf-8",
+    )
+
+    async def one() -> None:
+        async with await piko.create_agent_session(
+            cwd=sdk.project, model="mock/mock-1", tools=[], extensions=[path]
+        ) as session:
+            await session.prompt("hi")
+
+    async def main() -> None:
+        await asyncio.gather(*(one() for _ in range(4)))
+
+    run(main())
+    lines = log.read_text().splitlines()
+    assert len(lines) == 4
+    assert {line.split()[1] for line in lines} == {"1"}  # each session's module counted its own run
+    assert len({line.split()[0] for line in lines}) == 4
+
+
 def test_extension_errors_reach_subscribers(sdk: SdkRig, run: Any) -> None:
     sdk.serve([text_turn("fine")])
 
