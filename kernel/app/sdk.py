@@ -434,8 +434,9 @@ class AgentSession:
             await work
         finally:
             events.stop()
-            if not work.done():
+            if not work.done():  # left early: the run is aborted (prompt() does that when cancelled)
                 work.cancel()
+                await asyncio.wait([work])
 
     # -- model and thinking -----------------------------------------------------------------------
 

@@ -203,6 +203,25 @@ def test_stream_yields_the_run_and_ends_when_settled(sdk: SdkRig, run: Any) -> N
     assert kinds[-1] == "agent_end"
 
 
+def test_leaving_a_stream_early_aborts_its_run(sdk: SdkRig, run: Any) -> None:
+    import contextlib
+
+    sdk.serve([{"blocks": [{"text": " ".join(["word"] * 200)}], "delay_s": 0.05}, text_turn("next")])
+
+    async def main() -> tuple[str, str | None]:
+        async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1") as session:
+            async with contextlib.aclosing(session.stream("long")) as events:
+                async for event in events:
+                    if event.TYPE == "message_update":
+                        break
+            assert not session.is_streaming
+            stop_reason = session.messages[-1].stop_reason
+            await session.prompt("again")
+            return stop_reason, session.get_last_assistant_text()
+
+    assert run(main()) == ("aborted", "next")
+
+
 def test_prompt_while_streaming_needs_steer_or_follow_up(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve(
         [
