@@ -97,7 +97,9 @@ class Settings:
         agent_dir: str | os.PathLike[str] | None = None,
         *,
         project_trusted: bool = True,
+        memory: dict[str, Any] | None = None,
     ) -> None:
+        """``memory``: hold this dict instead of both files (see :meth:`in_memory`)."""
         self.cwd = Path(cwd or os.getcwd())
         self.agent_dir = Path(agent_dir) if agent_dir else default_agent_dir()
         self.project_trusted = project_trusted
@@ -105,7 +107,7 @@ class Settings:
         self.global_path = self.agent_dir / "settings.json"
         self.project_path = project_dir(self.cwd) / "settings.json"
         self._overrides: dict[str, Any] = {}
-        self._memory: dict[str, Any] | None = None
+        self._memory = migrate_settings(copy.deepcopy(memory)) if memory is not None else None
         self.reload()
 
     @classmethod
@@ -119,17 +121,7 @@ class Settings:
         saves (the last model, a changed mode) changes ``data``'s copy in memory."""
         if data is not None and not isinstance(data, dict):
             raise TypeError(f"settings must be a dict, not {type(data).__name__}")
-        settings = cls.__new__(cls)
-        settings.cwd = Path(cwd or os.getcwd())
-        settings.agent_dir = Path(agent_dir) if agent_dir else default_agent_dir()
-        settings.project_trusted = True
-        settings.diagnostics = []
-        settings.global_path = settings.agent_dir / "settings.json"
-        settings.project_path = project_dir(settings.cwd) / "settings.json"
-        settings._overrides = {}
-        settings._memory = migrate_settings(copy.deepcopy(data or {}))
-        settings.reload()
-        return settings
+        return cls(cwd, agent_dir, memory=data or {})
 
     @property
     def is_in_memory(self) -> bool:
