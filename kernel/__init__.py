@@ -14,6 +14,15 @@ from piko.version import __version__
 
 if TYPE_CHECKING:
     from piko.app.application import App
+    from piko.app.sdk import (
+        AgentSession,
+        EventStream,
+        SessionClosedError,
+        SessionSetupError,
+        create_agent_session,
+    )
+    from piko.app.sdk_options import InlineExtension, ResourceOverrides, SessionOptionError, SessionOptions
+    from piko.config.settings import Settings
     from piko.data.messages import (
         AssistantMessage,
         BashExecutionMessage,
@@ -37,6 +46,7 @@ if TYPE_CHECKING:
     from piko.lib.abort import AbortController, AbortSignal
     from piko.platform.context import ExtensionContext, ExtensionRuntimeNotInitializedError
     from piko.platform.extension_api import ExtensionAPI
+    from piko.platform.function_tools import ToolSchemaError, tool
     from piko.platform.markers import hookimpl, hookspec
     from piko.platform.protocols import (
         UI,
@@ -70,8 +80,28 @@ if TYPE_CHECKING:
         ToolDefinition,
     )
     from piko.platform.ui import NoOpUI
+    from piko.resources.loader import ContextFile, PromptTemplate, Skill
+    from piko.sessions.manager import SessionManager
 
 _EXPORTS: dict[str, str] = {
+    # the agent as a library (docs/sdk.md)
+    "create_agent_session": "piko.app.sdk",
+    "AgentSession": "piko.app.sdk",
+    "EventStream": "piko.app.sdk",
+    "SessionClosedError": "piko.app.sdk",
+    "SessionSetupError": "piko.app.sdk",
+    "SessionOptions": "piko.app.sdk_options",
+    "SessionOptionError": "piko.app.sdk_options",
+    "InlineExtension": "piko.app.sdk_options",
+    "ResourceOverrides": "piko.app.sdk_options",
+    "SessionManager": "piko.sessions.manager",
+    "Settings": "piko.config.settings",
+    "Skill": "piko.resources.loader",
+    "PromptTemplate": "piko.resources.loader",
+    "ContextFile": "piko.resources.loader",
+    # tools from plain functions
+    "tool": "piko.platform.function_tools",
+    "ToolSchemaError": "piko.platform.function_tools",
     # hook markers
     "hookimpl": "piko.platform.markers",
     "hookspec": "piko.platform.markers",
@@ -138,7 +168,85 @@ _EXPORTS: dict[str, str] = {
     "AbortController": "piko.lib.abort",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+# Written out (not derived from _EXPORTS) so that type checkers read it: under ``mypy --strict`` a
+# name imported above is exported only when ``__all__`` lists it.
+__all__ = [
+    "UI",
+    "AbortController",
+    "AbortSignal",
+    "AgentSession",
+    "App",
+    "AssistantMessage",
+    "BashExecutionMessage",
+    "BranchSummaryMessage",
+    "CliCommandDefinition",
+    "CommandDefinition",
+    "CompactionSummaryMessage",
+    "Context",
+    "ContextFile",
+    "Cost",
+    "CustomMessage",
+    "EventStream",
+    "ExtensionAPI",
+    "ExtensionContext",
+    "ExtensionRuntimeNotInitializedError",
+    "FlagDefinition",
+    "HandlerContext",
+    "ImageContent",
+    "InlineExtension",
+    "MessageRendererDefinition",
+    "ModeDefinition",
+    "Model",
+    "ModelCost",
+    "NoOpUI",
+    "PackageSourceDefinition",
+    "PromptTemplate",
+    "ProviderApi",
+    "ProviderConfig",
+    "Register",
+    "RegisterCliCommand",
+    "RegisterCommand",
+    "RegisterFlag",
+    "RegisterMessageRenderer",
+    "RegisterMode",
+    "RegisterPackageSource",
+    "RegisterProvider",
+    "RegisterProviderApi",
+    "RegisterResourceLoader",
+    "RegisterShortcut",
+    "RegisterTool",
+    "ResourceLoaderDefinition",
+    "ResourceOverrides",
+    "SessionClosedError",
+    "SessionManager",
+    "SessionOptionError",
+    "SessionOptions",
+    "SessionSetupError",
+    "Settings",
+    "ShortcutDefinition",
+    "Skill",
+    "StreamEvent",
+    "StreamOptions",
+    "TextContent",
+    "ThinkingContent",
+    "ToolCall",
+    "ToolDefinition",
+    "ToolExecute",
+    "ToolResult",
+    "ToolResultMessage",
+    "ToolSchemaError",
+    "ToolSpec",
+    "ToolUpdate",
+    "Usage",
+    "UserMessage",
+    "__version__",
+    "create_agent_session",
+    "hookimpl",
+    "hookspec",
+    "message_from_wire",
+    "to_wire",
+    "tool",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -140,6 +140,28 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
         "A mode's `run(app)` and `piko_configure(config)` receive the `App`.",
         ["App"],
     ),
+    (
+        "The SDK: the agent as a library",
+        "`await piko.create_agent_session(**options)` gives an `AgentSession` to prompt, subscribe"
+        " to and close ([sdk.md](sdk.md)); `@piko.tool` makes a typed function a tool.",
+        [
+            "create_agent_session",
+            "AgentSession",
+            "SessionOptions",
+            "EventStream",
+            "InlineExtension",
+            "ResourceOverrides",
+            "Settings",
+            "ContextFile",
+            "Skill",
+            "PromptTemplate",
+            "tool",
+            "SessionClosedError",
+            "SessionOptionError",
+            "SessionSetupError",
+            "ToolSchemaError",
+        ],
+    ),
     ("Hook markers", "", ["hookimpl", "hookspec"]),
 ]
 

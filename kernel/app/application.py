@@ -43,6 +43,8 @@ class BootOptions(Record):
     interactive: bool = False  # may ask on the terminal (whether to trust the project)
     command: str | None = None  # the first word when it is not an option (a subcommand or a prompt)
     offline: bool = False  # --offline: install nothing at start-up
+    # (name, activate(pi)) extensions given as code (the SDK's ``extensions=``), loaded after the files
+    inline_extensions: list[tuple[str, Any]] = field(factory=list)
 
 
 # Who asked to block a plugin, as ``pi plugins`` shows it.
@@ -58,13 +60,20 @@ class App:
     """One piko process: everything a mode needs to build and run sessions."""
 
     def __init__(
-        self, cwd: str | os.PathLike[str] | None = None, agent_dir: str | os.PathLike[str] | None = None
+        self,
+        cwd: str | os.PathLike[str] | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
+        *,
+        settings: Settings | None = None,
     ) -> None:
+        """``settings``: the settings to use instead of reading the files (``Settings.in_memory``)."""
         self.cwd = Path(cwd) if cwd is not None else Path(os.getcwd())
         self.agent_dir = Path(agent_dir) if agent_dir is not None else default_agent_dir()
         self.trust = TrustStore(self.agent_dir)
         self.project_trusted = self.trust.is_trusted(self.cwd)
-        self.settings = Settings(self.cwd, self.agent_dir, project_trusted=self.project_trusted)
+        if settings is not None:
+            settings.set_project_trusted(self.project_trusted)
+        self.settings = settings or Settings(self.cwd, self.agent_dir, project_trusted=self.project_trusted)
         self.pm = PikoPluginManager()
         self.tracer = Tracer.from_environment()
         if self.tracer is not None:
@@ -75,6 +84,7 @@ class App:
         self.options: dict[str, Any] = {}
         self.flag_values: dict[str, Any] = {}
         self.runtime: Any = None  # the running agent session, once a mode created one
+        self.adjust_resources: Any = None  # resources found -> resources used (the SDK's overrides)
         self.notices: list[str] = []
         self.booted = False
 
@@ -104,6 +114,8 @@ class App:
         package_extensions = _start_packages(self, options)
         for path in self._extension_paths(options, package_extensions):
             self.pm.load_extension_file(path, self.make_extension_api)
+        for name, factory in options.inline_extensions:
+            self.pm.load_inline_extension(name, factory, self.make_extension_api)
         self.pm.validate()
         self.pm.report_unknown_names(
             {**blocked, **{name: "PIKO_PLUGINS" for name in self._allowlist() or ()}}
@@ -256,14 +268,22 @@ class App:
         return ExtensionContext(host, app=self, ui=ui, mode=mode)
 
     async def create_agent_session(
-        self, *, ui: Any = None, mode: str | None = None, session_manager: Any = None
+        self,
+        *,
+        ui: Any = None,
+        mode: str | None = None,
+        session_manager: Any = None,
+        freeze_startup: bool = True,
     ) -> Any:
         """Build the agent session the options describe and bind it as the extensions' runtime
-        (with ``session_manager`` when the mode opened it already)."""
+        (with ``session_manager`` when the mode opened it already; see
+        :func:`piko.engine.setup.create_agent_session` for the others)."""
         from piko.engine.setup import create_agent_session
 
         mode = mode or str(self.options.get("mode") or "print")
-        return await create_agent_session(self, ui=ui, mode=mode, session_manager=session_manager)
+        return await create_agent_session(
+            self, ui=ui, mode=mode, session_manager=session_manager, freeze_startup=freeze_startup,
+        )  # fmt: skip
 
     # -- diagnostics -----------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Nested objects merge key by key (``{"retry": {"maxRetries": 5}}`` in a project keeps the global
 ``retry.baseDelayMs``). Keys are pi's camelCase names; ``get("retry.maxRetries")`` reads a
 dotted path. A file that does not parse is reported once and treated as empty, and is never
-overwritten by piko. In a project that is not trusted, project keys that make piko run code
+overwritten by piko. :meth:`Settings.in_memory` holds one dict instead of both files (the SDK's
+``settings=``): nothing is read from disk and changes stay in memory. In a project that is not trusted, project keys that make piko run code
 (``shellPath``, ``shellCommandPrefix``, ``packages``, ``extensions``) or choose which plugins load
 (``disabledPlugins``) are ignored.
 """
@@ -96,7 +97,9 @@ class Settings:
         agent_dir: str | os.PathLike[str] | None = None,
         *,
         project_trusted: bool = True,
+        memory: dict[str, Any] | None = None,
     ) -> None:
+        """``memory``: hold this dict instead of both files (see :meth:`in_memory`)."""
         self.cwd = Path(cwd or os.getcwd())
         self.agent_dir = Path(agent_dir) if agent_dir else default_agent_dir()
         self.project_trusted = project_trusted
@@ -106,12 +109,36 @@ class Settings:
         self._overrides: dict[str, Any] = {}
         self._forced: dict[str, Any] = {}
         self.forced_by: str | None = None
+        self._memory = migrate_settings(copy.deepcopy(memory)) if memory is not None else None
         self.reload()
+
+    @classmethod
+    def in_memory(
+        cls,
+        data: dict[str, Any] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        agent_dir: str | os.PathLike[str] | None = None,
+    ) -> Settings:
+        """Settings from ``data`` alone (over the defaults): no file is read or written; what piko
+        saves (the last model, a changed mode) changes ``data``'s copy in memory."""
+        if data is not None and not isinstance(data, dict):
+            raise TypeError(f"settings must be a dict, not {type(data).__name__}")
+        return cls(cwd, agent_dir, memory=data or {})
+
+    @property
+    def is_in_memory(self) -> bool:
+        """Whether these settings live in memory only (:meth:`in_memory`)."""
+        return self._memory is not None
 
     # -- reading ---------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read both files again."""
+        """Read both files again (settings in memory stay as they are)."""
+        if self._memory is not None:
+            self.global_data = self._memory
+            self.project_data = {}
+            self._rebuild()
+            return
         self.global_data = self._read(self.global_path)
         self.project_data = self._read(self.project_path)
         self._rebuild()
@@ -187,6 +214,10 @@ class Settings:
         self._write(self.project_path, self.project_data, key, value)
 
     def _write(self, path: Path, data: dict[str, Any], key: str, value: Any) -> None:
+        if self._memory is not None:  # one dict stands for both files
+            _set_path(self._memory, key, value)
+            self._rebuild()
+            return
         if any(d.startswith(f"Could not read settings from {path}") for d in self.diagnostics):
             raise OSError(f"{path} could not be read; fix it before piko changes it")
         updated = copy.deepcopy(data)

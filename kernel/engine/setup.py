@@ -200,7 +200,8 @@ def _text_or_file(value: str, cwd: Path) -> str:
 
 
 async def load_session_resources(app: Any, reason: str = "startup") -> Resources:
-    """Context files, skills, templates and themes, including paths extensions add."""
+    """Context files, skills, templates and themes, including paths extensions add, then changed
+    by ``app.adjust_resources(found)`` when the app has one (at start-up and on ``/reload``)."""
     extra: dict[str, list[str]] = {"skill_paths": [], "prompt_paths": [], "theme_paths": []}
     sources: dict[str, str] = {}
     if app.dispatcher.has_handlers("resources_discover"):
@@ -222,7 +223,9 @@ async def load_session_resources(app: Any, reason: str = "startup") -> Resources
         extra_sources=sources,
         project_trusted=app.project_trusted,
     )
-    return load_resources(app, request)
+    resources = load_resources(app, request)
+    adjust = getattr(app, "adjust_resources", None)  # the SDK's ``resources=`` overrides
+    return adjust(resources) if adjust is not None else resources
 
 
 def choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str | None, list[str]]:
@@ -280,12 +283,19 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
 
 
 async def create_agent_session(
-    app: Any, *, ui: Any = None, mode: str = "print", session_manager: Any = None
+    app: Any,
+    *,
+    ui: Any = None,
+    mode: str = "print",
+    session_manager: Any = None,
+    freeze_startup: bool = True,
 ) -> AgentSession:
     """The agent session for this run, bound as the extensions' runtime, after ``session_start``.
 
     ``session_manager``: one :func:`open_session_manager` gave earlier (a mode that, as pi, looks
     the session up before it reads ``@file`` arguments); by default it is opened here.
+    ``freeze_startup``: move start-up objects out of the collector's reach (a
+    process that makes one session; a program making many must not, or their cycles stay).
     """
     options = app.options
     manager = session_manager if session_manager is not None else open_session_manager(app)
@@ -349,6 +359,8 @@ async def create_agent_session(
         manager.append_thinking_level_change(session.thinking_level)
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
+    if not freeze_startup:
+        return session
     import gc
 
     gc.freeze()  # start-up objects (catalog, session history) are long-lived: keep them out of GC passes

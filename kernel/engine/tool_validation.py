@@ -12,6 +12,8 @@ import copy
 import json
 from typing import Any
 
+VALIDATOR_CACHE_SIZE = 256
+"""Compiled schemas kept (most recently used first out last): tools of ended sessions fall out."""
 _validators: dict[int, tuple[Any, Any]] = {}
 
 
@@ -126,15 +128,19 @@ def coerce(value: Any, schema: Any) -> Any:
 
 
 def _validator(schema: dict[str, Any]) -> tuple[Any, Any]:
+    """The compiled validator of ``schema`` (kept with it, so its id stays its own while cached)."""
     key = id(schema)
-    cached = _validators.get(key)
+    cached = _validators.pop(key, None)
     if cached is not None and cached[1] is schema:
+        _validators[key] = cached  # most recently used last
         return cached
     from jsonschema.validators import validator_for
 
     cls = validator_for(schema)
     entry = (cls(schema), schema)
     _validators[key] = entry
+    while len(_validators) > VALIDATOR_CACHE_SIZE:
+        del _validators[next(iter(_validators))]
     return entry
 
 

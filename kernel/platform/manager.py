@@ -49,7 +49,7 @@ class PluginInfo(Record, kw_only=False):
     """What ``pi plugins`` shows about one plugin."""
 
     name: str
-    origin: str  # "built-in" | "distribution" | "file" | "internal"
+    origin: str  # "built-in" | "distribution" | "file" | "inline" | "internal"
     dist_name: str | None = None
     dist_version: str | None = None
     path: str | None = None
@@ -255,6 +255,30 @@ class PikoPluginManager(pluggy.PluginManager):
         except Exception as exc:
             info.error = _describe(exc)
             self.diagnose(f"extension '{name}' ({path}) failed to load: {info.error}")
+            return None
+        info.hooks = self.hooks_of(plugin)
+        return name
+
+    def load_inline_extension(self, name: str, factory: Any, api_factory: Any) -> str | None:
+        """Run an ``activate(pi)`` factory given as code (not a file) and register what it made.
+
+        A taken name, a blocked name or a factory that raises is a diagnostic, as for files.
+        """
+        if name in self.infos:
+            self.diagnose(
+                f"inline extension '{name}' ignored: the name is taken by {self.infos[name].source}"
+            )
+            return None
+        info = PluginInfo(name=name, origin="inline")
+        self.infos[name] = info
+        if self._skip(info):
+            return None
+        try:
+            plugin = self._adopt(name, factory, api_factory, source=f"<inline:{name}>")
+            self.register(plugin, name)
+        except Exception as exc:
+            info.error = _describe(exc)
+            self.diagnose(f"inline extension '{name}' failed to load: {info.error}")
             return None
         info.hooks = self.hooks_of(plugin)
         return name

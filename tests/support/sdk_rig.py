@@ -1,0 +1,51 @@
+"""What the SDK tests work on: a clean agent dir whose ``models.json`` aims at the scripted 127.0.0.1 server.
+
+``sdk.serve(turns)`` starts :class:`support.llm_server.LLMServer` with ``turns`` and writes the
+provider ``mock`` (models ``mock-1`` and ``mock-2``) into the agent dir; ``sdk.project`` is the
+working directory the sessions are made in.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
+
+MODELS = [
+    {"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384},
+    {"id": "mock-2", "name": "Mock Two", "reasoning": True, "contextWindow": 128000, "maxTokens": 16384},
+]
+
+
+class SdkRig:
+    """One test's agent dir, project folder and scripted server."""
+
+    def __init__(self, root: Path, agent_dir: Path) -> None:
+        self.root = root
+        self.agent_dir = agent_dir
+        self.project = root / "project"
+        self.project.mkdir()
+        self.server: LLMServer | None = None
+
+    def serve(self, turns: list[dict[str, Any]]) -> LLMServer:
+        """Start the scripted server (stopped at the end of the test) and point ``mock`` at it."""
+        assert self.server is None, "one server a test"
+        self.server = LLMServer(turns).start()
+        write_mock_models(self.agent_dir, self.server.base_url, MODELS)
+        return self.server
+
+    def sessions_dir(self) -> Path:
+        return self.agent_dir / "sessions"
+
+    def session_files(self) -> list[Path]:
+        return sorted(self.sessions_dir().rglob("*.jsonl")) if self.sessions_dir().exists() else []
+
+
+def text_turn(text: str) -> dict[str, Any]:
+    return {"blocks": [{"text": text}]}
+
+
+def tool_turn(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return {"blocks": [{"tool_call": {"name": name, "arguments": arguments}}]}
