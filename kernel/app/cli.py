@@ -65,6 +65,8 @@ _LOADING_OPTIONS = (
     (("-e", "--extension"), "extensions", "multi"),
     (("--disable-plugin",), "disable_plugins", "multi"),
     (("--no-extensions", "-ne"), "no_extensions", "flag"),
+    (("--approve", "-a"), "approve", "flag"),
+    (("--no-approve", "-na"), "no_approve", "flag"),
 )
 
 
@@ -91,6 +93,8 @@ def preparse(argv: list[str]) -> Any:
     options.disable_plugins.extend(values["disable_plugins"])
     options.no_extensions = values["no_extensions"]
     options.offline = values["offline"]
+    if values["approve"] or values["no_approve"]:
+        options.approve = not values["no_approve"]  # both given: the safer one
     options.interactive = _interactive_app_mode(argv)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
@@ -172,6 +176,8 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
+    (("--approve", "-a"), "flag", "", "Trust the project's .pi settings and resources for this run"),
+    (("--no-approve", "-na"), "flag", "", "Ignore the project's trust-gated settings and resources for this run"),
     (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
     (("--help", "-h"), "flag", "", "Show this help"),
     (("--version", "-v"), "flag", "", "Show the version number"),
