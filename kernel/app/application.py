@@ -127,15 +127,35 @@ class App:
         import path and their plugins load. Returns every entry point record now known."""
         from piko.platform import trust
 
-        if trust.activate_project_site(self.cwd) is None:
+        site = trust.activate_project_site(self.cwd)
+        if site is None:
             return records
-        known = {r.name for r in records}
+        own = discovery.scan(paths=[str(site)])
+        for record in own:  # the project's version of a distribution the user has too wins
+            self._unload_entry_point(record.name, record)
+        known = {r.name for r in records if r.name not in {o.name for o in own}}
         fresh = [r for r in discovery.scan() if r.name not in known]
         for name, reason in _policy_blocked(self, fresh).items():
             self.pm.blocked_reasons[name] = reason
             self.pm.set_blocked(name)
         self.pm.load_entry_points(fresh, self.make_extension_api)
         return [*records, *fresh]
+
+    def _unload_entry_point(self, name: str, replacement: Any) -> None:
+        """Take out a loaded entry-point plugin that ``replacement`` (another distribution's
+        entry point of that name) is to replace, its modules included."""
+        info = self.pm.infos.get(name)
+        if info is None or info.origin != "distribution" or info.value is None:
+            return
+        if (info.dist_name, info.dist_version) == (replacement.dist_name, replacement.dist_version):
+            return
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        del self.pm.infos[name]
+        package = info.value.split(":", 1)[0].strip().split(".", 1)[0]
+        for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[module]
 
     def _project_blocked(self) -> dict[str, str]:
         """Block what a trusted project's ``disabledPlugins`` names (unloading what already

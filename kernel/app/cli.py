@@ -177,7 +177,12 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
     (("--approve", "-a"), "flag", "", "Trust the project's .pi settings and resources for this run"),
-    (("--no-approve", "-na"), "flag", "", "Ignore the project's trust-gated settings and resources for this run"),
+    (
+        ("--no-approve", "-na"),
+        "flag",
+        "",
+        "Ignore the project's trust-gated settings and resources for this run",
+    ),
     (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
     (("--help", "-h"), "flag", "", "Show this help"),
     (("--version", "-v"), "flag", "", "Show the version number"),

@@ -61,9 +61,7 @@ class TrustStore:
             if value is None:
                 continue
             if not isinstance(value, bool):
-                self.error = (
-                    f"Invalid trust file {self.path}: the value for {jsonio.dumps(key)} must be true, false or null"
-                )
+                self.error = f"Invalid trust file {self.path}: the value for {jsonio.dumps(key)} must be true, false or null"
                 return {}
             decisions[str(key)] = value
         return decisions

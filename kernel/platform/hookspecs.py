@@ -41,7 +41,6 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
 
     from piko.app.application import App
     from piko.data.events import (
-        ProjectTrustEvent,
         AfterProviderResponseEvent,
         AgentEndEvent,
         AgentStartEvent,
@@ -64,6 +63,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         MessageStartEvent,
         MessageUpdateEvent,
         ModelSelectEvent,
+        ProjectTrustEvent,
         ResourcesDiscoverEvent,
         SessionBeforeCompactEvent,
         SessionBeforeForkEvent,

@@ -363,7 +363,9 @@ async def project_trust(
             await d.report(
                 handler,
                 name,
-                ValueError(f'project_trust must return {{"trusted": "yes" | "no" | "undecided"}}, got {_short(norm)}'),
+                ValueError(
+                    f'project_trust must return {{"trusted": "yes" | "no" | "undecided"}}, got {_short(norm)}'
+                ),
             )
             continue
         if answer != "undecided":

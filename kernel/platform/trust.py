@@ -45,17 +45,22 @@ PROTECTED_PI_ENTRIES = (
 DEFAULT_PROJECT_TRUST = ("ask", "always", "never")
 
 
-def protected_inputs(cwd: str | os.PathLike[str]) -> list[str]:
+def protected_inputs(
+    cwd: str | os.PathLike[str], project_settings: dict[str, Any] | None = None
+) -> list[str]:
     """What the project in ``cwd`` would load once trusted, one phrase each (empty: nothing).
 
     The ``.pi`` entries of :data:`PROTECTED_PI_ENTRIES` and every ``.agents/skills`` in ``cwd``
     or a folder above it (the user's own ``~/.agents/skills`` aside); a bare ``.pi`` folder
-    holds nothing that waits.
+    holds nothing that waits. With ``project_settings``, the settings that run code or choose
+    plugins are named beside ``.pi/settings.json``, and the files beside ``.pi/extensions``.
     """
     from piko.config.paths import project_dir
 
     pi_dir = project_dir(cwd)
     found = [f".pi/{name}" for name in PROTECTED_PI_ENTRIES if (pi_dir / name).exists()]
+    if project_settings is not None:
+        found = [_detailed(item, pi_dir, project_settings) for item in found]
     user_skills = canonical(Path.home() / ".agents" / "skills")
     start = canonical(cwd)
     for folder in (start, *start.parents):
@@ -63,6 +68,27 @@ def protected_inputs(cwd: str | os.PathLike[str]) -> list[str]:
         if skills != user_skills and skills.exists():
             found.append(".agents/skills" if folder == start else f"{skills}")
     return found
+
+
+def _detailed(item: str, pi_dir: Path, project_settings: dict[str, Any]) -> str:
+    """``.pi/settings.json (packages: pip:x; shellPath)``, ``.pi/extensions (lint.py)``."""
+    details: list[str] = []
+    if item == ".pi/settings.json":
+        for key in (*CODE_RUNNING_PROJECT_KEYS, *PLUGIN_SELECTING_PROJECT_KEYS):
+            value = project_settings.get(key)
+            if isinstance(value, list) and value:
+                names = [str(v.get("source") if isinstance(v, dict) else v) for v in value]
+                details.append(f"{key}: {', '.join(names)}")
+            elif value:
+                details.append(key)
+    elif item == ".pi/extensions":
+        try:
+            details = sorted(
+                p.name for p in (pi_dir / "extensions").iterdir() if not p.name.startswith((".", "_"))
+            )
+        except OSError:
+            details = []
+    return f"{item} ({'; '.join(details)})" if details else item
 
 
 def project_code(cwd: str | os.PathLike[str], project_settings: dict[str, Any]) -> list[str]:
@@ -125,7 +151,9 @@ def trust_choices(folder: str | os.PathLike[str], *, this_run: bool = True) -> l
     choices = [TrustChoice(label="Trust", trusted=True, updates=[(path, True)])]
     if parent != path:
         choices.append(
-            TrustChoice(label=f"Trust parent folder ({parent})", trusted=True, updates=[(parent, True), (path, None)])
+            TrustChoice(
+                label=f"Trust parent folder ({parent})", trusted=True, updates=[(parent, True), (path, None)]
+            )
         )
     if this_run:
         choices.append(TrustChoice(label="Trust (this session only)", trusted=True))
@@ -183,7 +211,9 @@ def ask(
             return choices[int(text) - 1]
 
 
-def untrusted_notice(folder: str | os.PathLike[str], found: list[str], why: str = "this project is not trusted") -> str:
+def untrusted_notice(
+    folder: str | os.PathLike[str], found: list[str], why: str = "this project is not trusted"
+) -> str:
     """The stderr line of a run that skipped a project's protected inputs."""
     folder = canonical(folder)
     return (
@@ -265,7 +295,7 @@ def settle(
 
 
 def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool | None) -> TrustDecision:
-    found = protected_inputs(app.cwd)
+    found = protected_inputs(app.cwd, app.settings.project_data)
     policy = getattr(app, "policy", None)
     if policy is not None and (not policy.allow_project_code or policy.failed):
         return TrustDecision(trusted=False, by="policy", found=found)
@@ -292,7 +322,7 @@ def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool |
     if default not in DEFAULT_PROJECT_TRUST:
         app.notices.append(
             f"defaultProjectTrust in {app.settings.global_path} must be one of "
-            f"{', '.join(DEFAULT_PROJECT_TRUST)}, not {default!r}; using \"ask\""
+            f'{", ".join(DEFAULT_PROJECT_TRUST)}, not {default!r}; using "ask"'
         )
         default = "ask"
     if default != "ask":
