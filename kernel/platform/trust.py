@@ -163,6 +163,22 @@ def trust_choices(folder: str | os.PathLike[str], *, this_run: bool = True) -> l
     return choices
 
 
+def trust_status(app: Any) -> list[str]:
+    """The lines ``/trust`` shows: the folder, its saved decision, this run's."""
+    folder = canonical(app.cwd)
+    entry = app.trust.entry(folder)
+    if app.trust.error is not None:
+        saved = f"none ({app.trust.error})"
+    elif entry is None:
+        saved = "none"
+    else:
+        saved = "trusted" if entry[1] else "untrusted"
+        if entry[0] != folder:
+            saved += f" (inherited from {entry[0]})"
+    current = "trusted" if app.project_trusted else "untrusted"
+    return [str(folder), f"Saved decision: {saved}", f"Current session: {current}"]
+
+
 def save_choice(store: Any, choice: TrustChoice) -> None:
     """Record what ``choice`` saves (raises :class:`TrustFileError` for a damaged file)."""
     for folder, decision in choice.updates:

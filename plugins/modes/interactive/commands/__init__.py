@@ -108,6 +108,11 @@ BUILTIN_COMMANDS: list[BuiltinCommand] = [
         name="resume", description="Resume a different session", handler=_lazy("navigation:resume_command")
     ),
     BuiltinCommand(
+        name="trust",
+        description="Save project trust decision for future sessions",
+        handler=_lazy("trust:trust_command"),
+    ),
+    BuiltinCommand(
         name="reload",
         description="Reload settings, context files, skills, prompts and themes",
         handler=_lazy("lifecycle:reload_command"),
