@@ -419,9 +419,11 @@ def piko_file_delete_fallback(request: FileDeleteRequest, ctx: Context) -> Any:
 
 @event(Semantics.FIRST, reducer=reducers.project_trust, can_modify="Yes (decide)")
 def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
-    """The project in ``event.cwd`` has protected inputs and no ``--approve``/``--no-approve``
-    decided: may it be trusted? Fired once at start-up, before the project's settings, resources
-    and extensions load, so only user-level plugins (``~/.pi/agent/extensions/``, the global
+    """May the project in ``event.cwd`` be trusted?
+
+    Fired once at start-up when the project has protected inputs and neither ``--approve`` nor
+    ``--no-approve`` decided, before the project's settings, resources and extensions load, so
+    only user-level plugins (``~/.pi/agent/extensions/``, the global
     ``extensions`` list, installed distributions) and ``-e`` extensions take part.
 
     :param event: ``ProjectTrustEvent(cwd, found)``; ``found`` names what the project would load.
@@ -431,7 +433,7 @@ def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
     handler answering ``"yes"`` or ``"no"`` decides (``remember: true`` saves it in
     ``trust.json``); ``"undecided"`` (or nothing) lets the next handler, the saved decisions and
     ``defaultProjectTrust`` decide. Any other answer is reported and counts as undecided.
-    Semantics: first decision wins.
+    Semantics: first result (the first yes or no).
     """
 
 

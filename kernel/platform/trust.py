@@ -370,5 +370,13 @@ def _ask_extensions(app: Any, found: list[str]) -> dict[str, Any] | None:
         return None
     event = ProjectTrustEvent(cwd=str(canonical(app.cwd)), found=list(found))
     ctx = app.context(mode="startup")
-    result: dict[str, Any] | None = asyncio.run(dispatcher.emit("project_trust", event, ctx))
+
+    def on_error(error: Any) -> None:  # no mode listens yet: pi's line, on stderr with the notices
+        app.notices.append(f'Extension "{error.extension_path}" project_trust error: {error.error}')
+
+    dispatcher.error_listeners.append(on_error)
+    try:
+        result: dict[str, Any] | None = asyncio.run(dispatcher.emit("project_trust", event, ctx))
+    finally:
+        dispatcher.error_listeners.remove(on_error)
     return result
