@@ -251,6 +251,8 @@ def test_a_damaged_trust_file_trusts_nothing_says_so_and_is_kept(pi_env: Any) ->
         assert len(_notices(done.stderr)) == 1
         refused = env.run("trust")
         assert refused.returncode == 1 and "fix or remove it before piko records a decision" in refused.stderr
+        listed = env.run("trust", "--list")
+        assert listed.returncode == 1 and str(damaged) in listed.stderr
         assert damaged.read_text() == text  # never overwritten
     assert env.run("--approve", "-p", *MOCK, "/hi").returncode == 0  # one run still may trust it
     assert env.user_texts() == ["EXPANDED\n"]
