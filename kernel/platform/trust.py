@@ -44,6 +44,9 @@ PROTECTED_PI_ENTRIES = (
 
 DEFAULT_PROJECT_TRUST = ("ask", "always", "never")
 
+# Subcommands that neither ask about trust nor say what they skipped: trust itself, credentials.
+QUIET_COMMANDS = ("trust", "untrust", "auth", "login", "logout")
+
 
 def protected_inputs(
     cwd: str | os.PathLike[str], project_settings: dict[str, Any] | None = None
@@ -288,8 +291,8 @@ def settle(
 ) -> TrustDecision:
     """Decide at start-up whether ``app``'s project is trusted (see the module docstring).
 
-    ``approve`` is ``--approve`` (True) or ``--no-approve`` (False). No question is asked for
-    ``pi trust``/``pi untrust`` themselves, nor outside an interactive run. A policy with
+    ``approve`` is ``--approve`` (True) or ``--no-approve`` (False). No question is asked (nor
+    notice given) for :data:`QUIET_COMMANDS`, and no question outside an interactive run. A policy with
     ``allowProjectCode: false`` keeps every project untrusted. Updates ``app.project_trusted``
     and the settings, and adds the stderr notice of a run that skipped protected inputs.
     """
@@ -298,7 +301,7 @@ def settle(
     if decision.trusted != app.project_trusted:
         app.project_trusted = decision.trusted
         app.settings.set_project_trusted(decision.trusted)
-    if not decision.trusted and decision.found and command not in ("trust", "untrust"):
+    if not decision.trusted and decision.found and command not in QUIET_COMMANDS:
         if decision.by == "policy":
             policy = getattr(app, "policy", None)
             why = f"project code is disabled by policy ({policy.source if policy is not None else 'policy'})"
@@ -321,7 +324,7 @@ def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool |
     if not found:
         saved = store.decision(app.cwd)
         return TrustDecision(trusted=saved is not False, by="no protected inputs", found=found)
-    if command not in ("trust", "untrust"):
+    if command not in QUIET_COMMANDS:
         answer = _ask_extensions(app, found)
         if answer is not None:
             trusted = answer["trusted"] == "yes"
@@ -343,7 +346,7 @@ def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool |
         default = "ask"
     if default != "ask":
         return TrustDecision(trusted=default == "always", by="defaultProjectTrust", found=found)
-    if not interactive or command in ("trust", "untrust"):
+    if not interactive or command in QUIET_COMMANDS:
         return TrustDecision(trusted=False, by="no answer (not interactive)", found=found)
     choice = ask(app.cwd, found)
     if choice is None:
