@@ -77,6 +77,8 @@ class ModelRegistry:
         self._waiting: dict[str, ProviderConfig] = {}  # provider name -> registration whose models wait
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
+        # provider -> why its stored credential gave no key (a failing ``!command``), for the request's error
+        self.key_problems: dict[str, str] = {}
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
         self.policy_blocked: dict[str, str] = {}  # provider -> the policy file that blocks it
         self._loaded = False
@@ -419,6 +421,8 @@ class ModelRegistry:
         config = self.provider(model.provider)
         try:
             api_key = self.api_key(model.provider)
+            if api_key is None and model.provider in self.key_problems:
+                raise ValueError(self.key_problems[model.provider])
             if api_key is None and config is not None and config.api_key:
                 raise ValueError(_unresolved(config.api_key, f'API key for provider "{model.provider}"'))
             provider_headers = resolve_headers(

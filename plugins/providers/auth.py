@@ -150,7 +150,9 @@ def _config_value(value: str, provider: str = "", app: Any = None) -> str | None
             _command_cache[value] = None
             _command_errors[value] = str(exc)
     if _command_cache[value] is None and value in _command_errors:
-        _report(app, _command_errors[value])
+        registry = getattr(app, "model_registry", None)
+        if registry is not None:
+            registry.key_problems[provider] = _command_errors[value]
     return _command_cache[value]
 
 
