@@ -8,7 +8,8 @@ when ``trust.json`` does not exist yet, and move into it on the next write.
 
 A file that does not parse (or holds anything but ``true``/``false``/``null`` values) is never
 overwritten: every folder counts as not trusted, :attr:`TrustStore.error` says why, and a write
-raises :class:`TrustFileError` naming the file.
+raises :class:`TrustFileError` naming the file. Writes re-read the file under pi's lock
+(``trust.json.lock``), so concurrent ``pi trust`` runs (of pi or piko) keep every decision.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from piko.config.paths import agent_dir as default_agent_dir
 from piko.lib import jsonio
+from piko.lib.file_lock import FileLock
 
 __all__ = ["LEGACY_TRUST_FILE", "TRUST_FILE", "TrustFileError", "TrustStore", "canonical"]
 
@@ -26,7 +28,13 @@ LEGACY_TRUST_FILE = "trusted-projects.json"
 
 
 class TrustFileError(OSError):
-    """The trust file cannot be read, so piko will not change it."""
+    """The trust file cannot be read (or locked), so piko will not change it."""
+
+
+class _TrustLock(FileLock):
+    """pi's lock on ``trust.json`` (``trust.json.lock``), so that writers never lose a decision."""
+
+    error = TrustFileError
 
 
 def canonical(folder: str | os.PathLike[str]) -> Path:
@@ -123,12 +131,14 @@ class TrustStore:
         Raises :class:`TrustFileError` when the file is damaged (it is left as it is).
         """
         path = canonical(folder)
-        decisions = self._writable()
-        for key in [k for k in decisions if os.path.isabs(k) and canonical(k) == path]:
-            del decisions[key]
-        if trusted is not None:
-            decisions[str(path)] = trusted
-        self._write(decisions)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _TrustLock(self.path):
+            decisions = self._writable()
+            for key in [k for k in decisions if os.path.isabs(k) and canonical(k) == path]:
+                del decisions[key]
+            if trusted is not None:
+                decisions[str(path)] = trusted
+            self._write(decisions)
         return path
 
     def forget(self, folder: str | os.PathLike[str]) -> bool:
