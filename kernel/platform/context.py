@@ -68,6 +68,11 @@ class ExtensionContext:
     def has_ui(self) -> bool:
         return bool(getattr(self.ui, "has_ui", True))
 
+    def is_project_trusted(self) -> bool:
+        """Whether this run trusts the project (pi 1.6's ``ctx.isProjectTrusted()``): saved,
+        ``--approve`` and this-session decisions alike."""
+        return bool(getattr(self._app, "project_trusted", False))
+
     @property
     def cwd(self) -> str:
         if self._host is not None:

@@ -292,3 +292,27 @@ def test_a_plugin_decides_through_the_hook_itself(pi_env: Any, tmp_path: Path) -
     assert env.run("-e", str(plugin), "-p", *MOCK, "/hi").returncode == 0
     assert env.user_texts() == ["EXPANDED\n"]
     assert json.loads((env.home / "trust.json").read_text()) == {os.path.realpath(env.work): True}
+
+
+CHECKS_TRUST = """
+import os
+
+
+def activate(pi):
+    def started(event, ctx):
+        with open(os.environ["TRUST_LOG"], "a") as log:
+            log.write(str(ctx.is_project_trusted()) + "\\n")
+
+    pi.on("session_start", started)
+"""
+
+
+def test_extensions_can_ask_whether_the_run_trusts_the_project(pi_env: Any, tmp_path: Path) -> None:
+    env = pi_env(OK)
+    env.write(".pi/prompts/hi.md", "EXPANDED\n")
+    ext = tmp_path / "checks.py"
+    ext.write_text(CHECKS_TRUST)
+    log = tmp_path / "log"
+    for flag in ("--no-approve", "--approve"):
+        assert env.run(flag, "-e", str(ext), "-p", *MOCK, "hi", env={"TRUST_LOG": str(log)}).returncode == 0
+    assert log.read_text().split() == ["False", "True"]

@@ -209,3 +209,18 @@ def test_logout_removes_and_is_safe_to_repeat(agent: Path) -> None:
     again = pi("auth", "logout", "openai")
     assert again.returncode == 0 and again.stdout.startswith("No stored credentials for openai.")
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_auth_login_stores_a_key_read_from_stdin(agent: Path) -> None:
+    done = subprocess.run(
+        [PI, "auth", "login", "openai", "--api-key"], input="sk-typed-key-123456\n", capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    path = agent / "auth.json"
+    assert json.loads(path.read_text()) == {"openai": {"type": "api_key", "key": "sk-typed-key-123456"}}
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert "sk-typed-key-123456" not in done.stdout + done.stderr
+    assert pi("auth", "check", "--provider", "openai").stdout == "ready\n"
+    both = pi("auth", "login", "openai", "--api-key", "--no-browser")
+    assert both.returncode == 1 and both.stderr == "Error: --no-browser cannot be used with --api-key\n"
