@@ -302,7 +302,7 @@ def run(argv: list[str]) -> int:
     if first < len(argv) and argv[first] in app.registries.cli_commands:
         app.report()
         try:
-            return _run_subcommand(app, argv[first], argv[first + 1 :])
+            return _run_subcommand(app, argv[first], _without_trust_flags(argv[first + 1 :]))
         finally:
             app.provenance.save()
 
@@ -338,6 +338,16 @@ def run(argv: list[str]) -> int:
         return run_mode(app, argv)
     finally:
         app.provenance.save()
+
+
+_TRUST_FLAGS = frozenset({"-a", "--approve", "-na", "--no-approve"})
+
+
+def _without_trust_flags(args: list[str]) -> list[str]:
+    """A subcommand's arguments without ``-a``/``-na`` (read before plugins loaded, as pi takes
+    them after a package command too: ``pi install -l x -a``); what follows ``--`` is kept."""
+    end = args.index("--") if "--" in args else len(args)
+    return [a for a in args[:end] if a not in _TRUST_FLAGS] + args[end:]
 
 
 def _run_subcommand(app: Any, name: str, args: list[str]) -> int:

@@ -316,3 +316,12 @@ def test_extensions_can_ask_whether_the_run_trusts_the_project(pi_env: Any, tmp_
     for flag in ("--no-approve", "--approve"):
         assert env.run(flag, "-e", str(ext), "-p", *MOCK, "hi", env={"TRUST_LOG": str(log)}).returncode == 0
     assert log.read_text().split() == ["False", "True"]
+
+
+def test_subcommands_take_the_trust_flags_before_or_after_their_name(pi_env: Any) -> None:
+    env = pi_env(OK)
+    env.settings({"disabledPlugins": []}, project=True)
+    for args in (["list", "-a"], ["-a", "list"], ["list", "--no-approve"]):
+        done = env.run(*args)
+        assert done.returncode == 0, (args, done.stderr)
+        assert bool(_notices(done.stderr)) is ("-a" not in args), (args, done.stderr)
