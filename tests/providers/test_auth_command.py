@@ -136,6 +136,16 @@ def test_the_env_map_is_scoped_to_its_provider(
     assert resolve_project(options, "another-vertex") == "process-project"
     assert "credential-project" in auth.stored_secrets(app)  # masked like the key itself
 
+    from piko.data.messages import Model
+    from piko.plugins.providers.azure_openai_responses.wire import resolve_config
+
+    monkeypatch.setenv("AZURE_OPENAI_RESOURCE_NAME", "process-resource")
+    auth_json(agent, {"azure-openai-responses": {"type": "api_key", "key": "azure-key-1234567890",
+                                                 "env": {"AZURE_OPENAI_RESOURCE_NAME": "team-resource"}}})  # fmt: skip
+    assert auth.resolve_api_key(boot_app(tmp_path), "azure-openai-responses") == "azure-key-1234567890"
+    model = Model(id="gpt-x", provider="azure-openai-responses", api="azure-openai-responses")
+    assert resolve_config(model, options)[0] == "https://team-resource.openai.azure.com/openai/v1"
+
 
 def _oauth(agent: Path, expires_in_ms: int) -> Path:
     return auth_json(agent, {"anthropic": {"type": "oauth", "access": "sk-ant-oat01-old", "refresh": "refresh-1",
