@@ -1,15 +1,16 @@
 """The application object: settings, plugins, registries and the dispatcher of one piko process.
 
-``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.platform.policy`) and
-project trust is settled (asked once in an interactive run, :mod:`piko.platform.trust`); a trusted
-project's ``.pi/python`` packages go first on the import path; blocking is decided
-(``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, settings ``disabledPlugins`` of the user and of a
-trusted project, the policy, the ``PIKO_PLUGINS`` allowlist), then entry points are discovered and loaded, package sources install
-what settings list but is missing, then extension files load (``-e``, the global
-``extensions/`` folder, those of installed packages, and a trusted project's
-``.pi/extensions/``), then misspelled hooks are weeded out, a notice names each plugin of the
-user that a trusted project disabled, and ``piko_configure`` runs. Modes receive the ``App`` and
-build sessions on it.
+``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.platform.policy`);
+the user's blocking is decided (``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, the user's settings
+``disabledPlugins``, the policy, the ``PIKO_PLUGINS`` allowlist); entry points are discovered and
+loaded, and the user's extension files (``-e``, the global ``extensions`` list and folder). Then
+project trust is settled (:mod:`piko.platform.trust`: these plugins may decide through
+``project_trust``; asked once only in an interactive run). A trusted project's ``.pi/python``
+packages then go first on the import path and load, and its ``disabledPlugins`` blocks (and
+unloads) what it names; package sources install what settings list but is missing; the
+extension files of packages and of a trusted project's ``.pi/extensions/`` load; misspelled
+hooks are weeded out, a notice names each plugin of the user that a trusted project disabled,
+and ``piko_configure`` runs. Modes receive the ``App`` and build sessions on it.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class BootOptions(Record):
     offline: bool = False  # --offline: install nothing at start-up
     # (name, activate(pi)) extensions given as code (the SDK's ``extensions=``), loaded after the files
     inline_extensions: list[tuple[str, Any]] = field(factory=list)
+    approve: bool | None = None  # --approve (True) / --no-approve (False): trust for this run only
 
 
 # Who asked to block a plugin, as ``pi plugins`` shows it.
@@ -85,6 +87,7 @@ class App:
         self.flag_values: dict[str, Any] = {}
         self.runtime: Any = None  # the running agent session, once a mode created one
         self.adjust_resources: Any = None  # resources found -> resources used (the SDK's overrides)
+        self.trust_decision: Any = None  # how boot settled project trust (piko.platform.trust.TrustDecision)
         self.notices: list[str] = []
         self.booted = False
 
@@ -103,16 +106,23 @@ class App:
             self.settings.force(self.policy.settings, self.policy.source)
         self.pm.register_internal(core_plugin, "core")
         self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
-        # Trust is settled (and asked, once) before any project code is even on the import path.
-        trust.settle(self, interactive=options.interactive, command=options.command)
-        if self.project_trusted:
-            trust.activate_project_site(self.cwd)
+        # The user's own plugins load first, with nothing of the project's: they may take part
+        # in the trust decision (project_trust), which comes before any project code is even on
+        # the import path.
+        self.project_trusted = False
+        self.settings.set_project_trusted(False)
         records = discovery.scan()
         blocked = self._blocked(options, records)
         self.pm.apply_blocking(blocked, self._allowlist())
         self.pm.load_entry_points(records, self.make_extension_api)
+        for path in self._user_extension_paths(options):
+            self.pm.load_extension_file(path, self.make_extension_api)
+        trust.settle(self, interactive=options.interactive, command=options.command, approve=options.approve)
+        if self.project_trusted:
+            records = self._load_project_plugins(records)
+            blocked.update(self._project_blocked())
         package_extensions = _start_packages(self, options)
-        for path in self._extension_paths(options, package_extensions):
+        for path in [*package_extensions, *self._project_extension_paths(options)]:
             self.pm.load_extension_file(path, self.make_extension_api)
         for name, factory in options.inline_extensions:
             self.pm.load_inline_extension(name, factory, self.make_extension_api)
@@ -126,6 +136,62 @@ class App:
         self._package_extensions = package_extensions
         self.booted = True
         return self
+
+    def _load_project_plugins(self, records: list[Any]) -> list[Any]:
+        """A trusted project's part of the start-up: its ``.pi/python`` packages go first on the
+        import path and their plugins load. Returns every entry point record now known."""
+        from piko.platform import trust
+
+        site = trust.activate_project_site(self.cwd)
+        if site is None:
+            return records
+        own = discovery.scan(paths=[str(site)])
+        for record in own:  # the project's version of a distribution the user has too wins
+            self._unload_entry_point(record.name, record)
+        known = {r.name for r in records if r.name not in {o.name for o in own}}
+        fresh = [r for r in discovery.scan() if r.name not in known]
+        for name, reason in _policy_blocked(self, fresh).items():
+            self.pm.blocked_reasons[name] = reason
+            self.pm.set_blocked(name)
+        self.pm.load_entry_points(fresh, self.make_extension_api)
+        return [*records, *fresh]
+
+    def _unload_entry_point(self, name: str, replacement: Any) -> None:
+        """Take out a loaded entry-point plugin that ``replacement`` (another distribution's
+        entry point of that name) is to replace, its modules included."""
+        info = self.pm.infos.get(name)
+        if info is None or info.origin != "distribution" or info.value is None:
+            return
+        if (info.dist_name, info.dist_version) == (replacement.dist_name, replacement.dist_version):
+            return
+        plugin = self.pm.get_plugin(name)
+        if plugin is not None:
+            self.pm.unregister(plugin)
+        del self.pm.infos[name]
+        package = info.value.split(":", 1)[0].strip().split(".", 1)[0]
+        for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[module]
+
+    def _project_blocked(self) -> dict[str, str]:
+        """Block what a trusted project's ``disabledPlugins`` names (unloading what already
+        loaded); the names and who asked, for the report of unknown names."""
+        from piko.platform.manager import ESSENTIAL_PLUGINS, EssentialPluginError
+
+        asked: dict[str, str] = {}
+        for name in _names(self.settings.project_data.get("disabledPlugins")):
+            if self.pm.is_blocked(name):
+                continue
+            if name in ESSENTIAL_PLUGINS:
+                raise EssentialPluginError(
+                    f"plugin '{name}' is essential and cannot be blocked (asked by {PROJECT_DISABLED})"
+                )
+            asked[name] = PROJECT_DISABLED
+            self.pm.blocked_reasons[name] = PROJECT_DISABLED
+            self.pm.set_blocked(name)  # unregisters a plugin that already loaded
+            info = self.pm.infos.get(name)
+            if info is not None:
+                info.blocked, info.blocked_by, info.hooks = True, PROJECT_DISABLED, []
+        return asked
 
     def reload_plugins(self) -> list[str]:
         """Re-import extension files from disk and load plugins installed since start-up (``/reload``).
@@ -199,18 +265,35 @@ class App:
         return set(allowed) if allowed else None
 
     def _extension_paths(self, options: BootOptions, package_paths: list[Path] | None = None) -> list[Path]:
+        """Every extension file to load, in loading order: the user's, packages', the project's."""
+        return [
+            *self._user_extension_paths(options),
+            *(package_paths or []),
+            *self._project_extension_paths(options),
+        ]
+
+    def _user_extension_paths(self, options: BootOptions) -> list[Path]:
+        """``-e`` paths, the global settings' ``extensions`` list and ``~/.pi/agent/extensions/``."""
         paths: list[Path] = [Path(expand_user(p)).absolute() for p in options.extensions]
         if not options.no_extensions:
             configured = self.settings.global_data.get("extensions")
             for item in configured if isinstance(configured, list) else []:
                 paths.append(_resolve_from(self.agent_dir, str(item)))
             paths.extend(_extension_files(self.agent_dir / "extensions"))
-            paths.extend(package_paths or [])
-            if self.project_trusted:  # otherwise trust.settle() said what was left out
-                project_configured = self.settings.project_data.get("extensions")
-                for item in project_configured if isinstance(project_configured, list) else []:
-                    paths.append(_resolve_from(project_dir(self.cwd), str(item)))
-                paths.extend(_extension_files(project_dir(self.cwd) / "extensions"))
+        return self._policy_checked(paths)
+
+    def _project_extension_paths(self, options: BootOptions) -> list[Path]:
+        """A trusted project's ``extensions`` list and ``.pi/extensions/`` (otherwise none:
+        ``trust.settle()`` said what was left out)."""
+        paths: list[Path] = []
+        if not options.no_extensions and self.project_trusted:
+            project_configured = self.settings.project_data.get("extensions")
+            for item in project_configured if isinstance(project_configured, list) else []:
+                paths.append(_resolve_from(project_dir(self.cwd), str(item)))
+            paths.extend(_extension_files(project_dir(self.cwd) / "extensions"))
+        return self._policy_checked(paths)
+
+    def _policy_checked(self, paths: list[Path]) -> list[Path]:
         for path in paths:  # the policy decides about extension files by their plugin name
             name = path.stem if path.suffix == ".py" else path.name
             if self.policy.blocks_plugin(name, builtin=False) and name not in self.pm.blocked_reasons:

@@ -65,6 +65,8 @@ _LOADING_OPTIONS = (
     (("-e", "--extension"), "extensions", "multi"),
     (("--disable-plugin",), "disable_plugins", "multi"),
     (("--no-extensions", "-ne"), "no_extensions", "flag"),
+    (("--approve", "-a"), "approve", "flag"),
+    (("--no-approve", "-na"), "no_approve", "flag"),
 )
 
 
@@ -91,6 +93,8 @@ def preparse(argv: list[str]) -> Any:
     options.disable_plugins.extend(values["disable_plugins"])
     options.no_extensions = values["no_extensions"]
     options.offline = values["offline"]
+    if values["approve"] or values["no_approve"]:
+        options.approve = not values["no_approve"]  # both given: the safer one
     options.interactive = _interactive_app_mode(argv)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
@@ -177,6 +181,13 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
+    (("--approve", "-a"), "flag", "", "Trust the project's .pi settings and resources for this run"),
+    (
+        ("--no-approve", "-na"),
+        "flag",
+        "",
+        "Ignore the project's trust-gated settings and resources for this run",
+    ),
     (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
     (("--help", "-h"), "flag", "", "Show this help"),
     (("--version", "-v"), "flag", "", "Show the version number"),
@@ -296,7 +307,7 @@ def run(argv: list[str]) -> int:
     if first < len(argv) and argv[first] in app.registries.cli_commands:
         app.report()
         try:
-            return _run_subcommand(app, argv[first], argv[first + 1 :])
+            return _run_subcommand(app, argv[first], _without_trust_flags(argv[first + 1 :]))
         finally:
             app.provenance.save()
 
@@ -328,6 +339,16 @@ def run(argv: list[str]) -> int:
         return run_mode(app, argv)
     finally:
         app.provenance.save()
+
+
+_TRUST_FLAGS = frozenset({"-a", "--approve", "-na", "--no-approve"})
+
+
+def _without_trust_flags(args: list[str]) -> list[str]:
+    """A subcommand's arguments without ``-a``/``-na`` (read before plugins loaded, as pi takes
+    them after a package command too: ``pi install -l x -a``); what follows ``--`` is kept."""
+    end = args.index("--") if "--" in args else len(args)
+    return [a for a in args[:end] if a not in _TRUST_FLAGS] + args[end:]
 
 
 def _run_subcommand(app: Any, name: str, args: list[str]) -> int:

@@ -4,9 +4,9 @@ Nested objects merge key by key (``{"retry": {"maxRetries": 5}}`` in a project k
 ``retry.baseDelayMs``). Keys are pi's camelCase names; ``get("retry.maxRetries")`` reads a
 dotted path. A file that does not parse is reported once and treated as empty, and is never
 overwritten by piko. :meth:`Settings.in_memory` holds one dict instead of both files (the SDK's
-``settings=``): nothing is read from disk and changes stay in memory. In a project that is not trusted, project keys that make piko run code
-(``shellPath``, ``shellCommandPrefix``, ``packages``, ``extensions``) or choose which plugins load
-(``disabledPlugins``) are ignored.
+``settings=``): nothing is read from disk and changes stay in memory. In a project that is not
+trusted, the project file is ignored but for ``sessionDir`` (read before trust is settled, as pi
+does); ``project_data`` still holds it as written, for the commands that show or edit it.
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ DEFAULTS: dict[str, Any] = {
     "extensionHandlers": {"timeoutMs": 30000, "toolCallTimeoutMs": 30000, "shutdownTimeoutMs": 2000},
 }
 
-# Project settings that make piko run code; honoured only in a trusted project.
+# The project settings an untrusted project keeps (pi reads it before trust is settled).
+UNTRUSTED_PROJECT_KEYS = ("sessionDir",)
+# Project settings that make piko run code (like every project setting, honoured only in a trusted project).
 CODE_RUNNING_PROJECT_KEYS = ("shellPath", "shellCommandPrefix", "packages", "extensions")
 # Project settings that choose which plugins load (the user's own among them); the same.
 PLUGIN_SELECTING_PROJECT_KEYS = ("disabledPlugins",)
@@ -158,15 +160,15 @@ class Settings:
 
     def _rebuild(self) -> None:
         project = self.project_data
-        if not self.project_trusted and any(k in project for k in TRUSTED_ONLY_PROJECT_KEYS):
-            project = {k: v for k, v in project.items() if k not in TRUSTED_ONLY_PROJECT_KEYS}
+        if not self.project_trusted:
+            project = {k: v for k, v in project.items() if k in UNTRUSTED_PROJECT_KEYS}
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
         merged = deep_merge(merged, self._overrides)
         self.merged = deep_merge(merged, self._forced)
 
     def set_project_trusted(self, trusted: bool) -> None:
-        """Honour (or ignore) the project's code-running and plugin-selecting keys."""
+        """Honour (or ignore) the project's settings."""
         self.project_trusted = trusted
         self._rebuild()
 

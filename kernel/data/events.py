@@ -20,6 +20,22 @@ def _hidden() -> Any:
 
 
 # ---------------------------------------------------------------------------
+# Start-up
+# ---------------------------------------------------------------------------
+
+
+class ProjectTrustEvent(Record):
+    """Whether to trust the project in ``cwd`` (its ``.pi`` settings and resources, ``.agents/skills``).
+
+    ``found``: what the project would load, one phrase each (``.pi/settings.json``).
+    """
+
+    TYPE: ClassVar[str] = "project_trust"
+    cwd: str = ""
+    found: list[str] = field(factory=list)
+
+
+# ---------------------------------------------------------------------------
 # Session lifecycle
 # ---------------------------------------------------------------------------
 

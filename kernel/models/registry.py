@@ -77,6 +77,8 @@ class ModelRegistry:
         self._waiting: dict[str, ProviderConfig] = {}  # provider name -> registration whose models wait
         self.runtime_api_keys: dict[str, str] = {}
         self.diagnostics: list[str] = []
+        # provider -> why its stored credential gave no key (a failing ``!command``), for the request's error
+        self.key_problems: dict[str, str] = {}
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
         self._replaced: dict[
             str, dict[str, tuple[ProviderConfig, list[Model]]]
@@ -454,6 +456,8 @@ class ModelRegistry:
         config = self.provider(model.provider)
         try:
             api_key = self.api_key(model.provider)
+            if api_key is None and model.provider in self.key_problems:
+                raise ValueError(self.key_problems[model.provider])
             if api_key is None and config is not None and config.api_key:
                 raise ValueError(_unresolved(config.api_key, f'API key for provider "{model.provider}"'))
             provider_headers = resolve_headers(
@@ -504,10 +508,25 @@ def _waiting_key(provider: str) -> str:
     return "\0" + provider
 
 
-def run_config_command(command: str) -> str | None:
-    """Run a ``!command`` config value with the shell: its trimmed output, or None on failure."""
+class KeyCommandError(Exception):
+    """A ``!command`` key gave no key; the message says why (never what the command printed)."""
+
+
+def key_command_timeout_s() -> float:
+    """How long a ``!command`` key may run: pi's 10 s, or ``PIKO_KEY_COMMAND_TIMEOUT_S``."""
+    try:
+        return float(os.environ.get("PIKO_KEY_COMMAND_TIMEOUT_S") or API_KEY_COMMAND_TIMEOUT_S)
+    except ValueError:
+        return float(API_KEY_COMMAND_TIMEOUT_S)
+
+
+def run_key_command(command: str, env: dict[str, str] | None = None) -> str:
+    """Run a ``!command`` config value with the shell (``env`` over the process environment):
+    its trimmed output. Raises :class:`KeyCommandError` saying why there is none; what the
+    command wrote is never part of the message (its stderr is dropped)."""
     import subprocess  # only for '!command' keys
 
+    timeout = key_command_timeout_s()
     try:
         done = subprocess.run(
             command,
@@ -516,13 +535,27 @@ def run_config_command(command: str) -> str | None:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            timeout=API_KEY_COMMAND_TIMEOUT_S,
+            timeout=timeout,
+            env={**os.environ, **env} if env else None,
         )
-    except (OSError, subprocess.SubprocessError):
-        return None
+    except subprocess.TimeoutExpired:
+        raise KeyCommandError(f"the command did not finish within {timeout:g} s") from None
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise KeyCommandError(f"the command could not run: {type(exc).__name__}") from None
     if done.returncode != 0:
+        raise KeyCommandError(f"the command exited with status {done.returncode}")
+    value = done.stdout.strip()
+    if not value:
+        raise KeyCommandError("the command printed nothing")
+    return value
+
+
+def run_config_command(command: str) -> str | None:
+    """Run a ``!command`` config value with the shell: its trimmed output, or None on failure."""
+    try:
+        return run_key_command(command)
+    except KeyCommandError:
         return None
-    return done.stdout.strip() or None
 
 
 def resolve_config_value(value: str) -> str | None:

@@ -92,6 +92,11 @@ class ExtensionContext:
     def has_ui(self) -> bool:
         return bool(getattr(self.ui, "has_ui", True))
 
+    def is_project_trusted(self) -> bool:
+        """Whether this run trusts the project (pi 1.6's ``ctx.isProjectTrusted()``): saved,
+        ``--approve`` and this-session decisions alike."""
+        return bool(getattr(self._app, "project_trusted", False))
+
     @property
     def cwd(self) -> str:
         if self._host is not None:
@@ -202,11 +207,6 @@ class ExtensionContext:
     def models(self) -> Any:
         """The read-only model query: ``list()``, ``current()``, ``resolve(spec)``, ``family(model)``."""
         return self._require("models").model_query()
-
-    def is_project_trusted(self) -> bool:
-        """Whether the project's own code and settings were let in (``pi trust``)."""
-        app = self.app
-        return bool(getattr(app, "project_trusted", False)) if app is not None else False
 
     async def run_ephemeral_turn(self, options: Any = None, **kwargs: Any) -> Any:
         """A side turn on the current conversation that is not recorded (pi's ``runEphemeralTurn``):

@@ -72,6 +72,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         ModelSelectEvent,
         PlanReviewRequestedEvent,
         PlanReviewResolvedEvent,
+        ProjectTrustEvent,
         ResourcesDiscoverEvent,
         RetryFallbackAppliedEvent,
         RetryFallbackSucceededEvent,
@@ -506,6 +507,31 @@ def piko_file_delete_fallback(request: FileDeleteRequest, ctx: Context) -> Any:
     :param request: :class:`piko.data.events.FileDeleteRequest` (``dst``, ``cause``,
         ``confirmed_file``, ``session_id``); never recursive.
     Return value: ``True`` when the file is gone; semantics as ``piko_file_write_fallback``.
+    """
+
+
+# ---------------------------------------------------------------------------
+# Start-up events
+# ---------------------------------------------------------------------------
+
+
+@event(Semantics.FIRST, reducer=reducers.project_trust, can_modify="Yes (decide)")
+def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
+    """May the project in ``event.cwd`` be trusted?
+
+    Fired once at start-up when the project has protected inputs and neither ``--approve`` nor
+    ``--no-approve`` decided, before the project's settings, resources and extensions load, so
+    only user-level plugins (``~/.pi/agent/extensions/``, the global
+    ``extensions`` list, installed distributions) and ``-e`` extensions take part.
+
+    :param event: ``ProjectTrustEvent(cwd, found)``; ``found`` names what the project would load.
+    :param ctx: a context without a session: ``cwd``, ``mode``, ``has_ui`` (False: nothing can
+        be asked while piko starts).
+    Return value: ``{"trusted": "yes" | "no" | "undecided", "remember": bool}``. The first
+    handler answering ``"yes"`` or ``"no"`` decides (``remember: true`` saves it in
+    ``trust.json``); ``"undecided"`` (or nothing) lets the next handler, the saved decisions and
+    ``defaultProjectTrust`` decide. Any other answer is reported and counts as undecided.
+    Semantics: first result (the first yes or no).
     """
 
 

@@ -368,6 +368,33 @@ async def fallback(
     return False
 
 
+TRUST_ANSWERS = ("yes", "no", "undecided")
+
+
+async def project_trust(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """The first ``{"trusted": "yes" | "no"}`` wins; ``"undecided"`` and nothing pass the turn on;
+    any other answer is reported as the handler's error and passes it on too."""
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if not norm:
+            continue
+        answer = norm.get("trusted")
+        if answer not in TRUST_ANSWERS:
+            await d.report(
+                handler,
+                name,
+                ValueError(
+                    f'project_trust must return {{"trusted": "yes" | "no" | "undecided"}}, got {_short(norm)}'
+                ),
+            )
+            continue
+        if answer != "undecided":
+            return {"trusted": answer, "remember": norm.get("remember") is True, "by": handler.source}
+    return None
+
+
 # ---------------------------------------------------------------------------
 # Results when nobody listens
 # ---------------------------------------------------------------------------

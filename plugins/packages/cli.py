@@ -30,6 +30,6 @@ def piko_register_cli_commands(register: Any) -> None:
     register(
         "trust",
         f"{_COMMANDS}:trust_command",
-        help="Trust a project folder to run its code (extensions, packages)",
+        help="Trust a project folder: its .pi settings, resources and code load",
     )
     register("untrust", f"{_COMMANDS}:untrust_command", help="Stop trusting a project folder")

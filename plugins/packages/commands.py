@@ -387,7 +387,8 @@ def config_command(app: Any, action: str | None, items: tuple[str, ...], local: 
 
 
 @click.command(
-    "trust", help="Trust a project folder: its extensions, packages and code-running settings may run."
+    "trust",
+    help="Trust a project folder: its .pi settings, resources, extensions and packages load (saved in trust.json).",
 )
 @click.argument("path", required=False, type=click.Path(file_okay=False))
 @click.option("--list", "list_all", is_flag=True, help="List recorded decisions")
@@ -395,6 +396,9 @@ def config_command(app: Any, action: str | None, items: tuple[str, ...], local: 
 def trust_command(app: Any, path: str | None, list_all: bool) -> int:
     if list_all:
         decisions = app.trust.decisions()
+        if app.trust.error is not None:
+            _err(f"Error: {app.trust.error}")
+            return 1
         if not decisions:
             _dim("No trust decisions recorded.")
         for folder, trusted in sorted(decisions.items()):

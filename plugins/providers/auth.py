@@ -2,7 +2,8 @@
 
 ``piko_resolve_api_key`` answers in pi's order (after ``--api-key``, which the registry checks):
 
-1. an API key stored in ``auth.json`` (itself a config value: literal, variable name, ``!command``);
+1. an API key stored in ``auth.json`` (itself a config value: literal, variable name, ``!command``;
+   a credential's ``env`` map gives the provider variables of its own, the command's included);
 2. an OAuth token stored in ``auth.json``, refreshed under the file lock when it has expired
    (a failed refresh answers ``""``: no key, and nothing else is tried, so that the user logs in
    again rather than being billed through another key, as pi does);
@@ -27,6 +28,7 @@ from piko.lib.text import camel
 
 _storages: dict[Path, Any] = {}
 _command_cache: dict[str, str | None] = {}
+_command_errors: dict[str, str] = {}
 
 
 def auth_path(app: Any = None) -> Path:
@@ -49,11 +51,15 @@ def get_storage(app: Any = None) -> Any:
 
 
 def stored_secrets(app: Any = None) -> list[str]:
-    """Every credential value in ``auth.json`` (API keys written as literals, OAuth tokens)."""
+    """Every credential value in ``auth.json`` (API keys written as literals, OAuth tokens, the
+    values of ``env`` maps)."""
     found: list[str] = []
     for credential in get_storage(app).all().values():
         if isinstance(credential, dict):
             found.extend(v for k, v in credential.items() if k != "type" and isinstance(v, str))
+            env = credential.get("env")
+            if isinstance(env, dict):  # provider-scoped variables may hold secrets too
+                found.extend(v for v in env.values() if isinstance(v, str))
     return found
 
 
@@ -126,15 +132,53 @@ def oauth_providers(app: Any = None) -> list[Any]:
 # ---------------------------------------------------------------------------
 
 
-def _config_value(value: str) -> str | None:
-    """auth.json keys are config values; command results are kept for the process, as pi's."""
+class KeyUnavailable(Exception):
+    """A stored credential gives no key; the message names the provider and says why."""
+
+
+def _config_value(value: str, provider: str = "", app: Any = None) -> str | None:
+    """auth.json keys are config values; command results (and failures) are kept for the process,
+    as pi's. A failing ``!command`` is reported once, naming the provider and why."""
     from piko.models.registry import resolve_config_value
 
     if not value.startswith("!"):
         return resolve_config_value(value)
     if value not in _command_cache:
-        _command_cache[value] = resolve_config_value(value)
+        try:
+            _command_cache[value] = command_key(value, provider)
+        except KeyUnavailable as exc:
+            _command_cache[value] = None
+            _command_errors[value] = str(exc)
+    if _command_cache[value] is None and value in _command_errors:
+        registry = getattr(app, "model_registry", None)
+        if registry is not None:
+            registry.key_problems[provider] = _command_errors[value]
     return _command_cache[value]
+
+
+def command_key(value: str, provider: str) -> str:
+    """Run the ``!command`` of ``provider``'s auth.json key with its ``env`` map; the key.
+
+    Raises :class:`KeyUnavailable` (provider and reason; never what the command printed).
+    """
+    from piko.lib.provider_env import provider_env
+    from piko.models.registry import KeyCommandError, run_key_command
+
+    try:
+        key = run_key_command(value[1:], provider_env(provider))
+    except KeyCommandError as exc:
+        raise KeyUnavailable(
+            f'The API key command for provider "{provider}" in auth.json failed: {exc}'
+        ) from None
+    register_secret(key)
+    return key
+
+
+def command_error(app: Any, provider: str) -> str | None:
+    """Why ``provider``'s auth.json ``!command`` key gave nothing this run (None: it did not fail)."""
+    credential = get_storage(app).get(provider)
+    key = credential.get("key") if isinstance(credential, dict) else None
+    return _command_errors.get(key) if isinstance(key, str) else None
 
 
 def _env_keys(provider: str, app: Any) -> list[str]:
@@ -149,11 +193,11 @@ def _report(app: Any, message: str) -> None:
         registry.diagnostics.append(message)
 
 
-def refresh_oauth(provider: str, app: Any = None) -> str | None:
+def refresh_oauth(provider: str, app: Any = None, *, min_validity_ms: int = 0) -> str | None:
     """Refresh ``provider``'s OAuth token under the lock and return the new key.
 
     Another process may have refreshed meanwhile: the file is re-read under the lock and a token
-    that is no longer expired is used as it is. Raises on failure.
+    still valid for ``min_validity_ms`` more is used as it is. Raises on failure.
     """
     from piko.plugins.providers.oauth_anthropic import now_ms
 
@@ -166,7 +210,7 @@ def refresh_oauth(provider: str, app: Any = None) -> str | None:
         credential = current.get(provider)
         if not isinstance(credential, dict) or credential.get("type") != "oauth":
             return None, None
-        if now_ms() < int(credential.get("expires") or 0):
+        if now_ms() + min_validity_ms < int(credential.get("expires") or 0):
             return oauth.get_api_key(credential), None
         fresh = oauth.refresh_token(credential)
         for value in fresh.values():
@@ -179,11 +223,13 @@ def refresh_oauth(provider: str, app: Any = None) -> str | None:
 
 def resolve_api_key(app: Any, provider: str, *, check_only: bool = False) -> str | None:
     """The key for ``provider`` from auth.json or the environment (see the module docstring)."""
+    from piko.lib.provider_env import set_provider_env
     from piko.models.registry import CONFIGURED
     from piko.plugins.providers.env_auth import env_api_key
 
     storage = get_storage(app)
     credential = storage.get(provider)
+    set_provider_env(provider, credential.get("env") if isinstance(credential, dict) else None)
     if check_only:
         if storage.has(provider):
             return CONFIGURED
@@ -193,7 +239,7 @@ def resolve_api_key(app: Any, provider: str, *, check_only: bool = False) -> str
         and credential.get("type") == "api_key"
         and isinstance(credential.get("key"), str)
     ):
-        return _config_value(credential["key"])
+        return _config_value(credential["key"], provider, app)
     if credential is not None and credential.get("type") == "oauth":
         return _oauth_key(app, provider, credential)
     return env_api_key(provider, _env_keys(provider, app))
@@ -315,4 +361,9 @@ def piko_register_cli_commands(register: Any) -> None:
         "logout",
         "piko.plugins.providers.login_command:logout_command",
         help="Remove the stored credentials of a provider",
+    )
+    register(
+        "auth",
+        "piko.plugins.providers.auth_command:auth_command",
+        help="Credentials: login, logout, check, print-api-key, print-bearer-token",
     )

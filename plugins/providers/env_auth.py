@@ -11,13 +11,16 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from piko.lib.provider_env import provider_getenv
+
 AUTHENTICATED = "<authenticated>"
 
 
-def first_set(names: Iterable[str]) -> str | None:
-    """The value of the first variable of ``names`` that is set and not empty."""
+def first_set(names: Iterable[str], provider: str | None = None) -> str | None:
+    """The value of the first variable of ``names`` that is set and not empty (``provider``'s
+    own ``auth.json`` ``env`` first)."""
     for name in names:
-        value = os.environ.get(name)
+        value = provider_getenv(provider, name)
         if value:
             return value
     return None
@@ -41,12 +44,12 @@ def env_api_key(provider: str, env_keys: Iterable[str]) -> str | None:
     """The key the environment gives ``provider``, or ``None``."""
     if provider == "anthropic" and _env(ANTHROPIC_AUTH_TOKEN):
         return AUTHENTICATED
-    value = first_set(env_keys)
+    value = first_set(env_keys, provider)
     if value:
         return value
     if provider == "google-vertex":
-        has_project = _env("GOOGLE_CLOUD_PROJECT") or _env("GCLOUD_PROJECT")
-        if has_project and _env("GOOGLE_CLOUD_LOCATION") and _vertex_adc():
+        has_project = first_set(("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"), provider)
+        if has_project and first_set(("GOOGLE_CLOUD_LOCATION",), provider) and _vertex_adc():
             return AUTHENTICATED
     if provider == "amazon-bedrock":
         if (

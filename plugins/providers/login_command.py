@@ -122,8 +122,14 @@ def _api_key_login(app: Any, provider: str) -> int:
 @click.argument("provider", required=False)
 @click.option("--oauth", "method", flag_value="oauth", help="Sign in with OAuth (subscription)")
 @click.option("--api-key", "method", flag_value="api_key", help="Store an API key (read hidden)")
+@click.option(
+    "--no-browser", is_flag=True, help="Do not open a browser (piko never does: it prints the URL to open)"
+)
 @click.pass_obj
-def login_command(obj: Any, provider: str | None, method: str | None) -> int:
+def login_command(obj: Any, provider: str | None, method: str | None, no_browser: bool) -> int:
+    if no_browser and method == "api_key":
+        click.echo("Error: --no-browser cannot be used with --api-key", err=True)
+        return 1
     app = _app(obj)
     names = _provider_names(app)
     if provider is None:

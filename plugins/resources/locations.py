@@ -86,10 +86,11 @@ class Found:
         self._items.setdefault(str(path), (rank, path, source, enabled))
 
     def add_settings_paths(
-        self, settings: Any, key: str, project_base: Path, agent: Path, collect: Any
+        self, settings: Any, key: str, project_base: Path, agent: Path, collect: Any, *, project: bool = True
     ) -> tuple[list[str], list[str]]:
-        """The paths the project's and the global settings' ``key`` arrays name; returns both arrays."""
-        project_entries = setting_list(getattr(settings, "project_data", None), key)
+        """The paths the project's (``project``: it is trusted) and the global settings' ``key``
+        arrays name; returns both arrays."""
+        project_entries = setting_list(getattr(settings, "project_data", None), key) if project else []
         global_entries = setting_list(getattr(settings, "global_data", None), key)
         for path, enabled in settings_files(project_entries, project_base, collect):
             self.add(path, "project", PROJECT_SETTINGS, enabled)
@@ -107,14 +108,16 @@ class Found:
     ) -> None:
         """What discovery finds: the paths the settings' ``key`` arrays name (folders listed with
         ``collect``), then the files found automatically, ``project_auto(cwd, cwd / ".pi")`` and
-        ``user_auto(agent dir)``, each on unless that scope's settings turn it off."""
+        ``user_auto(agent dir)``, each on unless that scope's settings turn it off. A project
+        that is not trusted gives nothing."""
         cwd = Path(os.path.abspath(request.cwd))
         agent = Path(request.agent_dir)
         project_base = cwd / ".pi"
+        trusted = bool(getattr(request, "project_trusted", True))
         project_entries, global_entries = self.add_settings_paths(
-            request.settings, key, project_base, agent, collect
+            request.settings, key, project_base, agent, collect, project=trusted
         )
-        for path in project_auto(cwd, project_base):
+        for path in project_auto(cwd, project_base) if trusted else []:
             self.add(path, "project", PROJECT_AUTO, enabled_by_overrides(path, project_entries, project_base))
         for path in user_auto(agent):
             self.add(path, "user", USER_AUTO, enabled_by_overrides(path, global_entries, agent))

@@ -1,4 +1,5 @@
-"""``SYSTEM.md`` (replaces the default system prompt) and ``APPEND_SYSTEM.md``: project first, then global.
+"""``SYSTEM.md`` (replaces the default system prompt) and ``APPEND_SYSTEM.md``: project first (once
+it is trusted), then global.
 
 The session uses them only when the command line gives no ``--system-prompt`` /
 ``--append-system-prompt`` (as pi does).
@@ -33,9 +34,9 @@ def _read(path: Path | None, request: ResourceRequest) -> str | None:
 
 
 def load_system_prompt_files(request: ResourceRequest) -> SystemPromptFiles:
-    """The project's file if it exists, else the global one (an empty project file still wins)."""
-    project = Path(request.cwd) / ".pi"
-    agent = Path(request.agent_dir)
-    system = _read(_first_existing([project / "SYSTEM.md", agent / "SYSTEM.md"]), request)
-    append_text = _read(_first_existing([project / "APPEND_SYSTEM.md", agent / "APPEND_SYSTEM.md"]), request)
+    """A trusted project's file if it exists, else the global one (an empty project file still wins)."""
+    folders = [Path(request.cwd) / ".pi"] if request.project_trusted else []
+    folders.append(Path(request.agent_dir))
+    system = _read(_first_existing([folder / "SYSTEM.md" for folder in folders]), request)
+    append_text = _read(_first_existing([folder / "APPEND_SYSTEM.md" for folder in folders]), request)
     return SystemPromptFiles(system=system or None, append=[append_text] if append_text is not None else [])

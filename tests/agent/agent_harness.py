@@ -121,6 +121,14 @@ class PiEnv:
         path.write_text(text, encoding="utf-8")
         return path
 
+    def trust(self, folder: Path | None = None, trusted: bool = True) -> Path:
+        """Save a trust decision for the work dir (or ``folder``) in ``trust.json``, as ``pi trust`` does."""
+        path = self.home / "trust.json"
+        decisions = json.loads(path.read_text()) if path.exists() else {}
+        decisions[os.path.realpath(folder or self.work)] = trusted
+        path.write_text(json.dumps(decisions))
+        return path
+
     def settings(self, data: dict[str, Any], *, project: bool = False) -> Path:
         """Write the global (or the work dir's project) ``settings.json``."""
         path = (self.work / ".pi" if project else self.home) / "settings.json"

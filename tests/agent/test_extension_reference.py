@@ -284,7 +284,7 @@ def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: P
     env, done, rows = _run(pi_env, tmp_path, CONTEXT_APIS, turns, "-p", "/probe")
     assert done.returncode == 0, done.stderr
     facts = {k: v for row in rows for k, v in row.items()}
-    assert facts["agent"] == ["main", 0] and facts["trusted"] is False
+    assert facts["agent"] == ["main", 0] and facts["trusted"] is True  # nothing in the project to protect
     assert facts["current"] == "mock-1" and facts["resolved"] == "mock-1" and facts["missing"] is None
     assert "mock-1" in facts["listed"] and facts["same_family"] is True
     assert facts["reply"] == facts["keyed"] == facts["deltas"] == "the side answer"

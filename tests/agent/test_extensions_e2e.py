@@ -325,6 +325,7 @@ def activate(pi):
     ext = tmp_path / "ext.py"
     ext.write_text(code)
     env = pi_env([{"blocks": [{"text": "ok"}]}], settings={"enableSkillCommands": False})
+    env.trust()
     env.write(".pi/prompts/review.md", "---\ndescription: Review it\n---\nReview $1\n")
     env.write(".pi/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy up\n---\nBody\n")
     log = tmp_path / "commands.json"

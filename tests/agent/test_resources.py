@@ -74,6 +74,7 @@ def _skill_tree(env: PiEnv) -> None:
 
 def test_skills_come_from_every_place_in_pis_order(pi_env: Any) -> None:
     env = pi_env(OK)
+    env.trust()  # the project's .pi files load once it is trusted
     _skill_tree(env)
     done = env.run("-p", *MOCK, "hi", cwd=env.work / "sub")
     assert done.returncode == 0, done.stderr
@@ -152,6 +153,7 @@ def test_skill_flag_adds_even_with_no_skills(pi_env: Any) -> None:
 
 def test_settings_skill_paths_and_patterns(pi_env: Any) -> None:
     env = pi_env(OK)
+    env.trust()  # the project's .pi files load once it is trusted
     env.write("library/keep-me/SKILL.md", skill_md("Kept."), base=env.home)
     env.write("library/drop-me/SKILL.md", skill_md("Excluded by !drop-me."), base=env.home)
     env.write("library/note.md", skill_md("Loose file in a settings folder.", "note"), base=env.home)
@@ -224,6 +226,7 @@ def test_skill_hidden_from_the_model_still_runs_as_a_command(pi_env: Any) -> Non
 
 def test_templates_from_every_place_project_first(pi_env: Any) -> None:
     env = pi_env(OK * 6)
+    env.trust()  # the project's .pi files load once it is trusted
     env.write(".pi/prompts/review.md", "---\ndescription: Review\n---\nProject review of $1\n")
     env.write("prompts/review.md", "Global review (loses)\n", base=env.home)
     env.write("prompts/global-only.md", "Global only: $@\n", base=env.home)
@@ -265,6 +268,7 @@ def test_no_prompt_templates_keeps_only_the_flag_paths(pi_env: Any) -> None:
 
 def test_template_placeholders_end_to_end(pi_env: Any) -> None:
     env = pi_env(OK)
+    env.trust()  # the project's .pi files load once it is trusted
     env.write(
         ".pi/prompts/all.md",
         "---\ndescription: all\nargument-hint: <a> [b]\n---\n\n1=$1 2=$2 9=$9 @=$@ A=$ARGUMENTS S=${@:2} L=${@:2:1} Z=${@:0}\n",

@@ -33,6 +33,7 @@ def test_project_settings_merge_into_global_key_by_key(pi_env: Any) -> None:
         }
     )
     env.settings({"defaultThinkingLevel": "high", "retry": {"baseDelayMs": 1}}, project=True)
+    env.trust()  # a project's settings count once it is trusted
     done = env.run("-p", "hi")
     # the project's retry object did not replace the global one: retries stay off
     assert done.returncode == 1 and "boom" in done.stderr

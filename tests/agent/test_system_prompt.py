@@ -82,6 +82,7 @@ SCENARIOS = json.loads((CAPTURES / "scenarios.json").read_text())
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s["name"] for s in SCENARIOS])
 def test_prompt_has_pis_structure(pi_env: Any, scenario: dict[str, Any]) -> None:
     env = pi_env([{"blocks": [{"text": "ok"}]}])
+    env.trust()  # captured from pi 0.73, which loaded project files without asking
     _build(env, scenario["files"])
     done = env.run(*scenario["args"], cwd=env.work / scenario["cwd"])
     assert done.returncode == 0, done.stderr
@@ -163,14 +164,20 @@ def test_system_prompt_flag_takes_text_or_a_file(pi_env: Any) -> None:
 
 
 def test_global_system_and_append_files_apply_without_a_project_one(pi_env: Any) -> None:
-    env = pi_env([{"blocks": [{"text": "ok"}]}] * 2)
+    env = pi_env([{"blocks": [{"text": "ok"}]}] * 3)
     env.write("SYSTEM.md", "Global system.", base=env.home)
     env.write("APPEND_SYSTEM.md", "Global append.", base=env.home)
     assert env.run("-p", *MOCK, "hi").returncode == 0
     assert env.system_prompt().startswith("Global system.\n\nGlobal append.\nCurrent date: ")
-    env.write(".pi/APPEND_SYSTEM.md", "")  # an empty project file still hides the global one
-    assert env.run("-p", *MOCK, "hi").returncode == 0
-    assert env.system_prompt(1).startswith("Global system.\nCurrent date: ")
+    env.write(".pi/APPEND_SYSTEM.md", "")  # an empty project file still hides the global one...
+    untrusted = env.run("-p", *MOCK, "hi")
+    assert untrusted.returncode == 0
+    assert env.system_prompt(1).startswith(
+        "Global system.\n\nGlobal append.\nCurrent date: "
+    )  # ...once trusted
+    assert "(.pi/APPEND_SYSTEM.md): this project is not trusted" in untrusted.stderr
+    assert env.run("-p", "--approve", *MOCK, "hi").returncode == 0
+    assert env.system_prompt(2).startswith("Global system.\nCurrent date: ")
 
 
 def test_no_context_files_flag(pi_env: Any) -> None:

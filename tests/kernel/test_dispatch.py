@@ -155,6 +155,24 @@ def first_case(event: Any, value: Any) -> Callable[[], None]:
     return check
 
 
+def check_project_trust() -> None:
+    """The first yes or no decides; undecided, nothing and a bad answer (reported) pass it on."""
+    event = ev.ProjectTrustEvent(cwd="/work", found=[".pi/settings.json"])
+    h = Harness()
+    assert h.emit("project_trust", event) is None
+    h.add("piko_project_trust", returns({"trusted": "undecided"}), "defers")
+    h.add("piko_project_trust", returns(None), "silent")
+    h.add("piko_project_trust", returns({"trusted": True}), "bad")
+    h.add("piko_project_trust", returns({"trusted": "no", "remember": True}), "decides")
+    h.add("piko_project_trust", returns({"trusted": "yes"}), "late")
+    assert h.emit("project_trust", event) == {"trusted": "no", "remember": True, "by": "src:decides"}
+    assert h.calls == ["defers", "silent", "bad", "decides"]
+    assert [e.extension_path for e in h.errors] == ["src:bad"]
+
+
+check_project_trust.semantics = Semantics.FIRST  # type: ignore[attr-defined]
+
+
 def chain(fn: Callable[[], None]) -> Callable[[], None]:
     fn.semantics = Semantics.CHAIN  # type: ignore[attr-defined]
     return fn
@@ -426,6 +444,7 @@ _COMPACTION = {"summary": "s", "first_kept_entry_id": "e1", "tokens_before": 10}
 
 EVENT_CASES: dict[str, Callable[[], None]] = {
     # session lifecycle
+    "piko_project_trust": check_project_trust,
     "piko_session_start": notify_case(ev.SessionStartEvent(reason="startup")),
     "piko_session_before_switch": cancel_case(
         ev.SessionBeforeSwitchEvent(reason="resume", target_session_file="/s")

@@ -89,8 +89,12 @@ def test_project_extensions_need_a_trusted_project(env, only_site, app_factory) 
     assert "cmd-listed" not in untrusted.registries.commands
     assert "proj" not in untrusted.pm.infos
     (notice,) = untrusted.notices
-    assert notice.startswith(f"Project code in {env.project} was not loaded: this project is not trusted")
-    assert notice.endswith(f"Run `pi trust` in {env.project} to allow it")
+    assert notice.startswith(
+        f"Project resources in {env.project} were not loaded (.pi/settings.json (extensions: listed/also.py), "
+        ".pi/extensions (proj.py)): "
+        "this project is not trusted. Use --approve (-a)"
+    )
+    assert f"`pi trust` in {env.project}" in notice
 
     TrustStore(env.agent_dir).set(env.project, True)
     trusted = app_factory().boot()
@@ -136,9 +140,8 @@ def test_an_untrusted_project_cannot_change_which_plugins_load(env, only_site, a
     env.write("project/.pi/settings.json", '{"disabledPlugins": ["guard"]}')
     untrusted = app_factory().boot()
     assert "cmd-guard" in untrusted.registries.commands and "cmd-noisy" not in untrusted.registries.commands
-    assert untrusted.notices == [
-        f"Project settings in {env.project / '.pi' / 'settings.json'} were ignored: this project is not "
-        f"trusted ('disabledPlugins': guard). Run `pi trust` in {env.project} to allow them"
+    assert [n.split(": this project")[0] for n in untrusted.notices] == [
+        f"Project resources in {env.project} were not loaded (.pi/settings.json (disabledPlugins: guard))"
     ]
 
 
@@ -165,18 +168,32 @@ def test_a_trusted_project_adds_to_the_users_disabled_plugins_and_says_so(
     ]
 
 
-def test_the_trust_question_for_settings_alone_does_not_speak_of_code(tmp_path) -> None:
+def test_the_trust_question_offers_pis_choices_and_saves_the_one_taken(tmp_path) -> None:
     import io
 
+    from piko.config.trust_store import TrustStore
     from piko.platform import trust
 
+    project = tmp_path / "work" / "app"
+    project.mkdir(parents=True)
     err = io.StringIO()
-    answer = trust.ask(tmp_path, ["'disabledPlugins': guard in .pi/settings.json"], io.StringIO("y\n"), err,
-                       runs_code=False)  # fmt: skip
-    assert answer is True
-    assert err.getvalue().splitlines() == [
-        f"This project's settings change which of your plugins load: {tmp_path}",
-        "  - 'disabledPlugins': guard in .pi/settings.json",
-        "Only trust projects whose files you have reviewed or whose authors you trust.",
-        "Trust this project? [y/N] ",
+    choice = trust.ask(project, [".pi/settings.json"], io.StringIO("maybe\n2\n"), err)
+    assert choice is not None and choice.trusted and choice.label == f"Trust parent folder ({project.parent})"
+    lines = err.getvalue().splitlines()
+    assert lines[0] == f"Trust project folder? {project}"
+    assert lines[2] == "Found: .pi/settings.json"
+    assert lines[4:9] == [
+        "  1. Trust",
+        f"  2. Trust parent folder ({project.parent})",
+        "  3. Trust (this session only)",
+        "  4. Do not trust",
+        "  5. Do not trust (this session only)",
     ]
+    assert err.getvalue().count("Choice [1-5") == 2  # an answer that is none of them asks again
+    store = TrustStore(tmp_path / "agent")
+    store.set(project, False)
+    trust.save_choice(store, choice)
+    assert store.decisions() == {str(project.parent): True}  # the project's own "no" gave way
+    assert trust.ask(project, [], io.StringIO("n\n"), io.StringIO()).label == "Do not trust"  # type: ignore[union-attr]
+    assert trust.ask(project, [], io.StringIO("\n"), io.StringIO()).updates == []  # type: ignore[union-attr]
+    assert trust.ask(project, [], io.StringIO(""), io.StringIO()) is None

@@ -121,6 +121,7 @@ def test_every_hook_appears_in_a_test() -> None:
 # for the events A.2 does not list ("Can modify" for message_end/before_provider_request/
 # assistant_message, notification-only for the others).
 SPEC_TABLE: dict[str, tuple[bool, bool]] = {
+    "project_trust": (True, False),  # pi 1.6's docs/extensions.md: a handler decides
     "resources_discover": (True, False),
     "session_start": (False, False),
     "session_before_switch": (False, True),

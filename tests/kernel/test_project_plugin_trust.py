@@ -95,10 +95,11 @@ def test_an_untrusted_project_cannot_disable_a_global_extension(tmp_path: Path, 
         out, err = _run(mode, agent, work)
     assert not (work / "pwned.txt").exists(), "the guard did not load: the untrusted project disabled it"
     assert "GUARD-BLOCKED" in out or mode == "print"
-    notices = [line for line in err.splitlines() if "disabledPlugins" in line]
+    notices = [line for line in err.splitlines() if "Project resources" in line]
     assert notices == [
-        f"Warning: Project settings in {work / '.pi' / 'settings.json'} were ignored: this project is not "
-        f"trusted ('disabledPlugins': guard). Run `pi trust` in {work} to allow them"
+        f"Warning: Project resources in {work} were not loaded (.pi/settings.json (disabledPlugins: guard)): this project is not "
+        f"trusted. Use --approve (-a) to trust it for this run, or `pi trust` in {work} (/trust in the "
+        "interactive mode) to save a decision"
     ], err
 
 

@@ -32,15 +32,18 @@ def test_layers_merge_key_by_key(env) -> None:
     )  # never persisted
 
 
-def test_untrusted_project_cannot_set_code_running_keys(env) -> None:
+def test_untrusted_project_settings_count_only_for_the_session_dir(env) -> None:
     env.write(
-        "project/.pi/settings.json", '{"shellPath": "/evil/sh", "extensions": ["x.py"], "theme": "light"}'
+        "project/.pi/settings.json",
+        '{"shellPath": "/evil/sh", "extensions": ["x.py"], "theme": "light", "sessionDir": "here"}',
     )
     untrusted = Settings(env.project, env.agent_dir, project_trusted=False)
     assert untrusted.get("shellPath") is None and untrusted.get("extensions") is None
-    assert untrusted.get("theme") == "light"
+    assert untrusted.get("theme") is None  # as pi 1.6: nothing of an untrusted project's settings...
+    assert untrusted.get("sessionDir") == "here"  # ...but where its sessions are, read before trust
+    assert untrusted.project_data["theme"] == "light"  # kept as written, for `pi config`
     untrusted.set_project_trusted(True)
-    assert untrusted.get("shellPath") == "/evil/sh"
+    assert untrusted.get("shellPath") == "/evil/sh" and untrusted.get("theme") == "light"
 
 
 def test_broken_settings_file_is_reported_and_never_overwritten(env) -> None:

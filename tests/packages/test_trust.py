@@ -1,4 +1,4 @@
-"""Trust: asked once on the terminal, recorded, ``pi trust``/``pi untrust``, untrusted runs say so."""
+"""Trust: asked once on the terminal, recorded in trust.json, ``pi trust``/``pi untrust``, untrusted runs say so."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 from pkg_env import PiEnv
+
+QUESTION = b"Choice [1-5"
 
 EXTENSION = """from piko import hookimpl
 
@@ -49,7 +51,7 @@ def _run_in_terminal(pienv: PiEnv, args: list[str], cwd: Path, answer: str | Non
             if not chunk:
                 break
             output += chunk
-        if answer is not None and not answered and b"[y/N]" in output:
+        if answer is not None and not answered and QUESTION in output:
             os.write(master, answer.encode() + b"\n")
             answered = True
         if process.poll() is not None and not ready:
@@ -63,13 +65,13 @@ def test_interactive_run_asks_once_and_records_yes(pienv: PiEnv) -> None:
     project = _project_with_extension(pienv)
     code, output = _run_in_terminal(pienv, ["plugins"], project, "y")
     assert code == 0, output
-    assert f"This project can run code on your machine: {project}" in output
-    assert "extensions in .pi/extensions/ (projext.py)" in output
-    assert "projext" in output.split("[y/N]", 1)[1]  # loaded right away, in the same run
-    decisions = json.loads((pienv.agent_dir / "trusted-projects.json").read_text())
-    assert decisions == {"projects": {str(project): True}}
+    assert f"Trust project folder? {project}" in output
+    assert "Found: .pi/extensions" in output
+    assert "projext" in output.split("Choice [1-5", 1)[1]  # loaded right away, in the same run
+    decisions = json.loads((pienv.agent_dir / "trust.json").read_text())
+    assert decisions == {str(project): True}
     code, output = _run_in_terminal(pienv, ["plugins"], project, None)  # not asked again
-    assert "[y/N]" not in output and "projext" in output
+    assert "Choice [" not in output and "projext" in output
     assert "project_tool" in pienv.probe(cwd=project)["tools"]
 
 
@@ -77,12 +79,10 @@ def test_interactive_no_is_recorded_and_subfolders_inherit(pienv: PiEnv) -> None
     project = _project_with_extension(pienv)
     code, output = _run_in_terminal(pienv, ["plugins"], project, "n")
     assert code == 0
-    assert "projext" not in output.split("[y/N]", 1)[1].split("Warning")[0]
-    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {
-        "projects": {str(project): False}
-    }
+    assert "projext" not in output.split("Choice [1-5", 1)[1].split("Warning")[0]
+    assert json.loads((pienv.agent_dir / "trust.json").read_text()) == {str(project): False}
     _code, again = _run_in_terminal(pienv, ["plugins"], project, None)
-    assert "[y/N]" not in again
+    assert "Choice [" not in again
     assert "not trusted" in again
     sub = project / "src"
     sub.mkdir()
@@ -91,7 +91,7 @@ def test_interactive_no_is_recorded_and_subfolders_inherit(pienv: PiEnv) -> None
     _code, inner = _run_in_terminal(
         pienv, ["plugins"], sub, None
     )  # the nearest decision (the parent's) holds
-    assert "[y/N]" not in inner
+    assert "Choice [" not in inner
 
 
 def test_non_interactive_runs_leave_project_code_out_and_say_so(pienv: PiEnv) -> None:
@@ -99,13 +99,17 @@ def test_non_interactive_runs_leave_project_code_out_and_say_so(pienv: PiEnv) ->
     (project / ".pi" / "settings.json").write_text(json.dumps({"shellPath": "/bin/sh"}), encoding="utf-8")
     result = pienv.pi("plugins", cwd=project)
     assert "projext" not in result.stdout
-    warning = [line for line in result.stderr.splitlines() if line.startswith("Warning: Project code")]
+    warning = [line for line in result.stderr.splitlines() if line.startswith("Warning: Project resources")]
     assert warning == [
-        f"Warning: Project code in {project} was not loaded: this project is not trusted "
-        "(extensions in .pi/extensions/ (projext.py); 'shellPath' in .pi/settings.json). "
-        f"Run `pi trust` in {project} to allow it"
+        f"Warning: Project resources in {project} were not loaded (.pi/settings.json (shellPath), "
+        ".pi/extensions (projext.py)): "
+        f"this project is not trusted. Use --approve (-a) to trust it for this run, or `pi trust` in {project} "
+        "(/trust in the interactive mode) to save a decision"
     ]
-    assert not (pienv.agent_dir / "trusted-projects.json").exists()  # nothing recorded without asking
+    assert not (pienv.agent_dir / "trust.json").exists()  # nothing recorded without asking
+    approved = pienv.pi("--approve", "plugins", cwd=project)  # one run, nothing saved
+    assert "projext" in approved.stdout and "Project resources" not in approved.stderr
+    assert not (pienv.agent_dir / "trust.json").exists()
 
 
 def test_trust_and_untrust_commands(pienv: PiEnv) -> None:
@@ -118,15 +122,15 @@ def test_trust_and_untrust_commands(pienv: PiEnv) -> None:
     assert "project_tool" not in pienv.probe(cwd=project)["tools"]
     assert f"untrusted  {project}" in pienv.pi("trust", "--list").stdout
     assert pienv.pi("untrust", "--forget", cwd=project).stdout.strip() == f"Forgot the decision for {project}"
-    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {"projects": {}}
+    assert json.loads((pienv.agent_dir / "trust.json").read_text()) == {}
 
 
-def test_project_without_code_is_never_asked_about(pienv: PiEnv) -> None:
+def test_a_bare_pi_folder_is_never_asked_about(pienv: PiEnv) -> None:
     plain = pienv.root / "plain"
     (plain / ".pi").mkdir(parents=True)
-    (plain / ".pi" / "settings.json").write_text(json.dumps({"theme": "dark"}), encoding="utf-8")
+    (plain / "AGENTS.md").write_text("Context files load regardless of trust.\n", encoding="utf-8")
     code, output = _run_in_terminal(pienv, ["plugins"], plain, "y")
-    assert code == 0 and "[y/N]" not in output and "Warning" not in output
+    assert code == 0 and "Choice [" not in output and "Warning" not in output
 
 
 def test_a_project_that_only_disables_plugins_is_asked_about_in_a_terminal(pienv: PiEnv) -> None:
@@ -135,9 +139,7 @@ def test_a_project_that_only_disables_plugins_is_asked_about_in_a_terminal(pienv
     (project / ".pi" / "settings.json").write_text(json.dumps({"disabledPlugins": ["tools.ls"]}))
     code, output = _run_in_terminal(pienv, ["plugins"], project, "y")
     assert code == 0, output
-    assert f"This project's settings change which of your plugins load: {project}" in output
-    assert "'disabledPlugins': tools.ls in .pi/settings.json" in output
-    assert "blocked (project settings disabledPlugins)" in output.split("[y/N]", 1)[1]
-    assert json.loads((pienv.agent_dir / "trusted-projects.json").read_text()) == {
-        "projects": {str(project): True}
-    }
+    assert f"Trust project folder? {project}" in output
+    assert "Found: .pi/settings.json" in output
+    assert "blocked (project settings disabledPlugins)" in output.split("Choice [1-5", 1)[1]
+    assert json.loads((pienv.agent_dir / "trust.json").read_text()) == {str(project): True}

@@ -8,13 +8,13 @@ model's; ``AZURE_OPENAI_API_VERSION`` (default ``v1``) is the ``api-version`` qu
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.lib.provider_env import provider_getenv
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import ProviderError, RequestSpec, base_max_tokens, run_stream
 from piko.plugins.providers.openai_responses.wire import (
@@ -48,7 +48,12 @@ def deployment_name(model: Model, options: StreamOptions) -> str:
     explicit = options.extra.get("azure_deployment_name")
     if explicit:
         return str(explicit)
-    return parse_deployment_map(os.environ.get("AZURE_OPENAI_DEPLOYMENT_NAME_MAP")).get(model.id) or model.id
+    return (
+        parse_deployment_map(provider_getenv(model.provider, "AZURE_OPENAI_DEPLOYMENT_NAME_MAP")).get(
+            model.id
+        )
+        or model.id
+    )
 
 
 def normalize_base_url(base_url: str) -> str:
@@ -68,13 +73,15 @@ def resolve_config(model: Model, options: StreamOptions) -> tuple[str, str]:
     """``(base_url, api_version)`` in pi's order of sources."""
     api_version = (
         options.extra.get("azure_api_version")
-        or os.environ.get("AZURE_OPENAI_API_VERSION")
+        or provider_getenv(model.provider, "AZURE_OPENAI_API_VERSION")
         or DEFAULT_API_VERSION
     )
-    base_url = (options.extra.get("azure_base_url") or "").strip() or os.environ.get(
-        "AZURE_OPENAI_BASE_URL", ""
+    base_url = (options.extra.get("azure_base_url") or "").strip() or (
+        provider_getenv(model.provider, "AZURE_OPENAI_BASE_URL") or ""
     ).strip()
-    resource = options.extra.get("azure_resource_name") or os.environ.get("AZURE_OPENAI_RESOURCE_NAME")
+    resource = options.extra.get("azure_resource_name") or provider_getenv(
+        model.provider, "AZURE_OPENAI_RESOURCE_NAME"
+    )
     if not base_url and resource:
         base_url = f"https://{resource}.openai.azure.com/openai/v1"
     if not base_url and model.base_url:
@@ -110,7 +117,7 @@ def build_params(model: Model, context: Context, options: StreamOptions, deploym
 
 
 def build_request(model: Model, context: Context, options: StreamOptions) -> RequestSpec:
-    api_key = options.api_key or os.environ.get("AZURE_OPENAI_API_KEY")
+    api_key = options.api_key or provider_getenv(model.provider, "AZURE_OPENAI_API_KEY")
     if not api_key:
         raise ProviderError(f"No API key for provider: {model.provider}")
     base_url, api_version = resolve_config(model, options)

@@ -29,6 +29,7 @@ from urllib.parse import quote, urlsplit
 
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.lib.provider_env import provider_getenv
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import ProviderError, RequestSpec, run_stream
 from piko.plugins.providers.google_generative_ai.wire import (
@@ -67,19 +68,20 @@ def explicit_api_key(options: StreamOptions) -> str | None:
     return key
 
 
-def resolve_project(options: StreamOptions) -> str:
+def resolve_project(options: StreamOptions, provider: str | None = None) -> str:
+    """models.json ``project``, else the variables (``provider``'s auth.json ``env`` first)."""
     value = (
         options.extra.get("project")
-        or os.environ.get("GOOGLE_CLOUD_PROJECT")
-        or os.environ.get("GCLOUD_PROJECT")
+        or provider_getenv(provider, "GOOGLE_CLOUD_PROJECT")
+        or provider_getenv(provider, "GCLOUD_PROJECT")
     )
     if not value:
         raise ProviderError(NO_PROJECT)
     return str(value)
 
 
-def resolve_location(options: StreamOptions) -> str:
-    value = options.extra.get("location") or os.environ.get("GOOGLE_CLOUD_LOCATION")
+def resolve_location(options: StreamOptions, provider: str | None = None) -> str:
+    value = options.extra.get("location") or provider_getenv(provider, "GOOGLE_CLOUD_LOCATION")
     if not value:
         raise ProviderError(NO_LOCATION)
     return str(value)
@@ -137,7 +139,11 @@ async def build_request(model: Model, context: Context, options: StreamOptions) 
     else:
         from piko.plugins.providers import google_credentials
 
-        url = stream_url(model, project=resolve_project(options), location=resolve_location(options))
+        url = stream_url(
+            model,
+            project=resolve_project(options, model.provider),
+            location=resolve_location(options, model.provider),
+        )
         credentials = google_credentials.load_credentials()
         headers["authorization"] = f"Bearer {await google_credentials.access_token(credentials)}"
         if credentials.quota_project:

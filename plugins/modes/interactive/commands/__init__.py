@@ -121,6 +121,11 @@ BUILTIN_COMMANDS: list[BuiltinCommand] = [
         handler=_lazy("navigation:import_command"),
     ),
     BuiltinCommand(
+        name="trust",
+        description="Save project trust decision for future sessions",
+        handler=_lazy("trust:trust_command"),
+    ),
+    BuiltinCommand(
         name="reload",
         description="Reload settings, context files, skills, prompts and themes",
         handler=_lazy("lifecycle:reload_command"),
