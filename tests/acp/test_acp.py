@@ -288,3 +288,55 @@ def test_file_tools_go_through_a_client_that_offers_files(world) -> None:
     assert not (work / "fresh.txt").exists()
     (diff,) = results[1].content
     assert (diff.type, diff.new_text) == ("diff", "hello world\nEDITED line in the editor\n")
+
+
+FAST = """
+def activate(pi):
+    async def fast(args, ctx):
+        await pi.set_model("mock/mock-1")
+    pi.register_command("fast", description="Back to the fast model", handler=fast)
+"""
+
+
+def test_model_and_thinking_level_are_config_options(world) -> None:
+    home, work, server = world.start([{"blocks": [{"text": "thought hard"}]}])
+    extension = work.parent / "fast.py"
+    extension.write_text(FAST)
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, "-e", str(extension)) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            sid = session.session_id
+            switched = await conn.set_config_option(
+                config_id="model", session_id=sid, value="mock-anthropic/mock-claude"
+            )
+            thinking = await conn.set_config_option(config_id="thought_level", session_id=sid, value="high")
+            with pytest.raises(acp.RequestError) as bad:
+                await conn.set_config_option(config_id="thought_level", session_id=sid, value="galaxy-brain")
+            answer = await conn.prompt(session_id=sid, prompt=[acp.text_block("think")])
+            before = len(client.of("config_option_update"))
+            await conn.prompt(session_id=sid, prompt=[acp.text_block("/fast")])
+            while len(client.of("config_option_update")) == before:
+                await asyncio.sleep(0.01)
+            return session, switched, thinking, bad.value, answer, before
+
+    session, switched, thinking, bad, answer, before = run(scenario())
+    model, level = session.config_options
+    assert (model.id, model.category, model.current_value) == ("model", "model", "mock/mock-1")
+    assert {"mock/mock-1", "mock-anthropic/mock-claude"} <= {o.value for o in model.options}
+    assert (level.category, level.current_value, [o.value for o in level.options]) == (
+        "thought_level", "off", ["off"],
+    )  # fmt: skip
+    assert switched.config_options[0].current_value == "mock-anthropic/mock-claude"
+    assert "high" in [o.value for o in switched.config_options[1].options]
+    assert thinking.config_options[1].current_value == "high"
+    assert "galaxy-brain" in json.dumps(bad.data)
+    assert answer.stop_reason == "end_turn" and client.text() == "thought hard"
+    request = server.requests[-1]
+    assert request["path"].endswith("/messages") and request["body"]["model"] == "mock-claude"
+    assert "thinking" in request["body"]
+    assert before == 0  # the client's own changes are answered, not echoed
+    (update,) = client.of("config_option_update")
+    assert update.config_options[0].current_value == "mock/mock-1"
+    assert update.config_options[1].current_value == "off"

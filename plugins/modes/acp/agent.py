@@ -18,7 +18,7 @@ import acp
 from acp import schema
 
 from piko import __version__, hookimpl
-from piko.plugins.modes.acp import updates
+from piko.plugins.modes.acp import config, updates
 from piko.plugins.modes.acp.ui import AcpUI
 
 
@@ -58,6 +58,8 @@ class PikoAgent:
         self._cancelled = False
         self._current_tool: tuple[str, str] | None = None  # (id, title) of the tool call being prepared
         self._before: dict[str, tuple[str, str | None]] = {}  # edit/write: path and text before, for diffs
+        self._config_sent = ""  # the config options the client last saw (snapshot)
+        self._quiet_config = 0  # >0 while a request answers with the options itself
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -103,22 +105,39 @@ class PikoAgent:
             if result.cancelled:
                 raise acp.RequestError.internal_error({"message": "an extension cancelled the new session"})
         self._advertise_commands_soon()
-        return schema.NewSessionResponse(session_id=session.session_id, modes=None)
+        return schema.NewSessionResponse(
+            session_id=session.session_id, modes=None, config_options=self._config_options()
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
     ) -> schema.LoadSessionResponse:
         self._check_cwd(cwd)
-        await self._switch_to(session_id)
+        self._quiet_config += 1
+        try:
+            await self._switch_to(session_id)
+        finally:
+            self._quiet_config -= 1
         for message in self.session.messages:
             for update in _replayed(message):
                 self._send(update)
         self._advertise_commands_soon()
         await self._flush()
-        return schema.LoadSessionResponse()
+        return schema.LoadSessionResponse(config_options=self._config_options())
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
         return None
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        await self._switch_to(session_id)
+        self._quiet_config += 1
+        try:
+            await config.apply(self.session, config_id, value)
+        finally:
+            self._quiet_config -= 1
+        return schema.SetSessionConfigOptionResponse(config_options=self._config_options())
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> schema.PromptResponse:
         await self._switch_to(session_id)
@@ -182,6 +201,8 @@ class PikoAgent:
                 self.session = await self.app.create_agent_session(ui=ui, mode="acp")
             except SetupError as exc:
                 raise acp.RequestError.internal_error({"message": str(exc)}) from exc
+            if self.app.pm.get_plugin("modes.acp.config-watch") is None:
+                self.app.pm.register(_ConfigWatch(self), "modes.acp.config-watch")
             self.app.report()
         return self.session
 
@@ -198,6 +219,24 @@ class PikoAgent:
         result = await session.switch_session(path)
         if result.cancelled:
             raise acp.RequestError.internal_error({"message": "an extension cancelled the session switch"})
+
+    def _config_options(self) -> list[Any]:
+        """The session's config options, remembered as what the client has seen."""
+        options = config.config_options(self.session)
+        self._config_sent = config.snapshot(options)
+        return options
+
+    def config_may_have_changed(self) -> None:
+        """Tell the client when the model or thinking level changed under it (an extension,
+        a command, a session switch); requests that answer with the options stay quiet."""
+        if self.session is None or self._quiet_config:
+            return
+        options = config.config_options(self.session)
+        if config.snapshot(options) != self._config_sent:
+            self._config_sent = config.snapshot(options)
+            self._send(
+                schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+            )
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -301,6 +340,21 @@ class PikoAgent:
     def _auth_methods(self) -> list[Any]:
         """An environment-variable method per provider piko knows a key variable for."""
         return []
+
+
+class _ConfigWatch:
+    """Hears model and thinking-level changes, so the client's selectors follow them."""
+
+    def __init__(self, agent: PikoAgent) -> None:
+        self._agent = agent
+
+    @hookimpl
+    def piko_model_select(self, event: Any, ctx: Any) -> None:
+        self._agent.config_may_have_changed()
+
+    @hookimpl
+    def piko_thinking_level_select(self, event: Any, ctx: Any) -> None:
+        self._agent.config_may_have_changed()
 
 
 class _ClientReads:
