@@ -340,3 +340,101 @@ def test_model_and_thinking_level_are_config_options(world) -> None:
     (update,) = client.of("config_option_update")
     assert update.config_options[0].current_value == "mock/mock-1"
     assert update.config_options[1].current_value == "off"
+
+
+def tool_results(request: dict[str, Any]) -> list[str]:
+    """The tool results an openai-completions request carries, as the model reads them."""
+    return [m["content"] for m in request["body"]["messages"] if m["role"] == "tool"]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_bash_runs_in_a_client_terminal_with_the_result_piko_gives(world, terminal: bool) -> None:
+    home, work, server = world.start(
+        [
+            bash_call("echo out; echo err >&2; pwd > where.txt; exit 3"),
+            bash_call("printf 'a\\nb\\n'"),
+            {"blocks": [{"text": "done"}]},
+        ]
+    )
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, terminal=terminal) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    assert (work / "where.txt").read_text().strip() == str(work)
+    results = tool_results(server.requests[1]) + tool_results(server.requests[2])[1:]
+    assert results == ["out\nerr\n\n\nCommand exited with code 3", "a\nb\n"]  # piko's bash, to the byte
+    if not terminal:
+        assert client.terminal_calls == []
+        return
+    assert [m for m, _ in client.terminal_calls] == ["create", "wait", "output", "release"] * 2
+    starts, updates = client.of("tool_call"), client.of("tool_call_update")
+    assert [u.status for u in updates] == [None, "failed", None, "completed"]
+    for start, shown, done, term in zip(
+        starts, updates[0::2], updates[1::2], ["term-1", "term-2"], strict=True
+    ):
+        assert shown.tool_call_id == done.tool_call_id == start.tool_call_id and start.kind == "execute"
+        assert [(c.type, c.terminal_id) for c in shown.content] == [("terminal", term)]
+        assert [(c.type, c.terminal_id) for c in done.content] == [("terminal", term)]
+    assert "Command exited with code 3" in updates[1].raw_output["text"]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_a_command_that_times_out_is_killed(world, terminal: bool) -> None:
+    home, work, server = world.start(
+        [
+            {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo started; sleep 30", "timeout": 1}}}]},
+            {"blocks": [{"text": "gave up"}]},
+        ]
+    )  # fmt: skip
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, terminal=terminal) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    assert tool_results(server.requests[1]) == ["started\n\n\nCommand timed out after 1 seconds"]
+    expected = ["create", "wait", "kill", "output", "release"] if terminal else []
+    assert [m for m, _ in client.terminal_calls] == expected
+
+
+def test_cancel_kills_the_command_in_the_client_terminal(world) -> None:
+    home, work, _ = world.start([bash_call("sleep 30"), {"blocks": [{"text": "never"}]}])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, terminal=True) as (conn, process):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            turn = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
+            )
+            while ("wait", "term-1") not in client.terminal_calls:
+                await asyncio.sleep(0.01)
+            await conn.cancel(session_id=session.session_id)
+            return await turn, process.returncode
+
+    answer, code = run(scenario())
+    assert answer.stop_reason == "cancelled" and code is None
+    assert [m for m, _ in client.terminal_calls] == ["create", "wait", "kill", "output", "release"]
+    assert client.terminals["term-1"].process.returncode is not None
+
+
+def test_a_client_that_cannot_open_a_terminal_gets_bash_in_piko(world) -> None:
+    home, work, server = world.start([bash_call("echo here"), {"blocks": [{"text": "ok"}]}])
+    client = RecordingClient()
+    client.refuse_terminals = True
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, terminal=True) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    assert tool_results(server.requests[1]) == ["here\n"]
+    (done,) = client.of("tool_call_update")
+    assert done.status == "completed" and done.content[0].content.text == "here\n"

@@ -58,6 +58,7 @@ class PikoAgent:
         self._cancelled = False
         self._current_tool: tuple[str, str] | None = None  # (id, title) of the tool call being prepared
         self._before: dict[str, tuple[str, str | None]] = {}  # edit/write: path and text before, for diffs
+        self._terminals: dict[str, str] = {}  # tool call id -> the client terminal its bash runs in
         self._config_sent = ""  # the config options the client last saw (snapshot)
         self._quiet_config = 0  # >0 while a request answers with the options itself
 
@@ -71,6 +72,11 @@ class PikoAgent:
     ) -> schema.InitializeResponse:
         self.client_capabilities = client_capabilities
         self._use_client_files(client_capabilities)
+        if getattr(client_capabilities, "terminal", False):
+            from piko.plugins.modes.acp.terminal import use_client_terminal
+
+            if use_client_terminal(self.app, self) and self.session is not None:
+                self.session.set_active_tools(self.session.get_active_tools(), persist=False)
         return schema.InitializeResponse(
             protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
@@ -272,8 +278,16 @@ class PikoAgent:
         elif kind == "tool_execution_end":
             self._send(self._finished_tool(event))
 
+    def show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        """A tool call runs in a client terminal: the client shows it in the tool call."""
+        self._terminals[tool_call_id] = terminal_id
+        self._send(acp.update_tool_call(tool_call_id, content=[acp.tool_terminal_ref(terminal_id)]))
+
     def _finished_tool(self, event: Any) -> Any:
         content: list[Any] = []
+        terminal_id = self._terminals.pop(event.tool_call_id, None)
+        if terminal_id is not None:  # the terminal shows the output (clients keep it after release)
+            content.append(acp.tool_terminal_ref(terminal_id))
         edited = self._before.pop(event.tool_call_id, None)
         if edited is not None and not event.is_error:
             path, before = edited
