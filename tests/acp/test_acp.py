@@ -438,3 +438,55 @@ def test_a_client_that_cannot_open_a_terminal_gets_bash_in_piko(world) -> None:
     assert tool_results(server.requests[1]) == ["here\n"]
     (done,) = client.of("tool_call_update")
     assert done.status == "completed" and done.content[0].content.text == "here\n"
+
+
+@pytest.mark.parametrize("key", [None, "sk-from-the-editor"])
+def test_auth_methods_name_the_providers_that_need_a_key(world, key: str | None) -> None:
+    home, work, _ = world.start([])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        env = {"ANTHROPIC_API_KEY": key} if key else {}
+        async with acp_agent(home, work, client, env=env) as (conn, _):
+            outcomes = {}
+            for method in ("env:anthropic", "env:mock", "password"):
+                try:
+                    await conn.authenticate(method_id=method)
+                    outcomes[method] = "ok"
+                except acp.RequestError as exc:
+                    outcomes[method] = exc.code
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])  # still serving
+            return outcomes, session
+
+    outcomes, session = run(scenario())
+    methods = {m.id: m for m in client.initialized.auth_methods}
+    assert "env:mock" not in methods  # models.json gives mock its key
+    assert outcomes["password"] == -32602 and outcomes["env:mock"] == -32602
+    if key is None:
+        anthropic = methods["env:anthropic"]
+        assert anthropic.type == "env_var" and [v.name for v in anthropic.vars] == ["ANTHROPIC_API_KEY"]
+        assert outcomes["env:anthropic"] == -32000  # auth_required: the variable is not set
+    else:
+        assert "env:anthropic" not in methods and outcomes["env:anthropic"] == "ok"
+    assert session.session_id
+
+
+def test_a_prompt_for_a_model_without_a_key_asks_for_authentication(world) -> None:
+    home, work, _ = world.start([])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(
+            home, work, client, "--provider", "anthropic", "--model", "claude-sonnet-4-5"
+        ) as (
+            conn,
+            process,
+        ):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            with pytest.raises(acp.RequestError) as refused:
+                await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")])
+            return refused.value, process.returncode
+
+    error, code = run(scenario())
+    assert error.code == -32000 and "ANTHROPIC_API_KEY" in error.data["message"]
+    assert error.data["authMethods"] == ["env:anthropic"] and code is None

@@ -34,6 +34,7 @@ class RecordingClient:
         self.terminals: dict[str, Terminal] = {}
         self.terminal_calls: list[tuple[str, str]] = []  # (method, terminal id) in order
         self.refuse_terminals = False
+        self.initialized: Any = None  # the agent's answer to initialize
 
     def on_connect(self, conn: Any) -> None:
         self.conn = conn
@@ -157,15 +158,26 @@ class Terminal:
 
 @contextlib.asynccontextmanager
 async def acp_agent(
-    home: Path, work: Path, client: RecordingClient, *extra: str, files: bool = False, terminal: bool = False
+    home: Path,
+    work: Path,
+    client: RecordingClient,
+    *extra: str,
+    files: bool = False,
+    terminal: bool = False,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
-    """``(connection, process)``: ``pi --mode acp`` started in ``work`` and initialized."""
-    env = hermetic_environment()
-    env.update(
+    """``(connection, process)``: ``pi --mode acp`` started in ``work`` (with ``env`` added to a
+    clean environment) and initialized (the answer is ``client.initialized``)."""
+    environment = hermetic_environment()
+    environment.update(
         PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
     )
-    async with acp.spawn_agent_process(client, PI, *ARGS, *extra, env=env, cwd=str(work)) as (conn, process):
-        await conn.initialize(
+    environment.update(env or {})
+    async with acp.spawn_agent_process(client, PI, *ARGS, *extra, env=environment, cwd=str(work)) as (
+        conn,
+        process,
+    ):
+        client.initialized = await conn.initialize(
             protocol_version=acp.PROTOCOL_VERSION,
             client_capabilities=schema.ClientCapabilities(
                 fs=schema.FileSystemCapabilities(read_text_file=files, write_text_file=files),

@@ -18,7 +18,7 @@ import acp
 from acp import schema
 
 from piko import __version__, hookimpl
-from piko.plugins.modes.acp import config, updates
+from piko.plugins.modes.acp import auth, config, updates
 from piko.plugins.modes.acp.ui import AcpUI
 
 
@@ -101,6 +101,13 @@ class PikoAgent:
                 pm.register(bridge, name)
 
     async def authenticate(self, method_id: str, **_: Any) -> schema.AuthenticateResponse:
+        """An environment-variable method works when the client started piko with the variable set."""
+        registry = self.app.model_registry
+        provider = auth.provider_of(registry, method_id)
+        if provider is None:
+            raise acp.RequestError.invalid_params({"message": f"no authentication method '{method_id}'"})
+        if not registry.has_auth(provider):
+            raise acp.RequestError.auth_required({"message": registry.missing_key_message(provider)})
         return schema.AuthenticateResponse()
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
@@ -149,6 +156,7 @@ class PikoAgent:
         await self._switch_to(session_id)
         session = self.session
         text, images = _prompt_content(prompt)
+        self._require_auth(text)
         self._cancelled = False
         last: list[Any] = []
         unsubscribe = session.subscribe(lambda event: self._on_event(event, last))
@@ -167,6 +175,19 @@ class PikoAgent:
                 {"message": message.error_message or "the model request failed"}
             )
         return schema.PromptResponse(stop_reason=updates.stop_reason(message))
+
+    def _require_auth(self, text: str) -> None:
+        """No key for the session's model: ``auth_required``, which clients answer with their
+        login flow (a ``/command`` needs no model, so it still runs)."""
+        model, registry = self.session.model, self.session.model_registry
+        if model is None or text.lstrip().startswith("/") or registry.has_auth(model.provider):
+            return
+        raise acp.RequestError.auth_required(
+            {
+                "message": registry.missing_key_message(model.provider),
+                "authMethods": [auth.method_id(model.provider)],
+            }
+        )
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         if self.session is not None and self.session.session_id == session_id:
@@ -352,8 +373,11 @@ class PikoAgent:
         return getattr(outcome, "option_id", None) if getattr(outcome, "outcome", "") == "selected" else None
 
     def _auth_methods(self) -> list[Any]:
-        """An environment-variable method per provider piko knows a key variable for."""
-        return []
+        try:
+            return auth.auth_methods(self.app.model_registry)
+        except Exception as exc:  # a broken models.json must not keep the client from connecting
+            sys.stderr.write(f"piko acp: no authentication methods: {exc}\n")
+            return []
 
 
 class _ConfigWatch:
