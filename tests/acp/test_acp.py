@@ -490,3 +490,42 @@ def test_a_prompt_for_a_model_without_a_key_asks_for_authentication(world) -> No
     error, code = run(scenario())
     assert error.code == -32000 and "ANTHROPIC_API_KEY" in error.data["message"]
     assert error.data["authMethods"] == ["env:anthropic"] and code is None
+
+
+PLANNER = """
+def activate(pi):
+    def started(event, ctx):
+        pi.events.emit("plan", {"entries": [
+            {"content": "Read the notes", "status": "in_progress", "priority": "high"}, "Answer"]})
+    def read(event, ctx):
+        pi.events.emit("plan", "not a plan")
+        pi.events.emit("plan", [{"content": "Read the notes", "completed": True}, {"text": "Answer", "status": "active"}])
+    pi.on("agent_start", started)
+    pi.on("tool_result", read)
+"""
+
+
+def test_an_extension_plan_on_the_event_bus_becomes_plan_updates(world) -> None:
+    home, work, _ = world.start(
+        [
+            {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}}]},
+            {"blocks": [{"text": "hello"}]},
+        ]
+    )
+    planner = work.parent / "planner.py"
+    planner.write_text(PLANNER)
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, "-e", str(planner)) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("plan it")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    plans = [[(e.content, e.status, e.priority) for e in u.entries] for u in client.of("plan")]
+    assert plans == [
+        [("Read the notes", "in_progress", "high"), ("Answer", "pending", "medium")],
+        [("Read the notes", "completed", "medium"), ("Answer", "in_progress", "medium")],
+    ]
+    kinds = [u.session_update for u in client.updates]
+    assert kinds.index("plan") < kinds.index("tool_call") < len(kinds) - 1 - kinds[::-1].index("plan")

@@ -230,6 +230,7 @@ class PikoAgent:
                 raise acp.RequestError.internal_error({"message": str(exc)}) from exc
             if self.app.pm.get_plugin("modes.acp.config-watch") is None:
                 self.app.pm.register(_ConfigWatch(self), "modes.acp.config-watch")
+            self.app.event_bus.on("plan", self._on_plan)
             self.app.report()
         return self.session
 
@@ -324,6 +325,14 @@ class PikoAgent:
             content=content or None,
             raw_output={"text": text} if text else None,
         )
+
+    def _on_plan(self, data: Any) -> None:
+        """An extension reported its plan (``pi.events.emit("plan", ...)``): the client shows it."""
+        update = updates.plan_update(data)
+        if update is None:
+            sys.stderr.write("piko acp: a plan event without entries was ignored\n")
+            return
+        self._send(update)
 
     def _notice(self, text: str) -> None:
         self._send(acp.update_agent_message_text(f"\n{text}\n"))
