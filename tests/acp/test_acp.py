@@ -143,16 +143,20 @@ def test_a_session_is_loaded_by_id_replayed_and_continued(world) -> None:
     async def scenario() -> Any:
         async with acp_agent(home, work, first) as (conn, _):
             session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            for config_id, value in (("model", "mock-anthropic/mock-claude"), ("thought_level", "high")):
+                await conn.set_config_option(config_id=config_id, session_id=session.session_id, value=value)
             await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("remember lemons")])
         async with acp_agent(home, work, second) as (conn, _):
-            await conn.load_session(cwd=str(work), session_id=session.session_id, mcp_servers=[])
+            loaded = await conn.load_session(cwd=str(work), session_id=session.session_id, mcp_servers=[])
             while len(second.of("agent_message_chunk")) < 1:  # the client handles notifications as tasks
                 await asyncio.sleep(0.01)
             replayed = [u for u in second.updates if u.session_update != "available_commands_update"]
             answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("and now?")])
-        return session.session_id, replayed, answer
+        return session.session_id, replayed, answer, loaded
 
-    session_id, replayed, answer = run(scenario())
+    session_id, replayed, answer, loaded = run(scenario())
+    current = [(o.id, o.current_value) for o in loaded.config_options]
+    assert current == [("model", "mock-anthropic/mock-claude"), ("thought_level", "high")]  # from the file
     kinds = [u.session_update for u in replayed]
     assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"]
     assert replayed[0].content.text == "remember lemons" and replayed[1].content.text == "First answer."
