@@ -18,7 +18,7 @@ import acp
 from acp import schema
 
 from piko import __version__, hookimpl
-from piko.plugins.modes.acp import updates
+from piko.plugins.modes.acp import auth, config, updates
 from piko.plugins.modes.acp.ui import AcpUI
 
 
@@ -58,6 +58,9 @@ class PikoAgent:
         self._cancelled = False
         self._current_tool: tuple[str, str] | None = None  # (id, title) of the tool call being prepared
         self._before: dict[str, tuple[str, str | None]] = {}  # edit/write: path and text before, for diffs
+        self._terminals: dict[str, str] = {}  # tool call id -> the client terminal its bash runs in
+        self._config_sent = ""  # the config options the client last saw (snapshot)
+        self._quiet_config = 0  # >0 while a request answers with the options itself
 
     def on_connect(self, conn: Any) -> None:
         self.client = conn
@@ -69,6 +72,11 @@ class PikoAgent:
     ) -> schema.InitializeResponse:
         self.client_capabilities = client_capabilities
         self._use_client_files(client_capabilities)
+        if getattr(client_capabilities, "terminal", False):
+            from piko.plugins.modes.acp.terminal import use_client_terminal
+
+            if use_client_terminal(self.app, self) and self.session is not None:
+                self.session.set_active_tools(self.session.get_active_tools(), persist=False)
         return schema.InitializeResponse(
             protocol_version=min(protocol_version, acp.PROTOCOL_VERSION),
             agent_capabilities=schema.AgentCapabilities(
@@ -93,6 +101,13 @@ class PikoAgent:
                 pm.register(bridge, name)
 
     async def authenticate(self, method_id: str, **_: Any) -> schema.AuthenticateResponse:
+        """An environment-variable method works when the client started piko with the variable set."""
+        registry = self.app.model_registry
+        provider = auth.provider_of(registry, method_id)
+        if provider is None:
+            raise acp.RequestError.invalid_params({"message": f"no authentication method '{method_id}'"})
+        if not registry.has_auth(provider):
+            raise acp.RequestError.auth_required({"message": registry.missing_key_message(provider)})
         return schema.AuthenticateResponse()
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **_: Any) -> schema.NewSessionResponse:
@@ -103,27 +118,45 @@ class PikoAgent:
             if result.cancelled:
                 raise acp.RequestError.internal_error({"message": "an extension cancelled the new session"})
         self._advertise_commands_soon()
-        return schema.NewSessionResponse(session_id=session.session_id, modes=None)
+        return schema.NewSessionResponse(
+            session_id=session.session_id, modes=None, config_options=self._config_options()
+        )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **_: Any
     ) -> schema.LoadSessionResponse:
         self._check_cwd(cwd)
-        await self._switch_to(session_id)
+        self._quiet_config += 1
+        try:
+            await self._switch_to(session_id)
+        finally:
+            self._quiet_config -= 1
         for message in self.session.messages:
             for update in _replayed(message):
                 self._send(update)
         self._advertise_commands_soon()
         await self._flush()
-        return schema.LoadSessionResponse()
+        return schema.LoadSessionResponse(config_options=self._config_options())
 
     async def set_session_mode(self, session_id: str, mode_id: str, **_: Any) -> None:
         return None
+
+    async def set_config_option(
+        self, config_id: str, session_id: str, value: str | bool, **_: Any
+    ) -> schema.SetSessionConfigOptionResponse:
+        await self._switch_to(session_id)
+        self._quiet_config += 1
+        try:
+            await config.apply(self.session, config_id, value)
+        finally:
+            self._quiet_config -= 1
+        return schema.SetSessionConfigOptionResponse(config_options=self._config_options())
 
     async def prompt(self, session_id: str, prompt: list[Any], **_: Any) -> schema.PromptResponse:
         await self._switch_to(session_id)
         session = self.session
         text, images = _prompt_content(prompt)
+        self._require_auth(text)
         self._cancelled = False
         last: list[Any] = []
         unsubscribe = session.subscribe(lambda event: self._on_event(event, last))
@@ -142,6 +175,19 @@ class PikoAgent:
                 {"message": message.error_message or "the model request failed"}
             )
         return schema.PromptResponse(stop_reason=updates.stop_reason(message))
+
+    def _require_auth(self, text: str) -> None:
+        """No key for the session's model: ``auth_required``, which clients answer with their
+        login flow (a ``/command`` needs no model, so it still runs)."""
+        model, registry = self.session.model, self.session.model_registry
+        if model is None or text.lstrip().startswith("/") or registry.has_auth(model.provider):
+            return
+        raise acp.RequestError.auth_required(
+            {
+                "message": registry.missing_key_message(model.provider),
+                "authMethods": [auth.method_id(model.provider)],
+            }
+        )
 
     async def cancel(self, session_id: str, **_: Any) -> None:
         if self.session is not None and self.session.session_id == session_id:
@@ -182,6 +228,9 @@ class PikoAgent:
                 self.session = await self.app.create_agent_session(ui=ui, mode="acp")
             except SetupError as exc:
                 raise acp.RequestError.internal_error({"message": str(exc)}) from exc
+            if self.app.pm.get_plugin("modes.acp.config-watch") is None:
+                self.app.pm.register(_ConfigWatch(self), "modes.acp.config-watch")
+            self.app.event_bus.on("plan", self._on_plan)
             self.app.report()
         return self.session
 
@@ -198,6 +247,24 @@ class PikoAgent:
         result = await session.switch_session(path)
         if result.cancelled:
             raise acp.RequestError.internal_error({"message": "an extension cancelled the session switch"})
+
+    def _config_options(self) -> list[Any]:
+        """The session's config options, remembered as what the client has seen."""
+        options = config.config_options(self.session)
+        self._config_sent = config.snapshot(options)
+        return options
+
+    def config_may_have_changed(self) -> None:
+        """Tell the client when the model or thinking level changed under it (an extension,
+        a command, a session switch); requests that answer with the options stay quiet."""
+        if self.session is None or self._quiet_config:
+            return
+        options = config.config_options(self.session)
+        if config.snapshot(options) != self._config_sent:
+            self._config_sent = config.snapshot(options)
+            self._send(
+                schema.ConfigOptionUpdate(session_update="config_option_update", config_options=options)
+            )
 
     # -- updates ------------------------------------------------------------------------------
 
@@ -233,8 +300,16 @@ class PikoAgent:
         elif kind == "tool_execution_end":
             self._send(self._finished_tool(event))
 
+    def show_terminal(self, tool_call_id: str, terminal_id: str) -> None:
+        """A tool call runs in a client terminal: the client shows it in the tool call."""
+        self._terminals[tool_call_id] = terminal_id
+        self._send(acp.update_tool_call(tool_call_id, content=[acp.tool_terminal_ref(terminal_id)]))
+
     def _finished_tool(self, event: Any) -> Any:
         content: list[Any] = []
+        terminal_id = self._terminals.pop(event.tool_call_id, None)
+        if terminal_id is not None:  # the terminal shows the output (clients keep it after release)
+            content.append(acp.tool_terminal_ref(terminal_id))
         edited = self._before.pop(event.tool_call_id, None)
         if edited is not None and not event.is_error:
             path, before = edited
@@ -250,6 +325,14 @@ class PikoAgent:
             content=content or None,
             raw_output={"text": text} if text else None,
         )
+
+    def _on_plan(self, data: Any) -> None:
+        """An extension reported its plan (``pi.events.emit("plan", ...)``): the client shows it."""
+        update = updates.plan_update(data)
+        if update is None:
+            sys.stderr.write("piko acp: a plan event without entries was ignored\n")
+            return
+        self._send(update)
 
     def _notice(self, text: str) -> None:
         self._send(acp.update_agent_message_text(f"\n{text}\n"))
@@ -299,8 +382,26 @@ class PikoAgent:
         return getattr(outcome, "option_id", None) if getattr(outcome, "outcome", "") == "selected" else None
 
     def _auth_methods(self) -> list[Any]:
-        """An environment-variable method per provider piko knows a key variable for."""
-        return []
+        try:
+            return auth.auth_methods(self.app.model_registry)
+        except Exception as exc:  # a broken models.json must not keep the client from connecting
+            sys.stderr.write(f"piko acp: no authentication methods: {exc}\n")
+            return []
+
+
+class _ConfigWatch:
+    """Hears model and thinking-level changes, so the client's selectors follow them."""
+
+    def __init__(self, agent: PikoAgent) -> None:
+        self._agent = agent
+
+    @hookimpl
+    def piko_model_select(self, event: Any, ctx: Any) -> None:
+        self._agent.config_may_have_changed()
+
+    @hookimpl
+    def piko_thinking_level_select(self, event: Any, ctx: Any) -> None:
+        self._agent.config_may_have_changed()
 
 
 class _ClientReads:

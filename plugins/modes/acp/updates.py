@@ -78,3 +78,45 @@ def stop_reason(message: Any) -> StopReason:
     if reason == "length":
         return "max_tokens"
     return "cancelled" if reason == "aborted" else "end_turn"
+
+
+_PLAN_STATUSES = ("pending", "in_progress", "completed")
+_PLAN_PRIORITIES = ("high", "medium", "low")
+_PLAN_STATUS_ALIASES = {
+    "done": "completed",
+    "complete": "completed",
+    "active": "in_progress",
+    "todo": "pending",
+}
+
+
+def plan_update(data: Any) -> Any:
+    """ACP's ``plan`` update for what an extension emitted as ``plan`` on ``pi.events``:
+    ``{"entries": [...]}`` or the list itself; an entry is a string (a pending step) or
+    ``{"content", "status", "priority"}`` (``completed: true`` works too). ``None`` when it is
+    not a list of entries (an empty list clears the plan)."""
+    import acp
+
+    items = data.get("entries", data.get("steps")) if isinstance(data, dict) else data
+    if not isinstance(items, (list, tuple)):
+        return None
+    entries = []
+    for item in items:
+        if isinstance(item, str):
+            item = {"content": item}
+        if not isinstance(item, dict):
+            continue
+        content = item.get("content", item.get("text"))
+        if not isinstance(content, str) or not content.strip():
+            continue
+        status = str(item.get("status") or ("completed" if item.get("completed") else "pending"))
+        status = _PLAN_STATUS_ALIASES.get(status, status)
+        priority = str(item.get("priority") or "medium")
+        entries.append(
+            acp.plan_entry(
+                content,
+                status=status if status in _PLAN_STATUSES else "pending",  # type: ignore[arg-type]
+                priority=priority if priority in _PLAN_PRIORITIES else "medium",  # type: ignore[arg-type]
+            )
+        )
+    return acp.update_plan(entries)
