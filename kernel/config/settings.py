@@ -18,6 +18,7 @@ from typing import Any
 from piko.config.paths import agent_dir as default_agent_dir
 from piko.config.paths import project_dir
 from piko.lib import jsonio
+from piko.lib.tool_names import merge_default_tools
 
 DEFAULTS: dict[str, Any] = {
     "hideThinkingBlock": False,
@@ -133,7 +134,13 @@ class Settings:
             project = {k: v for k, v in project.items() if k not in TRUSTED_ONLY_PROJECT_KEYS}
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
-        self.merged = deep_merge(merged, self._overrides)
+        merged = deep_merge(merged, self._overrides)
+        tools = None  # a layer of only +name/-name entries changes the one below (pi 1.6)
+        for layer in (self.global_data, project, self._overrides):
+            tools = merge_default_tools(tools, layer.get("defaultTools"))
+        if tools is not None:
+            merged["defaultTools"] = tools
+        self.merged = merged
 
     def set_project_trusted(self, trusted: bool) -> None:
         """Honour (or ignore) the project's code-running and plugin-selecting keys."""

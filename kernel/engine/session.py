@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from piko.engine.navigation import ForkMessage, ForkOutcome, SessionChange, TreeOutcome
     from piko.engine.reloading import ReloadSummary
     from piko.engine.stats import ContextUsage, SessionStats
+    from piko.engine.tool_selection import LoadoutRecorder
 
 
 class AgentSession:
@@ -126,6 +127,7 @@ class AgentSession:
             thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
         )  # fmt: skip
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
+        self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
         if active_tools is None:
             from piko.engine.setup import default_tool_order
 
@@ -199,6 +201,8 @@ class AgentSession:
         tools = [registry.get(n) for n in dict.fromkeys(names) if registry.get(n) is not None]
         self.agent.state.tools = tools
         self._rebuild_system_prompt()
+        if persist and self.loadout is not None:  # a resume gets them back
+            self.loadout.record(self.get_active_tools(), registry.names())
 
     def _rebuild_system_prompt(self) -> None:
         resources = self.resources

@@ -110,30 +110,46 @@ def default_tool_order(tools: list[Any]) -> list[Any]:
     return builtin + [t for t in tools if t not in builtin]
 
 
-def select_tools(app: Any) -> list[str]:
-    """Names of the tools to activate (pi's ``--tools``/``--no-tools``/``--no-builtin-tools`` rules).
+def registered_tools(app: Any) -> list[Any]:
+    """The registered tools as :mod:`~piko.engine.tool_selection` sees them, in the order pi lists them."""
+    from piko.engine.tool_selection import ToolInfo
 
-    ``--tools`` keeps its own order; otherwise the default-on tools come in pi's order
-    (``read, bash, edit, write``), then the default-on tools of other plugins and extensions.
-    """
-    options = app.options
-    tools = default_tool_order(list(app.registries.tools))
-    if options.get("no_tools"):
-        return []
-    listed = options.get("tools")
-    if listed:
-        wanted = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
-        known = {t.name for t in tools}
-        unknown = [n for n in wanted if n not in known]
-        if unknown:
-            from piko.platform.provenance import explain
+    return [
+        ToolInfo(t.name, t.plugin.startswith("tools."), bool(t.default_active))
+        for t in default_tool_order(list(app.registries.tools))
+    ]
 
-            app.notices.append(f"Unknown tool(s) in --tools: {', '.join(unknown)}")
-            app.notices.extend(why for name in unknown if (why := explain(app, "tools", name)))
-        return [n for n in wanted if n in known]
-    if options.get("no_builtin_tools"):
-        return [t.name for t in tools if t.default_active and not t.plugin.startswith("tools.")]
-    return [t.name for t in tools if t.default_active]
+
+def select_tools(app: Any, manager: Any) -> tuple[list[str], Any]:
+    """Names of the tools to activate (see :mod:`piko.engine.tool_selection`), and the
+    :class:`~piko.engine.tool_selection.LoadoutRecorder` that keeps them in ``manager``'s file.
+
+    Entries of ``--tools``/``--exclude-tools`` that name no tool are reported once, with why when
+    a blocked or broken plugin provides them."""
+    from piko.engine.tool_selection import (
+        LoadoutRecorder,
+        ToolRequest,
+        ToolSelectionError,
+        choose_tools,
+        recorded_loadout,
+        request_from,
+    )
+
+    try:
+        request = request_from(app.options, app.settings)
+    except ToolSelectionError as exc:
+        raise SetupError(str(exc)) from exc
+    tools = registered_tools(app)
+    choice = choose_tools(tools, request, recorded_loadout(manager.get_branch()))
+    default = choose_tools(tools, ToolRequest(default_tools=request.default_tools)).active
+    if choice.unknown:
+        from piko.platform.provenance import explain
+
+        for option, entries in choice.unknown.items():
+            app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
+            names = (e.lstrip("+-") for e in entries)
+            app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
+    return choice.active, LoadoutRecorder(manager, default)
 
 
 def _text_or_file(value: str, cwd: Path) -> str:
@@ -277,12 +293,13 @@ async def create_agent_session(
     if custom_prompt:
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
+    active_tools, loadout = select_tools(app, manager)
     session = AgentSession(
         app,
         manager,
         model=model,
         thinking_level=str(level),
-        active_tools=select_tools(app),
+        active_tools=active_tools,
         resources=resources,
         scoped_models=scoped,
         ui=ui,
@@ -297,6 +314,8 @@ async def create_agent_session(
         manager.append_model_change(model.provider, model.id)
     if model is not None and (fresh or context.thinking_level != session.thinking_level):
         manager.append_thinking_level_change(session.thinking_level)
+    session.loadout = loadout
+    loadout.record(session.get_active_tools(), app.registries.tools.names())
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     import gc
