@@ -133,6 +133,13 @@ class AgentEndEvent(Record):
     error: str | None = None
 
 
+class AgentSettledEvent(Record):
+    """No more automatic work follows the run (retries, compaction, queued messages): pi 1.6."""
+
+    TYPE: ClassVar[str] = "agent_settled"
+    aborted: bool = False
+
+
 class TurnStartEvent(Record):
     TYPE: ClassVar[str] = "turn_start"
     turn_index: int = field(default=0, wire=False)

@@ -152,6 +152,10 @@ class AssistantMessage(_Shown):
     response_id: str | None = None
     response_model: str | None = None
     error_message: str | None = None
+    # pi 1.6: the provider's own stop reason, how long the response took, the level asked for
+    raw_stop_reason: str | None = None
+    duration_ms: int | None = None
+    thinking_level: str | None = None
     extra: dict[str, Any] = _extra()
 
 

@@ -26,7 +26,12 @@ import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from piko.data.events import CompactionResult, SessionInfoChangedEvent, SessionShutdownEvent
+from piko.data.events import (
+    AgentSettledEvent,
+    CompactionResult,
+    SessionInfoChangedEvent,
+    SessionShutdownEvent,
+)
 from piko.data.messages import AssistantMessage, CustomMessage, ImageContent, Model, TextContent, UserMessage
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
@@ -107,8 +112,9 @@ class AgentSession:
         )  # fmt: skip
         self.compaction = CompactionState(self.settings, self._save_setting)
         self.runs = RunControl(
-            self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction
-        )
+            self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction,
+            settled=lambda aborted: self.listeners.notify(AgentSettledEvent(aborted=aborted)),
+        )  # fmt: skip
         self._recorder = SessionRecorder(lambda: self.session_manager, messages)
         self.shell = UserShell(
             self._emit, cwd=lambda: self.cwd, is_streaming=lambda: self.is_streaming, add=self._recorder.add
@@ -338,6 +344,7 @@ class AgentSession:
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
         self._input.abort()
+        self.runs.abort_requested = True
         self.retry.abort()
         self.agent.abort()
         await self.agent.wait_for_idle()

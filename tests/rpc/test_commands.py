@@ -20,7 +20,10 @@ def text_turn(text: str) -> dict[str, Any]:
 
 
 def until_idle(process: Any) -> dict[str, Any]:
-    return process.wait_for(lambda r: r.get("type") == "agent_end", 30)
+    """Wait for ``agent_settled`` (after ``agent_end``: nothing more follows); returns ``agent_end``."""
+    end = process.wait_for(lambda r: r.get("type") == "agent_end", 30)
+    process.wait_for(lambda r: r.get("type") == "agent_settled", 30)
+    return end
 
 
 def after_one_prompt(rpc: Any, answer: str) -> Any:

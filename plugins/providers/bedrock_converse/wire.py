@@ -447,6 +447,8 @@ class ConverseProcessor:
             elif isinstance(block, ToolCall):
                 self.emit(b.toolcall_end(index))
         elif event_type == "messageStop":
+            if data.get("stopReason") is not None:
+                message.raw_stop_reason = str(data["stopReason"])
             message.stop_reason = map_stop_reason(data.get("stopReason"))
             if message.stop_reason == "error":
                 message.error_message = UNKNOWN_ERROR

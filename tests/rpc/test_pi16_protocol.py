@@ -1,0 +1,142 @@
+"""What pi 1.6 added to the RPC and JSON protocols, additively: ``get_entries``, streamed
+``bash_execution_update``, the assistant fields ``rawStopReason``/``durationMs``/``thinkingLevel``
+and ``agent_settled`` (field names and order as pi 1.6.0 sends them against the same server)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from test_commands import SESSION_ARGS, SLOW, text_turn, until_idle
+
+ASSISTANT_KEYS = [
+    "role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId",
+    "rawStopReason", "durationMs", "thinkingLevel",
+]  # fmt: skip
+
+
+def test_assistant_messages_carry_pi_1_6_fields(rpc: Any) -> None:
+    process = rpc(
+        [{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "true"}}}]}, text_turn("ok")]
+    )
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    ends = [r["message"] for r in process.records if r.get("type") == "message_end"]
+    assistants = [m for m in ends if m["role"] == "assistant"]
+    assert [list(m) for m in assistants] == [ASSISTANT_KEYS, ASSISTANT_KEYS]
+    assert [m["rawStopReason"] for m in assistants] == ["tool_calls", "stop"]
+    assert [m["thinkingLevel"] for m in assistants] == ["off", "off"]
+    assert all(isinstance(m["durationMs"], int) and m["durationMs"] >= 0 for m in assistants)
+    messages = process.request({"id": "m", "type": "get_messages"})["data"]["messages"]
+    assert [m["rawStopReason"] for m in messages if m["role"] == "assistant"] == ["tool_calls", "stop"]
+
+
+def test_errors_and_thinking_levels(rpc: Any) -> None:
+    process = rpc(
+        [{"status": 400}, {"blocks": [{"thinking": "hmm"}, {"text": "ok"}]}],
+        args=["--mode", "rpc", "--no-session", "--model", "mock-claude:high"],
+    )
+    for n in range(2):
+        process.request({"id": f"p{n}", "type": "prompt", "message": "hi"})
+        until_idle(process)
+    failed, answered = [
+        r["message"]
+        for r in process.records
+        if r.get("type") == "message_end" and r["message"]["role"] == "assistant"
+    ]
+    # an error has no stop reason from the provider, like pi 1.6's
+    assert list(failed)[-4:] == ["timestamp", "errorMessage", "durationMs", "thinkingLevel"]
+    assert (failed["thinkingLevel"], answered["thinkingLevel"]) == ("high", "high")
+    assert answered["rawStopReason"] == "end_turn"
+
+
+def test_agent_settled_closes_each_run(rpc: Any) -> None:
+    process = rpc([text_turn("one"), SLOW], args=SESSION_ARGS)
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    process.request({"id": "q", "type": "prompt", "message": "again"})
+    process.wait_for(lambda r: r.get("type") == "message_update")
+    process.request({"id": "a", "type": "abort"})
+    process.wait_for(lambda r: r.get("type") == "agent_settled")
+    kinds = [r["type"] for r in process.records if r.get("type") in ("agent_end", "agent_settled")]
+    assert kinds == ["agent_end", "agent_settled", "agent_end", "agent_settled"]
+    settled = [r for r in process.records if r.get("type") == "agent_settled"]
+    assert settled == [
+        {"type": "agent_settled", "aborted": False},
+        {"type": "agent_settled", "aborted": True},
+    ]
+
+
+def test_agent_settled_waits_for_retries(rpc: Any) -> None:
+    process = rpc(
+        [{"status": 500}, text_turn("ok")],
+        settings={"retry": {"baseDelayMs": 1, "provider": {"maxRetries": 0}}},
+    )
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    process.wait_for(lambda r: r.get("type") == "agent_settled")
+    kinds = [r["type"] for r in process.records if r.get("type", "").startswith(("agent_", "auto_retry"))]
+    assert kinds[-2:] == ["agent_end", "agent_settled"]
+    assert kinds.count("agent_settled") == 1
+
+
+def test_get_entries_in_append_order_with_a_cursor(rpc: Any) -> None:
+    process = rpc([text_turn("one"), text_turn("two")], args=SESSION_ARGS)
+    for n in range(2):
+        process.request({"id": f"p{n}", "type": "prompt", "message": f"q{n}"})
+        until_idle(process)
+    data = process.request({"id": "e", "type": "get_entries"})["data"]
+    assert list(data) == ["entries", "leafId"]
+    entries = data["entries"]
+    assert [e["type"] for e in entries] == ["model_change", "thinking_level_change", *["message"] * 4]
+    assert data["leafId"] == entries[-1]["id"]
+    path = Path(process.request({"id": "st", "type": "get_state"})["data"]["sessionFile"])
+    on_file = [json.loads(line) for line in path.read_text().splitlines()[1:]]
+    assert entries == on_file
+    after = process.request({"id": "s", "type": "get_entries", "since": entries[3]["id"]})["data"]
+    assert after["entries"] == entries[4:]
+    last = process.request({"id": "l", "type": "get_entries", "since": entries[-1]["id"]})["data"]
+    assert last == {"entries": [], "leafId": entries[-1]["id"]}
+
+
+def test_get_entries_bad_input(rpc: Any) -> None:
+    process = rpc(args=SESSION_ARGS)
+    data = process.request({"id": "e", "type": "get_entries"})["data"]
+    assert [e["type"] for e in data["entries"]] == ["model_change", "thinking_level_change"]
+    missing = process.request({"id": "x", "type": "get_entries", "since": "nope"})
+    assert (missing["success"], missing["error"]) == (False, "Entry not found: nope")
+    wrong = process.request({"id": "y", "type": "get_entries", "since": 7})
+    assert wrong["error"] == 'Invalid "get_entries" command: "since" must be a string'
+    assert process.request({"id": "z", "type": "get_state"})["success"]  # still serving
+
+
+def test_bash_streams_its_output(rpc: Any) -> None:
+    process = rpc(args=SESSION_ARGS)
+    response = process.request({"id": "b1", "type": "bash", "command": "echo one; sleep 0.3; echo two"})
+    assert response["data"]["output"] == "one\ntwo\n"
+    updates = [r for r in process.records if r.get("type") == "bash_execution_update"]
+    assert updates == [
+        {"type": "bash_execution_update", "id": "b1", "delta": "one\n"},
+        {"type": "bash_execution_update", "id": "b1", "delta": "two\n"},
+    ]
+    assert process.records.index(updates[-1]) < process.records.index(response)
+    process.send({"type": "bash", "command": "printf abc"})  # no id: none in the events
+    process.wait_for(lambda r: r.get("type") == "response" and "id" not in r)
+    assert [r for r in process.records if r.get("type") == "bash_execution_update"][-1] == {
+        "type": "bash_execution_update",
+        "delta": "abc",
+    }
+
+
+def test_bash_output_left_out_of_context(rpc: Any) -> None:
+    process = rpc([text_turn("ok")], args=SESSION_ARGS)
+    process.request({"id": "b", "type": "bash", "command": "echo secret-words", "excludeFromContext": True})
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    assert "secret-words" not in json.dumps(process.server.requests[0]["body"])
+    (entry,) = [
+        r
+        for r in process.request({"id": "m", "type": "get_messages"})["data"]["messages"]
+        if r["role"] == "bashExecution"
+    ]
+    assert entry["excludeFromContext"] is True
