@@ -91,6 +91,8 @@ def preparse(argv: list[str]) -> Any:
     options.disable_plugins.extend(values["disable_plugins"])
     options.no_extensions = values["no_extensions"]
     options.offline = values["offline"]
+    if options.offline:  # as pi: what runs from here (plugins, child processes) sees it too
+        os.environ["PI_OFFLINE"] = "1"
     options.interactive = _interactive_app_mode(argv)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
@@ -165,7 +167,7 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
         "Comma-separated allowlist of tool names or patterns (*); +name/-name adjust the defaults",
     ),
     (("--exclude-tools", "-xt"), "value", "<tools>", "Comma-separated tool names or patterns (*) to disable"),
-    (("--thinking",), "value", "<level>", "Thinking level: off, minimal, low, medium, high, xhigh"),
+    (("--thinking",), "value", "<level>", "Thinking level: off, minimal, low, medium, high, xhigh, max"),
     (("--extension", "-e"), "multi", "<path>", "Load an extension file (repeatable)"),
     (("--no-extensions", "-ne"), "flag", "", "Disable extension discovery (explicit -e paths still load)"),
     (("--skill",), "multi", "<path>", "Load a skill file or directory (repeatable)"),
@@ -174,6 +176,7 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--no-prompt-templates", "-np"), "flag", "", "Disable prompt template discovery and loading"),
     (("--theme",), "multi", "<path>", "Load a theme file or directory (repeatable)"),
     (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
+    (("--use-theme",), "value", "<name>", "The interactive theme for this run (not saved)"),
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
     (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
@@ -375,6 +378,8 @@ def run_mode(app: Any, argv: list[str]) -> int:
         hint = f"; {why}" if why else (f" (blocked: {', '.join(blocked)})" if blocked else "")
         return _say_error(f"mode '{name}' is not available; registered modes: {available}{hint}")
     app.options["mode"] = name
+    if name == "interactive" and app.options.get("use_theme"):  # for this run only, as pi
+        app.settings.override("theme", str(app.options["use_theme"]))
     clean = True
     try:
         result = mode.resolved("run")(app)

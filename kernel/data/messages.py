@@ -12,9 +12,10 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from attrs import define, field
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
-ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+# "xhigh" and (pi 1.6) "max" only where the model lists them; otherwise lowered to what it takes
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def _extra() -> Any:

@@ -277,7 +277,7 @@ async def create_agent_session(
     thinking = options.get("thinking")
     if thinking and not is_valid_thinking_level(str(thinking)):
         app.notices.append(
-            f'Invalid thinking level "{thinking}". Valid values: off, minimal, low, medium, high, xhigh'
+            f'Invalid thinking level "{thinking}". Valid values: off, minimal, low, medium, high, xhigh, max'
         )
         thinking = None
     level = (
