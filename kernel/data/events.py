@@ -364,6 +364,7 @@ class CompactionRequest(Record):
     reason: str = "manual"
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
+    retry: Any = None  # piko.engine.retry.SummaryRetry: how the summary requests are retried
 
 
 class CompactionResult(Record):
@@ -374,6 +375,30 @@ class CompactionResult(Record):
     first_kept_entry_id: str = ""
     tokens_before: int = 0
     details: Any = None
+
+
+class SummarizationRetryScheduledEvent(Record):
+    """A compaction or branch summary failed with a passing error; the next try waits ``delay_ms``."""
+
+    TYPE: ClassVar[str] = "summarization_retry_scheduled"
+    attempt: int = 0
+    max_attempts: int = 0
+    delay_ms: int = 0
+    error_message: str = ""
+
+
+class SummarizationRetryAttemptStartEvent(Record):
+    """The wait is over and the summary is asked for again (``reason``: compaction's only)."""
+
+    TYPE: ClassVar[str] = "summarization_retry_attempt_start"
+    source: str = "compaction"  # or "branchSummary"
+    reason: str | None = None
+
+
+class SummarizationRetryFinishedEvent(Record):
+    """The retrying of a summary ended (an answer, the last failure, or an abort)."""
+
+    TYPE: ClassVar[str] = "summarization_retry_finished"
 
 
 class BranchSummaryRequest(Record):
@@ -388,6 +413,7 @@ class BranchSummaryRequest(Record):
     signal: Any = None
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
+    retry: Any = None  # piko.engine.retry.SummaryRetry: how the summary request is retried
 
 
 class BashResult(Record):

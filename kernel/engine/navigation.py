@@ -22,6 +22,7 @@ from piko.data.events import (
     SessionTreeEvent,
 )
 from piko.data.messages import UserMessage, text_of
+from piko.engine.retry import SummaryRetry
 from piko.lib.records import Record, field
 from piko.sessions.entries import readable_message
 
@@ -258,6 +259,7 @@ async def navigate_tree(
             replace_instructions=replace_instructions,
             signal=controller.signal,
             thinking_level=session.thinking_level,
+            retry=SummaryRetry(session.settings, session.listeners.notify, source="branchSummary"),
         )
         try:
             # called directly, as compaction is: a summary may take longer than a handler budget,

@@ -7,7 +7,13 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from piko.data.events import AutoRetryEndEvent, AutoRetryStartEvent
+from piko.data.events import (
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    SummarizationRetryAttemptStartEvent,
+    SummarizationRetryFinishedEvent,
+    SummarizationRetryScheduledEvent,
+)
 from piko.data.messages import AssistantMessage
 from piko.lib.abort import AbortController
 
@@ -21,6 +27,11 @@ RETRYABLE_PATTERN = (
 )
 
 Announce = Callable[[str, Any], Awaitable[None]]
+
+
+def retryable_error(text: str) -> bool:
+    """Whether an error message is one of the passing kinds worth another try."""
+    return re.search(RETRYABLE_PATTERN, text, re.IGNORECASE) is not None
 
 
 class RetryPolicy:
@@ -68,7 +79,7 @@ class RetryPolicy:
 
         if is_context_overflow(message, context_window):
             return False
-        return re.search(RETRYABLE_PATTERN, message.error_message, re.IGNORECASE) is not None
+        return retryable_error(message.error_message)
 
     async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
         """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when
@@ -111,3 +122,67 @@ class RetryPolicy:
         if message.stop_reason != "error" and self._attempt > 0:
             await self._announce("auto_retry_end", AutoRetryEndEvent(success=True, attempt=self._attempt))
             self._attempt = 0
+
+
+class SummaryRetry:
+    """pi 1.6's retry of a compaction or branch-summary request: the ``retry`` settings' budget
+    and backoff, told to the session's listeners as ``summarization_retry_scheduled`` (before each
+    wait), ``summarization_retry_attempt_start`` (after it) and ``summarization_retry_finished``
+    (once, at the end, when there was a retry)."""
+
+    def __init__(
+        self,
+        settings: Any,
+        notify: Callable[[Any], Awaitable[None]],
+        *,
+        source: str,
+        reason: str | None = None,
+    ) -> None:
+        self._settings = settings
+        self._notify = notify
+        self.source = source
+        self.reason = reason
+
+    async def run(
+        self, produce: Callable[[], Awaitable[AssistantMessage | None]], signal: Any = None
+    ) -> AssistantMessage | None:
+        """``produce()`` until it answers, fails for good, or is aborted; its last message."""
+        enabled = bool(self._settings.get("retry.enabled", True))
+        max_retries = int(self._settings.get("retry.maxRetries", 3)) if enabled else 0
+        base = float(self._settings.get("retry.baseDelayMs", 2000))
+        attempt = 0
+        while True:
+            message = await produce()
+            aborted = (signal is not None and signal.aborted) or (
+                message is not None and message.stop_reason == "aborted"
+            )
+            error = message.error_message or "Unknown error" if message is not None else ""
+            failed = message is not None and message.stop_reason == "error" and not aborted
+            if not failed or attempt >= max_retries or not retryable_error(error):
+                if attempt:
+                    await self._notify(SummarizationRetryFinishedEvent())
+                return message
+            attempt += 1
+            delay = base * 2 ** (attempt - 1)
+            await self._notify(
+                SummarizationRetryScheduledEvent(
+                    attempt=attempt, max_attempts=max_retries, delay_ms=int(delay),
+                    error_message=error,
+                )
+            )  # fmt: skip
+            if await _sleep(delay / 1000.0, signal):
+                await self._notify(SummarizationRetryFinishedEvent())
+                return message
+            await self._notify(SummarizationRetryAttemptStartEvent(source=self.source, reason=self.reason))
+
+
+async def _sleep(seconds: float, signal: Any) -> bool:
+    """Wait ``seconds``; True when ``signal`` was aborted first."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return False
+    try:
+        await asyncio.wait_for(signal.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True

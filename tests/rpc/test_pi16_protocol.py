@@ -140,3 +140,91 @@ def test_bash_output_left_out_of_context(rpc: Any) -> None:
         if r["role"] == "bashExecution"
     ]
     assert entry["excludeFromContext"] is True
+
+
+def _compactable(rpc: Any, summary_turns: list[dict[str, Any]], **settings: Any) -> Any:
+    """A session with two long prompts answered, ready for a manual compaction whose summary
+    requests get ``summary_turns``; provider-level retries off, so the summary's own retry shows."""
+    retry = {"baseDelayMs": 20, "provider": {"maxRetries": 0}, **settings}
+    process = rpc(
+        [text_turn("first"), text_turn("second"), *summary_turns],
+        args=SESSION_ARGS,
+        settings={"retry": retry, "compaction": {"keepRecentTokens": 10}},
+    )
+    for n in range(2):
+        process.request({"id": f"p{n}", "type": "prompt", "message": "question " * 60})
+        until_idle(process)
+    return process
+
+
+def _retry_events(process: Any) -> list[dict[str, Any]]:
+    return [
+        r
+        for r in process.records
+        if str(r.get("type", "")).startswith(("summarization_retry", "compaction_"))
+    ]
+
+
+def test_summary_requests_are_retried_and_say_so(rpc: Any) -> None:
+    summary = text_turn("## Goal\nsummary")
+    process = _compactable(rpc, [{"status": 500}, {"status": 503}, summary, summary])
+    response = process.request({"id": "c", "type": "compact"})
+    assert response["success"], response
+    events = _retry_events(process)
+    assert [e["type"] for e in events] == [
+        "compaction_start",
+        "summarization_retry_scheduled",
+        "summarization_retry_attempt_start",
+        "summarization_retry_scheduled",
+        "summarization_retry_attempt_start",
+        "summarization_retry_finished",
+        "compaction_end",
+    ]
+    first = events[1]
+    assert list(first) == ["type", "attempt", "maxAttempts", "delayMs", "errorMessage"]
+    assert (first["attempt"], first["maxAttempts"], first["delayMs"]) == (1, 3, 20)
+    assert events[3]["delayMs"] == 40 and events[3]["errorMessage"].startswith("503")
+    assert events[2] == {
+        "type": "summarization_retry_attempt_start",
+        "source": "compaction",
+        "reason": "manual",
+    }
+    assert events[5] == {"type": "summarization_retry_finished"}
+
+
+def test_summary_retries_run_out_into_one_clear_error(rpc: Any) -> None:
+    process = _compactable(rpc, [{"status": 500, "repeat": True}], maxRetries=2)
+    response = process.request({"id": "c", "type": "compact"})
+    assert response["success"] is False and "500" in response["error"]
+    kinds = [e["type"] for e in _retry_events(process)]
+    assert kinds.count("summarization_retry_scheduled") == 2
+    assert kinds[-2:] == ["summarization_retry_finished", "compaction_end"]
+    assert process.request({"id": "s", "type": "get_state"})["data"]["isCompacting"] is False
+
+
+def test_errors_that_will_not_pass_are_not_retried(rpc: Any) -> None:
+    process = _compactable(rpc, [{"status": 400}])
+    response = process.request({"id": "c", "type": "compact"})
+    assert response["success"] is False
+    assert [e["type"] for e in _retry_events(process)] == ["compaction_start", "compaction_end"]
+    assert len(process.server.requests) == 3  # the summary was asked for once
+
+
+def test_an_abort_during_the_wait_ends_the_retrying(rpc: Any) -> None:
+    """Shutting down aborts the compaction in its 30 s wait: the retrying ends at once, and says so."""
+    process = _compactable(rpc, [{"status": 500, "repeat": True}], baseDelayMs=30000)
+    process.send({"id": "c", "type": "compact"})
+    process.wait_for(lambda r: r.get("type") == "summarization_retry_scheduled")
+    assert process.close(timeout=20) == 0
+    response = next(r for r in process.records if r.get("id") == "c")
+    assert response["success"] is False
+    events = _retry_events(process)
+    assert [e["type"] for e in events][-2:] == ["summarization_retry_finished", "compaction_end"]
+    assert events[-1]["aborted"] is True
+
+
+def test_summary_requests_follow_the_provider_retry_setting(rpc: Any) -> None:
+    """``retry.provider.maxRetries: 0`` holds for summaries too (they used the client's 2 retries)."""
+    process = _compactable(rpc, [{"status": 500, "repeat": True}], enabled=False)
+    assert process.request({"id": "c", "type": "compact"})["success"] is False
+    assert len(process.server.requests) == 3  # two prompts, one summary request
