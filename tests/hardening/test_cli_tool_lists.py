@@ -91,6 +91,7 @@ def _check_run(env: PiEnv, flags: list[str], default_tools: list[str] | None, in
     return None
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
 def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
@@ -110,6 +111,7 @@ def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None
                 case.fail(problem)
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
 def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """A chain of ``-c`` runs, some changing the tools: each run declares what the last change
@@ -141,6 +143,7 @@ def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Pa
         case.lose(case.tries - len(prompts), "user messages missing from the session file")
 
 
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
 def test_rpc_bash_streams_every_byte(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """Random output (sizes, newlines, UTF-8, pauses) from RPC ``bash``: the streamed deltas join
