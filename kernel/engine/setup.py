@@ -120,14 +120,14 @@ def registered_tools(app: Any) -> list[Any]:
     ]
 
 
-def select_tools(app: Any, manager: Any) -> tuple[list[str], Any]:
-    """Names of the tools to activate (see :mod:`piko.engine.tool_selection`), and the
-    :class:`~piko.engine.tool_selection.LoadoutRecorder` that keeps them in ``manager``'s file.
+def select_tools(app: Any, manager: Any) -> tuple[list[str], list[str]]:
+    """Names of the tools to activate for ``manager``'s session (see
+    :mod:`~piko.engine.tool_selection`), and those of the default selection (what a session that
+    records nothing gets).
 
     Entries of ``--tools``/``--exclude-tools`` that name no tool are reported once, with why when
     a blocked or broken plugin provides them."""
     from piko.engine.tool_selection import (
-        LoadoutRecorder,
         ToolRequest,
         ToolSelectionError,
         choose_tools,
@@ -149,7 +149,25 @@ def select_tools(app: Any, manager: Any) -> tuple[list[str], Any]:
             app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
             names = (e.lstrip("+-") for e in entries)
             app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
-    return choice.active, LoadoutRecorder(manager, default)
+    return choice.active, default
+
+
+def tools_for_branch(app: Any, manager: Any, *, keep_unrecorded: bool = False) -> list[str] | None:
+    """The tools a session switched to (``/resume``, ``/new``, a fork) or navigated in (``/tree``)
+    should have: its recorded loadout under this run's options, else the start-up selection;
+    None with ``keep_unrecorded`` when the branch recorded none (keep what is active)."""
+    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
+
+    recorded = recorded_loadout(manager.get_branch())
+    if recorded is None and keep_unrecorded:
+        return None
+    try:
+        request = request_from(app.options, app.settings)
+    except ToolSelectionError:  # refused at start-up already
+        return None
+    if recorded is not None and not request.keeps_recorded:
+        return None if keep_unrecorded else choose_tools(registered_tools(app), request).active
+    return choose_tools(registered_tools(app), request, recorded).active
 
 
 def _text_or_file(value: str, cwd: Path) -> str:
@@ -293,7 +311,7 @@ async def create_agent_session(
     if custom_prompt:
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
-    active_tools, loadout = select_tools(app, manager)
+    active_tools, default_tools = select_tools(app, manager)
     session = AgentSession(
         app,
         manager,
@@ -314,8 +332,10 @@ async def create_agent_session(
         manager.append_model_change(model.provider, model.id)
     if model is not None and (fresh or context.thinking_level != session.thinking_level):
         manager.append_thinking_level_change(session.thinking_level)
-    session.loadout = loadout
-    loadout.record(session.get_active_tools(), app.registries.tools.names())
+    from piko.engine.tool_selection import LoadoutRecorder
+
+    session.loadout = LoadoutRecorder(lambda: session.session_manager, default_tools)
+    session.loadout.record(session.get_active_tools(), app.registries.tools.names())
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     import gc

@@ -17,7 +17,7 @@ depend on how the registry orders built-in tools.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from piko.lib.records import Record
@@ -205,12 +205,13 @@ class LoadoutRecorder:
     (its last recorded loadout, or the default selection when it recorded none), so a plain
     resume gets them back; a session on the default tools records nothing."""
 
-    def __init__(self, manager: Any, default_active: Sequence[str]) -> None:
-        self.manager = manager
+    def __init__(self, manager: Callable[[], Any], default_active: Sequence[str]) -> None:
+        self.manager = manager  # the session's current session manager (it changes on /resume, /new)
         self.default_active = tuple(default_active)
 
     def record(self, active: Sequence[str], known: Sequence[str]) -> None:
-        recorded = recorded_loadout(self.manager.get_branch())
+        manager = self.manager()
+        recorded = recorded_loadout(manager.get_branch())
         on_file = recorded.active if recorded is not None else self.default_active
         if tuple(active) != on_file:
-            self.manager.append_custom(LOADOUT_ENTRY, loadout_record(active, known))
+            manager.append_custom(LOADOUT_ENTRY, loadout_record(active, known))

@@ -228,3 +228,30 @@ def test_summary_requests_follow_the_provider_retry_setting(rpc: Any) -> None:
     process = _compactable(rpc, [{"status": 500, "repeat": True}], enabled=False)
     assert process.request({"id": "c", "type": "compact"})["success"] is False
     assert len(process.server.requests) == 3  # two prompts, one summary request
+
+
+def _declared(process: Any, index: int) -> list[str]:
+    return [t["function"]["name"] for t in process.server.requests[index]["body"].get("tools") or []]
+
+
+def test_switching_sessions_brings_their_tools(rpc: Any) -> None:
+    """``switch_session`` to a session that recorded its tools restores them (as pi 1.6, which
+    builds the session afresh); ``new_session`` goes back to the start-up selection."""
+    first = rpc([text_turn("one")], args=[*SESSION_ARGS, "--tools", "read,grep"])
+    first.request({"id": "p", "type": "prompt", "message": "one"})
+    until_idle(first)
+    recorded = first.request({"id": "s", "type": "get_state"})["data"]["sessionFile"]
+    assert first.close() == 0
+    process = rpc([text_turn("two"), text_turn("three"), text_turn("four")], args=SESSION_ARGS)
+    assert process.request({"id": "w", "type": "switch_session", "sessionPath": recorded})["success"]
+    process.request({"id": "p1", "type": "prompt", "message": "two"})
+    until_idle(process)
+    assert _declared(process, 0) == ["read", "grep"]
+    assert process.request({"id": "n", "type": "new_session"})["success"]
+    process.request({"id": "p2", "type": "prompt", "message": "three"})
+    until_idle(process)
+    assert _declared(process, 1) == ["read", "bash", "edit", "write"]
+    assert process.request({"id": "w2", "type": "switch_session", "sessionPath": recorded})["success"]
+    process.request({"id": "p3", "type": "prompt", "message": "four"})
+    until_idle(process)
+    assert _declared(process, 2) == ["read", "grep"]
