@@ -3,8 +3,9 @@
 This is pi's start-up sequence after argument parsing (its execution flow, steps 9-14):
 choose the session (``--no-session``, ``--session``, ``--fork``, ``--continue``, new), resolve
 the model (``--provider``/``--model``, ``--models`` scope, the session's, settings, defaults),
-the thinking level (clamped to the model), the active tools (``--tools``, ``--no-tools``,
-``--no-builtin-tools``), resources (context files, skills, templates, through their plugins and
+the thinking level (clamped to the model), the active tools (:mod:`~piko.engine.tool_selection`:
+``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``, ``defaultTools``, the
+session's recorded loadout), resources (context files, skills, templates, through their plugins and
 ``resources_discover``), then create the :class:`~piko.engine.session.AgentSession`, bind it
 as the runtime of extensions and fire ``session_start``.
 """
