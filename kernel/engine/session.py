@@ -207,8 +207,12 @@ class AgentSession:
         tools = [registry.get(n) for n in dict.fromkeys(names) if registry.get(n) is not None]
         self.agent.state.tools = tools
         self._rebuild_system_prompt()
-        if persist and self.loadout is not None:  # a resume gets them back
-            self.loadout.record(self.get_active_tools(), registry.names())
+
+    def _record_tools(self) -> None:
+        """Note the active tools in the session file when they changed (as pi does when a run
+        starts), so a resume gets them back."""
+        if self.loadout is not None:
+            self.loadout.record(self.get_active_tools(), self.app.registries.tools.names())
 
     def _rebuild_system_prompt(self) -> None:
         resources = self.resources
@@ -286,6 +290,7 @@ class AgentSession:
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
+            self._record_tools()
             await self.runs.run(lambda: self.agent.prompt(messages))
 
     async def _prepare_prompt(
@@ -329,6 +334,7 @@ class AgentSession:
 
     async def _start_turn(self, message: CustomMessage) -> None:
         self.models.require_ready()
+        self._record_tools()
         await self.runs.run(lambda: self.agent.prompt([message]))
 
     async def steer(self, text: str, images: list[ImageContent] | None = None) -> None:

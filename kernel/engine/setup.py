@@ -335,8 +335,7 @@ async def create_agent_session(
         manager.append_thinking_level_change(session.thinking_level)
     from piko.engine.tool_selection import LoadoutRecorder
 
-    session.loadout = LoadoutRecorder(lambda: session.session_manager, default_tools)
-    session.loadout.record(session.get_active_tools(), app.registries.tools.names())
+    session.loadout = LoadoutRecorder(lambda: session.session_manager, default_tools)  # noted as runs start
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     import gc

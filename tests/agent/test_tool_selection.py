@@ -186,4 +186,3 @@ def test_resume_reads_the_loadout_pi_1_6_records(pi_env: Any) -> None:
     done = env.run("-p", "-c", *MOCK, "two")
     assert done.returncode == 0, done.stderr
     assert env.tool_names(1) == ["grep", "find"]
-

@@ -1,7 +1,7 @@
 """What piko adds to pi 0.73.1's records as pi 1.6 does, taken out again to compare with 0.73 transcripts.
 
-The additions are strictly additive (a 0.73 client ignores them): the ``agent_settled`` event and
-the assistant message fields ``rawStopReason``, ``durationMs`` and ``thinkingLevel``. Comparing
+The additions are strictly additive (a 0.73 client ignores them): the ``agent_settled`` and
+``bash_execution_update`` events and the assistant message fields ``rawStopReason``, ``durationMs`` and ``thinkingLevel``. Comparing
 our output with a 0.73 transcript after :func:`without_additions` shows everything else is
 still pi 0.73.1's, key order and bytes included.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-ADDED_EVENTS = ("agent_settled",)
+ADDED_EVENTS = ("agent_settled", "bash_execution_update")
 ADDED_ASSISTANT_FIELDS = ("rawStopReason", "durationMs", "thinkingLevel")
 # in an assistant message the three come together, in this order (get_state's thinkingLevel stays)
 _FIELD = re.compile(r'(?:,"rawStopReason":"[^"]*")?,"durationMs":\d+,"thinkingLevel":"[^"]*"')
