@@ -90,6 +90,9 @@ class App:
         apply_http_proxy(self.settings.global_data.get("httpProxy"))
         self.policy = load_policy()
         self.registries.overrides_forbidden = self.policy.forbids_overrides()
+        self.registries.policy = self.policy
+        if self.policy.settings:  # forced values win over every settings file and flag
+            self.settings.force(self.policy.settings, self.policy.source)
         self.pm.register_internal(core_plugin, "core")
         self.pm.hook.piko_addhooks.call_historic(kwargs={"pluginmanager": self.pm})
         # Trust is settled (and asked, once) before any project code is even on the import path.

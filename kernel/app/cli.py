@@ -178,7 +178,6 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
     (("--use-theme",), "value", "<name>", "The interactive theme for this run (not saved)"),
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
-    (("--list-models",), "optional", "[search]", "List available models (optionally fuzzy-filtered)"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
     (("--disable-plugin",), "multi", "<name>", "Block a plugin by name (repeatable; see `pi plugins`)"),
@@ -325,10 +324,6 @@ def run(argv: list[str]) -> int:
     if app.options.get("version"):
         _info_stream(argv).write(f"{__version__}\n")
         return 0
-    if app.options.get("list_models") is not None:
-        from piko.app.list_models import list_models
-
-        return list_models(app, app.options["list_models"] or None, _info_stream(argv))
     for flag in app.registries.flags:
         if flag.run is not None and app.flag_values.get(flag.name) not in (None, False):
             return int(flag.resolved("run")(app, app.flag_values[flag.name], _info_stream(argv)) or 0)
@@ -367,6 +362,12 @@ def selected_mode(app: Any, argv: list[str]) -> str:
 
 def run_mode(app: Any, argv: list[str]) -> int:
     """Run the selected mode plugin and return its exit code."""
+    policy = getattr(app, "policy", None)
+    if policy is not None and policy.failed:  # fail closed: no rule can be known, so nothing runs
+        return _say_error(
+            f"the managed policy cannot be used ({'; '.join(policy.errors)}); piko does not start until "
+            "it is fixed (`pi policy show` shows what it read)"
+        )
     name = selected_mode(app, argv)
     mode = app.registries.modes.get(name)
     if mode is None:

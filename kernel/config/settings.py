@@ -105,6 +105,8 @@ class Settings:
         self.global_path = self.agent_dir / "settings.json"
         self.project_path = project_dir(self.cwd) / "settings.json"
         self._overrides: dict[str, Any] = {}
+        self._forced: dict[str, Any] = {}
+        self.forced_by: str | None = None
         self.reload()
 
     # -- reading ---------------------------------------------------------------------------
@@ -135,8 +137,9 @@ class Settings:
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
         merged = deep_merge(merged, self._overrides)
+        merged = deep_merge(merged, self._forced)
         tools = None  # a layer of only +name/-name entries changes the one below (pi 1.6)
-        for layer in (self.global_data, project, self._overrides):
+        for layer in (self.global_data, project, self._overrides, self._forced):
             tools = merge_default_tools(tools, layer.get("defaultTools"))
         if tools is not None:
             merged["defaultTools"] = tools
@@ -163,6 +166,22 @@ class Settings:
         """Set a runtime value (CLI flag, RPC command) above every file; never persisted."""
         _set_path(self._overrides, key, value)
         self._rebuild()
+
+    def force(self, values: dict[str, Any], source: str) -> None:
+        """Values a managed policy sets (``source`` names its file): above every file, flag and
+        runtime change, so no user or project setting can change them."""
+        self._forced = deep_merge(self._forced, values)
+        self.forced_by = source
+        self._rebuild()
+
+    def is_forced(self, key: str) -> bool:
+        """Whether a managed policy sets ``key`` (a dotted key, or a parent of one it sets)."""
+        node: Any = self._forced
+        for part in key.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return False
+            node = node[part]
+        return True
 
     # -- writing ---------------------------------------------------------------------------
 

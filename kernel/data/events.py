@@ -447,6 +447,16 @@ class FileWriteRequest(Record):
     session_id: str | None = None
 
 
+class WorkspaceFileRequest(Record):
+    """A file the agent's tools read or write, offered first to the workspace the user works in
+    (an editor holding unsaved changes): ``piko_workspace_read_text`` / ``piko_workspace_write_text``."""
+
+    TYPE: ClassVar[str] = "workspace_file"
+    path: str = ""
+    content: str | None = None  # the text to write (writes only)
+    session_id: str | None = None
+
+
 class FileDeleteRequest(Record):
     """A denied delete offered to ``piko_file_delete_fallback``."""
 

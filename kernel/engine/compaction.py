@@ -103,7 +103,7 @@ async def check_compaction(
     from piko.engine.overflow import is_context_overflow
 
     same_model = message.provider == model.provider and message.model == model.id
-    if same_model and is_context_overflow(message, window):
+    if same_model and is_context_overflow(message, window, pm=session.app.pm, model=model):
         if session.runs.overflow_recovery_attempted:
             await session.listeners.notify(
                 CompactionEndEvent(reason="overflow", error_message=OVERFLOW_GAVE_UP)
@@ -243,7 +243,12 @@ async def run_compaction(
             reason=reason,
             thinking_level=session.thinking_level,
             retry=SummaryRetry(
-                session.settings, session.listeners.notify, source="compaction", reason=reason
+                session.settings,
+                session.listeners.notify,
+                source="compaction",
+                reason=reason,
+                pm=session.app.pm,
+                model=model,
             ),
         )
         preparation = await ask_strategy(session, "compaction_prepare", request)

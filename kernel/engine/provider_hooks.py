@@ -63,6 +63,14 @@ class ProviderRequests:
             on_payload=self.on_payload,
             on_response=self.on_response,
         )
+        pm = getattr(self._registry.app, "pm", None) if hasattr(self._registry, "app") else None
+        if pm is not None:
+            from piko.platform.ordering import merged_answers
+
+            extra = merged_answers(
+                pm, "piko_provider_request_headers", model=model, session_id=options.session_id
+            )
+            options.headers.update({str(k): str(v) for k, v in extra.items()})
         retention = self._settings.get("cacheRetention")
         if isinstance(retention, str):
             options.cache_retention = retention

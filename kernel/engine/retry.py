@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -14,36 +13,26 @@ from piko.data.events import (
     SummarizationRetryFinishedEvent,
     SummarizationRetryScheduledEvent,
 )
-from piko.data.messages import AssistantMessage
+from piko.data.messages import AssistantMessage, Model
 from piko.lib.abort import AbortController
 
-# pi's pattern of errors worth retrying (overloads, rate limits, 5xx, network trouble)
-RETRYABLE_PATTERN = (
-    r"overloaded|provider.?returned.?error|rate.?limit|too many requests|429|500|502|503|504|"
-    r"service.?unavailable|server.?error|internal.?error|network.?error|connection.?error|"
-    r"connection.?refused|connection.?lost|websocket.?closed|websocket.?error|other side closed|"
-    r"fetch failed|upstream.?connect|reset before headers|socket hang up|ended without|"
-    r"http2 request did not get a response|timed? out|timeout|terminated|retry delay"
-)
-
 Announce = Callable[[str, Any], Awaitable[None]]
-
-
-def retryable_error(text: str) -> bool:
-    """Whether an error message is one of the passing kinds worth another try."""
-    return re.search(RETRYABLE_PATTERN, text, re.IGNORECASE) is not None
 
 
 class RetryPolicy:
     """pi's auto-retry: up to ``retry.maxRetries`` attempts, waiting ``retry.baseDelayMs`` doubled
     each time, announced as ``auto_retry_start``/``auto_retry_end``.
 
-    ``announce(name, event)`` tells the listeners and the extensions. The policy holds only the
-    attempt count and the wait in progress (which :meth:`abort` cancels).
+    ``announce(name, event)`` tells the listeners and the extensions. Which errors are worth
+    retrying, the plugins say (``piko_classify_error``, asked through ``pm``). The policy holds
+    only the attempt count and the wait in progress (which :meth:`abort` cancels).
     """
 
-    def __init__(self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None]) -> None:
+    def __init__(
+        self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None], pm: Any = None
+    ) -> None:
         self._settings = settings
+        self._pm = pm
         self._announce = announce
         self._save_setting = save_setting
         self._attempt = 0
@@ -71,15 +60,11 @@ class RetryPolicy:
         if self._controller is not None:
             self._controller.abort()
 
-    def is_retryable(self, message: AssistantMessage, context_window: int) -> bool:
+    def is_retryable(self, message: AssistantMessage, model: Model | None) -> bool:
         """Whether ``message`` failed with an error worth retrying (a context overflow is not)."""
-        if message.stop_reason != "error" or not message.error_message:
-            return False
-        from piko.engine.overflow import is_context_overflow
+        from piko.engine.overflow import error_kind
 
-        if is_context_overflow(message, context_window):
-            return False
-        return retryable_error(message.error_message)
+        return error_kind(self._pm, message, model) == "retryable"
 
     async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
         """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when
@@ -128,7 +113,8 @@ class SummaryRetry:
     """pi 1.6's retry of a compaction or branch-summary request: the ``retry`` settings' budget
     and backoff, told to the session's listeners as ``summarization_retry_scheduled`` (before each
     wait), ``summarization_retry_attempt_start`` (after it) and ``summarization_retry_finished``
-    (once, at the end, when there was a retry)."""
+    (once, at the end, when there was a retry). Which errors are worth another try, the plugins
+    say (``piko_classify_error`` through ``pm``), as for the session's own requests."""
 
     def __init__(
         self,
@@ -137,11 +123,15 @@ class SummaryRetry:
         *,
         source: str,
         reason: str | None = None,
+        pm: Any = None,
+        model: Model | None = None,
     ) -> None:
         self._settings = settings
         self._notify = notify
         self.source = source
         self.reason = reason
+        self._pm = pm
+        self._model = model
 
     async def run(
         self, produce: Callable[[], Awaitable[AssistantMessage | None]], signal: Any = None
@@ -150,6 +140,8 @@ class SummaryRetry:
         enabled = bool(self._settings.get("retry.enabled", True))
         max_retries = int(self._settings.get("retry.maxRetries", 3)) if enabled else 0
         base = float(self._settings.get("retry.baseDelayMs", 2000))
+        from piko.engine.overflow import error_kind
+
         attempt = 0
         while True:
             message = await produce()
@@ -158,7 +150,10 @@ class SummaryRetry:
             )
             error = message.error_message or "Unknown error" if message is not None else ""
             failed = message is not None and message.stop_reason == "error" and not aborted
-            if not failed or attempt >= max_retries or not retryable_error(error):
+            retryable = (
+                failed and message is not None and error_kind(self._pm, message, self._model) == "retryable"
+            )
+            if not retryable or attempt >= max_retries:
                 if attempt:
                     await self._notify(SummarizationRetryFinishedEvent())
                 return message

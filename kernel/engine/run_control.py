@@ -67,7 +67,7 @@ class RunControl:
             if last is None:
                 return
             model = self._model()
-            if self._retry.is_retryable(last, model.context_window if model else 0) and self._retry.enabled:
+            if self._retry.is_retryable(last, model) and self._retry.enabled:
                 if await self._retry.wait(last, self._agent.state.messages):
                     await self._agent.continue_()
                     continue

@@ -104,7 +104,7 @@ class AgentSession:
         signal, messages = (lambda: self.agent.signal), (lambda: self.agent.state.messages)
         self.listeners = Listeners()
         self.queues = MessageQueues(self.agent, self.listeners, self._save_setting)
-        self.retry = RetryPolicy(self.settings, self._announce, self._save_setting)
+        self.retry = RetryPolicy(self.settings, self._announce, self._save_setting, self.app.pm)
         self.models = ModelControl(
             self.model_registry, self.settings, manager=lambda: self.session_manager,
             save_setting=self._save_setting, listeners=self.listeners, emit=self._emit,

@@ -42,10 +42,6 @@ class SetupError(Exception):
         self.bare = bare
 
 
-# pi's built-in tools in the order pi activates and lists them
-BUILTIN_TOOL_ORDER = ("read", "bash", "edit", "write", "grep", "find", "ls")
-
-
 def session_dir(app: Any) -> str | None:
     """``--session-dir``, else ``$PI_CODING_AGENT_SESSION_DIR``, else settings ``sessionDir``."""
     value = (
@@ -103,12 +99,18 @@ def open_session_manager(app: Any) -> Any:
 
 
 def default_tool_order(tools: list[Any]) -> list[Any]:
-    """pi's built-in tools first, in pi's order, then the others as they registered."""
-    rank = {name: i for i, name in enumerate(BUILTIN_TOOL_ORDER)}
-    builtin = sorted(
-        (t for t in tools if t.plugin.startswith("tools.") and t.name in rank), key=lambda t: rank[t.name]
-    )
-    return builtin + [t for t in tools if t not in builtin]
+    """Tools with an ``order`` first, lowest first, then the others in load order."""
+    return sorted(tools, key=lambda t: (t.order is None, t.order or 0))
+
+
+def is_builtin_tool(app: Any, tool: Any) -> bool:
+    """A tool of one of piko's own ``tools`` plugins (what ``--no-builtin-tools`` leaves out).
+
+    Decided by where the plugin came from, not by its name: a third-party plugin named
+    ``tools.x`` is not built-in.
+    """
+    info = app.pm.infos.get(tool.plugin)
+    return info is not None and info.builtin and info.kind == "tools"
 
 
 def registered_tools(app: Any) -> list[Any]:
@@ -116,7 +118,7 @@ def registered_tools(app: Any) -> list[Any]:
     from piko.engine.tool_selection import ToolInfo
 
     return [
-        ToolInfo(t.name, t.plugin.startswith("tools."), bool(t.default_active))
+        ToolInfo(t.name, is_builtin_tool(app, t), bool(t.default_active))
         for t in default_tool_order(list(app.registries.tools))
     ]
 

@@ -79,6 +79,7 @@ class ModelRegistry:
         self.diagnostics: list[str] = []
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
         self.policy_blocked: dict[str, str] = {}  # provider -> the policy file that blocks it
+        self.policy_blocked_models: dict[str, str] = {}  # "provider/id" -> the policy line refusing it
         self._loaded = False
 
     # -- filling -----------------------------------------------------------------------------
@@ -133,6 +134,11 @@ class ModelRegistry:
 
         register.diagnostic = diagnostic  # type: ignore[attr-defined]
         return register
+
+    def model_refused(self, provider: str, model_id: str) -> str | None:
+        """The managed policy's one line when it refuses ``provider/model_id``, else ``None``."""
+        self.all_models()  # models are checked as they are built
+        return self.policy_blocked_models.get(f"{provider}/{model_id}")
 
     def unavailable(self, provider: str) -> str | None:
         """Why ``provider`` is not there: a policy blocks it, or its plugin is blocked or broken."""
@@ -216,9 +222,13 @@ class ModelRegistry:
         self._add_models(merged, config, config.models)
 
     def _add_models(self, merged: ProviderConfig, config: ProviderConfig, models: list[Model]) -> None:
+        policy = getattr(self.app, "policy", None)
         for model in models:
             model = self._complete(model, merged, config)
             key = f"{model.provider}/{model.id}"
+            if policy is not None and not policy.allows_model(model.provider, model.id):
+                self.policy_blocked_models[key] = policy.violation("models", key) or policy.source
+                continue
             if key not in self._models:
                 merged.models.append(model)
             else:

@@ -227,7 +227,10 @@ def resolve_cli_model(
         found, level, warning = parse_model_pattern(model, models, strict=True)
         if found is not None:
             return found, level, warning
-    if chosen:
+    refused = _refused(registry, chosen, pattern, model)
+    if refused:
+        raise ModelResolutionError(refused)
+    if chosen and _policy_allows(registry, chosen, pattern):
         own = registry.models_of(chosen)
         if own:
             default_id = DEFAULT_MODEL_PER_PROVIDER.get(chosen)
@@ -239,7 +242,29 @@ def resolve_cli_model(
                 (f"{warning} {note}" if warning else note),
             )
     shown = f"{chosen}/{pattern}" if chosen else model
+    if chosen and not _policy_allows(registry, chosen, pattern):
+        policy = registry.app.policy
+        raise ModelResolutionError(
+            policy.violation("models", f"{chosen}/{pattern}") or "refused by the managed policy"
+        )
     raise ModelResolutionError(f'Model "{shown}" not found. Use --list-models to see available models.')
+
+
+def _refused(registry: Any, provider: str | None, pattern: str, model: str) -> str | None:
+    """The managed policy's line when the model asked for is one it refuses."""
+    if not hasattr(registry, "model_refused"):
+        return None
+    if provider:
+        return registry.model_refused(provider, pattern)  # type: ignore[no-any-return]
+    if "/" in model:
+        return registry.model_refused(*model.split("/", 1))  # type: ignore[no-any-return]
+    return None
+
+
+def _policy_allows(registry: Any, provider: str, model_id: str) -> bool:
+    """Whether a custom model id may be used with ``provider`` under the managed policy."""
+    policy = getattr(getattr(registry, "app", None), "policy", None)
+    return policy is None or policy.allows_model(provider, model_id)
 
 
 def resolve_model_scope(patterns: list[str], registry: Any) -> tuple[list[ScopedModel], list[str]]:

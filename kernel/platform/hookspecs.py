@@ -83,7 +83,9 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         TurnEndEvent,
         TurnStartEvent,
         UserBashEvent,
+        WorkspaceFileRequest,
     )
+    from piko.data.messages import AssistantMessage, Model
     from piko.engine.system_prompt import SystemPromptOptions
     from piko.platform.manager import PikoPluginManager
     from piko.platform.protocols import (
@@ -153,7 +155,7 @@ def piko_register_tools(register: RegisterTool) -> None:
     Fires when the tool registry is first needed (a session is created, ``pi plugins``).
 
     :param register: ``register(ToolDefinition)`` or ``register(name=..., label=...,
-        description=..., parameters=<JSON schema>, execute=..., default_active=False)``;
+        description=..., parameters=<JSON schema>, execute=..., default_active=False, order=None)``;
         ``execute`` may be a callable or an ``"module:attr"`` import string resolved on first call.
     Return value: ignored. A second tool with a name already taken is refused with a diagnostic.
     """
@@ -335,6 +337,53 @@ def piko_credential_store(app: App) -> Any:
     """
 
 
+@hookspec
+def piko_provider_request_headers(model: Model, session_id: str) -> dict[str, str] | None:
+    """Add headers to the next provider request (trace context, a request id, a team tag).
+
+    Asked before each model request, after the credentials and the configured headers are
+    resolved. Every plugin's answer is merged in piko's call order (a later answer wins for the
+    same header); headers the provider configuration sets are kept unless an answer names them.
+
+    :param model: the :class:`piko.data.messages.Model` the request goes to.
+    :param session_id: the running session's id.
+    Return value: a dict of header names to values, or ``None``.
+    """
+
+
+@hookspec
+def piko_shell_env(cwd: str, tool_call_id: str | None) -> dict[str, str] | None:
+    """Add variables to the environment of a shell command the agent runs.
+
+    Asked before each ``bash`` tool call (and each ``!`` command a user types) starts its
+    shell. Every plugin's answer is merged in piko's call order over the inherited environment.
+
+    :param cwd: the folder the command runs in.
+    :param tool_call_id: the tool call's id, or ``None`` for a user's ``!`` command.
+    Return value: a dict of variable names to values, or ``None``.
+    """
+
+
+@hookspec(firstresult=True)
+def piko_classify_error(message: AssistantMessage, model: Model | None) -> str | None:
+    """Say what a failed model response means, so that the session knows whether to retry.
+
+    Asked when a response ends with ``stop_reason == "error"``, before auto-retry and overflow
+    compaction decide. Providers word errors in their own way; a provider plugin answers for
+    its phrasing (``tryfirst`` to be asked before the built-ins). The built-in
+    ``providers.error-kinds`` plugin answers last with the phrasings pi recognises. Responses
+    that do not fail but report more input than the window (or stop with no output on a full
+    window) are detected by the session itself from the usage, without this hook.
+
+    :param message: the failed :class:`piko.data.messages.AssistantMessage` (``error_message``
+        holds the provider's text).
+    :param model: the :class:`piko.data.messages.Model` the request went to, when known.
+    Return value: ``"overflow"`` (the context is too long: compact, then send again),
+    ``"retryable"`` (a transient failure: wait and send again), ``"fatal"`` (neither), or
+    ``None`` to let the next implementation answer. With no answer the error is fatal.
+    """
+
+
 @event(Semantics.FIRST, service=True)
 def piko_compaction_prepare(request: Any, ctx: Context) -> Any:
     """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).
@@ -385,6 +434,31 @@ def piko_export_html(request: ExportRequest, ctx: Context) -> Any:
 
     :param request: a :class:`piko.data.events.ExportRequest` (session file or entries, output path).
     Return value: the path written, or ``None``.
+    """
+
+
+@event(Semantics.FIRST, service=True)
+def piko_workspace_read_text(request: WorkspaceFileRequest, ctx: Context) -> Any:
+    """The text of a file as the user's workspace holds it, when a plugin knows it better than
+    the disk (an editor with unsaved changes, through ACP).
+
+    Asked by the ``read`` and ``edit`` tools before they read a file, only when a handler is
+    registered (no cost otherwise).
+
+    :param request: :class:`piko.data.events.WorkspaceFileRequest` (``path`` absolute, ``session_id``).
+    Return value: the file's whole text; ``None`` lets the tool read the disk. The first text wins.
+    """
+
+
+@event(Semantics.FIRST, reducer=reducers.fallback, empty=reducers.declined, service=True)
+def piko_workspace_write_text(request: WorkspaceFileRequest, ctx: Context) -> Any:
+    """Write a file through the user's workspace (an editor updates its buffer and saves it).
+
+    Asked by the ``write`` and ``edit`` tools before they write, only when a handler is
+    registered.
+
+    :param request: :class:`piko.data.events.WorkspaceFileRequest` (``path`` absolute, ``content``).
+    Return value: ``True`` when the workspace wrote the file; otherwise the tool writes the disk.
     """
 
 

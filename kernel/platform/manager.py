@@ -61,6 +61,16 @@ class PluginInfo(Record, kw_only=False):
     hooks: list[str] = field(factory=list)
 
     @property
+    def kind(self) -> str:
+        """The plugin's kind by piko's entry-point naming (``tools.read`` is a ``tools`` plugin)."""
+        return self.name.split(".", 1)[0] if "." in self.name else ""
+
+    @property
+    def builtin(self) -> bool:
+        """Shipped with piko (an entry point of the ``piko`` distribution)."""
+        return self.origin == "built-in"
+
+    @property
     def source(self) -> str:
         """Where the plugin came from, in one phrase."""
         if self.origin == "built-in":

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["call_order"]
+__all__ = ["call_order", "merged_answers"]
 
 
 def call_order(pm: Any, hookimpls: Iterable[Any]) -> list[Any]:
@@ -27,3 +27,20 @@ def call_order(pm: Any, hookimpls: Iterable[Any]) -> list[Any]:
         return group, registered.get(id(impl.plugin), 0)
 
     return sorted(hookimpls, key=rank)
+
+
+def merged_answers(pm: Any, hook: str, **kwargs: Any) -> dict[str, Any]:
+    """Call every implementation of a hook whose answers are dicts, in piko's order, and merge
+    them (a later answer wins for the same key). An implementation that raises is left out."""
+    merged: dict[str, Any] = {}
+    caller = getattr(pm.hook, hook, None)
+    if caller is None:
+        return merged
+    for impl in call_order(pm, caller.get_hookimpls()):
+        try:
+            answer = impl.function(**{name: kwargs[name] for name in impl.argnames if name in kwargs})
+        except Exception:
+            continue
+        if isinstance(answer, dict):
+            merged.update(answer)
+    return merged

@@ -7,7 +7,11 @@ settings can loosen them. The format::
     {
       "plugins":        {"allow": ["acme.*"], "block": ["tools.bash"]},
       "providers":      {"allow": ["acme-gateway"], "block": ["openai"]},
+      "models":         {"allow": ["acme-gateway/*", "anthropic/claude-*"], "block": ["*/*-preview"]},
+      "tools":          {"block": ["bash"]},
+      "mcpServers":     {"allow": ["docs", "npx -y @acme/*", "https://mcp.acme.com/*"]},
       "packageSources": {"allow": ["pip:acme-*", "git:git.acme.com/*"], "block": ["npm:*"]},
+      "settings":       {"defaultProjectTrust": "never"},
       "allowProjectCode": false,
       "allowOverrides": false
     }
@@ -17,7 +21,10 @@ Entries are glob patterns (``*``, ``?``, ``[...]``). ``block`` always wins over 
 extension files); built-in plugins are only affected by ``plugins.block``, and the essential
 ones cannot be blocked at all. ``packageSources`` patterns match a source's identity
 (``pip:<name>``, ``git:<host>/<path>``, ``npm:<name>``, ``path:<absolute dir>``) or the source as
-written. ``allowProjectCode: false`` keeps every project untrusted. ``allowOverrides: false``
+written. ``models`` patterns match ``provider/id``; ``tools`` patterns match tool names (a blocked
+tool is never registered, so no run, extension or mode can activate it); ``mcpServers`` patterns
+match a server's name, its command line or its URL. ``settings`` holds values that win over every
+settings file and flag. ``allowProjectCode: false`` keeps every project untrusted. ``allowOverrides: false``
 refuses every registration that would replace another plugin's tool, provider, mode or command
 (``override=True``). A policy file that cannot be
 read or parsed fails closed: third-party plugins, package sources and project code are disabled.
@@ -34,7 +41,12 @@ from typing import Any
 from piko.lib import jsonio
 
 POLICY_ENV = "PIKO_POLICY"
-SECTIONS = ("plugins", "providers", "packageSources")
+SECTIONS = ("plugins", "providers", "packageSources", "models", "tools", "mcpServers")
+# the policy file's section names and what a rule of each is about, for messages
+_SECTION_NOUNS = {
+    "plugins": "plugin", "providers": "provider", "packageSources": "package source",
+    "models": "model", "tools": "tool", "mcpServers": "MCP server",
+}  # fmt: skip
 
 
 def system_policy_paths() -> list[Path]:
@@ -68,11 +80,33 @@ class _Plain:
 
 
 class Rule(_Plain):
-    """``block`` patterns and allowlists of one section (each allowlist must admit a value)."""
+    """``block`` patterns and allowlists of one section (each allowlist must admit a value).
 
-    def __init__(self, allow: list[list[str]] | None = None, block: list[str] | None = None) -> None:
+    ``allow_from[i]`` is the file of ``allow[i]``; ``block_from[pattern]`` the file of a block.
+    """
+
+    def __init__(
+        self,
+        allow: list[list[str]] | None = None,
+        block: list[str] | None = None,
+        allow_from: list[str] | None = None,
+        block_from: dict[str, str] | None = None,
+    ) -> None:
         self.allow: list[list[str]] = allow or []
         self.block: list[str] = block or []
+        self.allow_from: list[str] = allow_from or ["policy"] * len(self.allow)
+        self.block_from: dict[str, str] = block_from or {}
+
+    def why_refused(self, *values: str) -> tuple[str, str] | None:
+        """``("block" | "allow", file)`` of the first rule refusing ``values``; ``None`` if permitted."""
+        present = [v for v in values if v]
+        for pattern in self.block:
+            if any(_matches(v, [pattern]) for v in present):
+                return "block", self.block_from.get(pattern, "policy")
+        for patterns, source in zip(self.allow, self.allow_from, strict=False):
+            if not any(_matches(v, patterns) for v in present):
+                return "allow", source
+        return None
 
     def allowed(self, *values: str) -> bool:
         """True when every allowlist admits at least one of ``values`` (no allowlist: True)."""
@@ -88,7 +122,12 @@ class Rule(_Plain):
 
     def merge(self, other: Rule) -> Rule:
         """The stricter combination: blocks add up, every allowlist must agree."""
-        return Rule(allow=[*self.allow, *other.allow], block=[*self.block, *other.block])
+        return Rule(
+            allow=[*self.allow, *other.allow],
+            block=[*self.block, *other.block],
+            allow_from=[*self.allow_from, *other.allow_from],
+            block_from={**other.block_from, **self.block_from},
+        )
 
 
 class Policy(_Plain):
@@ -103,11 +142,21 @@ class Policy(_Plain):
         allow_project_code: bool = True,
         errors: list[str] | None = None,
         allow_overrides: bool = True,
+        models: Rule | None = None,
+        tools: Rule | None = None,
+        mcp_servers: Rule | None = None,
+        settings: dict[str, Any] | None = None,
+        settings_from: dict[str, str] | None = None,
     ) -> None:
         self.paths: list[str] = paths or []
         self.plugins = plugins or Rule()
         self.providers = providers or Rule()
         self.package_sources = package_sources or Rule()
+        self.models = models or Rule()
+        self.tools = tools or Rule()
+        self.mcp_servers = mcp_servers or Rule()
+        self.settings: dict[str, Any] = settings or {}
+        self.settings_from: dict[str, str] = settings_from or {}
         self.allow_project_code = allow_project_code
         self.allow_overrides = allow_overrides
         self.errors: list[str] = errors or []
@@ -138,6 +187,34 @@ class Policy(_Plain):
         """Whether models of provider ``name`` may be used."""
         return self.providers.permits(name)
 
+    def allows_model(self, provider: str, model_id: str) -> bool:
+        """Whether the model ``provider/model_id`` may be used (its provider must be allowed too)."""
+        return self.allows_provider(provider) and self.models.permits(f"{provider}/{model_id}")
+
+    def allows_tool(self, name: str) -> bool:
+        return self.tools.permits(name)
+
+    def allows_mcp_server(self, name: str, target: str = "") -> bool:
+        """Whether the MCP server ``name`` (started by command line or reached at URL ``target``) may be used."""
+        if self.failed:
+            return False
+        return self.mcp_servers.permits(name, target)
+
+    def violation(self, section: str, *values: str) -> str | None:
+        """One line naming the rule and the file that refuse ``values`` (``None``: permitted).
+
+        ``section`` is the policy file's section name (``"tools"``, ``"models"``, ...).
+        """
+        rule: Rule = getattr(self, _ATTRS[section])
+        refused = rule.why_refused(*values)
+        if refused is None:
+            return None
+        kind, source = refused
+        verb = "is blocked by" if kind == "block" else "is not in"
+        return (
+            f"{_SECTION_NOUNS[section]} '{values[0]}' {verb} {section}.{kind} of the managed policy {source}"
+        )
+
     def allows_source(self, *keys: str) -> bool:
         """Whether a package source (identity and/or source string) may be installed or loaded."""
         if self.failed:
@@ -157,7 +234,18 @@ class Policy(_Plain):
             allow_project_code=self.allow_project_code and other.allow_project_code,
             errors=[*self.errors, *other.errors],
             allow_overrides=self.allow_overrides and other.allow_overrides,
+            models=self.models.merge(other.models),
+            tools=self.tools.merge(other.tools),
+            mcp_servers=self.mcp_servers.merge(other.mcp_servers),
+            settings={**other.settings, **self.settings},  # the first file read wins ($PIKO_POLICY first)
+            settings_from={**other.settings_from, **self.settings_from},
         )
+
+
+_ATTRS = {
+    "plugins": "plugins", "providers": "providers", "packageSources": "package_sources",
+    "models": "models", "tools": "tools", "mcpServers": "mcp_servers",
+}  # fmt: skip
 
 
 def _patterns(value: Any, where: str) -> list[str]:
@@ -170,7 +258,7 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
     """A :class:`Policy` from the parsed JSON of one file; raises ``ValueError`` when malformed."""
     if not isinstance(data, dict):
         raise ValueError("the policy must be a JSON object")
-    known = {*SECTIONS, "allowProjectCode", "allowOverrides", "$schema", "comment"}
+    known = {*SECTIONS, "settings", "allowProjectCode", "allowOverrides", "$schema", "comment"}
     unknown = sorted(k for k in data if k not in known)
     if unknown:
         raise ValueError(f"unknown key(s) {', '.join(unknown)}")
@@ -184,7 +272,12 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
             raise ValueError(f"unknown key(s) in '{section}': {', '.join(extra)}")
         allow = [_patterns(raw["allow"], f"{section}.allow")] if "allow" in raw else []
         block = _patterns(raw.get("block", []), f"{section}.block")
-        rules[section] = Rule(allow=allow, block=block)
+        rules[section] = Rule(
+            allow=allow, block=block, allow_from=[path] * len(allow), block_from=dict.fromkeys(block, path)
+        )
+    forced = data.get("settings", {})
+    if not isinstance(forced, dict):
+        raise ValueError("'settings' must be an object of forced setting values")
     allow_code = data.get("allowProjectCode", True)
     if not isinstance(allow_code, bool):
         raise ValueError("'allowProjectCode' must be true or false")
@@ -198,6 +291,11 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
         package_sources=rules["packageSources"],
         allow_project_code=allow_code,
         allow_overrides=allow_overrides,
+        models=rules["models"],
+        tools=rules["tools"],
+        mcp_servers=rules["mcpServers"],
+        settings=forced,
+        settings_from=dict.fromkeys(forced, path),
     )
 
 

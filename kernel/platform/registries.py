@@ -60,7 +60,9 @@ class ToolDefinition(Lazy, Registration):
     and may be a coroutine function. ``prepare_arguments(arguments)``, when given, repairs the
     model's arguments before schema validation (older argument shapes, JSON sent as a string).
     ``prompt_snippet`` is the one line the system prompt shows for the tool;
-    ``prompt_guidelines`` are added to the guidelines when it is active.
+    ``prompt_guidelines`` are added to the guidelines when it is active. ``order`` places the
+    tool in the default tool list (lower first; tools without one follow in load order): piko's
+    built-in tools use 0-6 to come in pi's order.
     """
 
     name: str
@@ -70,6 +72,7 @@ class ToolDefinition(Lazy, Registration):
     execute: Any = None
     prepare_arguments: Any = None
     default_active: bool = False
+    order: int | None = None
     prompt_snippet: str | None = None
     prompt_guidelines: list[str] = field(factory=list)
     render_call: Any = None
@@ -334,6 +337,7 @@ class Registries:
         self._runtime: dict[str, list[Any]] = {}
         self.diagnostics: list[str] = []
         self.overrides_forbidden: str | None = None  # set by the App when a policy forbids them
+        self.policy: Any = None  # the managed policy (piko.platform.policy.Policy), set by the App
 
     def __getattr__(self, name: str) -> Registry[Any]:
         spec = Registries.SPECS.get(name)
@@ -367,6 +371,8 @@ class Registries:
         def register(*args: Any, **kwargs: Any) -> Any:
             definition = _as_definition(cls, args, kwargs, positional)
             definition.plugin = definition.plugin or plugin
+            if self._refused_by_policy(cls, definition):
+                return None
             if cls is ShortcutDefinition:
                 held = registry.get(definition.key.lower())
                 if held is not None and held.reserved:
@@ -398,9 +404,25 @@ class Registries:
                 if info is not None and info.error is None:  # pi plugins: failed, with the cause
                     info.error = message
 
+    def _refused_by_policy(self, cls: type, definition: Any) -> bool:
+        """A tool the managed policy blocks is never registered (said once, with the rule)."""
+        if cls is not ToolDefinition or self.policy is None:
+            return False
+        line = self.policy.violation("tools", definition.name)
+        if line is None:
+            return False
+        message = f"plugin '{definition.plugin}': {line}"
+        if message not in self.diagnostics:
+            self.diagnostics.append(message)
+        if self.provenance is not None:
+            self.provenance.remember("tools", definition.name, definition.plugin)
+        return True
+
     def add_runtime(self, attr: str, definition: Any) -> bool:
         """Register a definition after start-up (an extension registering from a handler): the
         same rule as at start-up, except that a plugin may replace its own definition."""
+        if attr == "tools" and self._refused_by_policy(ToolDefinition, definition):
+            return False
         registry = getattr(self, attr)
         self._runtime.setdefault(attr, []).append(definition)
         added = _add_runtime(registry, definition)

@@ -91,6 +91,7 @@ def provider_configs(config: dict[str, Any]) -> list[Any]:
                 model_headers=model_headers or None,
                 compat=data.get("compat"),
                 display_name=data.get("name") or "",
+                extra={"apiKeyCommand": data["apiKeyCommand"]} if data.get("apiKeyCommand") else {},
                 # models.json says what it changes: a built-in provider of that name is merged
                 override=True,
             )

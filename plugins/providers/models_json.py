@@ -65,6 +65,8 @@ _PROVIDER = (
         "name": (_STR, False),
         "baseUrl": (_STR, False),
         "apiKey": (_STR, False),
+        # piko: the key from a command, cached (plugins/providers/credential_helper.py)
+        "apiKeyCommand": ("any", False),
         "api": (_STR, False),
         "headers": (_HEADERS, False),
         "compat": (_COMPAT, False),
@@ -199,7 +201,7 @@ def check_rules(config: dict[str, Any], is_builtin: Callable[[str], bool]) -> No
         elif not builtin:
             if not provider.get("baseUrl"):
                 raise ValueError(f'Provider {name}: "baseUrl" is required when defining custom models.')
-            if not provider.get("apiKey"):
+            if not provider.get("apiKey") and not provider.get("apiKeyCommand"):
                 raise ValueError(f'Provider {name}: "apiKey" is required when defining custom models.')
         for model in models:
             if not builtin and not provider.get("api") and not model.get("api"):

@@ -49,6 +49,20 @@ def _setting(ctx: Any, key: str) -> Any:
     return value if isinstance(value, str) and value else None
 
 
+def _command_env(ctx: Any, cwd: str, tool_call_id: str | None) -> dict[str, str]:
+    """The environment of a shell command: the inherited one, pi's bin folder first on ``PATH``,
+    and what plugins add (``piko_shell_env``)."""
+    from piko.platform.ordering import merged_answers
+    from piko.plugins.tools.shell import shell_env
+
+    env = shell_env(_bin_dir(ctx))
+    pm = getattr(getattr(ctx, "app", None), "pm", None)
+    if pm is not None:
+        added = merged_answers(pm, "piko_shell_env", cwd=cwd, tool_call_id=tool_call_id)
+        env.update({str(k): str(v) for k, v in added.items()})
+    return env
+
+
 def _bin_dir(ctx: Any) -> str | None:
     app = getattr(ctx, "app", None)
     agent_dir = getattr(app, "agent_dir", None)
@@ -120,7 +134,6 @@ async def execute(
         ShellTimeoutError,
         format_number,
         run_shell,
-        shell_env,
     )
 
     command = str(params["command"])
@@ -186,7 +199,7 @@ async def execute(
                 signal=signal,
                 timeout=timeout,
                 shell_path=_setting(ctx, "shellPath"),
-                env=shell_env(_bin_dir(ctx)),
+                env=_command_env(ctx, ctx.cwd, tool_call_id),
             )
         except ShellAbortedError:
             text, _ = _format_output(finish_output(), output, "")
@@ -221,6 +234,7 @@ async def piko_user_bash(event: Any, ctx: Any) -> Any:
         on_chunk=event.on_chunk,
         shell_path=settings.get("shellPath") if settings else None,
         command_prefix=settings.get("shellCommandPrefix") if settings else None,
+        env=_command_env(ctx, event.cwd, None),
     )
     return {
         "result": BashResult(

@@ -6,6 +6,9 @@ import sys
 
 from piko.platform.registries import ToolDefinition
 
+# pi activates and lists its built-in tools in this order
+PI_TOOL_ORDER = ("read", "bash", "edit", "write", "grep", "find", "ls")
+
 
 def tool_definition(module_name: str, *, default_active: bool) -> ToolDefinition:
     """The :class:`ToolDefinition` of the tool module ``module_name`` (labelled with its name).
@@ -22,6 +25,7 @@ def tool_definition(module_name: str, *, default_active: bool) -> ToolDefinition
         execute=module.execute,
         prepare_arguments=getattr(module, "prepare_arguments", None),
         default_active=default_active,
+        order=PI_TOOL_ORDER.index(module.NAME),
         prompt_snippet=module.PROMPT_SNIPPET,
         prompt_guidelines=list(getattr(module, "PROMPT_GUIDELINES", ())),
     )

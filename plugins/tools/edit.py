@@ -125,11 +125,14 @@ async def execute(
     path: str = params["path"]
     absolute = resolve_to_cwd(path, ctx.cwd)
     require_no_null_bytes(absolute)
+    from piko.plugins.tools.file_fallback import workspace_text
+
     async with file_mutation_lock(absolute):
         check_aborted(signal)
+        held = await workspace_text(ctx, absolute)
         planned = await abortable(
             asyncio.to_thread(
-                _plan_edit, absolute, path, edits, _may_fall_back(ctx), lambda: check_aborted(signal)
+                _plan_edit, absolute, path, edits, _may_fall_back(ctx), lambda: check_aborted(signal), held
             ),
             signal,
         )
@@ -159,8 +162,10 @@ def _plan_edit(
     edits: list[dict[str, str]],
     may_fall_back: bool,
     should_stop: Callable[[], None] | None = None,
+    held: str | None = None,
 ) -> tuple[str, str, str]:
-    """Read the file and apply the edits: ``(text to write, base text, new text)`` (LF forms for the diff)."""
+    """Read the file (or take ``held``, the workspace's text) and apply the edits:
+    ``(text to write, base text, new text)`` (LF forms for the diff)."""
     from piko.lib.text import normalize_newlines
     from piko.plugins.tools.edit_diff import (
         apply_edits,
@@ -171,14 +176,17 @@ def _plan_edit(
     from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 
-    _check_access(absolute, path, may_fall_back)
-    with open_for_reading(absolute, verb="edit", should_stop=should_stop) as stream:
-        try:
-            text = stream.read().decode("utf-8", "replace")  # the bytes are dropped at once
-        except OSError as exc:
-            raise NodeFsError(exc, "read") from exc
-        if stream.capped:  # writing back what was read would cut the file
-            raise ValueError(f"Cannot edit {absolute}: it reports no size and may not end")
+    if held is not None:
+        text = held
+    else:
+        _check_access(absolute, path, may_fall_back)
+        with open_for_reading(absolute, verb="edit", should_stop=should_stop) as stream:
+            try:
+                text = stream.read().decode("utf-8", "replace")  # the bytes are dropped at once
+            except OSError as exc:
+                raise NodeFsError(exc, "read") from exc
+            if stream.capped:  # writing back what was read would cut the file
+                raise ValueError(f"Cannot edit {absolute}: it reports no size and may not end")
     bom, content = strip_bom(text)
     ending = detect_line_ending(content)
     base, new = apply_edits(normalize_newlines(content), edits, path)

@@ -151,7 +151,19 @@ def _dispatcher(ctx: Any) -> Any:
 async def write_with_fallback(
     ctx: Any, path: str, data: bytes, content: str | bytes, *, make_parents: bool = False
 ) -> None:
-    """Write ``data`` to ``path``; on a permission denial, offer ``content`` to the write fallback."""
+    """Write ``data`` to ``path`` (through the workspace when a plugin offers it,
+    ``piko_workspace_write_text``); on a permission denial, offer ``content`` to the write fallback."""
+    dispatcher = _dispatcher(ctx)
+    if (
+        dispatcher is not None
+        and isinstance(content, str)
+        and dispatcher.has_handlers("workspace_write_text")
+    ):
+        from piko.data.events import WorkspaceFileRequest
+
+        held = WorkspaceFileRequest(path=path, content=content, session_id=_session_id(ctx))
+        if await dispatcher.emit("workspace_write_text", held, ctx) is True:
+            return
     try:
         await asyncio.to_thread(write_bytes, path, data, make_parents=make_parents)
     except OSError as exc:
@@ -168,6 +180,19 @@ async def write_with_fallback(
         request = FileWriteRequest(dst=destination, content=content, cause=exc, session_id=_session_id(ctx))
         if await dispatcher.emit("file_write_fallback", request, ctx) is not True:
             raise
+
+
+async def workspace_text(ctx: Any, path: str) -> str | None:
+    """The file's text as the user's workspace holds it (``piko_workspace_read_text``), or ``None``."""
+    dispatcher = _dispatcher(ctx)
+    if dispatcher is None or not dispatcher.has_handlers("workspace_read_text"):
+        return None
+    from piko.data.events import WorkspaceFileRequest
+
+    text = await dispatcher.emit(
+        "workspace_read_text", WorkspaceFileRequest(path=path, session_id=_session_id(ctx)), ctx
+    )
+    return text if isinstance(text, str) else None
 
 
 async def unlink_with_fallback(ctx: Any, path: str) -> None:

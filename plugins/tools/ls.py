@@ -59,7 +59,7 @@ async def execute(
 
 def list_directory(directory: str, limit: float, should_stop: Callable[[], None] | None = None) -> ToolResult:
     """The listing pi's ``ls`` gives for ``directory`` (blocking; ``should_stop`` raises to stop)."""
-    from piko.plugins.tools.collation import locale_key
+    from piko.lib.collation import locale_key
     from piko.plugins.tools.node_compat import js_string
     from piko.plugins.tools.truncate import listing_result
 

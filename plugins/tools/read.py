@@ -68,6 +68,13 @@ async def execute(
         image_note=_non_vision_note(ctx),
         should_stop=lambda: check_aborted(signal),
     )
+    from piko.plugins.tools.file_fallback import workspace_text
+
+    held = await workspace_text(ctx, absolute)
+    if held is not None:  # the editor's text, unsaved changes included
+        import io
+
+        return _read_text(io.BytesIO(held.encode("utf-8")), path, options)
     return await abortable(asyncio.to_thread(read_file, absolute, path, options), signal)
 
 

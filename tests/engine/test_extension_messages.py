@@ -63,7 +63,7 @@ def test_while_streaming_custom_messages_steer_or_follow_up(rig, run) -> None:
     async def scenario() -> None:
         session = await rig.session([held, reply, reply])
         task = asyncio.ensure_future(session.prompt("start"))
-        while not session.is_streaming:
+        while not seen:  # the first request is out: the run is streaming
             await asyncio.sleep(0.001)
         await session.send_custom_message({"content": "later"}, deliver_as="followUp")
         await session.send_custom_message({"content": "now"})  # steer, while streaming

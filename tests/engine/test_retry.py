@@ -10,6 +10,8 @@ import pytest
 
 from piko.data.messages import AssistantMessage
 from piko.engine.retry import RetryPolicy
+from piko.platform.manager import PikoPluginManager
+from piko.plugins.providers import error_kinds
 
 FAST = {"retry": {"baseDelayMs": 1}}
 
@@ -45,14 +47,43 @@ def _failed(error: str) -> AssistantMessage:
     ],
 )
 def test_which_failures_are_worth_retrying(error: str, retryable: bool) -> None:
-    policy = RetryPolicy({}, announce=None, save_setting=None)
-    assert policy.is_retryable(_failed(error), context_window=8192) is retryable
+    assert _policy().is_retryable(_failed(error), None) is retryable
 
 
 def test_a_success_or_an_error_without_text_is_not_retried() -> None:
-    policy = RetryPolicy({}, announce=None, save_setting=None)
-    assert not policy.is_retryable(AssistantMessage(stop_reason="stop"), 1000)
-    assert not policy.is_retryable(AssistantMessage(stop_reason="error"), 1000)
+    policy = _policy()
+    assert not policy.is_retryable(AssistantMessage(stop_reason="stop"), None)
+    assert not policy.is_retryable(AssistantMessage(stop_reason="error"), None)
+
+
+def _policy() -> RetryPolicy:
+    """A policy asking the built-in ``providers.error-kinds`` plugin, as a session's does."""
+    pm = PikoPluginManager()
+    pm.register(error_kinds, "providers.error-kinds")
+    return RetryPolicy({}, announce=None, save_setting=None, pm=pm)
+
+
+CLASSIFIER = """
+from piko import hookimpl
+
+@hookimpl(tryfirst=True)
+def piko_classify_error(message, model):
+    return "retryable" if "flux capacitor" in message.error_message else None
+"""
+
+
+def test_a_plugin_says_which_of_its_providers_errors_are_worth_retrying(rig, run) -> None:
+    failure = {"error": "400 flux capacitor recharging"}
+
+    async def scenario(extensions: list[Any]) -> Any:
+        session = await rig.session([failure, "recovered"], settings=FAST, extensions=extensions)
+        await session.prompt("go")
+        return session
+
+    assert run(scenario([])).messages[-1].stop_reason == "error"  # pi's phrasings do not know it
+    session = run(scenario([rig.write_extension("flux", CLASSIFIER)]))
+    assert session.messages[-1].stop_reason == "stop"
+    assert [e.success for e in rig.of_type("auto_retry_end")] == [True]
 
 
 def test_a_passing_failure_is_retried_and_left_out_of_the_context(rig, run) -> None:

@@ -145,3 +145,127 @@ def test_broken_policy_file_fails_closed(pienv: PiEnv) -> None:
         in result.stderr
     )
     assert any(line.startswith("tools.read ") and "active" in line for line in result.stdout.splitlines())
+
+
+# -- managed policy: tools, models, MCP servers, forced settings, `pi policy show` (issue 21) --
+
+
+def test_new_sections_name_the_rule_and_the_file(tmp_path: Path) -> None:
+    company, team = tmp_path / "company.json", tmp_path / "team.json"
+    _write(company, {"tools": {"block": ["bash"]}, "models": {"allow": ["acme/*", "anthropic/claude-*"]}})
+    _write(
+        team,
+        {"mcpServers": {"allow": ["docs", "npx -y @acme/*"]}, "settings": {"defaultProjectTrust": "never"}},
+    )
+    policy = load_policy([company, team])
+    assert not policy.allows_tool("bash") and policy.allows_tool("read")
+    assert (
+        policy.violation("tools", "bash")
+        == f"tool 'bash' is blocked by tools.block of the managed policy {company}"
+    )
+    assert policy.allows_model("anthropic", "claude-sonnet-4-5") and not policy.allows_model(
+        "openai", "gpt-5"
+    )
+    assert policy.violation("models", "openai/gpt-5") == (
+        f"model 'openai/gpt-5' is not in models.allow of the managed policy {company}"
+    )
+    assert policy.allows_mcp_server("docs") and policy.allows_mcp_server("x", "npx -y @acme/search")
+    assert not policy.allows_mcp_server("other", "npx -y evil")
+    assert policy.settings == {"defaultProjectTrust": "never"} and policy.settings_from == {
+        "defaultProjectTrust": str(team)
+    }
+    with pytest.raises(ValueError, match="'settings' must be an object"):
+        parse_policy({"settings": ["x"]})
+
+
+def test_a_blocked_tool_is_never_registered(pienv: PiEnv) -> None:
+    _write(pienv.policy, {"tools": {"block": ["bash", "ed*"]}})
+    probe = pienv.probe()
+    assert "bash" not in probe["tools"] and "edit" not in probe["tools"] and "read" in probe["tools"]
+    done = pienv.pi("--provider", "faux", "--tools", "bash,read", "-p", "hi")
+    assert f"tool 'bash' is blocked by tools.block of the managed policy {pienv.policy}" in done.stderr
+    assert done.stderr.count("tool 'bash' is blocked") == 1  # once
+
+
+def test_models_outside_the_allowlist_cannot_be_chosen(pienv: PiEnv) -> None:
+    _write(pienv.policy, {"models": {"allow": ["faux/*"]}})
+    line = f"model 'anthropic/claude-sonnet-4-5' is not in models.allow of the managed policy {pienv.policy}"
+    refused = pienv.pi(
+        "--model", "anthropic/claude-sonnet-4-5", "-p", "hi", check=False, ANTHROPIC_API_KEY="sk-x"
+    )
+    assert refused.returncode == 1 and line in refused.stderr
+    custom = pienv.pi(
+        "--provider", "anthropic", "--model", "my-own", "-p", "hi", check=False, ANTHROPIC_API_KEY="sk-x"
+    )
+    assert custom.returncode == 1 and "anthropic/my-own" in custom.stderr and "models.allow" in custom.stderr
+    listed = pienv.pi("--list-models", ANTHROPIC_API_KEY="sk-x").stdout
+    assert "claude" not in listed
+    assert pienv.pi("--provider", "faux", "-p", "hi").returncode == 0
+
+
+def test_forced_settings_win_over_user_and_project_settings(pienv: PiEnv) -> None:
+    _write(pienv.agent_dir / "settings.json", {"retry": {"maxRetries": 7}, "theme": "light"})
+    _write(pienv.policy, {"settings": {"retry": {"maxRetries": 1}}})
+    code = (
+        "from piko.app.application import App\n"
+        "app = App().boot(); app.settings.override('retry.maxRetries', 9)\n"
+        "print(app.settings.get('retry.maxRetries'), app.settings.get('theme'), app.settings.is_forced('retry.maxRetries'))\n"
+    )
+    import subprocess
+
+    done = subprocess.run(
+        [str(pienv.python), "-c", code], env=pienv.env(), capture_output=True, text=True, timeout=60
+    )
+    assert done.stdout.split() == ["1", "light", "True"], done.stderr
+
+
+def test_pi_policy_show_lists_each_rule_with_its_file(pienv: PiEnv) -> None:
+    assert "No managed policy" in pienv.pi("policy", "show").stdout
+    _write(pienv.policy, {"tools": {"block": ["bash"]}, "settings": {"defaultProjectTrust": "never"}})
+    shown = pienv.pi("policy", "show").stdout
+    assert f"Managed policy from: {pienv.policy}" in shown
+    assert any(
+        "tools.block" in line and "bash" in line and str(pienv.policy) in line for line in shown.splitlines()
+    )
+    data = json.loads(pienv.pi("policy", "show", "--json").stdout)
+    assert data["rules"]["tools"] == [{"rule": "block", "patterns": ["bash"], "file": str(pienv.policy)}]
+    assert data["settings"] == [{"key": "defaultProjectTrust", "value": "never", "file": str(pienv.policy)}]
+
+
+def test_a_broken_policy_stops_every_mode_with_one_line(pienv: PiEnv) -> None:
+    pienv.policy.write_text('{"tools": ', encoding="utf-8")
+    for args in (
+        ["--provider", "faux", "-p", "hi"],
+        ["--provider", "faux", "--mode", "rpc"],
+        ["--provider", "faux"],
+    ):
+        refused = pienv.pi(*args, check=False)
+        assert refused.returncode == 1, args
+        errors = [line for line in refused.stderr.splitlines() if line.startswith("Error:")]
+        assert (
+            len(errors) == 1
+            and "the managed policy cannot be used" in errors[0]
+            and str(pienv.policy) in errors[0]
+        )
+    assert "unusable" in pienv.pi("policy", "show").stdout  # the diagnosis still works
+
+
+def test_policy_rules_hold_in_rpc_mode(pienv: PiEnv) -> None:
+    import subprocess
+
+    _write(pienv.policy, {"models": {"allow": ["faux/*"]}, "tools": {"block": ["bash"]}})
+    commands = [
+        {"id": "1", "type": "get_available_models"},
+        {"id": "2", "type": "set_model", "provider": "anthropic", "modelId": "claude-sonnet-4-5"},
+        {"id": "3", "type": "get_state"},
+    ]
+    done = subprocess.run(
+        [str(pienv.python), "-m", "piko", "--provider", "faux", "--no-session", "--mode", "rpc"],
+        input="".join(json.dumps(c) + "\n" for c in commands), capture_output=True, text=True,
+        env=pienv.env(ANTHROPIC_API_KEY="sk-x"), cwd=pienv.root, timeout=60,
+    )  # fmt: skip
+    answers = {r["id"]: r for r in map(json.loads, done.stdout.splitlines()) if r.get("type") == "response"}
+    assert {m["provider"] for m in answers["1"]["data"]["models"]} <= {"faux"}
+    assert answers["2"]["success"] is False
+    assert answers["3"]["data"]["model"]["provider"] == "faux"
+    assert "tool 'bash' is blocked by tools.block" in done.stderr

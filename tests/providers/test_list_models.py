@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from piko.app.list_models import format_token_count, locale_key
+from piko.lib.collation import locale_key
+from piko.plugins.providers.list_models import format_token_count
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "list_models"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if (p / "case.json").is_file())

@@ -1,11 +1,22 @@
-"""Context overflow detection: pi's provider phrasings and the silent cases."""
+"""Context overflow detection: pi's provider phrasings (the ``providers.error-kinds`` plugin's
+answer to ``piko_classify_error``) and the silent cases the session reads from the usage."""
 
 from __future__ import annotations
 
 import pytest
 
 from piko.data.messages import AssistantMessage, Usage
-from piko.engine.overflow import OVERFLOW_PATTERNS, is_context_overflow
+from piko.engine.overflow import is_context_overflow as overflow_in
+from piko.platform.manager import PikoPluginManager
+from piko.plugins.providers import error_kinds
+from piko.plugins.providers.error_kinds import OVERFLOW_PATTERNS
+
+PM = PikoPluginManager()
+PM.register(error_kinds, "providers.error-kinds")
+
+
+def is_context_overflow(message: AssistantMessage, context_window: int | None = None) -> bool:
+    return overflow_in(message, context_window, pm=PM)
 
 
 def failed(text: str) -> AssistantMessage:
@@ -80,3 +91,19 @@ def test_silent_overflow_cases() -> None:
     assert not is_context_overflow(
         AssistantMessage(stop_reason="length", usage=Usage(input=100_000, output=0)), 128_000
     )
+
+
+def test_a_plugin_answering_piko_classify_error_first_is_believed() -> None:
+    from piko import hookimpl
+
+    class Gateway:
+        @hookimpl(tryfirst=True)
+        def piko_classify_error(self, message: AssistantMessage, model: object) -> str | None:
+            return "overflow" if "mailbox full" in message.error_message else None
+
+    pm = PikoPluginManager()
+    pm.register(error_kinds, "providers.error-kinds")
+    assert not overflow_in(failed("400 mailbox full"), pm=pm)
+    pm.register(Gateway(), "acme.gateway")
+    assert overflow_in(failed("400 mailbox full"), pm=pm)
+    assert overflow_in(failed("prompt is too long"), pm=pm)  # the others still answered by pi's phrasings

@@ -10,7 +10,6 @@ the exit code. Every record the process wrote is kept in ``records`` (stdout) in
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from support.clean_env import hermetic_environment
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_rpc_samples"
 PI = str(Path(sys.executable).with_name("pi"))
@@ -34,17 +35,6 @@ def sample(name: str, file: str) -> Any:
     if file.endswith(".jsonl"):
         return [json.loads(line) for line in text.splitlines() if line.strip()]
     return json.loads(text) if file.endswith(".json") else text
-
-
-def hermetic_environment() -> dict[str, str]:
-    """This process's environment without provider credentials or piko/pi settings."""
-    from support.clean_env import provider_variables
-
-    drop = provider_variables()
-    return {
-        k: v for k, v in os.environ.items()
-        if k not in drop and not k.startswith(("PI_", "PIKO_")) and not k.endswith("_API_KEY")
-    }  # fmt: skip
 
 
 class RpcProcess:

@@ -29,6 +29,15 @@ def provider_variables() -> set[str]:
     return names
 
 
+def hermetic_environment() -> dict[str, str]:
+    """This process's environment without provider credentials or piko/pi settings (for a child ``pi``)."""
+    drop = provider_variables()
+    return {
+        k: v for k, v in os.environ.items()
+        if k not in drop and not k.startswith(("PI_", "PIKO_")) and not k.endswith("_API_KEY")
+    }  # fmt: skip
+
+
 def clean_environment(monkeypatch: Any, tmp_path: Path, **env: str) -> Path:
     """Remove provider variables, point HOME and PI_CODING_AGENT_DIR into ``tmp_path``, block the
     ``faux`` provider plugin; set ``env``.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tool_harness import run_tool, run_unprivileged
 
-from piko.plugins.tools.collation import locale_key
+from piko.lib.collation import locale_key
 
 # Node 20's ICU order of these names after toLowerCase() (localeCompare, en-US).
 NODE_ORDER = [

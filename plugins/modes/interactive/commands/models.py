@@ -56,6 +56,15 @@ def _search_text(model: Any) -> str:
     return f"{model.id} {model.provider} {model.provider}/{model.id} {model.provider} {model.id}"
 
 
+def _refused_by_policy(registry: Any, search: str | None) -> str | None:
+    """The managed policy's line when ``search`` names a model (``provider/id``) it refuses."""
+    if not search or "/" not in search or not hasattr(registry, "model_refused"):
+        return None
+    provider, model_id = search.split("/", 1)
+    refused: str | None = registry.model_refused(provider, model_id)
+    return refused
+
+
 def _sorted_for_selector(models: list[Any], current: Any) -> list[Any]:
     from piko.models.resolver import same_model
 
@@ -96,7 +105,10 @@ async def choose_model(ctx: InteractiveContext, search: str | None = None) -> An
         if search:
             pool = fuzzy_filter(pool, search, _search_text)
         if not pool and not scoped:
-            if search:
+            refused = _refused_by_policy(session.model_registry, search)
+            if refused:
+                ctx.show_error(refused)
+            elif search:
                 ctx.show_error(f'No model matches "{search}". {NO_PROVIDERS_HINT}')
             else:
                 ctx.show_info(f"No models available. {NO_PROVIDERS_HINT}")

@@ -1,47 +1,29 @@
-"""``pi --list-models [search]``: the models that have credentials, as pi prints them."""
+"""``pi --list-models [search]``: the models that have credentials, as pi prints them.
+
+A plugin flag that runs instead of a mode, like ``--export``: the kernel knows nothing of it.
+"""
 
 from __future__ import annotations
 
 import sys
-import unicodedata
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
+from piko import RegisterFlag, hookimpl
+from piko.lib.collation import locale_key
 from piko.lib.fuzzy import fuzzy_filter
 from piko.models.guidance import no_models_message
 
-# ICU's root collation order of ASCII punctuation and symbols (JavaScript's localeCompare).
-_PUNCTUATION = "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$"
 
-
-def locale_key(text: str) -> tuple[list[int], list[int]]:
-    """A sort key ordering strings as JavaScript's ``localeCompare`` does (ICU root collation):
-    punctuation before digits before letters, letters compared without case first, then
-    lower case before upper case; digits are not compared as numbers."""
-    primary: list[int] = []
-    tertiary: list[int] = []
-    for ch in text:
-        if ch.isspace():
-            primary.append(10)
-            tertiary.append(0)
-        elif ch in _PUNCTUATION:
-            primary.append(100 + _PUNCTUATION.index(ch))
-            tertiary.append(0)
-        elif ch.isascii() and ch.isdigit():
-            primary.append(500 + int(ch))
-            tertiary.append(0)
-        elif ch.isascii() and ch.isalpha():
-            primary.append(1000 + ord(ch.lower()))
-            tertiary.append(0 if ch.islower() else 1)
-        else:
-            base = unicodedata.normalize("NFD", ch)[0]
-            if base.isascii() and base.isalpha():
-                primary.append(1000 + ord(base.lower()))
-                tertiary.append(2)
-            else:
-                primary.append(3000 + ord(ch))
-                tertiary.append(0)
-    return primary, tertiary
+@hookimpl
+def piko_register_flags(register: RegisterFlag) -> None:
+    register(
+        "list-models",
+        description="List available models (optionally fuzzy-filtered)",
+        type="optional",
+        value_name="[search]",
+        run=lambda app, pattern, stream: list_models(app, pattern or None, stream),
+    )
 
 
 def _to_fixed_1(value: float) -> str:

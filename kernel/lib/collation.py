@@ -1,7 +1,8 @@
-"""Sort keys approximating ``localeCompare`` (ICU root collation), the order pi's ``ls`` lists names in.
+"""Sort keys approximating JavaScript's ``localeCompare`` (ICU root collation): the order pi's
+``ls`` lists names in and ``--list-models`` lists providers and models in.
 
 Primary differences decide first (punctuation before digits before letters, accents ignored),
-then accents, then the exact characters. ASCII follows ICU exactly; other scripts keep code
+then accents, then case and the exact characters. ASCII follows ICU exactly; other scripts keep code
 point order after the Latin letters.
 """
 
@@ -55,15 +56,16 @@ def _char_weights(char: str) -> tuple[tuple[float, ...], tuple[int, ...]]:
     return (_AFTER_Z + ord(char),), (0,)
 
 
-def locale_key(text: str) -> tuple[tuple[float, ...], tuple[int, ...], tuple[int, ...]]:
-    """A key for ``sorted``: primary weights, then accent weights, then code points."""
+def locale_key(text: str) -> tuple[tuple[float, ...], tuple[int, ...], tuple[tuple[int, int], ...]]:
+    """A key for ``sorted``: primary weights (case ignored), then accent weights, then case
+    (lower before upper, as ICU's tertiary level), then code points."""
     primary: list[float] = []
     secondary: list[int] = []
-    for char in unicodedata.normalize("NFD", text):
+    for char in unicodedata.normalize("NFD", text.lower()):
         if unicodedata.combining(char):
             secondary.append(100 + _MARKS.get(char, 50 + ord(char) % 1000))
             continue
         weights, accents = _char_weights(char)
         primary.extend(weights)
         secondary.extend(accents)
-    return tuple(primary), tuple(secondary), tuple(ord(c) for c in text)
+    return tuple(primary), tuple(secondary), tuple((1 if c.isupper() else 0, ord(c)) for c in text)

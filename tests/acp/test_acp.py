@@ -1,0 +1,290 @@
+"""``pi --mode acp``: piko as an ACP agent, driven by the ACP SDK's client over a real subprocess."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import acp
+import pytest
+from support.acp_client import ARGS, PI, RecordingClient, acp_agent
+from support.clean_env import hermetic_environment
+from support.llm_server import LLMServer
+from support.pi_dirs import make_pi_dirs
+
+GATE = """
+def activate(pi):
+    async def gate(event, ctx):
+        if event.tool_name == "bash":
+            if not await ctx.ui.confirm("Run bash?", event.input.get("command", "")):
+                return {"block": True, "reason": "Blocked by the user"}
+    pi.on("tool_call", gate)
+"""
+
+
+def write_call(path: str, content: str) -> dict[str, Any]:
+    return {"blocks": [{"tool_call": {"name": "write", "arguments": {"path": path, "content": content}}}]}
+
+
+def bash_call(command: str) -> dict[str, Any]:
+    return {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": command}}}]}
+
+
+def run(coro: Any) -> Any:
+    return asyncio.run(asyncio.wait_for(coro, 60))
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Any:
+    class World:
+        def start(self, turns: list[Any]) -> tuple[Path, Path, LLMServer]:
+            self.server = LLMServer(turns).start()
+            home, work = make_pi_dirs(tmp_path / f"run{id(turns)}", self.server)
+            return home, work, self.server
+
+        def stop(self) -> None:
+            self.server.stop()
+
+    made = World()
+    yield made
+    if hasattr(made, "server"):
+        made.stop()
+
+
+def test_a_turn_with_a_tool_call_streams_text_and_a_diff(world) -> None:
+    home, work, _ = world.start(
+        [write_call("hello.txt", "hi there\n"), {"blocks": [{"text": "Wrote the file."}]}]
+    )
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return session, await conn.prompt(
+                session_id=session.session_id, prompt=[acp.text_block("write it")]
+            )
+
+    session, answer = run(scenario())
+    assert answer.stop_reason == "end_turn"
+    assert (work / "hello.txt").read_text() == "hi there\n"
+    (start,) = client.of("tool_call")
+    assert (start.kind, start.title, start.status) == ("edit", "write hello.txt", "in_progress")
+    assert start.locations[0].path == str(work / "hello.txt")
+    (done,) = client.of("tool_call_update")
+    assert done.status == "completed" and done.tool_call_id == start.tool_call_id
+    (diff,) = done.content
+    assert (diff.type, diff.path, diff.old_text, diff.new_text) == (
+        "diff",
+        str(work / "hello.txt"),
+        None,
+        "hi there\n",
+    )
+    assert client.text() == "Wrote the file."
+    assert client.of("available_commands_update")
+    assert session.session_id
+
+
+def test_cancel_mid_stream_ends_the_turn_as_cancelled(world) -> None:
+    slow = {"blocks": [{"text": " ".join(f"word{i}" for i in range(200))}], "delay_s": 0.05}
+    home, work, _ = world.start([slow])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client) as (conn, process):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            turn = asyncio.ensure_future(
+                conn.prompt(session_id=session.session_id, prompt=[acp.text_block("talk")])
+            )
+            while not client.of("agent_message_chunk"):
+                await asyncio.sleep(0.01)
+            await conn.cancel(session_id=session.session_id)
+            answer = await turn
+            return answer, process.returncode
+
+    answer, code = run(scenario())
+    assert answer.stop_reason == "cancelled"
+    assert code is None  # still serving
+    assert 0 < len(client.of("agent_message_chunk")) < 200
+
+
+@pytest.mark.parametrize(("answer", "ran"), [("allow", True), ("reject", False), (None, False)])
+def test_an_extension_gate_becomes_a_permission_request(world, answer: str | None, ran: bool) -> None:
+    home, work, _ = world.start([bash_call("echo ran > proof.txt"), {"blocks": [{"text": "ok"}]}])
+    gate = work.parent / "gate.py"
+    gate.write_text(GATE)
+    client = RecordingClient()
+    client.answers = [answer]
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, "-e", str(gate)) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    (request,) = client.permission_requests
+    assert [o.option_id for o in request["options"]] == ["allow", "reject"]
+    assert "echo ran > proof.txt" in request["tool_call"].title
+    (started,) = client.of("tool_call")
+    assert request["tool_call"].tool_call_id == started.tool_call_id
+    assert (work / "proof.txt").exists() is ran
+    (done,) = client.of("tool_call_update")
+    assert done.status == ("completed" if ran else "failed")
+
+
+def test_a_session_is_loaded_by_id_replayed_and_continued(world) -> None:
+    home, work, server = world.start(
+        [{"blocks": [{"text": "First answer."}]}, {"blocks": [{"text": "Second."}]}]
+    )
+    first, second = RecordingClient(), RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, first) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("remember lemons")])
+        async with acp_agent(home, work, second) as (conn, _):
+            await conn.load_session(cwd=str(work), session_id=session.session_id, mcp_servers=[])
+            while len(second.of("agent_message_chunk")) < 1:  # the client handles notifications as tasks
+                await asyncio.sleep(0.01)
+            replayed = [u for u in second.updates if u.session_update != "available_commands_update"]
+            answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("and now?")])
+        return session.session_id, replayed, answer
+
+    session_id, replayed, answer = run(scenario())
+    kinds = [u.session_update for u in replayed]
+    assert kinds[:2] == ["user_message_chunk", "agent_message_chunk"]
+    assert replayed[0].content.text == "remember lemons" and replayed[1].content.text == "First answer."
+    assert answer.stop_reason == "end_turn" and second.text() == "First answer.Second."
+    last_request = json.dumps(server.requests[-1]["body"])
+    assert "remember lemons" in last_request and "First answer." in last_request
+    files = list((home / "sessions").rglob("*.jsonl"))
+    assert len(files) == 1 and session_id in files[0].name
+
+
+def test_an_unknown_session_is_an_error_and_the_agent_keeps_serving(world) -> None:
+    home, work, _ = world.start([{"blocks": [{"text": "still here"}]}])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client) as (conn, _):
+            with pytest.raises(acp.RequestError) as failure:
+                await conn.load_session(cwd=str(work), session_id="no-such-session", mcp_servers=[])
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            answer = await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")])
+            return failure.value, answer
+
+    error, answer = run(scenario())
+    assert "no-such-session" in str(error.data) or "not found" in str(error).lower()
+    assert answer.stop_reason == "end_turn" and client.text() == "still here"
+
+
+def test_bad_json_rpc_input_is_answered_with_errors(world) -> None:
+    home, work, _ = world.start([])
+    env = hermetic_environment()
+    env.update(
+        PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
+    )
+    lines = [
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "no/such/method", "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": 5}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {"protocolVersion": 1}}),
+    ]
+    done = subprocess.run(
+        [PI, *ARGS],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env=env,
+        timeout=60,
+    )
+    answers = {r.get("id"): r for r in map(json.loads, done.stdout.splitlines()) if "id" in r}
+    assert answers[1]["error"]["code"] == -32601
+    assert answers[2]["error"]["code"] in (-32602, -32603)
+    assert answers[3]["result"]["agentInfo"]["name"] == "piko"
+    assert done.returncode == 0
+
+
+def test_a_failed_model_request_is_an_error_answer(world) -> None:
+    home, work, _ = world.start([{"status": 400, "error_body": {"error": {"message": "bad model day"}}}])
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client) as (conn, process):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            with pytest.raises(acp.RequestError) as failure:
+                await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("hi")])
+            return failure.value, process.returncode
+
+    error, code = run(scenario())
+    assert "bad model day" in json.dumps(error.data)
+    assert code is None
+
+
+def test_a_transcript_of_a_driven_session(world, tmp_path: Path) -> None:
+    """Writes the updates of a two-turn session as JSON lines (``PIKO_ACP_TRANSCRIPT`` names the file)."""
+    import os
+
+    home, work, _ = world.start(
+        [
+            {
+                "blocks": [
+                    {"thinking": "Look first."},
+                    {"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}},
+                ]
+            },
+            {"blocks": [{"text": "The notes say hello world."}]},
+        ]
+    )
+    client = RecordingClient()
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(
+                session_id=session.session_id, prompt=[acp.text_block("what do my notes say?")]
+            )
+
+    assert run(scenario()).stop_reason == "end_turn"
+    transcript = client.transcript()
+    kinds = [u["sessionUpdate"] for u in transcript if u["sessionUpdate"] != "available_commands_update"]
+    assert kinds[0] == "agent_thought_chunk" and "tool_call" in kinds and kinds[-1] == "agent_message_chunk"
+    read = next(u for u in transcript if u["sessionUpdate"] == "tool_call")
+    assert (read["kind"], read["title"]) == ("read", "read notes.txt")
+    done = next(u for u in transcript if u["sessionUpdate"] == "tool_call_update")
+    assert "hello world" in done["content"][0]["content"]["text"]
+    out = Path(os.environ.get("PIKO_ACP_TRANSCRIPT") or tmp_path / "transcript.jsonl")
+    out.write_text("".join(json.dumps(u) + "\n" for u in transcript))
+
+
+def test_file_tools_go_through_a_client_that_offers_files(world) -> None:
+    turns = [
+        {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}}]},
+        {"blocks": [{"tool_call": {"name": "edit", "arguments": {"path": "notes.txt", "edits": [{"oldText": "UNSAVED", "newText": "EDITED"}]}}}]},
+        write_call("fresh.txt", "new file\n"),
+        {"blocks": [{"text": "all through the editor"}]},
+    ]  # fmt: skip
+    home, work, _ = world.start(turns)
+    client = RecordingClient()
+    notes = str(work / "notes.txt")
+    client.buffers[notes] = "hello world\nUNSAVED line in the editor\n"
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, files=True) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("work")])
+
+    assert run(scenario()).stop_reason == "end_turn"
+    results = [u for u in client.of("tool_call_update")]
+    assert "UNSAVED line in the editor" in results[0].content[0].content.text  # the buffer, not the disk
+    assert client.writes == [
+        (notes, "hello world\nEDITED line in the editor\n"),
+        (str(work / "fresh.txt"), "new file\n"),
+    ]
+    assert (work / "notes.txt").read_text() == "hello world\nsecond line\n"  # the editor owns the file now
+    assert not (work / "fresh.txt").exists()
+    (diff,) = results[1].content
+    assert (diff.type, diff.new_text) == ("diff", "hello world\nEDITED line in the editor\n")
