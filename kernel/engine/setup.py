@@ -123,28 +123,20 @@ def registered_tools(app: Any) -> list[Any]:
     ]
 
 
-def select_tools(app: Any, manager: Any) -> tuple[list[str], list[str]]:
-    """Names of the tools to activate for ``manager``'s session (see
-    :mod:`~piko.engine.tool_selection`), and those of the default selection (what a session that
-    records nothing gets).
+def select_tools(app: Any, manager: Any = None) -> list[str]:
+    """Names of the tools to activate (see :mod:`~piko.engine.tool_selection`), for ``manager``'s
+    session when given (its recorded loadout applies).
 
     Entries of ``--tools``/``--exclude-tools`` that name no tool are reported once, with why when
     a blocked or broken plugin provides them."""
-    from piko.engine.tool_selection import (
-        ToolRequest,
-        ToolSelectionError,
-        choose_tools,
-        recorded_loadout,
-        request_from,
-    )
+    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
 
     try:
         request = request_from(app.options, app.settings)
     except ToolSelectionError as exc:
         raise SetupError(str(exc)) from exc
-    tools = registered_tools(app)
-    choice = choose_tools(tools, request, recorded_loadout(manager.get_branch()))
-    default = choose_tools(tools, ToolRequest(default_tools=request.default_tools)).active
+    recorded = recorded_loadout(manager.get_branch()) if manager is not None else None
+    choice = choose_tools(registered_tools(app), request, recorded)
     if choice.unknown:
         from piko.platform.provenance import explain
 
@@ -152,7 +144,16 @@ def select_tools(app: Any, manager: Any) -> tuple[list[str], list[str]]:
             app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
             names = (e.lstrip("+-") for e in entries)
             app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
-    return choice.active, default
+    return choice.active
+
+
+def default_selection(app: Any) -> list[str]:
+    """The tools of the default selection (``defaultTools`` and the tools plugins switch on): what
+    a session that records no tools gets without tool flags."""
+    from piko.engine.tool_selection import ToolRequest, choose_tools, request_from
+
+    configured = request_from({}, app.settings).default_tools
+    return choose_tools(registered_tools(app), ToolRequest(default_tools=configured)).active
 
 
 def tools_for_branch(app: Any, manager: Any, *, keep_unrecorded: bool = False) -> list[str] | None:
@@ -314,7 +315,7 @@ async def create_agent_session(
     if custom_prompt:
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
-    active_tools, default_tools = select_tools(app, manager)
+    active_tools = select_tools(app, manager)
     session = AgentSession(
         app,
         manager,
@@ -337,7 +338,9 @@ async def create_agent_session(
         manager.append_thinking_level_change(session.thinking_level)
     from piko.engine.tool_selection import LoadoutRecorder
 
-    session.loadout = LoadoutRecorder(lambda: session.session_manager, default_tools)  # noted as runs start
+    session.loadout = LoadoutRecorder(
+        lambda: session.session_manager, default_selection(app)
+    )  # noted as runs start
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     import gc

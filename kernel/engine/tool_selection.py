@@ -2,7 +2,8 @@
 ``--no-builtin-tools``, the ``defaultTools`` setting and the loadout a resumed session recorded.
 
 pi 1.6's rules. The default selection is ``defaultTools`` (``read, bash, edit, write`` unless set)
-plus every tool a plugin or extension registers switched on. ``--tools`` with plain names or
+plus every tool a plugin or extension registers switched on (in registration order when no list
+names them, so a tool's ``order`` can place it among the built-ins). ``--tools`` with plain names or
 ``*`` patterns is an allowlist: the tools it names, in its order, then those its patterns match,
 in registration order, and nothing else. ``--tools`` of only ``+name``/``-name`` entries changes
 the default selection instead. ``--no-builtin-tools`` empties the built-in part of the default
@@ -144,6 +145,9 @@ def choose_tools(
         elif allowed is None:
             active += [t.name for t in registered if not t.builtin and t.default_active and usable(t.name)]
         active = list(dict.fromkeys(active))
+        if request.tools is None and request.default_tools is None:  # nothing named: registration order
+            position = {name: i for i, name in enumerate(names)}
+            active.sort(key=lambda name: position[name])
     unknown = {
         option: missing
         for option, entries in (("--tools", request.tools or ()), ("--exclude-tools", request.exclude))
