@@ -177,6 +177,8 @@ def test_abort_stops_the_stream(rpc: Any) -> None:
 def test_clear_queue_returns_what_was_queued(rpc: Any) -> None:
     process = rpc([SLOW, text_turn("x")])
     process.request({"id": "p", "type": "prompt", "message": "go"})
+    # queue once the first request is out: a message queued before it goes into it (as in pi)
+    process.wait_for(lambda r: r.get("type") == "message_update")
     process.request({"id": "s", "type": "steer", "message": "a"})
     process.request({"id": "f", "type": "follow_up", "message": "b"})
     before = len(process.records)
