@@ -23,6 +23,7 @@ from typing import Any, TextIO
 
 from piko.config.paths import agent_dir as default_agent_dir
 from piko.config.paths import expand_user, project_dir
+from piko.config.paths import offline as paths_offline
 from piko.config.settings import Settings
 from piko.config.trust_store import TrustStore
 from piko.lib.records import Record, field
@@ -99,6 +100,7 @@ class App:
         from piko.platform import core_plugin, trust
         from piko.platform.policy import load_policy
 
+        apply_http_proxy(self.settings.global_data.get("httpProxy"))
         self.policy = load_policy()
         self.registries.overrides_forbidden = self.policy.forbids_overrides()
         self.registries.policy = self.policy
@@ -436,6 +438,15 @@ def _policy_blocked(app: App, records: list[Any]) -> dict[str, str]:
     return blocked
 
 
+def apply_http_proxy(value: Any) -> None:
+    """The ``httpProxy`` setting (the user's file only, as pi) as ``HTTP_PROXY``/``HTTPS_PROXY``
+    for the HTTP clients piko makes, unless those variables are already set."""
+    proxy = value.strip() if isinstance(value, str) else ""
+    if proxy:
+        os.environ.setdefault("HTTP_PROXY", proxy)
+        os.environ.setdefault("HTTPS_PROXY", proxy)
+
+
 def packages_configured(app: Any) -> bool:
     """Whether settings list any package (a project's list counts once the project is trusted)."""
     return bool(
@@ -453,7 +464,7 @@ def _start_packages(app: App, options: BootOptions) -> list[Path]:
     """
     if not packages_configured(app):
         return []
-    offline = options.offline or os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes")
+    offline = options.offline or paths_offline()
     installed = False
     paths: list[Path] = []
     for definition in app.registries.package_sources:

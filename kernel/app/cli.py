@@ -95,6 +95,8 @@ def preparse(argv: list[str]) -> Any:
     options.offline = values["offline"]
     if values["approve"] or values["no_approve"]:
         options.approve = not values["no_approve"]  # both given: the safer one
+    if options.offline:  # as pi: what runs from here (plugins, child processes) sees it too
+        os.environ["PI_OFFLINE"] = "1"
     options.interactive = _interactive_app_mode(argv)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
@@ -168,8 +170,14 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     ),
     (("--no-tools", "-nt"), "flag", "", "Disable all tools by default (built-in and extension)"),
     (("--no-builtin-tools", "-nbt"), "flag", "", "Disable built-in tools, keep extension tools"),
-    (("--tools", "-t"), "value", "<tools>", "Comma-separated allowlist of tools to enable"),
-    (("--thinking",), "value", "<level>", "Thinking level: off, minimal, low, medium, high, xhigh"),
+    (
+        ("--tools", "-t"),
+        "value",
+        "<tools>",
+        "Comma-separated allowlist of tool names or patterns (*); +name/-name adjust the defaults",
+    ),
+    (("--exclude-tools", "-xt"), "value", "<tools>", "Comma-separated tool names or patterns (*) to disable"),
+    (("--thinking",), "value", "<level>", "Thinking level: off, minimal, low, medium, high, xhigh, max"),
     (("--extension", "-e"), "multi", "<path>", "Load an extension file (repeatable)"),
     (("--no-extensions", "-ne"), "flag", "", "Disable extension discovery (explicit -e paths still load)"),
     (("--skill",), "multi", "<path>", "Load a skill file or directory (repeatable)"),
@@ -178,6 +186,7 @@ CORE_OPTIONS: list[tuple[tuple[str, ...], str, str, str]] = [
     (("--no-prompt-templates", "-np"), "flag", "", "Disable prompt template discovery and loading"),
     (("--theme",), "multi", "<path>", "Load a theme file or directory (repeatable)"),
     (("--no-themes",), "flag", "", "Disable theme discovery and loading"),
+    (("--use-theme",), "value", "<name>", "The interactive theme for this run (not saved)"),
     (("--no-context-files", "-nc"), "flag", "", "Disable AGENTS.md and CLAUDE.md discovery"),
     (("--verbose",), "flag", "", "Verbose start-up (overrides the quietStartup setting)"),
     (("--offline",), "flag", "", "Disable start-up network operations (same as PI_OFFLINE=1)"),
@@ -397,6 +406,8 @@ def run_mode(app: Any, argv: list[str]) -> int:
         hint = f"; {why}" if why else (f" (blocked: {', '.join(blocked)})" if blocked else "")
         return _say_error(f"mode '{name}' is not available; registered modes: {available}{hint}")
     app.options["mode"] = name
+    if name == "interactive" and app.options.get("use_theme"):  # for this run only, as pi
+        app.settings.override("theme", str(app.options["use_theme"]))
     clean = True
     try:
         result = mode.resolved("run")(app)

@@ -10,6 +10,12 @@ from pathlib import Path
 CONFIG_DIR_NAME = ".pi"
 AGENT_DIR_ENV = "PI_CODING_AGENT_DIR"
 SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
+OFFLINE_ENV = "PI_OFFLINE"
+
+
+def offline() -> bool:
+    """``PI_OFFLINE`` (``1``, ``true``, ``yes``; ``--offline`` sets it): no automatic network use."""
+    return os.environ.get(OFFLINE_ENV, "").strip().lower() in ("1", "true", "yes")
 
 
 def expand_user(path: str) -> str:

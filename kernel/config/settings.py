@@ -19,6 +19,7 @@ from typing import Any
 from piko.config.paths import agent_dir as default_agent_dir
 from piko.config.paths import project_dir
 from piko.lib import jsonio
+from piko.lib.tool_names import merge_default_tools
 
 DEFAULTS: dict[str, Any] = {
     "hideThinkingBlock": False,
@@ -165,7 +166,13 @@ class Settings:
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
         merged = deep_merge(merged, self._overrides)
-        self.merged = deep_merge(merged, self._forced)
+        merged = deep_merge(merged, self._forced)
+        tools = None  # a layer of only +name/-name entries changes the one below (pi 1.6)
+        for layer in (self.global_data, project, self._overrides, self._forced):
+            tools = merge_default_tools(tools, layer.get("defaultTools"))
+        if tools is not None:
+            merged["defaultTools"] = tools
+        self.merged = merged
 
     def set_project_trusted(self, trusted: bool) -> None:
         """Honour (or ignore) the project's settings."""

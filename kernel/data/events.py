@@ -149,6 +149,13 @@ class AgentEndEvent(Record):
     error: str | None = None
 
 
+class AgentSettledEvent(Record):
+    """No more automatic work follows the run (retries, compaction, queued messages): pi 1.6."""
+
+    TYPE: ClassVar[str] = "agent_settled"
+    aborted: bool = False
+
+
 class TurnStartEvent(Record):
     TYPE: ClassVar[str] = "turn_start"
     turn_index: int = field(default=0, wire=False)
@@ -360,12 +367,6 @@ class ExtensionErrorEvent(Record):
 # ---------------------------------------------------------------------------
 
 
-class AgentSettledEvent(Record):
-    """The agent finished and nothing is queued: the session is idle until the next input."""
-
-    TYPE: ClassVar[str] = "agent_settled"
-
-
 class SessionStopEvent(Record):
     """The main session is about to stop; a handler may ask for another turn."""
 
@@ -530,6 +531,7 @@ class CompactionRequest(Record):
     reason: str = "manual"
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
+    retry: Any = None  # piko.engine.retry.SummaryRetry: how the summary requests are retried
 
 
 class CompactionResult(Record):
@@ -540,6 +542,30 @@ class CompactionResult(Record):
     first_kept_entry_id: str = ""
     tokens_before: int = 0
     details: Any = None
+
+
+class SummarizationRetryScheduledEvent(Record):
+    """A compaction or branch summary failed with a passing error; the next try waits ``delay_ms``."""
+
+    TYPE: ClassVar[str] = "summarization_retry_scheduled"
+    attempt: int = 0
+    max_attempts: int = 0
+    delay_ms: int = 0
+    error_message: str = ""
+
+
+class SummarizationRetryAttemptStartEvent(Record):
+    """The wait is over and the summary is asked for again (``reason``: compaction's only)."""
+
+    TYPE: ClassVar[str] = "summarization_retry_attempt_start"
+    source: str = "compaction"  # or "branchSummary"
+    reason: str | None = None
+
+
+class SummarizationRetryFinishedEvent(Record):
+    """The retrying of a summary ended (an answer, the last failure, or an abort)."""
+
+    TYPE: ClassVar[str] = "summarization_retry_finished"
 
 
 class BranchSummaryRequest(Record):
@@ -554,6 +580,7 @@ class BranchSummaryRequest(Record):
     signal: Any = None
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
+    retry: Any = None  # piko.engine.retry.SummaryRetry: how the summary request is retried
 
 
 class BashResult(Record):

@@ -12,9 +12,10 @@ from typing import Any, ClassVar, Literal, TypeAlias
 from attrs import define, field
 
 StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
-ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh"]
+ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
-THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh")
+# "xhigh" and (pi 1.6) "max" only where the model lists them; otherwise lowered to what it takes
+THINKING_LEVELS: tuple[str, ...] = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 
 
 def _extra() -> Any:
@@ -202,6 +203,10 @@ class AssistantMessage(_Message):
     response_id: str | None = None
     response_model: str | None = None
     error_message: str | None = None
+    # pi 1.6: the provider's own stop reason, how long the response took, the level asked for
+    raw_stop_reason: str | None = None
+    duration_ms: int | None = None
+    thinking_level: str | None = None
     extra: dict[str, Any] = _extra()
 
 

@@ -44,7 +44,7 @@ class StreamOptions(Record):
     signal: AbortSignal | None = None
     temperature: float | None = None
     max_tokens: int | None = None
-    reasoning: str | None = None  # thinking level: minimal|low|medium|high|xhigh; None = off
+    reasoning: str | None = None  # thinking level: minimal|low|medium|high|xhigh|max; None = off
     thinking_budgets: dict[str, int] | None = None
     cache_retention: str | None = None  # none|short|long; None: PI_CACHE_RETENTION or "short"
     session_id: str | None = None

@@ -26,6 +26,7 @@ from piko.data.events import (
 )
 from piko.data.messages import AssistantMessage
 from piko.data.tokens import context_estimate, usage_tokens
+from piko.engine.retry import SummaryRetry
 from piko.lib.abort import AbortController
 from piko.lib.redaction import redact
 
@@ -241,6 +242,14 @@ async def run_compaction(
             settings=compaction_settings(session),
             reason=reason,
             thinking_level=session.thinking_level,
+            retry=SummaryRetry(
+                session.settings,
+                session.listeners.notify,
+                source="compaction",
+                reason=reason,
+                pm=session.app.pm,
+                model=model,
+            ),
         )
         preparation = await ask_strategy(session, "compaction_prepare", request)
         if preparation is None:

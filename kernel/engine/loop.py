@@ -177,11 +177,15 @@ async def _stream_assistant(
     context = Context(system_prompt=state.system_prompt, messages=llm_messages, tools=tools)
     final: AssistantMessage | None = None
     partial: AssistantMessage | None = None
+    reasoning: str | None = None
+    started = time.monotonic()
     if signal.aborted:
         final = _aborted_message(config.model)
     else:
         try:
             options = await config.make_options(signal)
+            reasoning = options.reasoning
+            started = time.monotonic()
             stream = config.stream_fn(config.model, context, options)
             async for event in stream:
                 kind = event.type
@@ -218,6 +222,9 @@ async def _stream_assistant(
                 final.error_message = final.error_message or "Stream ended without a final event"
     if final.error_message:  # a provider's error may quote the key it was sent
         final.error_message = redact(final.error_message)
+    if final.duration_ms is None:  # pi 1.6: from the request to the final event, in ms
+        final.duration_ms = max(0, round((time.monotonic() - started) * 1000))
+    final.thinking_level = reasoning or "off"  # the level asked for, whoever answered
     if config.on_assistant_message is not None and final.stop_reason not in ("error", "aborted"):
         final = await config.on_assistant_message(final)
     if partial is not None and state.messages and state.messages[-1] is partial:

@@ -22,6 +22,8 @@ from piko.data.events import (
     SessionTreeEvent,
 )
 from piko.data.messages import UserMessage, text_of
+from piko.engine.retry import SummaryRetry
+from piko.engine.setup import tools_for_branch
 from piko.lib.records import Record, field
 from piko.sessions.entries import readable_message
 
@@ -85,6 +87,9 @@ async def _replace_manager(session: Any, manager: Any, reason: str, previous_fil
     elif session.model is not None and not manager.get_entries():
         manager.append_model_change(session.model.provider, session.model.id)
         manager.append_thinking_level_change(session.thinking_level)
+    tools = tools_for_branch(session.app, manager)
+    if tools is not None:  # the tools that session recorded, or the start-up selection (as pi)
+        session.set_active_tools(tools, persist=False)
     session._rebuild_system_prompt()
     await session.dispatcher.emit(
         "session_start", SessionStartEvent(reason=reason, previous_session_file=previous_file), ctx
@@ -259,6 +264,13 @@ async def navigate_tree(
             replace_instructions=replace_instructions,
             signal=controller.signal,
             thinking_level=session.thinking_level,
+            retry=SummaryRetry(
+                session.settings,
+                session.listeners.notify,
+                source="branchSummary",
+                pm=session.app.pm,
+                model=session.model,
+            ),
         )
         try:
             # called directly, as compaction is: a summary may take longer than a handler budget,
@@ -288,6 +300,9 @@ async def navigate_tree(
             if label:
                 manager.append_label(entry_id, label)
     session.rebuild_from_session()
+    tools = tools_for_branch(session.app, session.session_manager, keep_unrecorded=True)
+    if tools is not None:  # the branch recorded its tools: they come back with it
+        session.set_active_tools(tools, persist=False)
     await session.dispatcher.emit(
         "session_tree",
         SessionTreeEvent(

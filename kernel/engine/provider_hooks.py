@@ -77,24 +77,8 @@ class ProviderRequests:
         retention = self._settings.get("cacheRetention")
         if isinstance(retention, str):
             options.cache_retention = retention
-        self._apply_retry_settings(options)
+        apply_provider_retry_settings(self._settings, options)
         return options
-
-    def _apply_retry_settings(self, options: StreamOptions) -> None:
-        """``retry.provider``: the request timeout, the provider's own retries and the longest
-        server-asked wait (0 = no limit)."""
-        provider = self._settings.get("retry.provider")
-        if not isinstance(provider, dict):
-            return
-        timeout = provider.get("timeoutMs")
-        if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
-            options.timeout_s = timeout / 1000
-        retries = provider.get("maxRetries")
-        if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
-            options.extra["max_retries"] = retries
-        longest = provider.get("maxRetryDelayMs")
-        if isinstance(longest, int | float) and not isinstance(longest, bool) and longest >= 0:
-            options.extra["max_retry_delay_ms"] = longest if longest > 0 else 2**53
 
     async def on_payload(self, payload: Any, model: Model) -> Any:
         """The payload an extension put in place of ``payload`` (None: send it as it is)."""
@@ -114,3 +98,20 @@ class ProviderRequests:
                 AfterProviderResponseEvent(status=status, headers=dict(headers)),
                 self._ctx,
             )
+
+
+def apply_provider_retry_settings(settings: Any, options: StreamOptions) -> None:
+    """``retry.provider`` into ``options``: the request timeout, the provider's own retries and the
+    longest server-asked wait (0 = no limit). Session requests and summaries both get them."""
+    provider = settings.get("retry.provider")
+    if not isinstance(provider, dict):
+        return
+    timeout = provider.get("timeoutMs")
+    if isinstance(timeout, int | float) and not isinstance(timeout, bool) and timeout > 0:
+        options.timeout_s = timeout / 1000
+    retries = provider.get("maxRetries")
+    if isinstance(retries, int) and not isinstance(retries, bool) and retries >= 0:
+        options.extra["max_retries"] = retries
+    longest = provider.get("maxRetryDelayMs")
+    if isinstance(longest, int | float) and not isinstance(longest, bool) and longest >= 0:
+        options.extra["max_retry_delay_ms"] = longest if longest > 0 else 2**53

@@ -6,7 +6,13 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from piko.data.events import AutoRetryEndEvent, AutoRetryStartEvent
+from piko.data.events import (
+    AutoRetryEndEvent,
+    AutoRetryStartEvent,
+    SummarizationRetryAttemptStartEvent,
+    SummarizationRetryFinishedEvent,
+    SummarizationRetryScheduledEvent,
+)
 from piko.data.messages import AssistantMessage, Model
 from piko.lib.abort import AbortController
 
@@ -101,3 +107,77 @@ class RetryPolicy:
         if message.stop_reason != "error" and self._attempt > 0:
             await self._announce("auto_retry_end", AutoRetryEndEvent(success=True, attempt=self._attempt))
             self._attempt = 0
+
+
+class SummaryRetry:
+    """pi 1.6's retry of a compaction or branch-summary request: the ``retry`` settings' budget
+    and backoff, told to the session's listeners as ``summarization_retry_scheduled`` (before each
+    wait), ``summarization_retry_attempt_start`` (after it) and ``summarization_retry_finished``
+    (once, at the end, when there was a retry). Which errors are worth another try, the plugins
+    say (``piko_classify_error`` through ``pm``), as for the session's own requests."""
+
+    def __init__(
+        self,
+        settings: Any,
+        notify: Callable[[Any], Awaitable[None]],
+        *,
+        source: str,
+        reason: str | None = None,
+        pm: Any = None,
+        model: Model | None = None,
+    ) -> None:
+        self._settings = settings
+        self._notify = notify
+        self.source = source
+        self.reason = reason
+        self._pm = pm
+        self._model = model
+
+    async def run(
+        self, produce: Callable[[], Awaitable[AssistantMessage | None]], signal: Any = None
+    ) -> AssistantMessage | None:
+        """``produce()`` until it answers, fails for good, or is aborted; its last message."""
+        enabled = bool(self._settings.get("retry.enabled", True))
+        max_retries = int(self._settings.get("retry.maxRetries", 3)) if enabled else 0
+        base = float(self._settings.get("retry.baseDelayMs", 2000))
+        from piko.engine.overflow import error_kind
+
+        attempt = 0
+        while True:
+            message = await produce()
+            aborted = (signal is not None and signal.aborted) or (
+                message is not None and message.stop_reason == "aborted"
+            )
+            error = message.error_message or "Unknown error" if message is not None else ""
+            failed = message is not None and message.stop_reason == "error" and not aborted
+            retryable = (
+                failed and message is not None and error_kind(self._pm, message, self._model) == "retryable"
+            )
+            if not retryable or attempt >= max_retries:
+                if attempt:
+                    await self._notify(SummarizationRetryFinishedEvent())
+                return message
+            attempt += 1
+            delay = base * 2 ** (attempt - 1)
+            await self._notify(
+                SummarizationRetryScheduledEvent(
+                    attempt=attempt, max_attempts=max_retries, delay_ms=int(delay),
+                    error_message=error,
+                )
+            )  # fmt: skip
+            if await _sleep(delay / 1000.0, signal):
+                await self._notify(SummarizationRetryFinishedEvent())
+                return message
+            await self._notify(SummarizationRetryAttemptStartEvent(source=self.source, reason=self.reason))
+
+
+async def _sleep(seconds: float, signal: Any) -> bool:
+    """Wait ``seconds``; True when ``signal`` was aborted first."""
+    if signal is None:
+        await asyncio.sleep(seconds)
+        return False
+    try:
+        await asyncio.wait_for(signal.wait(), seconds)
+    except TimeoutError:
+        return False
+    return True

@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from piko.engine.navigation import ForkMessage, ForkOutcome, SessionChange, TreeOutcome
     from piko.engine.reloading import ReloadSummary
     from piko.engine.stats import ContextUsage, SessionStats
+    from piko.engine.tool_selection import LoadoutRecorder
 
 
 class AgentSession:
@@ -119,8 +120,9 @@ class AgentSession:
         )  # fmt: skip
         self.compaction = CompactionState(self.settings, self._save_setting)
         self.runs = RunControl(
-            self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction
-        )
+            self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction,
+            settled=lambda aborted: self._announce("agent_settled", AgentSettledEvent(aborted=aborted)),
+        )  # fmt: skip
         self._recorder = SessionRecorder(lambda: self.session_manager, messages)
         self.shell = UserShell(
             self._emit, cwd=lambda: self.cwd, is_streaming=lambda: self.is_streaming, add=self._recorder.add
@@ -140,6 +142,7 @@ class AgentSession:
             cwd=lambda: self.cwd,
         )  # fmt: skip
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
+        self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
         if active_tools is None:
             from piko.engine.setup import default_tool_order
 
@@ -221,6 +224,12 @@ class AgentSession:
         tools = [registry.get(n) for n in dict.fromkeys(names) if registry.get(n) is not None]
         self.agent.state.tools = tools
         self._rebuild_system_prompt()
+
+    def _record_tools(self) -> None:
+        """Note the active tools in the session file when they changed (as pi does when a run
+        starts), so a resume gets them back."""
+        if self.loadout is not None:
+            self.loadout.record(self.get_active_tools(), self.app.registries.tools.names())
 
     def _rebuild_system_prompt(self) -> None:
         resources = self.resources
@@ -317,16 +326,10 @@ class AgentSession:
             await self.agent.wait_for_idle()
 
     async def _run(self, work: Callable[[], Any]) -> None:
-        """Run the agent; once it settled with nothing queued, ``agent_settled`` fires."""
-        try:
-            await self.runs.run(work)
-        finally:
-            if (
-                not self.is_streaming
-                and not self.queues.has_pending()
-                and self.dispatcher.has_handlers("agent_settled")
-            ):
-                await self._emit("agent_settled", AgentSettledEvent())
+        """Run the agent (recording the active tools first, as pi does); once nothing more
+        follows on its own, ``agent_settled`` reaches the listeners and the extensions."""
+        self._record_tools()
+        await self.runs.run(work)
 
     async def _prepare_prompt(
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
@@ -424,6 +427,7 @@ class AgentSession:
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
         self._input.abort()
+        self.runs.abort_requested = True
         self.retry.abort()
         self.agent.abort()
         await self.agent.wait_for_idle()

@@ -3,8 +3,9 @@
 This is pi's start-up sequence after argument parsing (its execution flow, steps 9-14):
 choose the session (``--no-session``, ``--session``, ``--fork``, ``--continue``, new), resolve
 the model (``--provider``/``--model``, ``--models`` scope, the session's, settings, defaults),
-the thinking level (clamped to the model), the active tools (``--tools``, ``--no-tools``,
-``--no-builtin-tools``), resources (context files, skills, templates, through their plugins and
+the thinking level (clamped to the model), the active tools (:mod:`~piko.engine.tool_selection`:
+``--tools``, ``--exclude-tools``, ``--no-tools``, ``--no-builtin-tools``, ``defaultTools``, the
+session's recorded loadout), resources (context files, skills, templates, through their plugins and
 ``resources_discover``), then create the :class:`~piko.engine.session.AgentSession`, bind it
 as the runtime of extensions and fire ``session_start``.
 """
@@ -147,43 +148,65 @@ def is_builtin_tool(app: Any, tool: Any) -> bool:
     return info is not None and info.builtin and info.kind == "tools"
 
 
-def select_tools(app: Any) -> list[str]:
-    """Names of the tools to activate (pi's ``--tools``/``--no-tools``/``--no-builtin-tools`` rules).
+def registered_tools(app: Any) -> list[Any]:
+    """The registered tools as :mod:`~piko.engine.tool_selection` sees them, in the order pi lists them."""
+    from piko.engine.tool_selection import ToolInfo
 
-    ``--tools`` keeps its own order; otherwise the default-on tools come in pi's order
-    (``read, bash, edit, write``), then the default-on tools of other plugins and extensions.
-    """
-    options = app.options
-    tools = default_tool_order(list(app.registries.tools))
-    if options.get("no_tools"):
-        return []
-    listed = options.get("tools")
-    if listed:
-        entries = list(dict.fromkeys(n.strip() for n in str(listed).split(",") if n.strip()))
-        known = [t.name for t in tools]
-        # an entry with "*" is a pattern: it selects the tools it matches now, and is never
-        # unknown (a plugin may register tools it matches later, as MCP servers connect)
-        wanted = list(dict.fromkeys(
-            name for entry in entries
-            for name in ([entry] if "*" not in entry else [k for k in known if _star_match(entry, k)])
-        ))  # fmt: skip
-        unknown = [n for n in wanted if n not in known]
-        if unknown:
-            from piko.platform.provenance import explain
-
-            app.notices.append(f"Unknown tool(s) in --tools: {', '.join(unknown)}")
-            app.notices.extend(why for name in unknown if (why := explain(app, "tools", name)))
-        return [n for n in wanted if n in known]
-    if options.get("no_builtin_tools"):
-        return [t.name for t in tools if t.default_active and not is_builtin_tool(app, t)]
-    return [t.name for t in tools if t.default_active]
+    return [
+        ToolInfo(t.name, is_builtin_tool(app, t), bool(t.default_active))
+        for t in default_tool_order(list(app.registries.tools))
+    ]
 
 
-def _star_match(pattern: str, name: str) -> bool:
-    """``*`` matches any characters (pi's tool patterns: no other wildcard)."""
-    import re
+def select_tools(app: Any, manager: Any = None) -> list[str]:
+    """Names of the tools to activate (see :mod:`~piko.engine.tool_selection`), for ``manager``'s
+    session when given (its recorded loadout applies).
 
-    return re.fullmatch(".*".join(re.escape(part) for part in pattern.split("*")), name) is not None
+    Entries of ``--tools``/``--exclude-tools`` that name no tool are reported once, with why when
+    a blocked or broken plugin provides them."""
+    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
+
+    try:
+        request = request_from(app.options, app.settings)
+    except ToolSelectionError as exc:
+        raise SetupError(str(exc)) from exc
+    recorded = recorded_loadout(manager.get_branch()) if manager is not None else None
+    choice = choose_tools(registered_tools(app), request, recorded)
+    if choice.unknown:
+        from piko.platform.provenance import explain
+
+        for option, entries in choice.unknown.items():
+            app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
+            names = (e.lstrip("+-") for e in entries)
+            app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
+    return choice.active
+
+
+def default_selection(app: Any) -> list[str]:
+    """The tools of the default selection (``defaultTools`` and the tools plugins switch on): what
+    a session that records no tools gets without tool flags."""
+    from piko.engine.tool_selection import ToolRequest, choose_tools, request_from
+
+    configured = request_from({}, app.settings).default_tools
+    return choose_tools(registered_tools(app), ToolRequest(default_tools=configured)).active
+
+
+def tools_for_branch(app: Any, manager: Any, *, keep_unrecorded: bool = False) -> list[str] | None:
+    """The tools a session switched to (``/resume``, ``/new``, a fork) or navigated in (``/tree``)
+    should have: its recorded loadout under this run's options, else the start-up selection;
+    None with ``keep_unrecorded`` when the branch recorded none (keep what is active)."""
+    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
+
+    recorded = recorded_loadout(manager.get_branch())
+    if recorded is None and keep_unrecorded:
+        return None
+    try:
+        request = request_from(app.options, app.settings)
+    except ToolSelectionError:  # refused at start-up already
+        return None
+    if recorded is not None and not request.keeps_recorded:
+        return None if keep_unrecorded else choose_tools(registered_tools(app), request).active
+    return choose_tools(registered_tools(app), request, recorded).active
 
 
 def _text_or_file(value: str, cwd: Path) -> str:
@@ -321,7 +344,7 @@ async def create_agent_session(
     thinking = options.get("thinking")
     if thinking and not is_valid_thinking_level(str(thinking)):
         app.notices.append(
-            f'Invalid thinking level "{thinking}". Valid values: off, minimal, low, medium, high, xhigh'
+            f'Invalid thinking level "{thinking}". Valid values: off, minimal, low, medium, high, xhigh, max'
         )
         thinking = None
     level = (
@@ -337,12 +360,13 @@ async def create_agent_session(
     if custom_prompt:
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
+    active_tools = select_tools(app, manager)
     session = AgentSession(
         app,
         manager,
         model=model,
         thinking_level=str(level),
-        active_tools=select_tools(app),
+        active_tools=active_tools,
         resources=resources,
         scoped_models=scoped,
         ui=ui,
@@ -357,6 +381,11 @@ async def create_agent_session(
         manager.append_model_change(model.provider, model.id)
     if model is not None and (fresh or context.thinking_level != session.thinking_level):
         manager.append_thinking_level_change(session.thinking_level)
+    from piko.engine.tool_selection import LoadoutRecorder
+
+    session.loadout = LoadoutRecorder(
+        lambda: session.session_manager, default_selection(app)
+    )  # noted as runs start
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     if not freeze_startup:

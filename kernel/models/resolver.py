@@ -82,7 +82,7 @@ def supported_thinking_levels(model: Model | None) -> list[str]:
     for level in THINKING_LEVELS:
         if level in mapping and mapping[level] is None:
             continue
-        if level == "xhigh" and level not in mapping:
+        if level in ("xhigh", "max") and level not in mapping:
             continue
         levels.append(level)
     return levels

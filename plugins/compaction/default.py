@@ -63,6 +63,7 @@ async def piko_compact(request: CompactionRequest, ctx: Any) -> Any:
         signal=request.signal,
         thinking_level=_thinking_level(request, ctx),
     )
+    summarizer.retry = request.retry
     summary, details = await compact(preparation, summarizer, request.custom_instructions)
     return CompactionResult(
         summary=summary,
@@ -84,6 +85,7 @@ async def piko_summarize_branch(request: BranchSummaryRequest, ctx: Any) -> Any:
     if isinstance(reserve, bool) or not isinstance(reserve, (int, float)):
         reserve = DEFAULT_RESERVE_TOKENS
     summarizer = Summarizer.for_model(app, request.model, api_key=request.api_key, signal=request.signal)
+    summarizer.retry = request.retry
     return await summarize_branch(
         list(request.entries),
         summarizer,

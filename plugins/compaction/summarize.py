@@ -33,6 +33,8 @@ class Summarizer:
     headers: dict[str, str] = field(factory=dict)
     signal: Any = None
     thinking_level: str | None = None
+    retry: Any = None  # piko.engine.retry.SummaryRetry, or None: one try
+    settings: Any = None  # the app's settings: retry.provider applies to summaries too
 
     @classmethod
     def for_model(
@@ -63,19 +65,25 @@ class Summarizer:
             headers=headers,
             signal=signal,
             thinking_level=thinking_level,
+            settings=app.settings,
         )
 
     def _options(self, max_tokens: int) -> StreamOptions:
         reasoning = None
         if self.model.reasoning and self.thinking_level and self.thinking_level != "off":
             reasoning = self.thinking_level
-        return StreamOptions(
+        options = StreamOptions(
             api_key=self.api_key,
             signal=self.signal,
             max_tokens=max_tokens,
             headers=dict(self.headers),
             reasoning=reasoning,
         )
+        if self.settings is not None:
+            from piko.engine.provider_hooks import apply_provider_retry_settings
+
+            apply_provider_retry_settings(self.settings, options)
+        return options
 
     async def complete(self, prompt: str, *, max_tokens: int, failure: str) -> str:
         """The model's text answer to ``prompt``; raises ``RuntimeError("<failure>: <why>")`` on errors."""
@@ -83,11 +91,14 @@ class Summarizer:
             raise SummaryAborted()
         request = UserMessage(content=[TextContent(text=prompt)], timestamp=int(time.time() * 1000))
         context = Context(system_prompt=prompts.SYSTEM_PROMPT, messages=[request])
-        final: AssistantMessage | None = None
-        async for event in self.stream_function(self.model, context, self._options(max_tokens)):
-            if event.type in ("done", "error"):
-                final = event.final
-                break
+
+        async def produce() -> AssistantMessage | None:
+            async for event in self.stream_function(self.model, context, self._options(max_tokens)):
+                if event.type in ("done", "error"):
+                    return event.final  # type: ignore[no-any-return]
+            return None
+
+        final = await (self.retry.run(produce, self.signal) if self.retry is not None else produce())
         if (self.signal is not None and self.signal.aborted) or (
             final is not None and final.stop_reason == "aborted"
         ):

@@ -202,7 +202,8 @@ def _add(app: Any, args: list[str]) -> int:
     data["mcpServers"] = servers
     write_servers(path, data)
     click.echo(f'{"Replaced" if replaced else "Added"} {scope} MCP server "{name}" in {path}.')
-    if local and not bool(getattr(app, "project_trusted", False)):
+    # the saved decision decides the next start (this run may have found nothing to protect yet)
+    if local and not app.trust.is_trusted(app.cwd):
         click.echo(
             f"The project is not trusted, so {path} is ignored until you start pi in the project and trust it."
         )
@@ -283,7 +284,7 @@ async def _connect_all(app: Any, config: Any) -> list[dict[str, Any]]:
     connections = [ServerConnection(s, str(app.cwd), log) for s in config.servers.values()]
     for connection in connections:
         connection.start()
-    await asyncio.gather(*(c.wait_ready(c.config.timeout_s) for c in connections))
+    await asyncio.gather(*(c.wait_ready(c.config.timeout_s + 2.0) for c in connections))
     out: list[dict[str, Any]] = []
     for connection in connections:
         server = connection.config

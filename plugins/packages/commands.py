@@ -102,7 +102,9 @@ def _manager(app: Any) -> Any:
 
 
 def _offline() -> bool:
-    return os.environ.get("PI_OFFLINE", "").lower() in ("1", "true", "yes") or "--offline" in sys.argv
+    from piko.config.paths import offline
+
+    return offline() or "--offline" in sys.argv
 
 
 # ---------------------------------------------------------------------------

@@ -65,11 +65,17 @@ class _TransportOnFirstUse:
             await self.transport.aclose()
 
 
+def _proxy_configured() -> bool:
+    """Whether a proxy variable (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, any case) is set."""
+    return any(
+        key.lower() in ("http_proxy", "https_proxy", "all_proxy") and value
+        for key, value in os.environ.items()
+    )
+
+
 def _plain_http_mount() -> dict[str, Any]:
-    """:class:`~piko.plugins.providers.plain_http.PlainHTTPTransport` for ``http://`` URLs, unless
-    a proxy variable routes them elsewhere (a redirect to ``https`` goes through the verifying one)."""
-    if any(key.lower() in ("http_proxy", "all_proxy") for key in os.environ):
-        return {}  # httpx's proxy mounts must keep handling http:// requests
+    """:class:`~piko.plugins.providers.plain_http.PlainHTTPTransport` for ``http://`` URLs (a
+    redirect to ``https`` goes through the verifying one); not used when a proxy is configured."""
     from piko.plugins.providers.plain_http import PlainHTTPTransport
 
     return {"http://": PlainHTTPTransport()}
@@ -83,12 +89,17 @@ def get_client() -> httpx.AsyncClient:
     client = _clients.get(loop)
     if client is None or client.is_closed:
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
-        client = httpx.AsyncClient(
-            timeout=DEFAULT_TIMEOUT_S,
-            follow_redirects=True,
-            transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
-            mounts=_plain_http_mount(),
-        )
+        if (
+            _proxy_configured()
+        ):  # httpx honours the proxy variables (and NO_PROXY) only with its own transport
+            client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT_S, follow_redirects=True, limits=limits)
+        else:
+            client = httpx.AsyncClient(
+                timeout=DEFAULT_TIMEOUT_S,
+                follow_redirects=True,
+                transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
+                mounts=_plain_http_mount(),
+            )
         _clients[loop] = client
     return client
 

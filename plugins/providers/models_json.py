@@ -21,7 +21,7 @@ _STR = ("string", 1)  # minLength 1
 _OPT_NUM = "number"
 _THINKING_MAP = (
     "object",
-    {level: ("string|null", False) for level in ("off", "minimal", "low", "medium", "high", "xhigh")},
+    {level: ("string|null", False) for level in ("off", "minimal", "low", "medium", "high", "xhigh", "max")},
 )
 _INPUT = ("array", ("enum", ("text", "image")))
 _HEADERS = ("record", "string")

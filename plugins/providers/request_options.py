@@ -38,9 +38,9 @@ def base_max_tokens(model: Model, options: StreamOptions) -> int | None:
 def adjust_max_tokens_for_thinking(
     base: int, model_max: int, level: str, budgets: Mapping[str, int] | None = None
 ) -> tuple[int, int]:
-    """``(max_tokens, thinking_budget)`` for budget-based thinking (``xhigh`` counts as ``high``)."""
+    """``(max_tokens, thinking_budget)`` for budget-based thinking (``xhigh`` and ``max`` count as ``high``)."""
     merged = {**DEFAULT_THINKING_BUDGETS, **(budgets or {})}
-    key = "high" if level == "xhigh" else level
+    key = "high" if level in ("xhigh", "max") else level
     budget = int(merged.get(key, DEFAULT_THINKING_BUDGETS["high"]))
     max_tokens = min(base + budget, model_max)
     if max_tokens <= budget:

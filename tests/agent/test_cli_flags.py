@@ -176,7 +176,7 @@ def test_invalid_thinking_level_warns_and_runs(pi_env: Any) -> None:
     assert done.returncode == 0
     assert (
         done.stderr
-        == 'Warning: Invalid thinking level "bogus". Valid values: off, minimal, low, medium, high, xhigh\n'
+        == 'Warning: Invalid thinking level "bogus". Valid values: off, minimal, low, medium, high, xhigh, max\n'
     )
     assert env.server.requests[0]["body"]["thinking"]["budget_tokens"] == 8192
 

@@ -6,10 +6,12 @@ import itertools
 from typing import Any
 
 from agent_harness import json_lines, normalize_event, sample, sample_events, strip_volatile
+from support.pi16_additions import without_additions
 
 
 def _events(stdout: str) -> list[dict[str, Any]]:
-    return [normalize_event(e) for e in json_lines(stdout)]
+    """Our events as pi 0.73.1 would write them (pi 1.6's additions taken out)."""
+    return [normalize_event(e) for e in without_additions(json_lines(stdout))]
 
 
 def test_print_text_says_hi_like_pi(pi_env: Any) -> None:
@@ -23,7 +25,7 @@ def test_print_text_says_hi_like_pi(pi_env: Any) -> None:
 def test_print_text_session_file_is_pis(pi_env: Any) -> None:
     env = pi_env(sample("a-print-text", "scenario.json"))
     env.run("-p", "say hi", "--provider", "mock", "--model", "mock-1")
-    ours = env.session_lines()
+    ours = without_additions(env.session_lines())
     theirs = sample("a-print-text", "session.jsonl")
     assert [strip_volatile(e) for e in ours] == [strip_volatile(e) for e in theirs]
     assert [sorted(e) for e in ours] == [sorted(e) for e in theirs]

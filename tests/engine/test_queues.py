@@ -13,13 +13,13 @@ def _texts(context: Any) -> list[str]:
     return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
 
 
-async def _streaming(
-    session: Any, gate: asyncio.Event, prompt: str = "start", seen: list[Any] | None = None
-) -> asyncio.Task[None]:
-    """A run held inside its first model call until ``gate`` opens (``seen`` fills when the
-    call is made: until then a steering message would still reach the first call, as in pi)."""
+async def _streaming(session: Any, calls: list[Any], prompt: str = "start") -> asyncio.Task[None]:
+    """A run held inside its first model call (which appends to ``calls``) until its gate opens.
+
+    Streaming alone is not enough: a message queued before the first request is built goes into
+    it (as in pi), so the test waits for the request to be out (raced on a loaded machine)."""
     task = asyncio.ensure_future(session.prompt(prompt))
-    while not session.is_streaming or (seen is not None and not seen):
+    while not calls:
         await asyncio.sleep(0.001)
     return task
 
@@ -42,7 +42,7 @@ def test_steering_reaches_the_next_model_call_and_follow_ups_come_after(rig, run
 
     async def scenario() -> Any:
         session = await rig.session([held, answer("read it"), answer("summarized")])
-        task = await _streaming(session, gate, seen=seen)
+        task = await _streaming(session, seen)
         await session.steer("look at b too")
         await session.follow_up("then summarize")
         pending = session.queues.pending_count
@@ -78,7 +78,7 @@ def test_clear_returns_what_was_queued_and_nothing_is_delivered(rig, run) -> Non
 
     async def scenario() -> tuple[ClearedQueue, int]:
         session = await rig.session([held])
-        task = await _streaming(session, gate, seen=calls)
+        task = await _streaming(session, calls)
         await session.steer("one")
         await session.follow_up("two")
         await session.follow_up("three")

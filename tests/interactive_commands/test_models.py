@@ -150,7 +150,7 @@ def test_thinking_sets_picks_and_refuses(world, run) -> None:
     assert levels[-3:-1] == ["high", "low"]
     assert plain_ctx.texts("info") == ["Current model does not support thinking"]
     completions = next(c for c in BUILTIN_COMMANDS if c.name == "thinking").get_argument_completions
-    assert completions is not None and completions("m") == ["minimal", "medium"]
+    assert completions is not None and completions("m") == ["minimal", "medium", "max"]  # pi 1.6 added max
 
 
 def test_scoped_models_toggle_apply_to_the_session_and_save(world, run) -> None:

@@ -16,7 +16,7 @@ def test_oneline_mode_prints_one_line_per_event(run_pi, example_site: Path) -> N
     assert "message_update text_start" in lines
     assert any(line.startswith("message_update text_delta ") for line in lines)
     assert any(line.startswith("message_end assistant: ") for line in lines)
-    assert lines[-1] == "agent_end 2 messages"
+    assert lines[-2:] == ["agent_end 2 messages", "agent_settled aborted=false"]
     assert all(0 < len(line) <= 100 for line in lines)
 
 
@@ -42,7 +42,7 @@ def test_oneline_mode_shows_the_example_tool_running(run_pi, example_site: Path,
     assert any(line.startswith("tool_execution_end word_count ok: '3 words, 1 lines, 13") for line in lines)
     assert "turn_end #0, 1 tool results" in lines
     assert "message_end assistant: 'It has 3 words.'" in lines
-    assert lines[-1] == "agent_end 4 messages"
+    assert lines[-2:] == ["agent_end 4 messages", "agent_settled aborted=false"]
     assert all(len(line) <= 60 for line in lines)
     assert max(len(line) for line in lines) == 60  # the long tool-result lines were clipped
 

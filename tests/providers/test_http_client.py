@@ -93,9 +93,11 @@ def test_https_requests_still_verify_certificates(tls_server: str) -> None:
 
 
 def test_a_proxy_variable_keeps_httpx_s_own_routing(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
-    assert http_client._plain_http_mount() == {}
-    monkeypatch.delenv("HTTP_PROXY")
-    for key in ("http_proxy", "ALL_PROXY", "all_proxy"):
+    for key in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
         monkeypatch.delenv(key, raising=False)
+    assert not http_client._proxy_configured()
     assert list(http_client._plain_http_mount()) == ["http://"]
+    monkeypatch.setenv("HTTP_PROXY", "")  # empty: no proxy
+    assert not http_client._proxy_configured()
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    assert http_client._proxy_configured()  # get_client() then uses httpx's own transport

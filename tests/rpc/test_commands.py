@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,10 @@ def text_turn(text: str) -> dict[str, Any]:
 
 
 def until_idle(process: Any) -> dict[str, Any]:
-    return process.wait_for(lambda r: r.get("type") == "agent_end", 30)
+    """Wait for ``agent_settled`` (after ``agent_end``: nothing more follows); returns ``agent_end``."""
+    end = process.wait_for(lambda r: r.get("type") == "agent_end", 30)
+    process.wait_for(lambda r: r.get("type") == "agent_settled", 30)
+    return end
 
 
 def after_one_prompt(rpc: Any, answer: str) -> Any:
@@ -175,8 +177,8 @@ def test_abort_stops_the_stream(rpc: Any) -> None:
 def test_clear_queue_returns_what_was_queued(rpc: Any) -> None:
     process = rpc([SLOW, text_turn("x")])
     process.request({"id": "p", "type": "prompt", "message": "go"})
-    while not process.server.requests:  # the first model call is out (a steer before it joins it, as in pi)
-        time.sleep(0.005)
+    # queue once the first request is out: a message queued before it goes into it (as in pi)
+    process.wait_for(lambda r: r.get("type") == "message_update")
     process.request({"id": "s", "type": "steer", "message": "a"})
     process.request({"id": "f", "type": "follow_up", "message": "b"})
     before = len(process.records)
@@ -497,8 +499,8 @@ def test_get_commands_lists_extension_commands_templates_and_skills(rpc: Any) ->
          'Invalid "prompt" command: "streamingBehavior" must be "steer" or "followUp"'),
         ({"id": 4, "type": "prompt", "message": "x", "images": [{"type": "image"}]},
          'Invalid "prompt" command: "images" must be an array of images ({"type": "image", "data": <base64>, "mimeType": <type>})'),
-        ({"id": 5, "type": "set_thinking_level", "level": "max"},
-         'Invalid "set_thinking_level" command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh"'),
+        ({"id": 5, "type": "set_thinking_level", "level": "ultra"},
+         'Invalid "set_thinking_level" command: "level" must be one of "off", "minimal", "low", "medium", "high", "xhigh", "max"'),
         ({"id": 6, "type": "set_steering_mode", "mode": "some"},
          'Invalid "set_steering_mode" command: "mode" must be "all" or "one-at-a-time"'),
         ({"id": 7, "type": "set_auto_retry", "enabled": "yes"}, 'Invalid "set_auto_retry" command: "enabled" must be a boolean'),

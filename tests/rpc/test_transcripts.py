@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from rpc_client import SAMPLE_ARGS, RpcProcess, sample
+from support.pi16_additions import lines_without_additions, without_additions
 from support.streams import update_delta
 
 _VOLATILE = {"timestamp"}
@@ -72,7 +73,7 @@ def with_our_deviations(record: dict[str, Any], steps: list[dict[str, Any]]) -> 
 @pytest.mark.parametrize("name", ["c-tools-rpc", "d-rpc-nosession"])
 def test_transcript_matches_pi(rpc: Any, name: str) -> None:
     process, theirs = replay(rpc, name)
-    ours = process.records
+    ours = without_additions(process.records)
     assert [normalize(r) for r in ours] == [normalize(r) for r in theirs]
     assert process.stderr == sample(name, "stderr.txt")
     work = process.work
@@ -102,7 +103,9 @@ def test_transcript_lines_are_pis_bytes(rpc: Any, name: str) -> None:
         t["line"] for t in sample(name, "transcript.jsonl")
         if t["dir"] == "out" and "Unknown command" not in t["line"]
     ]  # fmt: skip
-    ours = [line.decode("utf-8") for line in process.raw_lines if b"Unknown command" not in line]
+    ours = lines_without_additions(
+        [line.decode("utf-8") for line in process.raw_lines if b"Unknown command" not in line]
+    )
     assert len(ours) == len(theirs)
     compared = 0
     for mine, pis in zip(ours, theirs, strict=True):

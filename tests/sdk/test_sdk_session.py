@@ -160,7 +160,7 @@ def test_subscribe_and_unsubscribe(sdk: SdkRig, run: Any) -> None:
         return seen, deltas
 
     seen, deltas = run(main())
-    assert seen[0] == "agent_start" and seen[-1] == "agent_end"
+    assert seen[0] == "agent_start" and seen[-2:] == ["agent_end", "agent_settled"]
     assert {"message_start", "message_update", "message_end", "turn_end"} <= set(seen)
     assert "".join(deltas) == "first answer"
 
@@ -182,7 +182,7 @@ def test_events_iterator_ends_when_the_session_closes(sdk: SdkRig, run: Any) -> 
 
     kinds = run(main())
     assert kinds[0] == "agent_start" and "agent_end" in kinds
-    assert kinds[-1] == "session_shutdown" or kinds[-1] == "agent_end"
+    assert kinds[-1] in ("session_shutdown", "agent_settled")
 
 
 def test_stream_yields_the_run_and_ends_when_settled(sdk: SdkRig, run: Any) -> None:
@@ -200,7 +200,7 @@ def test_stream_yields_the_run_and_ends_when_settled(sdk: SdkRig, run: Any) -> N
 
     text, kinds = run(main())
     assert text == "Hello streaming world"
-    assert kinds[-1] == "agent_end"
+    assert kinds[-2:] == ["agent_end", "agent_settled"]
 
 
 def test_leaving_a_stream_early_aborts_its_run(sdk: SdkRig, run: Any) -> None:
@@ -286,7 +286,7 @@ def test_an_event_stream_stopped_early_ends_its_iteration(sdk: SdkRig, run: Any)
             return [event.TYPE async for event in events]
 
     kinds = run(main())
-    assert kinds[0] == "agent_start" and kinds[-1] == "agent_end"
+    assert kinds[0] == "agent_start" and kinds[-2:] == ["agent_end", "agent_settled"]
 
 
 def test_abort_stops_the_run_and_wait_for_idle_returns(sdk: SdkRig, run: Any) -> None:

@@ -15,7 +15,7 @@ def test_the_model_counts_words_with_the_tool(piko_session, llm_server):
     assert result.tool_name == "word_count"
     assert result.details == {"words": 3, "lines": 1, "characters": 13}
     assert run.text == "It has 3 words."
-    assert run.types[0] == "agent_start" and run.types[-1] == "agent_end"
+    assert run.types[0] == "agent_start" and run.types[-2:] == ["agent_end", "agent_settled"]
     offered = [tool["function"]["name"] for tool in llm_server.requests[0]["body"]["tools"]]
     assert "word_count" in offered
     assert [entry.type for entry in run.entries].count("message") == 4  # user, call, result, answer

@@ -414,12 +414,17 @@ class InteractiveMode:
     # Start-up
     # ------------------------------------------------------------------------------------------
 
-    def _quiet(self) -> bool:
-        return bool(self.settings.get("quietStartup", False)) and not self.app.options.get("verbose")
+    def _quiet(self, part: str) -> bool:
+        """Whether ``quietStartup`` hides ``part`` (``header`` or ``listing``): ``true`` hides both,
+        ``"header"`` only the listing (pi 1.6); ``--verbose`` shows both whatever it says."""
+        value = self.settings.get("quietStartup", False)
+        if self.app.options.get("verbose"):
+            return False
+        return value is True or (value == "header" and part == "listing")
 
     def _header(self) -> list[Any]:
-        """The start-up header (nothing with ``quietStartup``): expands in place with Ctrl+O."""
-        if self._quiet():
+        """The start-up header (nothing with ``quietStartup: true``): expands in place with Ctrl+O."""
+        if self._quiet("header"):
             return []
         header = None
         if self.custom_header is not None:
@@ -438,7 +443,7 @@ class InteractiveMode:
         app = self.app
         session = self.session
         out: list[Any] = []
-        if self._quiet():
+        if self._quiet("listing"):
             return out
         if session.models.scoped_models:
             scope = ", ".join(

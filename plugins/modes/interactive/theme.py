@@ -142,7 +142,7 @@ class Theme:
     def thinking_border(self, level: str) -> str | None:
         token = {
             "off": "thinkingOff", "minimal": "thinkingMinimal", "low": "thinkingLow",
-            "medium": "thinkingMedium", "high": "thinkingHigh", "xhigh": "thinkingXhigh",
+            "medium": "thinkingMedium", "high": "thinkingHigh", "xhigh": "thinkingXhigh", "max": "thinkingXhigh",
         }.get(level, "thinkingOff")  # fmt: skip
         return self.color(token)
 

@@ -262,7 +262,14 @@ async def abort_retry(host: Any, command: dict[str, Any]) -> Any:
 async def bash(host: Any, command: dict[str, Any]) -> Any:
     if host.session.shell.is_running:
         raise CommandError("A bash command is already running (abort it with abort_bash)")
-    result = await host.session.shell.execute(command["command"])
+
+    def streamed(delta: str) -> None:  # pi 1.6: every chunk, with the command's id when it had one
+        record = {"type": "bash_execution_update", **({"id": command["id"]} if "id" in command else {})}
+        host.output.send({**record, "delta": delta})
+
+    result = await host.session.shell.execute(
+        command["command"], exclude_from_context=bool(command.get("excludeFromContext")), on_chunk=streamed
+    )
     data = {
         "output": result.output,
         "exitCode": result.exit_code,
@@ -351,6 +358,16 @@ async def set_session_name(host: Any, command: dict[str, Any]) -> Any:
     return NO_DATA
 
 
+async def get_entries(host: Any, command: dict[str, Any]) -> Any:
+    from piko.plugins.modes.rpc.tree import entries_data
+
+    since = command.get("since")
+    try:
+        return entries_data(host.session.session_manager, since)
+    except KeyError:
+        raise CommandError(f"Entry not found: {since}") from None
+
+
 async def get_tree(host: Any, command: dict[str, Any]) -> Any:
     from piko.plugins.modes.rpc.tree import tree_data
 
@@ -393,7 +410,9 @@ COMMANDS: dict[str, Command] = {
     "set_auto_compaction": Command(set_auto_compaction, [Field("enabled", "boolean")]),
     "set_auto_retry": Command(set_auto_retry, [Field("enabled", "boolean")]),
     "abort_retry": Command(abort_retry),
-    "bash": Command(bash, [Field("command", "string")]),
+    "bash": Command(
+        bash, [Field("command", "string"), Field("excludeFromContext", "boolean", required=False)]
+    ),
     "abort_bash": Command(abort_bash),
     "get_session_stats": Command(get_session_stats),
     "export_html": Command(export_html, [Field("outputPath", "string", required=False)]),
@@ -404,5 +423,6 @@ COMMANDS: dict[str, Command] = {
     "get_last_assistant_text": Command(get_last_assistant_text),
     "set_session_name": Command(set_session_name, [Field("name", "string")]),
     "get_commands": Command(get_commands),
+    "get_entries": Command(get_entries, [Field("since", "string", required=False)]),
     "get_tree": Command(get_tree),
 }

@@ -1,4 +1,4 @@
-"""``get_tree``'s JSON: the session's entry tree written without recursion (any depth).
+"""``get_tree``'s and ``get_entries``' JSON: the session's entries, written without recursion (any depth).
 
 Every message hangs off the one before it, so a long session is a tree thousands of levels
 deep; JSON encoders recurse and give up long before that. The nodes are written here with an
@@ -60,3 +60,24 @@ def tree_data(manager: Any) -> RawJson:
     return RawJson(
         b'{"tree":' + tree_json(manager.get_tree()) + b',"leafId":' + jsonio.dumpb(manager.leaf_id) + b"}"
     )
+
+
+def entries_data(manager: Any, since: str | None = None) -> RawJson:
+    """``get_entries``' data: ``{"entries": [...], "leafId": <id or null>}``, every entry in append
+    order (each as its line in the file), or those after the entry ``since``; ``KeyError`` when
+    ``since`` names no entry."""
+    entries = manager.get_entries()
+    if since is not None:
+        index = next((i for i, e in enumerate(entries) if e.id == since), None)
+        if index is None:
+            raise KeyError(since)
+        entries = entries[index + 1 :]
+    body = b",".join(_entry_json(e) for e in entries)
+    return RawJson(b'{"entries":[' + body + b'],"leafId":' + jsonio.dumpb(manager.leaf_id) + b"}")
+
+
+def _entry_json(entry: Any) -> bytes:
+    line = getattr(entry, "line", None)
+    if isinstance(line, bytes) and line.strip():
+        return line.rstrip(b"\r\n")
+    return _dump(getattr(entry, "raw", entry))

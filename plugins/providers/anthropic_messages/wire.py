@@ -457,6 +457,7 @@ class EventDecoder:
         elif kind == "message_delta":
             delta = event.get("delta") or {}
             if delta.get("stop_reason"):
+                self.message.raw_stop_reason = str(delta["stop_reason"])
                 self.message.stop_reason = map_stop_reason(delta["stop_reason"])  # type: ignore[assignment]
             usage = event.get("usage") or {}
             self.b.set_usage(

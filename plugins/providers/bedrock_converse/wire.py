@@ -65,7 +65,7 @@ THROTTLING_CODES = frozenset(
         "TransactionInProgressException", "BandwidthLimitExceeded", "LimitExceededException", "EC2ThrottledException",
     }
 )  # fmt: skip
-THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384}
+THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384, "xhigh": 16384, "max": 16384}
 IMAGE_FORMATS = {
     "image/jpeg": "jpeg",
     "image/jpg": "jpeg",
@@ -286,7 +286,7 @@ def additional_fields(
         if display is not None:
             thinking["display"] = display
         return {"thinking": thinking, "output_config": {"effort": _effort(model, level)}}
-    key = "high" if level == "xhigh" else level
+    key = "high" if level in ("xhigh", "max") else level
     budget = budgets.get(key)
     if budget is None:
         budget = THINKING_BUDGETS.get(level, 16384)
@@ -307,7 +307,7 @@ def build_body(model: Model, context: Context, options: StreamOptions) -> dict[s
     budgets = dict(options.thinking_budgets or {})
     if level and is_claude(model) and not supports_adaptive_thinking(model):
         max_tokens, budget = adjust_max_tokens_for_thinking(max_tokens or 0, model.max_tokens, level, budgets)
-        budgets["high" if level == "xhigh" else level] = budget
+        budgets["high" if level in ("xhigh", "max") else level] = budget
     body: dict[str, Any] = {"modelId": model.id, "messages": convert_messages(context, model, retention)}
     if context.system_prompt:
         system: list[dict[str, Any]] = [{"text": sanitize_surrogates(context.system_prompt)}]
@@ -447,6 +447,8 @@ class ConverseProcessor:
             elif isinstance(block, ToolCall):
                 self.emit(b.toolcall_end(index))
         elif event_type == "messageStop":
+            if data.get("stopReason") is not None:
+                message.raw_stop_reason = str(data["stopReason"])
             message.stop_reason = map_stop_reason(data.get("stopReason"))
             if message.stop_reason == "error":
                 message.error_message = UNKNOWN_ERROR

@@ -385,6 +385,7 @@ class GeminiProcessor:
                 self.emit(b.toolcall_delta(index, dumps(arguments)))
                 self.emit(b.toolcall_end(index, arguments=arguments))
         if candidate and candidate.get("finishReason"):
+            message.raw_stop_reason = str(candidate["finishReason"])
             message.stop_reason = map_finish_reason(candidate["finishReason"])
             if message.stop_reason == "error":
                 message.error_message = UNKNOWN_ERROR

@@ -328,6 +328,7 @@ class MistralProcessor:
             return
         choice = choices[0]
         if choice.get("finish_reason"):
+            message.raw_stop_reason = str(choice["finish_reason"])
             message.stop_reason = map_finish_reason(choice["finish_reason"])
             if message.stop_reason == "error":
                 message.error_message = UNKNOWN_ERROR

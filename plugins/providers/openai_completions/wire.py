@@ -655,6 +655,7 @@ class ChunkDecoder:
             set_usage(b, choice["usage"])
         finish = choice.get("finish_reason")
         if finish:
+            message.raw_stop_reason = str(finish)
             reason, error_message = map_stop_reason(finish)
             message.stop_reason = reason  # type: ignore[assignment]
             if error_message:

@@ -477,6 +477,9 @@ class ResponsesProcessor:
                 cost.cache_read *= multiplier
                 cost.cache_write *= multiplier
                 cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        status, incomplete = response.get("status"), (response.get("incomplete_details") or {}).get("reason")
+        if status is not None:
+            message.raw_stop_reason = f"{status}.{incomplete}" if isinstance(incomplete, str) else str(status)
         message.stop_reason = map_stop_reason(response.get("status"))
         if message.stop_reason == "error":
             message.error_message = UNKNOWN_ERROR

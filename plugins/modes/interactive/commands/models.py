@@ -15,6 +15,7 @@ THINKING_DESCRIPTIONS = {
     "medium": "Moderate reasoning (~8k tokens)",
     "high": "Deep reasoning (~16k tokens)",
     "xhigh": "Maximum reasoning (~32k tokens)",
+    "max": "The most reasoning the model offers",
 }
 
 ANTHROPIC_SUBSCRIPTION_AUTH_WARNING = (

@@ -1,0 +1,221 @@
+"""Which tools a session starts with: ``--tools``, ``--exclude-tools``, ``--no-tools``,
+``--no-builtin-tools``, the ``defaultTools`` setting and the loadout a resumed session recorded.
+
+pi 1.6's rules. The default selection is ``defaultTools`` (``read, bash, edit, write`` unless set)
+plus every tool a plugin or extension registers switched on (in registration order when no list
+names them, so a tool's ``order`` can place it among the built-ins). ``--tools`` with plain names or
+``*`` patterns is an allowlist: the tools it names, in its order, then those its patterns match,
+in registration order, and nothing else. ``--tools`` of only ``+name``/``-name`` entries changes
+the default selection instead. ``--no-builtin-tools`` empties the built-in part of the default
+selection; ``--no-tools`` empties it all (``--no-tools --tools +grep`` is just ``grep``).
+``--exclude-tools`` (names or patterns) is applied last. A resumed session that recorded its
+loadout gets it back unless ``--tools`` (plain names) or ``--no-tools`` say otherwise, with the
+``+name``/``-name`` entries applied to it and the extension tools it never knew switched on.
+
+Everything here works on tool names in registration order (:class:`ToolInfo`), so it does not
+depend on how the registry orders built-in tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from piko.lib.records import Record
+from piko.lib.tool_names import (
+    DEFAULT_TOOL_NAMES,
+    apply_modifiers,
+    is_modifier,
+    is_pattern,
+    name_matcher,
+    resolve_default_tools,
+    split_tool_list,
+    tool_list_error,
+    unmatched,
+)
+
+# the custom entry in which piko records a session's active tools (pi ignores custom entries)
+LOADOUT_ENTRY = "piko.active_tools"
+
+
+class ToolInfo(Record, kw_only=False, frozen=True):
+    """A registered tool as selection sees it."""
+
+    name: str
+    builtin: bool
+    default_active: bool
+
+
+class ToolRequest(Record, frozen=True):
+    """What the command line and settings ask for."""
+
+    tools: tuple[str, ...] | None = None  # --tools entries
+    exclude: tuple[str, ...] = ()  # --exclude-tools entries
+    no_tools: str | None = None  # "all" (--no-tools), "builtin" (--no-builtin-tools) or None
+    default_tools: tuple[Any, ...] | None = None  # the merged defaultTools setting
+
+    @property
+    def modifiers(self) -> tuple[str, ...]:
+        """``--tools`` when it is a list of ``+name``/``-name`` entries (else empty)."""
+        return self.tools if self.tools and all(is_modifier(e) for e in self.tools) else ()
+
+    @property
+    def keeps_recorded(self) -> bool:
+        """Whether a resumed session's recorded loadout applies (no allowlist, no ``--no-tools``)."""
+        return (self.tools is None or bool(self.modifiers)) and self.no_tools is None
+
+
+class Loadout(Record, frozen=True):
+    """A loadout a session recorded: the active tools, and every tool it knew of (active or not)."""
+
+    active: tuple[str, ...]
+    known: tuple[str, ...]
+
+
+class ToolChoice(Record, frozen=True):
+    """The tools to activate, and the entries that named no registered tool (per option)."""
+
+    active: list[str]
+    unknown: dict[str, list[str]]
+
+
+class ToolSelectionError(ValueError):
+    """A ``--tools`` list pi refuses (plain names mixed with ``+``/``-``, patterns in ``+``/``-``)."""
+
+
+def request_from(options: dict[str, Any], settings: Any) -> ToolRequest:
+    """The :class:`ToolRequest` of the parsed command line and the settings."""
+    listed = options.get("tools")
+    tools = tuple(split_tool_list(str(listed))) if listed is not None else None
+    if tools is not None:
+        error = tool_list_error(tools)
+        if error:
+            raise ToolSelectionError(f"--tools: {error}")
+    excluded = options.get("exclude_tools")
+    no_tools = "all" if options.get("no_tools") else "builtin" if options.get("no_builtin_tools") else None
+    configured = settings.get("defaultTools") if settings is not None else None
+    return ToolRequest(
+        tools=tools,
+        exclude=tuple(split_tool_list(str(excluded))) if excluded else (),
+        no_tools=no_tools,
+        default_tools=tuple(configured) if isinstance(configured, list) else None,
+    )
+
+
+def default_names(request: ToolRequest) -> list[str]:
+    """The default selection's named tools: ``defaultTools`` resolved, ``[]`` under a no-tools flag."""
+    if request.no_tools:
+        return []
+    if request.default_tools is None:
+        return list(DEFAULT_TOOL_NAMES)
+    return resolve_default_tools(request.default_tools)
+
+
+def choose_tools(
+    registered: Sequence[ToolInfo], request: ToolRequest, recorded: Loadout | None = None
+) -> ToolChoice:
+    """The active tools for ``request`` over the ``registered`` tools (in registration order)."""
+    names = [t.name for t in registered]
+    excluded = name_matcher(request.exclude)
+    modifiers = request.modifiers
+    base = default_names(request)
+    if modifiers:
+        wanted = apply_modifiers(base, modifiers)
+        allowed = name_matcher(wanted) if request.no_tools == "all" else None
+    elif request.tools is not None:
+        wanted = [e for e in request.tools if not is_pattern(e)]
+        allowed = name_matcher(request.tools)
+    else:
+        wanted = base
+        allowed = name_matcher([]) if request.no_tools == "all" else None
+
+    def usable(name: str) -> bool:
+        return name in names and not excluded(name) and (allowed is None or allowed(name))
+
+    if recorded is not None and request.keeps_recorded:
+        fresh = [
+            t.name for t in registered if not t.builtin and t.default_active and t.name not in recorded.known
+        ]
+        wanted = apply_modifiers([*recorded.active, *fresh], modifiers)
+        active = [n for n in dict.fromkeys(wanted) if usable(n)]
+    else:
+        active = [n for n in dict.fromkeys(wanted) if usable(n)]
+        if allowed is not None and request.tools is not None and not modifiers:
+            active += [n for n in names if n not in active and usable(n)]  # what the patterns match
+        elif allowed is None:
+            active += [t.name for t in registered if not t.builtin and t.default_active and usable(t.name)]
+        active = list(dict.fromkeys(active))
+        if request.tools is None and request.default_tools is None:  # nothing named: registration order
+            position = {name: i for i, name in enumerate(names)}
+            active.sort(key=lambda name: position[name])
+    unknown = {
+        option: missing
+        for option, entries in (("--tools", request.tools or ()), ("--exclude-tools", request.exclude))
+        if (missing := unmatched(entries, names))
+    }
+    return ToolChoice(active=active, unknown=unknown)
+
+
+# ---------------------------------------------------------------------------
+# The loadout a session recorded
+# ---------------------------------------------------------------------------
+
+
+def recorded_loadout(branch: Sequence[Any]) -> Loadout | None:
+    """The last loadout recorded on ``branch`` (session entries, root first), or None.
+
+    piko records ``custom`` entries of type :data:`LOADOUT_ENTRY`; pi 1.6 records ``system``
+    messages whose ``toolsAdded``/``toolsRemoved`` replayed in order give the loadout. The later
+    of the two kinds wins.
+    """
+    active: list[str] | None = None
+    known: set[str] = set()
+    for entry in branch:
+        if entry.type == "custom" and entry.raw.get("customType") == LOADOUT_ENTRY:
+            data = entry.raw.get("data")
+            if not isinstance(data, dict) or not isinstance(data.get("active"), list):
+                continue
+            active = [n for n in data["active"] if isinstance(n, str)]
+            known.update(n for n in data.get("known") or [] if isinstance(n, str))
+            known.update(active)
+        elif entry.type == "message" and getattr(entry, "role", None) == "system":
+            message = entry.raw.get("message")
+            if not isinstance(message, dict):
+                continue
+            added = _tool_names(message.get("toolsAdded"))
+            removed = _tool_names(message.get("toolsRemoved"))
+            if active is None:
+                active = []
+            active = [n for n in active if n not in removed] + [n for n in added if n not in active]
+            known.update(added + removed)
+    if active is None:
+        return None
+    return Loadout(active=tuple(active), known=tuple(sorted(known)))
+
+
+def _tool_names(tools: Any) -> list[str]:
+    if not isinstance(tools, list):
+        return []
+    return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+
+
+def loadout_record(active: Sequence[str], known: Sequence[str]) -> dict[str, list[str]]:
+    """The ``data`` of a :data:`LOADOUT_ENTRY` custom entry."""
+    return {"active": list(active), "known": list(known)}
+
+
+class LoadoutRecorder:
+    """Records a session's active tools in its file whenever they differ from what the file implies
+    (its last recorded loadout, or the default selection when it recorded none), so a plain
+    resume gets them back; a session on the default tools records nothing."""
+
+    def __init__(self, manager: Callable[[], Any], default_active: Sequence[str]) -> None:
+        self.manager = manager  # the session's current session manager (it changes on /resume, /new)
+        self.default_active = tuple(default_active)
+
+    def record(self, active: Sequence[str], known: Sequence[str]) -> None:
+        manager = self.manager()
+        recorded = recorded_loadout(manager.get_branch())
+        on_file = recorded.active if recorded is not None else self.default_active
+        if tuple(active) != on_file:
+            manager.append_custom(LOADOUT_ENTRY, loadout_record(active, known))

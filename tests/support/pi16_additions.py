@@ -1,0 +1,44 @@
+"""What piko adds to pi 0.73.1's records as pi 1.6 does, taken out again to compare with 0.73 transcripts.
+
+The additions are strictly additive (a 0.73 client ignores them): the ``agent_settled`` and
+``bash_execution_update`` events and the assistant message fields ``rawStopReason``, ``durationMs`` and ``thinkingLevel``. Comparing
+our output with a 0.73 transcript after :func:`without_additions` shows everything else is
+still pi 0.73.1's, key order and bytes included.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+ADDED_EVENTS = ("agent_settled", "bash_execution_update")
+ADDED_ASSISTANT_FIELDS = ("rawStopReason", "durationMs", "thinkingLevel")
+# in an assistant message the three come together, in this order (get_state's thinkingLevel stays)
+_FIELD = re.compile(r'(?:,"rawStopReason":"[^"]*")?,"durationMs":\d+,"thinkingLevel":"[^"]*"')
+
+
+def without_additions(value: Any) -> Any:
+    """``value`` (a record, a list of records, or anything inside one) without pi 1.6's additions."""
+    if isinstance(value, list):
+        return [without_additions(v) for v in value if not _added_record(v)]
+    if isinstance(value, dict):
+        assistant = value.get("role") == "assistant"
+        return {
+            k: without_additions(v)
+            for k, v in value.items()
+            if not (assistant and k in ADDED_ASSISTANT_FIELDS)
+        }
+    return value
+
+
+def _added_record(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") in ADDED_EVENTS and "role" not in value
+
+
+def lines_without_additions(lines: list[str]) -> list[str]:
+    """Raw JSON lines without the added records and with the added fields cut out of the text."""
+    return [
+        _FIELD.sub("", line)
+        for line in lines
+        if not any(line.startswith(f'{{"type":"{t}"') for t in ADDED_EVENTS)
+    ]
