@@ -57,6 +57,7 @@ from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
 from piko.engine.retry import RetryPolicy
 from piko.engine.run_control import RunControl
+from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import build_system_prompt, options_for_tools
 from piko.engine.user_shell import UserShell
 from piko.models.resolver import DEFAULT_THINKING_LEVEL, ScopedModel
@@ -134,6 +135,9 @@ class AgentSession:
             start_turn=self._start_turn, prompt=self.prompt,
         )  # fmt: skip
         self._extension_events = ExtensionEvents(self.dispatcher, self.ctx, signal=signal, messages=messages)
+        self._stop_hook = StopHook(
+            self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
+        )
         self._provider = ProviderRequests(
             self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
             thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
@@ -317,9 +321,16 @@ class AgentSession:
             await self.agent.wait_for_idle()
 
     async def _run(self, work: Callable[[], Any]) -> None:
-        """Run the agent; once it settled with nothing queued, ``agent_settled`` fires."""
+        """Run the agent; once it settled with nothing queued, ``session_stop`` may ask for more
+        turns (:class:`StopHook`), then ``agent_settled`` fires."""
         try:
             await self.runs.run(work)
+            self._stop_hook.start_run()
+            while not self.is_streaming and not self.queues.has_pending():
+                continuation = await self._stop_hook.next_turn()
+                if continuation is None:
+                    break
+                await self.runs.run(functools.partial(self.agent.prompt, [continuation]))
         finally:
             if (
                 not self.is_streaming

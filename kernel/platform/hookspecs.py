@@ -944,15 +944,25 @@ def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> N
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_session_stop(event: SessionStopEvent, ctx: Context) -> None:
-    """The main session is about to stop (omp).
+@event(
+    Semantics.COLLECT,
+    reducer=reducers.session_stop,
+    can_modify="Yes (`{continue, additionalContext}`: another turn)",
+    can_cancel='Yes (`{decision: "block", reason}`: refuse to stop)',
+)
+def piko_session_stop(event: SessionStopEvent, ctx: Context) -> Any:
+    """The main session is about to settle (omp's stop hook).
 
-    Declared so extensions can subscribe; piko does not yet grant continuations, so what a
-    handler returns is ignored.
+    It fires after a run that was not aborted and did not fail. ``{"continue": True, "additionalContext": text}`` asks for another turn with ``text``, at most
+    8 times a run (``event.continuations`` counts them); ``{"decision": "block", "reason": text}``
+    refuses to stop, outranks advisory requests, does not spend that allowance and holds until a
+    handler lets the session stop or the user aborts (a refusal without a reason gets a
+    diagnostic continuation).
 
     :param event: ``SessionStopEvent(session_id, continuations, messages)``.
-    Semantics: notify.
+    Return value: ``{"continue": True, "additionalContext": str}`` or ``{"decision": "block",
+    "reason": str}``; anything else lets the session stop.
+    Semantics: collect.
     """
 
 
@@ -970,10 +980,11 @@ def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> None
 
 @event(Semantics.NOTIFY)
 def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context) -> None:
-    """The headers of a provider request (pi 1.6).
+    """The headers of a provider request are assembled (pi 1.6).
 
-    Declared for subscription; change headers with ``before_provider_request`` or the provider's
-    ``headers`` in piko.
+    It fires after every plugin's ``piko_provider_request_headers``: handlers change
+    ``event.headers`` in place (a key set to None is removed), in load order; once per request,
+    retries reuse them.
 
     :param event: ``BeforeProviderHeadersEvent(headers, model)``.
     Semantics: notify.

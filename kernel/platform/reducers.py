@@ -368,6 +368,29 @@ async def fallback(
     return False
 
 
+async def session_stop(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """omp's stop hook: a ``{"decision": "block", "reason"}`` refusal outranks advisory
+    ``{"continue": True, "additionalContext"}`` requests, whose contexts are gathered in order."""
+    refusal: dict[str, Any] | None = None
+    contexts: list[str] = []
+    advised = False
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if not norm:
+            continue
+        if norm.get("decision") == "block":
+            if refusal is None:
+                refusal = {"block": True, "reason": str(norm.get("reason") or "")}
+        elif norm.get("continue"):
+            advised = True
+            add_context(contexts, norm.get("additional_context"))
+    if refusal is not None:
+        return refusal
+    return {"continue": True, "additional_context": contexts} if advised else None
+
+
 # ---------------------------------------------------------------------------
 # Results when nobody listens
 # ---------------------------------------------------------------------------

@@ -363,6 +363,25 @@ def check_tool_call() -> None:
 check_tool_call.semantics = Semantics.BLOCK  # type: ignore[attr-defined]
 
 
+def check_session_stop() -> None:
+    """Advice is gathered from every handler; the first refusal outranks it; a broken handler is
+    reported and lets the session stop."""
+    event = ev.SessionStopEvent(session_id="s")
+    h = Harness()
+    assert h.emit("session_stop", event) is None
+    h.add("piko_session_stop", returns({"continue": True, "additionalContext": "one"}), "advice")
+    h.add("piko_session_stop", raises(RuntimeError("broken")), "broken")
+    h.add("piko_session_stop", returns({"continue": True, "additional_context": "two"}), "more")
+    assert h.emit("session_stop", event) == {"continue": True, "additional_context": ["one", "two"]}
+    assert [e.extension_path for e in h.errors] == ["src:broken"]
+    h.add("piko_session_stop", returns({"decision": "block", "reason": "red"}), "refusal")
+    h.add("piko_session_stop", returns({"decision": "block", "reason": "late"}), "late")
+    assert h.emit("session_stop", event) == {"block": True, "reason": "red"}
+
+
+check_session_stop.semantics = Semantics.COLLECT  # type: ignore[attr-defined]
+
+
 @chain
 def check_tool_result() -> None:
     h = Harness()
@@ -481,7 +500,7 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     # declared for subscription (extensions.md section 8, pi 1.6)
     "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
     "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
-    "piko_session_stop": notify_case(ev.SessionStopEvent(session_id="s")),
+    "piko_session_stop": check_session_stop,
     "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
     "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
     "piko_context_with_system": notify_case(ev.ContextWithSystemEvent(system_prompt="p")),

@@ -162,7 +162,7 @@ SPEC_TABLE: dict[str, tuple[bool, bool]] = {
     # declared for subscription (extensions.md section 8, pi 1.6); see docs/extensions.md
     "agent_settled": (False, False),
     "session_info_changed": (False, False),
-    "session_stop": (False, False),
+    "session_stop": (True, True),
     "session_compacting": (False, False),
     "before_provider_headers": (False, False),
     "context_with_system": (False, False),
