@@ -991,14 +991,17 @@ def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> None:
-    """The system prompt and messages of a request together (pi 1.6).
+@event(Semantics.CHAIN, reducer=reducers.context_with_system, empty=reducers.prompt_and_messages)
+def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Any:
+    """The system prompt and messages of the next provider request are assembled (pi 1.6).
 
-    Declared for subscription; change them with ``before_agent_start`` and ``context`` in piko.
+    It fires after every ``context`` handler; what handlers return is sent as it is, for this
+    request only (``before_agent_start`` changes the prompt durably).
 
-    :param event: ``ContextWithSystemEvent(system_prompt, messages)``.
-    Semantics: notify.
+    :param event: ``ContextWithSystemEvent(system_prompt, messages)`` (a copy of the messages).
+    Return value: ``{"systemPrompt": str, "messages": [...]}``, either part; each handler sees
+    the previous one's.
+    Semantics: chain.
     """
 
 

@@ -275,6 +275,28 @@ async def context(
     return event.messages
 
 
+async def context_with_system(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """Each handler sees the previous one's ``systemPrompt`` and ``messages``; a result that is not
+    a string prompt or a list of messages leaves that part as it was."""
+    from piko.data.wire import message_from_wire
+
+    for handler in handlers:
+        value = await d._call(handler, name, event, ctx, signal=signal)
+        prompt = result_field(value, "system_prompt")
+        if isinstance(prompt, str):
+            event.system_prompt = prompt
+        replacement = result_field(value, "messages")
+        if isinstance(replacement, list):
+            event.messages = [message_from_wire(m) if isinstance(m, dict) else m for m in replacement]
+    return event.system_prompt, event.messages
+
+
+def prompt_and_messages(event: Any) -> Any:
+    return event.system_prompt, event.messages
+
+
 async def payload(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:

@@ -100,3 +100,29 @@ def test_session_stop_refusals_outrank_advice_and_need_a_reason(pi_env: Any, tmp
     assert "without saying why" in env.user_texts(1)[-1]
     assert env.user_texts(2)[-1] == "tests are still red"
     assert env.user_texts(3)[-1] == "advice"
+
+
+WITH_SYSTEM = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def activate(pi):
+    pi.on("context", lambda event, ctx: {"messages": event.messages + [{"role": "user", "content": "from context", "timestamp": 1}]})
+    def whole(event, ctx):
+        with open(LOG, "a") as fh:
+            fh.write(json.dumps({"prompt_has_base": "pi" in event.system_prompt.lower() or len(event.system_prompt) > 0, "last": event.messages[-1].content}) + "\\n")
+        return {"systemPrompt": "REPLACED PROMPT", "messages": [m for m in event.messages if m.role == "user"][-1:]}
+    pi.on("context_with_system", whole)
+"""
+
+
+def test_context_with_system_sees_the_context_result_and_owns_the_request(
+    pi_env: Any, tmp_path: Path
+) -> None:
+    env, done, rows = _run(pi_env, tmp_path, WITH_SYSTEM, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert rows == [{"prompt_has_base": True, "last": "from context"}]
+    assert env.system_prompt(0) == "REPLACED PROMPT"
+    assert env.user_texts(0) == ["from context"]
+    lines = [line for line in env.session_lines() if line.get("type") == "message"]
+    assert lines[0]["message"]["role"] == "user"  # the session keeps what was said, not the request's copy

@@ -250,6 +250,19 @@ def check_context() -> None:
 
 
 @chain
+def check_context_with_system() -> None:
+    h = Harness()
+    original = [UserMessage(content="one"), UserMessage(content="two")]
+    event = ev.ContextWithSystemEvent(system_prompt="base", messages=list(original))
+    assert h.emit("context_with_system", event) == ("base", original)
+    h.add("piko_context_with_system", lambda e, c: {"systemPrompt": e.system_prompt + " +a"}, "a")
+    h.add("piko_context_with_system", lambda e, c: {"messages": e.messages[1:], "system_prompt": 7}, "b")
+    h.add("piko_context_with_system", returns(None), "c")
+    event = ev.ContextWithSystemEvent(system_prompt="base", messages=list(original))
+    assert h.emit("context_with_system", event) == ("base +a", [original[1]])
+
+
+@chain
 def check_before_provider_request() -> None:
     h = Harness()
     assert h.emit("before_provider_request", ev.BeforeProviderRequestEvent(payload={"a": 1})) == {"a": 1}
@@ -503,7 +516,7 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_session_stop": check_session_stop,
     "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
     "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
-    "piko_context_with_system": notify_case(ev.ContextWithSystemEvent(system_prompt="p")),
+    "piko_context_with_system": check_context_with_system,
     "piko_ui_prompt_start": notify_case(ev.UiPromptStartEvent(method="confirm")),
     "piko_ui_prompt_end": notify_case(ev.UiPromptEndEvent(method="confirm", cancelled=True)),
     "piko_cache_warming_decision": notify_case(ev.CacheWarmingDecisionEvent(action="stop")),

@@ -165,7 +165,7 @@ SPEC_TABLE: dict[str, tuple[bool, bool]] = {
     "session_stop": (True, True),
     "session_compacting": (False, False),
     "before_provider_headers": (False, False),
-    "context_with_system": (False, False),
+    "context_with_system": (True, False),
     "ui_prompt_start": (False, False),
     "ui_prompt_end": (False, False),
     "cache_warming_decision": (False, False),
