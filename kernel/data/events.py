@@ -384,20 +384,24 @@ class ContextWithSystemEvent(Record):
 
 
 class UiPromptStartEvent(Record):
-    """A ``ctx.ui`` dialog opened (``method``: select, confirm, input, editor, custom)."""
+    """A ``ctx.ui`` dialog opened (``kind``, also ``method``: select, confirm, input, editor, custom)."""
 
     TYPE: ClassVar[str] = "ui_prompt_start"
-    method: str = ""
+    kind: str = ""  # pi 1.6's name
+    method: str = ""  # the same, piko's earlier name
     title: str = ""
+    reason: str = "ui_prompt"
 
 
 class UiPromptEndEvent(Record):
     """A ``ctx.ui`` dialog closed; ``cancelled`` when it gave its cancel value."""
 
     TYPE: ClassVar[str] = "ui_prompt_end"
+    kind: str = ""
     method: str = ""
     title: str = ""
     cancelled: bool = False
+    reason: str = "ui_prompt"
 
 
 class CacheWarmingDecisionEvent(Record):

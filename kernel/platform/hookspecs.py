@@ -1009,7 +1009,10 @@ def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Any
 def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog opened (pi 1.6).
 
-    :param event: ``UiPromptStartEvent(method, title)``.
+    Fired without being awaited when ``select``, ``confirm``, ``input``, ``editor`` or ``custom``
+    waits on the user (not in print or JSON mode); overlapping dialogs make one span.
+
+    :param event: ``UiPromptStartEvent(kind, method, title, reason="ui_prompt")``.
     Semantics: notify.
     """
 
@@ -1018,7 +1021,7 @@ def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
 def piko_ui_prompt_end(event: UiPromptEndEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog closed (pi 1.6).
 
-    :param event: ``UiPromptEndEvent(method, title, cancelled)``.
+    :param event: ``UiPromptEndEvent(kind, method, title, cancelled, reason="ui_prompt")``.
     Semantics: notify.
     """
 
