@@ -518,6 +518,8 @@ class CompactionRequest(Record):
     reason: str = "manual"
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
+    summary_prompt: str | None = None  # ``session.compacting``: replaces the summarizer's instructions
+    summary_context: list[str] = field(factory=list)  # ``session.compacting``: more for the summarizer
 
 
 class CompactionResult(Record):

@@ -966,15 +966,21 @@ def piko_session_stop(event: SessionStopEvent, ctx: Context) -> Any:
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> None:
-    """omp's ``session.compacting`` (``pi.on("session.compacting", ...)`` reaches it).
+@event(
+    Semantics.COLLECT,
+    reducer=reducers.session_compacting,
+    can_modify="Yes (summary context, prompt, stored data)",
+)
+def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> Any:
+    """The summarizer is about to run (omp's ``session.compacting``).
 
-    Declared for subscription; piko's compaction takes its changes from
-    ``session_before_compact``.
+    Skipped when ``session_before_compact`` supplied the compaction. ``context`` lines are given
+    to the summarizer with the conversation, ``prompt`` replaces its instructions (the last one
+    given wins) and ``preserveData`` is merged into the compaction entry's ``details``.
 
-    :param event: ``SessionCompactingEvent(session_id, messages)``.
-    Semantics: notify.
+    :param event: ``SessionCompactingEvent(session_id, messages)`` (the messages summarized).
+    Return value: ``{"context": [str], "prompt": str, "preserveData": {...}}``, any part.
+    Semantics: collect.
     """
 
 

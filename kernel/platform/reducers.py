@@ -293,6 +293,32 @@ async def context_with_system(
     return event.system_prompt, event.messages
 
 
+async def session_compacting(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """omp's ``session.compacting``: every handler's ``context`` lines, the last ``prompt`` and the
+    merged ``preserveData``."""
+    context: list[str] = []
+    prompt: str | None = None
+    preserve: dict[str, Any] = {}
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if not norm:
+            continue
+        lines = norm.get("context")
+        if isinstance(lines, str):
+            lines = [lines]
+        if isinstance(lines, list):
+            context.extend(str(line) for line in lines if str(line).strip())
+        if isinstance(norm.get("prompt"), str) and norm["prompt"].strip():
+            prompt = norm["prompt"]
+        if isinstance(norm.get("preserve_data"), dict):
+            preserve.update(norm["preserve_data"])
+    if not context and prompt is None and not preserve:
+        return None
+    return {"context": context, "prompt": prompt, "preserve_data": preserve}
+
+
 def prompt_and_messages(event: Any) -> Any:
     return event.system_prompt, event.messages
 

@@ -395,6 +395,24 @@ def check_session_stop() -> None:
 check_session_stop.semantics = Semantics.COLLECT  # type: ignore[attr-defined]
 
 
+def check_session_compacting() -> None:
+    """Context lines are gathered, the last prompt wins, kept data is merged."""
+    event = ev.SessionCompactingEvent(session_id="s")
+    h = Harness()
+    assert h.emit("session_compacting", event) is None
+    h.add("piko_session_compacting", returns({"context": ["a"], "preserveData": {"x": 1}}), "one")
+    h.add("piko_session_compacting", returns({"context": "b", "prompt": "P1"}), "two")
+    h.add("piko_session_compacting", returns({"prompt": "P2", "preserve_data": {"y": 2}}), "three")
+    assert h.emit("session_compacting", event) == {
+        "context": ["a", "b"],
+        "prompt": "P2",
+        "preserve_data": {"x": 1, "y": 2},
+    }
+
+
+check_session_compacting.semantics = Semantics.COLLECT  # type: ignore[attr-defined]
+
+
 @chain
 def check_tool_result() -> None:
     h = Harness()
@@ -514,7 +532,7 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
     "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
     "piko_session_stop": check_session_stop,
-    "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
+    "piko_session_compacting": check_session_compacting,
     "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
     "piko_context_with_system": check_context_with_system,
     "piko_ui_prompt_start": notify_case(ev.UiPromptStartEvent(method="confirm")),
