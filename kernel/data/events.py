@@ -46,11 +46,15 @@ class SessionBeforeForkEvent(Record):
     TYPE: ClassVar[str] = "session_before_fork"
     entry_id: str = ""
     position: str = "before"
+    # omp's name for what ``entry_id`` means: "branch" (the user message rewound, dropped with
+    # what follows: position "before") or "fork" (the last entry kept: position "at")
+    reason: str = "branch"
 
 
 class SessionForkEvent(Record):
     TYPE: ClassVar[str] = "session_fork"
     previous_session_file: str | None = None
+    reason: str = "branch"
 
 
 class SessionBeforeCompactEvent(Record):

@@ -547,7 +547,8 @@ def piko_session_switch(event: SessionSwitchEvent, ctx: Context) -> None:
 def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any:
     """A fork of the session at ``entry_id`` is about to be created.
 
-    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at")``.
+    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at", reason)``
+    (``reason`` is omp's name: ``"branch"`` before a user message, ``"fork"`` at an entry).
     Return value: ``{"cancel": True}`` stops the fork; ``skip_conversation_restore`` keeps the
     editor empty.
     Semantics: cancel.
@@ -558,7 +559,7 @@ def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any
 def piko_session_fork(event: SessionForkEvent, ctx: Context) -> None:
     """The session was forked into a new file.
 
-    :param event: ``SessionForkEvent(previous_session_file)``.
+    :param event: ``SessionForkEvent(previous_session_file, reason)``.
     Semantics: notify.
     """
 
