@@ -74,6 +74,8 @@ class App:
         self.event_bus = EventBus()
         self.options: dict[str, Any] = {}
         self.flag_values: dict[str, Any] = {}
+        # pi.register_mcp_server: name -> (mcp.json-shaped entry, extension name), for an MCP plugin
+        self.extension_mcp_servers: dict[str, tuple[dict[str, Any], str]] = {}
         self.runtime: Any = None  # the running agent session, once a mode created one
         self.notices: list[str] = []
         self.booted = False

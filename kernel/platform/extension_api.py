@@ -14,6 +14,7 @@ load phase they raise :class:`piko.platform.context.ExtensionRuntimeNotInitializ
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,9 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
     hook = request_hook if first == "request" else event_hook
     hook._piko_handlers = handlers  # type: ignore[union-attr]
     return hookimpl(hook)
+
+
+_MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
 class ExtensionAPI:
@@ -324,6 +328,42 @@ class ExtensionAPI:
         if self._live():
             self._app.model_registry.remove_provider(name, plugin=self.name)
         self._refresh()
+
+    # -- MCP servers (pi 1.6); an MCP plugin connects them --------------------------------------
+
+    def register_mcp_server(self, name: str, config: Any = None, **kwargs: Any) -> None:
+        """Add an MCP server for this run, shaped as an ``mcpServers`` entry of ``mcp.json``
+        (``command``/``args``/``env``/``cwd``, or ``url``/``headers``; ``exposure``, ...).
+
+        Registering the same name again replaces this extension's entry; a name another
+        extension registered, a bad name or an entry without ``command`` or ``url`` raises
+        ``ValueError``. A server of that name in ``mcp.json`` takes precedence.
+        """
+        entry = {**(dict(config) if isinstance(config, dict) else {}), **kwargs}
+        if config is not None and not isinstance(config, dict):
+            raise ValueError(f"register_mcp_server({name!r}): the config must be a dict")
+        if not isinstance(name, str) or not _MCP_SERVER_NAME.fullmatch(name):
+            raise ValueError(f"register_mcp_server: invalid server name {name!r} (letters, digits, _ and -)")
+        if not isinstance(entry.get("command"), str) and not isinstance(entry.get("url"), str):
+            raise ValueError(f'register_mcp_server("{name}"): the config needs a "command" or a "url"')
+        servers = self._app.extension_mcp_servers
+        owner = servers.get(name, (None, self.name))[1]
+        if owner != self.name:
+            raise ValueError(f'register_mcp_server: "{name}" is already registered by extension {owner}')
+        servers[name] = (entry, self.name)
+
+    def unregister_mcp_server(self, name: str) -> None:
+        """Remove a server this extension registered (others' are left alone)."""
+        servers = self._app.extension_mcp_servers
+        if name in servers and servers[name][1] == self.name:
+            del servers[name]
+
+    def get_mcp_servers(self) -> list[dict[str, Any]]:
+        """Every extension-registered server: ``{"name", "config", "extension"}``."""
+        return [
+            {"name": name, "config": dict(entry), "extension": extension}
+            for name, (entry, extension) in self._app.extension_mcp_servers.items()
+        ]
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
         """Render custom messages of ``custom_type`` in the interactive mode."""

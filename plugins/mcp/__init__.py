@@ -70,7 +70,8 @@ async def _start(pi: Any, ctx: Any) -> None:
     if _runtime() is not None or mcp_disabled(app):
         return
     trusted = project_trusted(app)
-    if not has_servers_configured(app.agent_dir, ctx.cwd, trusted):
+    registered = dict(getattr(app, "extension_mcp_servers", {}))  # pi.register_mcp_server
+    if not registered and not has_servers_configured(app.agent_dir, ctx.cwd, trusted):
         return
     from piko.plugins.mcp.config import load_config
     from piko.plugins.mcp.runtime import McpRuntime
@@ -81,7 +82,7 @@ async def _start(pi: Any, ctx: Any) -> None:
             "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
         )
 
-    config = load_config(app.agent_dir, ctx.cwd, trusted)
+    config = load_config(app.agent_dir, ctx.cwd, trusted, extra=registered)
     from piko.plugins.mcp.config import apply_policy
 
     for line in apply_policy(config, getattr(app, "policy", None)):
