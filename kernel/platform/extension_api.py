@@ -316,6 +316,8 @@ class ExtensionAPI:
 
         provider = provider_config(name, config, kwargs, plugin=self.name)
         provider.override = True  # pi's registerProvider changes a provider of that name, as asked
+        # its key wins over stored logins and models.json, unless it is the fallback of an oauth login
+        provider.api_key_first = bool(provider.api_key) and provider.oauth is None
         self._providers.append(provider)
         if self._live():
             self._app.model_registry.add_provider(provider)

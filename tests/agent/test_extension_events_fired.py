@@ -126,3 +126,32 @@ def test_context_with_system_sees_the_context_result_and_owns_the_request(
     assert env.user_texts(0) == ["from context"]
     lines = [line for line in env.session_lines() if line.get("type") == "message"]
     assert lines[0]["message"]["role"] == "user"  # the session keeps what was said, not the request's copy
+
+
+KEYED_PROVIDER = """
+def activate(pi):
+    pi.register_provider("mock", {"apiKey": "key-from-the-extension"})
+"""
+
+
+def test_an_extension_api_key_wins_over_models_json_and_a_stored_login(pi_env: Any, tmp_path: Path) -> None:
+    env = pi_env([{"blocks": [{"text": "ok"}]}, {"blocks": [{"text": "ok"}]}])
+    _env, done, _rows = _run(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert env.server.requests[0]["headers"]["authorization"] == "Bearer key-from-the-extension"
+    (env.home / "auth.json").write_text(json.dumps({"mock": {"type": "api_key", "key": "stored-login-key"}}))
+    _env, done, _rows = _run(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "again")
+    assert done.returncode == 0, done.stderr
+    assert env.server.requests[1]["headers"]["authorization"] == "Bearer key-from-the-extension"
+
+
+def test_with_oauth_the_extension_api_key_is_only_the_fallback(pi_env: Any, tmp_path: Path) -> None:
+    code = KEYED_PROVIDER.replace(
+        '{"apiKey": "key-from-the-extension"}',
+        '{"apiKey": "key-from-the-extension", "oauth": {"name": "Mock login"}}',
+    )
+    env = pi_env([{"blocks": [{"text": "ok"}]}])
+    (env.home / "auth.json").write_text(json.dumps({"mock": {"type": "api_key", "key": "stored-login-key"}}))
+    _env, done, _rows = _run(lambda _turns: env, tmp_path, code, [], "-p", "hi")
+    assert done.returncode == 0, done.stderr
+    assert env.server.requests[0]["headers"]["authorization"] == "Bearer stored-login-key"
