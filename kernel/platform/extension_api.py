@@ -314,7 +314,13 @@ class ExtensionAPI:
         """Register a provider (``base_url``/``baseUrl``, ``api``, ``api_key``, ``models``, ``stream_simple``...)."""
         from piko.platform.registries import provider_config
 
+        config, kwargs, fetch = self._provider_extras(name, config, kwargs)
         provider = provider_config(name, config, kwargs, plugin=self.name)
+        if fetch is not None:
+            from piko.platform.dynamic_models import dynamic_models_factory
+
+            provider.models_factory = dynamic_models_factory(name, fetch, provider.models, self._warn_now)
+            provider.models = []
         provider.override = True  # pi's registerProvider changes a provider of that name, as asked
         # its key wins over stored logins and models.json, unless it is the fallback of an oauth login
         provider.api_key_first = bool(provider.api_key) and provider.oauth is None
@@ -323,6 +329,35 @@ class ExtensionAPI:
             self._app.model_registry.add_provider(provider)
         self._refresh()
         return provider
+
+    def _warn_now(self, message: str) -> None:
+        """:meth:`_warn`, shown at once when start-up warnings were already printed."""
+        self._warn(message)
+        if self._app is not None and getattr(self._app, "booted", False):
+            self._app.report()
+
+    def _provider_extras(
+        self, name: str, config: Any, kwargs: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any], Any]:
+        """The config without omp's provider fields piko reads here (``fetchDynamicModels``) or
+        not at all (``usage``, ``cacheVersion``: one warning each); and the fetch function."""
+        config = dict(config) if isinstance(config, dict) else config
+        kwargs = dict(kwargs)
+        fetch = None
+        for source in (config, kwargs):
+            if not isinstance(source, dict):
+                continue
+            for key in ("fetchDynamicModels", "fetch_dynamic_models"):
+                if key in source:
+                    fetch = source.pop(key)
+            for key, why in (("usage", "piko has no usage reports"), ("cacheVersion", "piko keeps no usage cache"),
+                             ("cache_version", "piko keeps no usage cache")):  # fmt: skip
+                if key in source:
+                    source.pop(key)
+                    self._warn(f"provider '{name}': {key} is not supported ({why}); ignored")
+        if fetch is not None and not callable(fetch):
+            raise ValueError(f"register_provider({name!r}): fetchDynamicModels must be a function")
+        return config, kwargs, fetch
 
     def unregister_provider(self, name: str) -> None:
         """Remove a provider this extension registered; one it overrode comes back as it was."""

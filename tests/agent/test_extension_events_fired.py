@@ -155,3 +155,36 @@ def test_with_oauth_the_extension_api_key_is_only_the_fallback(pi_env: Any, tmp_
     _env, done, _rows = _run(lambda _turns: env, tmp_path, code, [], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert env.server.requests[0]["headers"]["authorization"] == "Bearer stored-login-key"
+
+
+DYNAMIC_PROVIDER = """
+import asyncio, os
+
+def activate(pi):
+    async def fetch():
+        await asyncio.sleep(0)
+        return [{"id": "dyn-1", "name": "Dynamic One", "contextWindow": 32000}, {"id": 7, "name": None, "contextWindow": "x"}]
+
+    pi.register_provider("dyn", {
+        "baseUrl": os.environ["DYN_BASE_URL"], "api": "openai-completions", "apiKey": "dyn-key",
+        "models": [{"id": "static-1"}],
+        "fetchDynamicModels": fetch,
+        "usage": {"fetchUsage": lambda: None},
+    })
+"""
+
+
+def test_fetch_dynamic_models_adds_the_rows_it_returns(pi_env: Any, tmp_path: Path) -> None:
+    env = pi_env([{"blocks": [{"text": "dynamic answer"}]}])
+    ext = tmp_path / "ext.py"
+    ext.write_text(DYNAMIC_PROVIDER)
+    extra = {"DYN_BASE_URL": env.server.base_url + "/v1"}
+    listed = env.run("-e", str(ext), "--list-models", "dyn", env=extra)
+    assert listed.returncode == 0, listed.stderr
+    listing = listed.stdout + listed.stderr  # pi lists models on stderr
+    assert "dyn-1" in listing and "static-1" in listing
+    assert "dropped" in listed.stderr and "usage" in listed.stderr  # one warning each, not a failed load
+    done = env.run("-e", str(ext), "--provider", "dyn", "--model", "dyn-1", "-p", "hi", env=extra)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "dynamic answer"
+    assert env.server.requests[0]["body"]["model"] == "dyn-1"
