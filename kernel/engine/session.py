@@ -280,6 +280,7 @@ class AgentSession:
         streaming_behavior: str | None = None,
         source: str = "interactive",
         preflight_result: Callable[[bool], Any] | None = None,
+        attribution: str | None = None,
     ) -> None:
         """Send a prompt and run the agent until it is idle (pi's ``AgentSession.prompt``).
 
@@ -288,12 +289,14 @@ class AgentSession:
         streaming the message is queued as ``streaming_behavior`` says (``steer``/``followUp``).
         ``preflight_result(ok)`` is called once the prompt was accepted (queued, handled, or about
         to run) or refused (the exception follows), before the agent runs (RPC answers then).
+        ``attribution`` (``"user"``/``"agent"``, from ``pi.send_user_message``) is recorded on the
+        user message.
         """
         try:
             with self._input.preparation() as signal:  # abort() cancels its handlers too
                 messages = await self._prepare_prompt(
                     text, images, expand=expand, streaming_behavior=streaming_behavior, source=source,
-                    signal=signal,
+                    signal=signal, attribution=attribution,
                 )  # fmt: skip
         except Exception:
             if preflight_result is not None:
@@ -341,7 +344,7 @@ class AgentSession:
 
     async def _prepare_prompt(
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
-        source: str, signal: Any,
+        source: str, signal: Any, attribution: str | None = None,
     ) -> list[Any] | None:  # fmt: skip
         """Everything :meth:`prompt` does before the run; the messages to send, or None when done."""
         if expand and text.startswith("/") and await self._input.run_command(text):
@@ -357,7 +360,9 @@ class AgentSession:
                 raise RuntimeError(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
                 )
-            await self.queues.add(text, images, follow_up=streaming_behavior == "followUp")
+            await self.queues.add(
+                text, images, follow_up=streaming_behavior == "followUp", attribution=attribution
+            )
             return None
         self.shell.flush_pending()
         self.models.require_ready()
@@ -365,10 +370,10 @@ class AgentSession:
         if last is not None:
             await self._check_compaction(last, False)
         content: list[Any] = [TextContent(text=text), *(images or [])]
-        messages: list[Any] = [
-            UserMessage(content=content, timestamp=now_ms()),
-            *self.queues.take_next_turn(),
-        ]
+        user = UserMessage(content=content, timestamp=now_ms())
+        if attribution is not None:
+            user.extra["attribution"] = attribution
+        messages: list[Any] = [user, *self.queues.take_next_turn()]
         self._system_prompt_override = None
         extra, self._system_prompt_override = await self._input.before_agent_start(
             text, images, system_prompt=self._base_system_prompt, system_prompt_options=self._prompt_options,
@@ -449,8 +454,10 @@ class AgentSession:
             message, deliver_as=deliver_as, trigger_turn=trigger_turn, attribution=attribution
         )
 
-    async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> None:
-        await self._sent.send_user(content, deliver_as=deliver_as)
+    async def send_user_message(
+        self, content: Any, *, deliver_as: str | None = None, attribution: str | None = None
+    ) -> None:
+        await self._sent.send_user(content, deliver_as=deliver_as, attribution=attribution)
 
     async def set_model(self, model: Model, *, source: str = "set") -> None:
         """Switch model (needs credentials), record it in the session and settings."""
@@ -554,6 +561,7 @@ class AgentSession:
             await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)
         self.app.clear_extension_timers()
+        self.app.remove_file_fallbacks()  # after every session_shutdown handler, which may still write
         if self.app.runtime is self:
             self.app.runtime = None
 

@@ -471,6 +471,13 @@ class ExtensionAPI:
         self._delete_fallbacks.append(adapt_handler(handler))
         self._refresh()
 
+    def remove_file_fallbacks(self) -> None:
+        """Forget this extension's file fallbacks (pi removes them at session shutdown)."""
+        if self._write_fallbacks or self._delete_fallbacks:
+            self._write_fallbacks.clear()
+            self._delete_fallbacks.clear()
+            self._refresh()
+
     def set_label(self, label_or_entry_id: str | None, label: Any = _MISSING) -> None:
         """``set_label(text)`` names this extension; ``set_label(entry_id, label)`` labels a session entry."""
         if label is _MISSING:
@@ -536,13 +543,19 @@ class ExtensionAPI:
         ``deliver_as`` (or pi's ``{"deliverAs": ...}``): omitted starts a prompt when idle and
         steers while streaming; ``"steer"``/``"followUp"`` queue; ``"aside"`` steers or starts a
         turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
-        ``attribution`` is accepted (``"user"`` by default) and not yet recorded.
+        ``attribution`` (``"user"`` by default, or ``"agent"``) is recorded on the message.
         """
         from piko.platform.extension_shapes import options_of
 
         given = options_of(options)
         runtime = self._runtime("send_user_message")
-        return schedule(runtime.send_user_message(content, deliver_as=deliver_as or given.get("deliver_as")))
+        return schedule(
+            runtime.send_user_message(
+                content,
+                deliver_as=deliver_as or given.get("deliver_as"),
+                attribution=attribution or given.get("attribution"),
+            )
+        )
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""

@@ -188,3 +188,24 @@ def test_fetch_dynamic_models_adds_the_rows_it_returns(pi_env: Any, tmp_path: Pa
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "dynamic answer"
     assert env.server.requests[0]["body"]["model"] == "dyn-1"
+
+
+ATTRIBUTING = """
+def activate(pi):
+    async def relay(args, ctx):
+        await pi.send_user_message("relayed by the extension", {"attribution": "agent"})
+        await pi.send_user_message("said for the user")
+    pi.register_command("relay", {"description": "send user messages", "handler": relay})
+"""
+
+
+def test_send_user_message_records_its_attribution(pi_env: Any, tmp_path: Path) -> None:
+    turns = [{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}]
+    env, done, _rows = _run(pi_env, tmp_path, ATTRIBUTING, turns, "-p", "/relay")
+    assert done.returncode == 0, done.stderr
+    users = [line["message"] for line in env.session_lines() if line.get("message", {}).get("role") == "user"]
+    assert [(m["content"][0]["text"], m.get("attribution")) for m in users] == [
+        ("relayed by the extension", "agent"),
+        ("said for the user", "user"),
+    ]
+    assert "attribution" not in json.dumps(env.server.requests[-1]["body"])  # recorded, not sent
