@@ -334,6 +334,14 @@ class SessionInfoChangedEvent(Record):
     name: str | None = None
 
 
+class McpServersChangeEvent(Record):
+    """An extension registered or removed an MCP server while the session runs (pi 1.6);
+    ``servers`` are every registered server after the change (``{"name", "config", "extension"}``)."""
+
+    TYPE: ClassVar[str] = "mcp_servers_change"
+    servers: list[dict[str, Any]] = field(factory=list)
+
+
 class ExtensionErrorEvent(Record):
     TYPE: ClassVar[str] = "extension_error"
     extension_path: str = ""

@@ -388,12 +388,24 @@ class ExtensionAPI:
         if owner != self.name:
             raise ValueError(f'register_mcp_server: "{name}" is already registered by extension {owner}')
         servers[name] = (entry, self.name)
+        self._mcp_servers_changed()
 
     def unregister_mcp_server(self, name: str) -> None:
         """Remove a server this extension registered (others' are left alone)."""
         servers = self._app.extension_mcp_servers
         if name in servers and servers[name][1] == self.name:
             del servers[name]
+            self._mcp_servers_changed()
+
+    def _mcp_servers_changed(self) -> None:
+        """Once the session runs, ``mcp_servers_change`` tells the MCP plugin (not awaited)."""
+        if not self._live():
+            return  # while loading: the servers connect at session start
+        from piko.data.events import McpServersChangeEvent
+
+        runtime = self._app.runtime
+        event = McpServersChangeEvent(servers=self.get_mcp_servers())
+        schedule(self._app.dispatcher.emit("mcp_servers_change", event, runtime.ctx))
 
     def get_mcp_servers(self) -> list[dict[str, Any]]:
         """Every extension-registered server: ``{"name", "config", "extension"}``."""

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         FileWriteRequest,
         GoalUpdatedEvent,
         InputEvent,
+        McpServersChangeEvent,
         MessageEndEvent,
         MessageStartEvent,
         MessageUpdateEvent,
@@ -932,6 +933,18 @@ def piko_agent_settled(event: AgentSettledEvent, ctx: Context) -> None:
     The moment to reload, hand off or report, once per settled run.
 
     :param event: ``AgentSettledEvent()``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_mcp_servers_change(event: McpServersChangeEvent, ctx: Context) -> None:
+    """An extension registered or removed an MCP server after start-up (pi 1.6).
+
+    ``pi.register_mcp_server`` / ``unregister_mcp_server`` fire it once the session runs; the MCP
+    plugin connects or closes the server (``App.extension_mcp_servers`` holds them all).
+
+    :param event: ``McpServersChangeEvent(servers)``.
     Semantics: notify.
     """
 

@@ -51,7 +51,22 @@ def activate(pi: Any) -> None:
         if runtime is not None:
             runtime.restore_loaded(list(ctx.session_manager.get_branch()))
 
+    async def on_servers_change(event: Any, ctx: Any) -> None:
+        """An extension registered or removed a server while the session runs."""
+        runtime = _runtime()
+        if runtime is None:
+            await _start(pi, ctx)
+            return
+        from piko.plugins.mcp.config import load_config
+
+        app = ctx.app
+        registered = dict(getattr(app, "extension_mcp_servers", {}))
+        await runtime.sync_extension_servers(
+            load_config(app.agent_dir, ctx.cwd, project_trusted(app), extra=registered)
+        )
+
     pi.on("session_start", on_session_start)
+    pi.on("mcp_servers_change", on_servers_change)
     pi.on("before_agent_start", on_before_agent_start)
     pi.on("session_shutdown", on_session_shutdown)
     for event in ("session_tree", "session_fork", "session_switch"):

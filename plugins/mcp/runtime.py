@@ -69,6 +69,7 @@ class McpRuntime:
     ) -> None:
         self.pi = pi
         self.config = config
+        self.cwd = cwd
         self.log = McpLog(agent_dir)
         self.connections: dict[str, ServerConnection] = {
             name: ServerConnection(server, cwd, self.log, self._on_tools, self._on_notification)
@@ -113,6 +114,35 @@ class McpRuntime:
                 "MCP: codemode exposure is handled as deferred (reached through tool_search): "
                 "piko has no codemode tool yet"
             )
+
+    async def sync_extension_servers(self, config: McpConfig) -> None:
+        """Extensions registered or removed servers while the session runs: connect the new ones
+        at once, close the removed ones (their tools become unreachable); ``config`` is the merged
+        configuration now."""
+        wanted = {n: s for n, s in config.servers.items() if s.scope == "extension"}
+        for name, connection in list(self.connections.items()):
+            if connection.config.scope == "extension" and wanted.get(name) != connection.config:
+                await self._remove(name)
+        for name, server in wanted.items():
+            if name not in self.connections:
+                self._add(server)
+        self.refresh_active()
+
+    def _add(self, server: ServerConfig) -> None:
+        self.config.servers[server.name] = server
+        connection = ServerConnection(server, self.cwd, self.log, self._on_tools, self._on_notification)
+        self.connections[server.name] = connection
+        connection.start()
+        if server.enabled and self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+            self._register_tool_search()
+
+    async def _remove(self, name: str) -> None:
+        connection = self.connections.pop(name)
+        self.config.servers.pop(name, None)
+        for entry in self.tools.values():
+            if entry.server == name:
+                entry.withdrawn = True
+        await connection.stop()
 
     @staticmethod
     def _reaches_deferred(server: ServerConfig) -> bool:

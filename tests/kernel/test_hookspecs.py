@@ -163,6 +163,7 @@ SPEC_TABLE: dict[str, tuple[bool, bool]] = {
     "agent_settled": (False, False),
     "session_info_changed": (False, False),
     "session_stop": (True, True),
+    "mcp_servers_change": (False, False),
     "session_compacting": (True, False),
     "before_provider_headers": (False, False),
     "context_with_system": (True, False),
