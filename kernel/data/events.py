@@ -342,6 +342,15 @@ class McpServersChangeEvent(Record):
     servers: list[dict[str, Any]] = field(factory=list)
 
 
+class McpNotificationEvent(Record):
+    """A JSON-RPC notification an MCP server sent (omp's ``mcp_notification``)."""
+
+    TYPE: ClassVar[str] = "mcp_notification"
+    server: str = ""
+    method: str = ""
+    params: Any = None
+
+
 class ExtensionErrorEvent(Record):
     TYPE: ClassVar[str] = "extension_error"
     extension_path: str = ""

@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         FileWriteRequest,
         GoalUpdatedEvent,
         InputEvent,
+        McpNotificationEvent,
         McpServersChangeEvent,
         MessageEndEvent,
         MessageStartEvent,
@@ -945,6 +946,18 @@ def piko_mcp_servers_change(event: McpServersChangeEvent, ctx: Context) -> None:
     plugin connects or closes the server (``App.extension_mcp_servers`` holds them all).
 
     :param event: ``McpServersChangeEvent(servers)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_mcp_notification(event: McpNotificationEvent, ctx: Context) -> None:
+    """An MCP server sent a notification (omp), after the MCP plugin handled the ones it knows.
+
+    Every method reaches it, server-specific ones too; ``pi.events.on("mcp_notification")`` gets
+    the same as a dict.
+
+    :param event: ``McpNotificationEvent(server, method, params)``.
     Semantics: notify.
     """
 

@@ -102,7 +102,16 @@ async def _start(pi: Any, ctx: Any) -> None:
 
     for line in apply_policy(config, getattr(app, "policy", None)):
         sys.stderr.write(f"Warning: {line}\n")
-    runtime = McpRuntime(pi, config, cwd=ctx.cwd, agent_dir=str(app.agent_dir), options=dict(app.options))
+
+    def emit(name: str, event: Any) -> None:
+        if app.dispatcher.has_handlers(name):
+            from piko.platform.context import schedule
+
+            schedule(app.dispatcher.emit(name, event, ctx))
+
+    runtime = McpRuntime(
+        pi, config, cwd=ctx.cwd, agent_dir=str(app.agent_dir), options=dict(app.options), emit=emit
+    )
     _state["runtime"] = runtime
     for error in config.errors:
         sys.stderr.write(f"Warning: MCP config error: {error}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from piko.plugins.mcp.config import McpConfig, ServerConfig
@@ -65,9 +66,11 @@ class McpRuntime:
     """The session's servers (see the module docstring)."""
 
     def __init__(
-        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any]
-    ) -> None:
+        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any],
+        emit: Callable[[str, Any], None] | None = None,
+    ) -> None:  # fmt: skip
         self.pi = pi
+        self._emit = emit  # fires an event for the extensions' pi.on handlers (not awaited)
         self.config = config
         self.cwd = cwd
         self.log = McpLog(agent_dir)
@@ -184,6 +187,13 @@ class McpRuntime:
     def _on_notification(self, server: str, method: str, params: Any) -> None:
         with contextlib.suppress(Exception):
             self.pi.events.emit("mcp_notification", {"server": server, "method": method, "params": params})
+        if self._emit is not None:
+            from piko.data.events import McpNotificationEvent
+
+            with contextlib.suppress(Exception):
+                self._emit(
+                    "mcp_notification", McpNotificationEvent(server=server, method=method, params=params)
+                )
 
     # -- tools -----------------------------------------------------------------------------------
 

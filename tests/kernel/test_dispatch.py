@@ -532,6 +532,7 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
     "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
     "piko_session_stop": check_session_stop,
+    "piko_mcp_notification": notify_case(ev.McpNotificationEvent(server="s", method="m")),
     "piko_mcp_servers_change": notify_case(ev.McpServersChangeEvent(servers=[{"name": "x"}])),
     "piko_session_compacting": check_session_compacting,
     "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),

@@ -164,6 +164,7 @@ SPEC_TABLE: dict[str, tuple[bool, bool]] = {
     "session_info_changed": (False, False),
     "session_stop": (True, True),
     "mcp_servers_change": (False, False),
+    "mcp_notification": (False, False),
     "session_compacting": (True, False),
     "before_provider_headers": (False, False),
     "context_with_system": (True, False),

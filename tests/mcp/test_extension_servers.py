@@ -58,3 +58,28 @@ def test_a_file_server_of_the_same_name_wins_over_the_extension(mcp_env: Any, tm
     done = env.prompt("-e", str(ext), "hi", env={"PIKO_TEST_LOG": str(log)})
     assert done.returncode == 0, done.stderr
     assert not any(name.startswith("mcp__demo__") for name in tool_names(env.bodies()[0]))
+
+
+LISTENER = """
+import json, os
+
+def activate(pi):
+    def on_note(event, ctx):
+        with open(os.environ["PIKO_TEST_LOG"], "a") as fh:
+            fh.write(json.dumps({"server": event.server, "method": event.method, "params": event.params}) + "\\n")
+    pi.on("mcp_notification", on_note)
+"""
+
+
+def test_mcp_notifications_reach_pi_on_handlers(mcp_env: Any, tmp_path: Path) -> None:
+    ext = tmp_path / "listen.py"
+    ext.write_text(LISTENER)
+    log = tmp_path / "notes.jsonl"
+    env = mcp_env([call("mcp__demo__shout", {"text": "hey"}), answer()])
+    env.write_mcp({"demo": stdio_entry(exposure="direct")})
+    done = env.prompt("-e", str(ext), "go", env={"PIKO_TEST_LOG": str(log)})
+    assert done.returncode == 0, done.stderr
+    assert "no such event" not in done.stderr and "unknown event" not in done.stderr.lower()
+    notes = [json.loads(line) for line in log.read_text().splitlines()]
+    logged = [n for n in notes if n["method"] == "notifications/message"]
+    assert logged and logged[0]["server"] == "demo" and logged[0]["params"]["data"] == "shouting hey"
