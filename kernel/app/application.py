@@ -86,6 +86,9 @@ class App:
         self.event_bus = EventBus()
         self.options: dict[str, Any] = {}
         self.flag_values: dict[str, Any] = {}
+        # pi.register_mcp_server: name -> (mcp.json-shaped entry, extension name), for an MCP plugin
+        self.extension_mcp_servers: dict[str, tuple[dict[str, Any], str]] = {}
+        self.extension_apis: list[ExtensionAPI] = []  # every ``pi`` handed out, in load order
         self.runtime: Any = None  # the running agent session, once a mode created one
         self.adjust_resources: Any = None  # resources found -> resources used (the SDK's overrides)
         self.trust_decision: Any = None  # how boot settled project trust (piko.platform.trust.TrustDecision)
@@ -305,7 +308,14 @@ class App:
 
     def make_extension_api(self, name: str, source: str) -> ExtensionAPI:
         """The ``pi`` object handed to one extension's ``activate`` factory."""
-        return ExtensionAPI(name, source, self)
+        api = ExtensionAPI(name, source, self)
+        self.extension_apis.append(api)
+        return api
+
+    def remove_file_fallbacks(self) -> None:
+        """The session ended: no extension's file write or delete fallback is consulted any more."""
+        for api in self.extension_apis:
+            api.remove_file_fallbacks()
 
     # -- services --------------------------------------------------------------------------------
 

@@ -62,11 +62,15 @@ class SessionBeforeForkEvent(Record):
     TYPE: ClassVar[str] = "session_before_fork"
     entry_id: str = ""
     position: str = "before"
+    # omp's name for what ``entry_id`` means: "branch" (the user message rewound, dropped with
+    # what follows: position "before") or "fork" (the last entry kept: position "at")
+    reason: str = "branch"
 
 
 class SessionForkEvent(Record):
     TYPE: ClassVar[str] = "session_fork"
     previous_session_file: str | None = None
+    reason: str = "branch"
 
 
 class SessionBeforeCompactEvent(Record):
@@ -353,6 +357,23 @@ class SessionInfoChangedEvent(Record):
     name: str | None = None
 
 
+class McpServersChangeEvent(Record):
+    """An extension registered or removed an MCP server while the session runs (pi 1.6);
+    ``servers`` are every registered server after the change (``{"name", "config", "extension"}``)."""
+
+    TYPE: ClassVar[str] = "mcp_servers_change"
+    servers: list[dict[str, Any]] = field(factory=list)
+
+
+class McpNotificationEvent(Record):
+    """A JSON-RPC notification an MCP server sent (omp's ``mcp_notification``)."""
+
+    TYPE: ClassVar[str] = "mcp_notification"
+    server: str = ""
+    method: str = ""
+    params: Any = None
+
+
 class ExtensionErrorEvent(Record):
     TYPE: ClassVar[str] = "extension_error"
     extension_path: str = ""
@@ -401,20 +422,24 @@ class ContextWithSystemEvent(Record):
 
 
 class UiPromptStartEvent(Record):
-    """A ``ctx.ui`` dialog opened (``method``: select, confirm, input, editor, custom)."""
+    """A ``ctx.ui`` dialog opened (``kind``, also ``method``: select, confirm, input, editor, custom)."""
 
     TYPE: ClassVar[str] = "ui_prompt_start"
-    method: str = ""
+    kind: str = ""  # pi 1.6's name
+    method: str = ""  # the same, piko's earlier name
     title: str = ""
+    reason: str = "ui_prompt"
 
 
 class UiPromptEndEvent(Record):
     """A ``ctx.ui`` dialog closed; ``cancelled`` when it gave its cancel value."""
 
     TYPE: ClassVar[str] = "ui_prompt_end"
+    kind: str = ""
     method: str = ""
     title: str = ""
     cancelled: bool = False
+    reason: str = "ui_prompt"
 
 
 class CacheWarmingDecisionEvent(Record):
@@ -532,6 +557,8 @@ class CompactionRequest(Record):
     thinking_level: str | None = None
     headers: dict[str, str] | None = None
     retry: Any = None  # piko.engine.retry.SummaryRetry: how the summary requests are retried
+    summary_prompt: str | None = None  # ``session.compacting``: replaces the summarizer's instructions
+    summary_context: list[str] = field(factory=list)  # ``session.compacting``: more for the summarizer
 
 
 class CompactionResult(Record):

@@ -23,6 +23,7 @@ from piko.data.events import (
     CompactionStartEvent,
     SessionBeforeCompactEvent,
     SessionCompactEvent,
+    SessionCompactingEvent,
 )
 from piko.data.messages import AssistantMessage
 from piko.data.tokens import context_estimate, usage_tokens
@@ -276,12 +277,16 @@ async def run_compaction(
         if before and before.get("compaction") is not None:
             result = _as_result(before["compaction"])
             from_extension = result is not None
+        preserve: dict[str, Any] = {}
         if result is None:
+            preserve = await _compacting_hook(session, request)
             result = _as_result(await ask_strategy(session, "compact", request))
         if controller.signal.aborted:
             raise _Cancelled("Compaction cancelled")
         if result is None:
             raise RuntimeError("Compaction produced no summary")
+        if preserve:
+            result.details = {**(result.details if isinstance(result.details, dict) else {}), **preserve}
         if not result.first_kept_entry_id:
             result.first_kept_entry_id = str(getattr(preparation, "first_kept_entry_id", "") or "")
         if not result.tokens_before:
@@ -318,6 +323,21 @@ async def run_compaction(
     written = result is not None
     await _finish(session, reason, result, aborted=aborted, will_retry=will_retry and written, error=error)
     return written
+
+
+async def _compacting_hook(session: Any, request: CompactionRequest) -> dict[str, Any]:
+    """``session.compacting``: puts the handlers' context and prompt on ``request``; the data they
+    want kept in the entry's details."""
+    if not session.dispatcher.has_handlers("session_compacting"):
+        return {}
+    messages = list(getattr(request.preparation, "messages_to_summarize", None) or [])
+    event = SessionCompactingEvent(session_id=session.session_id, messages=messages)
+    answer = await session.dispatcher.emit("session_compacting", event, session.ctx)
+    if not answer:
+        return {}
+    request.summary_context = list(answer["context"])
+    request.summary_prompt = answer["prompt"]
+    return dict(answer["preserve_data"])
 
 
 def _failure_message(reason: str, message: str) -> str:

@@ -67,8 +67,12 @@ class ExtensionMessages:
             await self._listeners.notify(MessageStartEvent(message=custom))
             await self._listeners.notify(MessageEndEvent(message=custom))
 
-    async def send_user(self, content: Any, *, deliver_as: str | None = None) -> None:
-        """Deliver user text, or content blocks (wire dicts or objects), without command or template expansion."""
+    async def send_user(
+        self, content: Any, *, deliver_as: str | None = None, attribution: str | None = None
+    ) -> None:
+        """Deliver user text, or content blocks (wire dicts or objects), without command or template
+        expansion; the message records ``attribution`` (``"user"`` unless ``"agent"`` is given)."""
+        attribution = "agent" if attribution == "agent" else "user"
         images: list[ImageContent] | None = None
         if isinstance(content, str):
             text = content
@@ -81,10 +85,17 @@ class ExtensionMessages:
             text = "\n".join(b.text for b in blocks if isinstance(b, TextContent))
             images = [b for b in blocks if isinstance(b, ImageContent)] or None
         if deliver_as in ("steer", "followUp") and not self._is_streaming():
-            await self._queues.add(text, images, follow_up=deliver_as == "followUp")
+            await self._queues.add(text, images, follow_up=deliver_as == "followUp", attribution=attribution)
             return
         behavior = "steer" if deliver_as in (None, "aside", "nextTurn") else deliver_as
-        await self._prompt(text, images, expand=False, streaming_behavior=behavior, source="extension")
+        await self._prompt(
+            text,
+            images,
+            expand=False,
+            streaming_behavior=behavior,
+            source="extension",
+            attribution=attribution,
+        )
 
 
 def custom_message_from(value: Any) -> CustomMessage:

@@ -69,6 +69,8 @@ class LoopConfig(Record):
     convert_to_llm: Callable[[list[Any]], list[Any]]
     tool_ctx: Any = None
     transform_context: Callable[[list[Any]], Awaitable[list[Any]]] | None = None
+    # after transform_context: the system prompt and messages of this request together
+    transform_request: Callable[[str, list[Any]], Awaitable[tuple[str, list[Any]]]] | None = None
     on_assistant_message: Callable[[AssistantMessage], Awaitable[AssistantMessage]] | None = None
     before_tool_call: Callable[[ToolCall, dict[str, Any]], Awaitable[Any]] | None = None
     after_tool_call: Callable[[ToolCall, dict[str, Any], ToolResult, bool], Awaitable[Any]] | None = None
@@ -172,9 +174,12 @@ async def _stream_assistant(
     messages = state.messages
     if config.transform_context is not None:
         messages = await config.transform_context(list(messages))
+    system_prompt = state.system_prompt
+    if config.transform_request is not None:
+        system_prompt, messages = await config.transform_request(system_prompt, list(messages))
     llm_messages = config.convert_to_llm(messages)
     tools = [ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in state.tools]
-    context = Context(system_prompt=state.system_prompt, messages=llm_messages, tools=tools)
+    context = Context(system_prompt=system_prompt, messages=llm_messages, tools=tools)
     final: AssistantMessage | None = None
     partial: AssistantMessage | None = None
     reasoning: str | None = None

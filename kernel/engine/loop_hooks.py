@@ -6,7 +6,13 @@ import copy
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from piko.data.events import AssistantMessageEvent, ContextEvent, ToolCallEvent, ToolResultEvent
+from piko.data.events import (
+    AssistantMessageEvent,
+    ContextEvent,
+    ContextWithSystemEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+)
 from piko.data.messages import AssistantMessage, Model, ToolCall
 from piko.data.streaming import StreamOptions
 from piko.engine.llm_messages import convert_to_llm
@@ -53,6 +59,7 @@ class LoopHooks:
             convert_to_llm=self.convert_to_llm,
             tool_ctx=self._ctx,
             transform_context=self.transform_context,
+            transform_request=self.transform_request,
             on_assistant_message=self.on_assistant_message,
             before_tool_call=self.before_tool_call,
             after_tool_call=self.after_tool_call,
@@ -75,6 +82,17 @@ class LoopHooks:
             return messages
         event = ContextEvent(messages=copy.deepcopy(messages))
         return list(await self._dispatcher.emit("context", event, self._ctx, signal=self._signal()))
+
+    async def transform_request(self, system_prompt: str, messages: list[Any]) -> tuple[str, list[Any]]:
+        """``context_with_system`` handlers, after the ``context`` ones, may change the system
+        prompt and (a copy of) the messages of the next request together."""
+        if not self._dispatcher.has_handlers("context_with_system"):
+            return system_prompt, messages
+        event = ContextWithSystemEvent(system_prompt=system_prompt, messages=copy.deepcopy(messages))
+        prompt, changed = await self._dispatcher.emit(
+            "context_with_system", event, self._ctx, signal=self._signal()
+        )
+        return prompt, list(changed)
 
     async def on_assistant_message(self, message: AssistantMessage) -> AssistantMessage:
         """``assistant_message`` handlers may replace the finished assistant message."""

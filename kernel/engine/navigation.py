@@ -144,6 +144,12 @@ async def switch_session(session: Any, session_path: str) -> SessionChange:
     return SessionChange(warnings=[str(d) for d in manager.diagnostics])
 
 
+def fork_reason(position: str) -> str:
+    """omp's ``reason`` of a fork at ``position``: ``"branch"`` rewinds a user message
+    (``"before"``), ``"fork"`` keeps the entry (``"at"``)."""
+    return "fork" if position == "at" else "branch"
+
+
 async def fork(session: Any, entry_id: str, position: str = "before") -> ForkOutcome:
     """A new session from the history before a user message (``/fork``, RPC ``fork``), or with
     all of it (``position="at"``: ``/clone``); the outcome holds the message's text, so a front
@@ -152,7 +158,9 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> ForkOut
     from piko.sessions.manager import SessionManager
 
     before = await session.dispatcher.emit(
-        "session_before_fork", SessionBeforeForkEvent(entry_id=entry_id, position=position), session.ctx
+        "session_before_fork",
+        SessionBeforeForkEvent(entry_id=entry_id, position=position, reason=fork_reason(position)),
+        session.ctx,
     )
     if before and before.get("cancel"):
         return ForkOutcome(cancelled=True)
@@ -186,7 +194,9 @@ async def fork(session: Any, entry_id: str, position: str = "before") -> ForkOut
         replacement = manager
     await _replace_manager(session, replacement, "fork", previous)
     await session.dispatcher.emit(
-        "session_fork", SessionForkEvent(previous_session_file=previous), session.ctx
+        "session_fork",
+        SessionForkEvent(previous_session_file=previous, reason=fork_reason(position)),
+        session.ctx,
     )
     return ForkOutcome(text=text)
 

@@ -6,7 +6,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import AfterProviderResponseEvent, BeforeProviderRequestEvent
+from piko.data.events import (
+    AfterProviderResponseEvent,
+    BeforeProviderHeadersEvent,
+    BeforeProviderRequestEvent,
+)
 from piko.data.messages import Model
 from piko.data.streaming import StreamOptions
 
@@ -74,11 +78,21 @@ class ProviderRequests:
                 pm, "piko_provider_request_headers", model=model, session_id=options.session_id
             )
             options.headers.update({str(k): str(v) for k, v in extra.items()})
+        await self._headers_hook(options, model)
         retention = self._settings.get("cacheRetention")
         if isinstance(retention, str):
             options.cache_retention = retention
         apply_provider_retry_settings(self._settings, options)
         return options
+
+    async def _headers_hook(self, options: StreamOptions, model: Model) -> None:
+        """``before_provider_headers``: handlers change ``event.headers`` in place, once per request
+        (retries reuse them); a key set to None is removed."""
+        if not self._dispatcher.has_handlers("before_provider_headers"):
+            return
+        event = BeforeProviderHeadersEvent(headers=dict(options.headers), model=model)
+        await self._dispatcher.emit("before_provider_headers", event, self._ctx, signal=self._signal())
+        options.headers = {str(k): str(v) for k, v in event.headers.items() if v is not None}
 
     async def on_payload(self, payload: Any, model: Model) -> Any:
         """The payload an extension put in place of ``payload`` (None: send it as it is)."""

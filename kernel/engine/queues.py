@@ -62,12 +62,17 @@ class MessageQueues:
         """Whether anything waits: queued messages of any kind, or next-turn messages."""
         return self._agent.has_queued_messages() or bool(self._next_turn)
 
-    async def add(self, text: str, images: list[ImageContent] | None, *, follow_up: bool) -> None:
-        """Queue a user message of ``text`` (and ``images``)."""
+    async def add(
+        self, text: str, images: list[ImageContent] | None, *, follow_up: bool, attribution: str | None = None
+    ) -> None:
+        """Queue a user message of ``text`` (and ``images``); ``attribution`` is recorded on it
+        (an extension's ``send_user_message``)."""
         content: list[Any] = [TextContent(text=text)]
         if images:
             content.extend(images)
         message = UserMessage(content=content, timestamp=now_ms())
+        if attribution is not None:
+            message.extra["attribution"] = attribution
         if follow_up:
             self._follow_up.append(text)
             self._agent.follow_up(message)

@@ -29,13 +29,11 @@ class RunControl:
         *,
         model: Callable[[], Model | None],
         check_compaction: CheckCompaction,
-        settled: Callable[[bool], Awaitable[None]] | None = None,
     ) -> None:
         self._agent = agent
         self._retry = retry
         self._model = model
         self._check_compaction = check_compaction
-        self._settled = settled
         self._last: AssistantMessage | None = None
         self.abort_requested = False
         """Whether the current run was asked to stop (what ``agent_settled`` reports)."""
@@ -52,13 +50,10 @@ class RunControl:
             self.overflow_recovery_attempted = False
 
     async def run(self, start: Callable[[], Awaitable[Any]]) -> None:
-        """``start()`` the agent, then retry, compact and continue while its outcome calls for it;
-        then ``settled(aborted)``: nothing more follows on its own (pi 1.6's ``agent_settled``)."""
+        """``start()`` the agent, then retry, compact and continue while its outcome calls for it."""
         self._last = None
         self.abort_requested = False
         await self._run(start)
-        if self._settled is not None:
-            await self._settled(self.abort_requested)
 
     async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
         await start()

@@ -57,6 +57,7 @@ from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
 from piko.engine.retry import RetryPolicy
 from piko.engine.run_control import RunControl
+from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import build_system_prompt, options_for_tools
 from piko.engine.user_shell import UserShell
 from piko.models.resolver import DEFAULT_THINKING_LEVEL, ScopedModel
@@ -121,7 +122,6 @@ class AgentSession:
         self.compaction = CompactionState(self.settings, self._save_setting)
         self.runs = RunControl(
             self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction,
-            settled=lambda aborted: self._announce("agent_settled", AgentSettledEvent(aborted=aborted)),
         )  # fmt: skip
         self._recorder = SessionRecorder(lambda: self.session_manager, messages)
         self.shell = UserShell(
@@ -136,6 +136,9 @@ class AgentSession:
             start_turn=self._start_turn, prompt=self.prompt,
         )  # fmt: skip
         self._extension_events = ExtensionEvents(self.dispatcher, self.ctx, signal=signal, messages=messages)
+        self._stop_hook = StopHook(
+            self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
+        )
         self._provider = ProviderRequests(
             self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
             thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
@@ -285,6 +288,7 @@ class AgentSession:
         streaming_behavior: str | None = None,
         source: str = "interactive",
         preflight_result: Callable[[bool], Any] | None = None,
+        attribution: str | None = None,
     ) -> None:
         """Send a prompt and run the agent until it is idle (pi's ``AgentSession.prompt``).
 
@@ -293,12 +297,14 @@ class AgentSession:
         streaming the message is queued as ``streaming_behavior`` says (``steer``/``followUp``).
         ``preflight_result(ok)`` is called once the prompt was accepted (queued, handled, or about
         to run) or refused (the exception follows), before the agent runs (RPC answers then).
+        ``attribution`` (``"user"``/``"agent"``, from ``pi.send_user_message``) is recorded on the
+        user message.
         """
         try:
             with self._input.preparation() as signal:  # abort() cancels its handlers too
                 messages = await self._prepare_prompt(
                     text, images, expand=expand, streaming_behavior=streaming_behavior, source=source,
-                    signal=signal,
+                    signal=signal, attribution=attribution,
                 )  # fmt: skip
         except Exception:
             if preflight_result is not None:
@@ -326,14 +332,25 @@ class AgentSession:
             await self.agent.wait_for_idle()
 
     async def _run(self, work: Callable[[], Any]) -> None:
-        """Run the agent (recording the active tools first, as pi does); once nothing more
-        follows on its own, ``agent_settled`` reaches the listeners and the extensions."""
+        """Run the agent (recording the active tools first, as pi does); once it settled with
+        nothing queued, ``session_stop`` may ask for more turns (:class:`StopHook`); then
+        ``agent_settled`` reaches the listeners and the extensions."""
         self._record_tools()
-        await self.runs.run(work)
+        try:
+            await self.runs.run(work)
+            self._stop_hook.start_run()
+            while not self.is_streaming and not self.queues.has_pending():
+                continuation = await self._stop_hook.next_turn()
+                if continuation is None:
+                    break
+                await self.runs.run(functools.partial(self.agent.prompt, [continuation]))
+        finally:
+            if not self.is_streaming and not self.queues.has_pending():
+                await self._announce("agent_settled", AgentSettledEvent(aborted=self.runs.abort_requested))
 
     async def _prepare_prompt(
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
-        source: str, signal: Any,
+        source: str, signal: Any, attribution: str | None = None,
     ) -> list[Any] | None:  # fmt: skip
         """Everything :meth:`prompt` does before the run; the messages to send, or None when done."""
         if expand and text.startswith("/") and await self._input.run_command(text):
@@ -349,7 +366,9 @@ class AgentSession:
                 raise RuntimeError(
                     "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
                 )
-            await self.queues.add(text, images, follow_up=streaming_behavior == "followUp")
+            await self.queues.add(
+                text, images, follow_up=streaming_behavior == "followUp", attribution=attribution
+            )
             return None
         self.shell.flush_pending()
         self.models.require_ready()
@@ -357,10 +376,10 @@ class AgentSession:
         if last is not None:
             await self._check_compaction(last, False)
         content: list[Any] = [TextContent(text=text), *(images or [])]
-        messages: list[Any] = [
-            UserMessage(content=content, timestamp=now_ms()),
-            *self.queues.take_next_turn(),
-        ]
+        user = UserMessage(content=content, timestamp=now_ms())
+        if attribution is not None:
+            user.extra["attribution"] = attribution
+        messages: list[Any] = [user, *self.queues.take_next_turn()]
         self._system_prompt_override = None
         extra, self._system_prompt_override = await self._input.before_agent_start(
             text, images, system_prompt=self._base_system_prompt, system_prompt_options=self._prompt_options,
@@ -442,8 +461,10 @@ class AgentSession:
             message, deliver_as=deliver_as, trigger_turn=trigger_turn, attribution=attribution
         )
 
-    async def send_user_message(self, content: Any, *, deliver_as: str | None = None) -> None:
-        await self._sent.send_user(content, deliver_as=deliver_as)
+    async def send_user_message(
+        self, content: Any, *, deliver_as: str | None = None, attribution: str | None = None
+    ) -> None:
+        await self._sent.send_user(content, deliver_as=deliver_as, attribution=attribution)
 
     async def set_model(self, model: Model, *, source: str = "set") -> None:
         """Switch model (needs credentials), record it in the session and settings."""
@@ -548,6 +569,7 @@ class AgentSession:
             await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)
         self.app.clear_extension_timers()
+        self.app.remove_file_fallbacks()  # after every session_shutdown handler, which may still write
         if self.app.runtime is self:
             self.app.runtime = None
 

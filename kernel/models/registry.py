@@ -20,8 +20,9 @@ asked for (:meth:`ModelRegistry.find`, :meth:`~ModelRegistry.models_of`,
 merging into it) and take the place in :meth:`~ModelRegistry.all_models` that they would have
 taken had they been built at once.
 
-API keys are resolved in pi's order: the runtime override (``--api-key``), then
-``piko_resolve_api_key`` implementations (auth.json key, OAuth token, environment variables,
+API keys are resolved in pi's order: the runtime override (``--api-key``), then an extension's
+``api_key`` (``pi.register_provider`` without ``oauth``: ``api_key_first``, which a later
+``models.json`` entry does not replace), then ``piko_resolve_api_key`` implementations (auth.json key, OAuth token, environment variables,
 custom resolvers), then the provider's own ``api_key`` (a literal, an environment variable
 name, or ``!command``). **Before each request** the caller asks :meth:`ModelRegistry.request_auth`
 for the key and the request headers (the model's own headers, then the provider's and the
@@ -207,10 +208,15 @@ class ModelRegistry:
             self.providers[config.name] = merged
         else:
             merged = existing
+            keep_key = merged.api_key_first and not config.api_key_first  # an extension's key stays
             for name in ("api", "api_key", "stream_simple", "oauth", "display_name"):
                 value = getattr(config, name)
-                if value:
+                if value and not (name == "api_key" and keep_key):
                     setattr(merged, name, value)
+            if config.api_key_first:
+                merged.api_key_first = True
+            elif config.oauth is not None and config.api_key:
+                merged.api_key_first = False
             if config.base_url:
                 merged.base_url = config.base_url
             if config.compat:
@@ -440,10 +446,14 @@ class ModelRegistry:
     def _find_api_key(self, provider: str) -> str | None:
         if provider in self.runtime_api_keys:
             return self.runtime_api_keys[provider]
+        config = self.provider(provider)
+        if config is not None and config.api_key_first and config.api_key:
+            first = resolve_config_value(config.api_key)
+            if first:
+                return first
         key = self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app, check_only=False)
         if key is not None:  # "" means: no key, and look no further (a failed OAuth refresh)
             return str(key) or None
-        config = self.provider(provider)
         if config is not None and config.api_key:
             return resolve_config_value(config.api_key)
         for env in config.env_keys if config else []:

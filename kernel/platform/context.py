@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from piko.lib.records import Record
-from piko.platform.ui import NoOpUI
+from piko.platform.ui import NoOpUI, PromptWatchingUI
 
 
 class ExtensionRuntimeNotInitializedError(RuntimeError):
@@ -85,6 +85,31 @@ class ExtensionContext:
         self._app = app
         self.ui = ui if ui is not None else NoOpUI()
         self.mode = mode
+
+    @property
+    def ui(self) -> Any:
+        """The mode's UI; its dialogs fire ``ui_prompt_start`` / ``ui_prompt_end``."""
+        return self._ui
+
+    @ui.setter
+    def ui(self, ui: Any) -> None:
+        self._ui = ui if isinstance(ui, PromptWatchingUI) else PromptWatchingUI(ui, self._announce_prompt)
+
+    def _announce_prompt(self, start: bool, kind: str, title: str, cancelled: bool) -> None:
+        """Tell ``ui_prompt_start``/``_end`` handlers, without waiting for them (pi: best-effort)."""
+        app = self.app
+        dispatcher = getattr(app, "dispatcher", None) if app is not None else None
+        name = "ui_prompt_start" if start else "ui_prompt_end"
+        if dispatcher is None or not dispatcher.has_handlers(name):
+            return
+        from piko.data.events import UiPromptEndEvent, UiPromptStartEvent
+
+        event = (
+            UiPromptStartEvent(kind=kind, method=kind, title=title)
+            if start
+            else UiPromptEndEvent(kind=kind, method=kind, title=title, cancelled=cancelled)
+        )
+        schedule(dispatcher.emit(name, event, self))
 
     # -- plain properties --------------------------------------------------------------------
 

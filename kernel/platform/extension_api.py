@@ -14,6 +14,7 @@ load phase they raise :class:`piko.platform.context.ExtensionRuntimeNotInitializ
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -86,6 +87,9 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
     hook = request_hook if first == "request" else event_hook
     hook._piko_handlers = handlers  # type: ignore[union-attr]
     return hookimpl(hook)
+
+
+_MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
 class ExtensionAPI:
@@ -310,13 +314,50 @@ class ExtensionAPI:
         """Register a provider (``base_url``/``baseUrl``, ``api``, ``api_key``, ``models``, ``stream_simple``...)."""
         from piko.platform.registries import provider_config
 
+        config, kwargs, fetch = self._provider_extras(name, config, kwargs)
         provider = provider_config(name, config, kwargs, plugin=self.name)
+        if fetch is not None:
+            from piko.platform.dynamic_models import dynamic_models_factory
+
+            provider.models_factory = dynamic_models_factory(name, fetch, provider.models, self._warn_now)
+            provider.models = []
         provider.override = True  # pi's registerProvider changes a provider of that name, as asked
+        # its key wins over stored logins and models.json, unless it is the fallback of an oauth login
+        provider.api_key_first = bool(provider.api_key) and provider.oauth is None
         self._providers.append(provider)
         if self._live():
             self._app.model_registry.add_provider(provider)
         self._refresh()
         return provider
+
+    def _warn_now(self, message: str) -> None:
+        """:meth:`_warn`, shown at once when start-up warnings were already printed."""
+        self._warn(message)
+        if self._app is not None and getattr(self._app, "booted", False):
+            self._app.report()
+
+    def _provider_extras(
+        self, name: str, config: Any, kwargs: dict[str, Any]
+    ) -> tuple[Any, dict[str, Any], Any]:
+        """The config without omp's provider fields piko reads here (``fetchDynamicModels``) or
+        not at all (``usage``, ``cacheVersion``: one warning each); and the fetch function."""
+        config = dict(config) if isinstance(config, dict) else config
+        kwargs = dict(kwargs)
+        fetch = None
+        for source in (config, kwargs):
+            if not isinstance(source, dict):
+                continue
+            for key in ("fetchDynamicModels", "fetch_dynamic_models"):
+                if key in source:
+                    fetch = source.pop(key)
+            for key, why in (("usage", "piko has no usage reports"), ("cacheVersion", "piko keeps no usage cache"),
+                             ("cache_version", "piko keeps no usage cache")):  # fmt: skip
+                if key in source:
+                    source.pop(key)
+                    self._warn(f"provider '{name}': {key} is not supported ({why}); ignored")
+        if fetch is not None and not callable(fetch):
+            raise ValueError(f"register_provider({name!r}): fetchDynamicModels must be a function")
+        return config, kwargs, fetch
 
     def unregister_provider(self, name: str) -> None:
         """Remove a provider this extension registered; one it overrode comes back as it was."""
@@ -324,6 +365,54 @@ class ExtensionAPI:
         if self._live():
             self._app.model_registry.remove_provider(name, plugin=self.name)
         self._refresh()
+
+    # -- MCP servers (pi 1.6); an MCP plugin connects them --------------------------------------
+
+    def register_mcp_server(self, name: str, config: Any = None, **kwargs: Any) -> None:
+        """Add an MCP server for this run, shaped as an ``mcpServers`` entry of ``mcp.json``
+        (``command``/``args``/``env``/``cwd``, or ``url``/``headers``; ``exposure``, ...).
+
+        Registering the same name again replaces this extension's entry; a name another
+        extension registered, a bad name or an entry without ``command`` or ``url`` raises
+        ``ValueError``. A server of that name in ``mcp.json`` takes precedence.
+        """
+        entry = {**(dict(config) if isinstance(config, dict) else {}), **kwargs}
+        if config is not None and not isinstance(config, dict):
+            raise ValueError(f"register_mcp_server({name!r}): the config must be a dict")
+        if not isinstance(name, str) or not _MCP_SERVER_NAME.fullmatch(name):
+            raise ValueError(f"register_mcp_server: invalid server name {name!r} (letters, digits, _ and -)")
+        if not isinstance(entry.get("command"), str) and not isinstance(entry.get("url"), str):
+            raise ValueError(f'register_mcp_server("{name}"): the config needs a "command" or a "url"')
+        servers = self._app.extension_mcp_servers
+        owner = servers.get(name, (None, self.name))[1]
+        if owner != self.name:
+            raise ValueError(f'register_mcp_server: "{name}" is already registered by extension {owner}')
+        servers[name] = (entry, self.name)
+        self._mcp_servers_changed()
+
+    def unregister_mcp_server(self, name: str) -> None:
+        """Remove a server this extension registered (others' are left alone)."""
+        servers = self._app.extension_mcp_servers
+        if name in servers and servers[name][1] == self.name:
+            del servers[name]
+            self._mcp_servers_changed()
+
+    def _mcp_servers_changed(self) -> None:
+        """Once the session runs, ``mcp_servers_change`` tells the MCP plugin (not awaited)."""
+        if not self._live():
+            return  # while loading: the servers connect at session start
+        from piko.data.events import McpServersChangeEvent
+
+        runtime = self._app.runtime
+        event = McpServersChangeEvent(servers=self.get_mcp_servers())
+        schedule(self._app.dispatcher.emit("mcp_servers_change", event, runtime.ctx))
+
+    def get_mcp_servers(self) -> list[dict[str, Any]]:
+        """Every extension-registered server: ``{"name", "config", "extension"}``."""
+        return [
+            {"name": name, "config": dict(entry), "extension": extension}
+            for name, (entry, extension) in self._app.extension_mcp_servers.items()
+        ]
 
     def register_message_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
         """Render custom messages of ``custom_type`` in the interactive mode."""
@@ -394,6 +483,13 @@ class ExtensionAPI:
         self._delete_fallbacks.append(adapt_handler(handler))
         self._refresh()
 
+    def remove_file_fallbacks(self) -> None:
+        """Forget this extension's file fallbacks (pi removes them at session shutdown)."""
+        if self._write_fallbacks or self._delete_fallbacks:
+            self._write_fallbacks.clear()
+            self._delete_fallbacks.clear()
+            self._refresh()
+
     def set_label(self, label_or_entry_id: str | None, label: Any = _MISSING) -> None:
         """``set_label(text)`` names this extension; ``set_label(entry_id, label)`` labels a session entry."""
         if label is _MISSING:
@@ -459,13 +555,19 @@ class ExtensionAPI:
         ``deliver_as`` (or pi's ``{"deliverAs": ...}``): omitted starts a prompt when idle and
         steers while streaming; ``"steer"``/``"followUp"`` queue; ``"aside"`` steers or starts a
         turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
-        ``attribution`` is accepted (``"user"`` by default) and not yet recorded.
+        ``attribution`` (``"user"`` by default, or ``"agent"``) is recorded on the message.
         """
         from piko.platform.extension_shapes import options_of
 
         given = options_of(options)
         runtime = self._runtime("send_user_message")
-        return schedule(runtime.send_user_message(content, deliver_as=deliver_as or given.get("deliver_as")))
+        return schedule(
+            runtime.send_user_message(
+                content,
+                deliver_as=deliver_as or given.get("deliver_as"),
+                attribution=attribution or given.get("attribution"),
+            )
+        )
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model)."""

@@ -66,6 +66,8 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
         FileWriteRequest,
         GoalUpdatedEvent,
         InputEvent,
+        McpNotificationEvent,
+        McpServersChangeEvent,
         MessageEndEvent,
         MessageStartEvent,
         MessageUpdateEvent,
@@ -573,7 +575,8 @@ def piko_session_switch(event: SessionSwitchEvent, ctx: Context) -> None:
 def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any:
     """A fork of the session at ``entry_id`` is about to be created.
 
-    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at")``.
+    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at", reason)``
+    (``reason`` is omp's name: ``"branch"`` before a user message, ``"fork"`` at an entry).
     Return value: ``{"cancel": True}`` stops the fork; ``skip_conversation_restore`` keeps the
     editor empty.
     Semantics: cancel.
@@ -584,7 +587,7 @@ def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any
 def piko_session_fork(event: SessionForkEvent, ctx: Context) -> None:
     """The session was forked into a new file.
 
-    :param event: ``SessionForkEvent(previous_session_file)``.
+    :param event: ``SessionForkEvent(previous_session_file, reason)``.
     Semantics: notify.
     """
 
@@ -962,6 +965,30 @@ def piko_agent_settled(event: AgentSettledEvent, ctx: Context) -> None:
 
 
 @event(Semantics.NOTIFY)
+def piko_mcp_servers_change(event: McpServersChangeEvent, ctx: Context) -> None:
+    """An extension registered or removed an MCP server after start-up (pi 1.6).
+
+    ``pi.register_mcp_server`` / ``unregister_mcp_server`` fire it once the session runs; the MCP
+    plugin connects or closes the server (``App.extension_mcp_servers`` holds them all).
+
+    :param event: ``McpServersChangeEvent(servers)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
+def piko_mcp_notification(event: McpNotificationEvent, ctx: Context) -> None:
+    """An MCP server sent a notification (omp), after the MCP plugin handled the ones it knows.
+
+    Every method reaches it, server-specific ones too; ``pi.events.on("mcp_notification")`` gets
+    the same as a dict.
+
+    :param event: ``McpNotificationEvent(server, method, params)``.
+    Semantics: notify.
+    """
+
+
+@event(Semantics.NOTIFY)
 def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> None:
     """The session's name changed (``/name``, ``pi.set_session_name``, RPC ``set_session_name``).
 
@@ -970,50 +997,70 @@ def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> N
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_session_stop(event: SessionStopEvent, ctx: Context) -> None:
-    """The main session is about to stop (omp).
+@event(
+    Semantics.COLLECT,
+    reducer=reducers.session_stop,
+    can_modify="Yes (`{continue, additionalContext}`: another turn)",
+    can_cancel='Yes (`{decision: "block", reason}`: refuse to stop)',
+)
+def piko_session_stop(event: SessionStopEvent, ctx: Context) -> Any:
+    """The main session is about to settle (omp's stop hook).
 
-    Declared so extensions can subscribe; piko does not yet grant continuations, so what a
-    handler returns is ignored.
+    It fires after a run that was not aborted and did not fail. ``{"continue": True, "additionalContext": text}`` asks for another turn with ``text``, at most
+    8 times a run (``event.continuations`` counts them); ``{"decision": "block", "reason": text}``
+    refuses to stop, outranks advisory requests, does not spend that allowance and holds until a
+    handler lets the session stop or the user aborts (a refusal without a reason gets a
+    diagnostic continuation).
 
     :param event: ``SessionStopEvent(session_id, continuations, messages)``.
-    Semantics: notify.
+    Return value: ``{"continue": True, "additionalContext": str}`` or ``{"decision": "block",
+    "reason": str}``; anything else lets the session stop.
+    Semantics: collect.
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> None:
-    """omp's ``session.compacting`` (``pi.on("session.compacting", ...)`` reaches it).
+@event(
+    Semantics.COLLECT,
+    reducer=reducers.session_compacting,
+    can_modify="Yes (summary context, prompt, stored data)",
+)
+def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> Any:
+    """The summarizer is about to run (omp's ``session.compacting``).
 
-    Declared for subscription; piko's compaction takes its changes from
-    ``session_before_compact``.
+    Skipped when ``session_before_compact`` supplied the compaction. ``context`` lines are given
+    to the summarizer with the conversation, ``prompt`` replaces its instructions (the last one
+    given wins) and ``preserveData`` is merged into the compaction entry's ``details``.
 
-    :param event: ``SessionCompactingEvent(session_id, messages)``.
-    Semantics: notify.
+    :param event: ``SessionCompactingEvent(session_id, messages)`` (the messages summarized).
+    Return value: ``{"context": [str], "prompt": str, "preserveData": {...}}``, any part.
+    Semantics: collect.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context) -> None:
-    """The headers of a provider request (pi 1.6).
+    """The headers of a provider request are assembled (pi 1.6).
 
-    Declared for subscription; change headers with ``before_provider_request`` or the provider's
-    ``headers`` in piko.
+    It fires after every plugin's ``piko_provider_request_headers``: handlers change
+    ``event.headers`` in place (a key set to None is removed), in load order; once per request,
+    retries reuse them.
 
     :param event: ``BeforeProviderHeadersEvent(headers, model)``.
     Semantics: notify.
     """
 
 
-@event(Semantics.NOTIFY)
-def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> None:
-    """The system prompt and messages of a request together (pi 1.6).
+@event(Semantics.CHAIN, reducer=reducers.context_with_system, empty=reducers.prompt_and_messages)
+def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Any:
+    """The system prompt and messages of the next provider request are assembled (pi 1.6).
 
-    Declared for subscription; change them with ``before_agent_start`` and ``context`` in piko.
+    It fires after every ``context`` handler; what handlers return is sent as it is, for this
+    request only (``before_agent_start`` changes the prompt durably).
 
-    :param event: ``ContextWithSystemEvent(system_prompt, messages)``.
-    Semantics: notify.
+    :param event: ``ContextWithSystemEvent(system_prompt, messages)`` (a copy of the messages).
+    Return value: ``{"systemPrompt": str, "messages": [...]}``, either part; each handler sees
+    the previous one's.
+    Semantics: chain.
     """
 
 
@@ -1021,7 +1068,10 @@ def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Non
 def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog opened (pi 1.6).
 
-    :param event: ``UiPromptStartEvent(method, title)``.
+    Fired without being awaited when ``select``, ``confirm``, ``input``, ``editor`` or ``custom``
+    waits on the user (not in print or JSON mode); overlapping dialogs make one span.
+
+    :param event: ``UiPromptStartEvent(kind, method, title, reason="ui_prompt")``.
     Semantics: notify.
     """
 
@@ -1030,7 +1080,7 @@ def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
 def piko_ui_prompt_end(event: UiPromptEndEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog closed (pi 1.6).
 
-    :param event: ``UiPromptEndEvent(method, title, cancelled)``.
+    :param event: ``UiPromptEndEvent(kind, method, title, cancelled, reason="ui_prompt")``.
     Semantics: notify.
     """
 

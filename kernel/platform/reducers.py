@@ -275,6 +275,54 @@ async def context(
     return event.messages
 
 
+async def context_with_system(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """Each handler sees the previous one's ``systemPrompt`` and ``messages``; a result that is not
+    a string prompt or a list of messages leaves that part as it was."""
+    from piko.data.wire import message_from_wire
+
+    for handler in handlers:
+        value = await d._call(handler, name, event, ctx, signal=signal)
+        prompt = result_field(value, "system_prompt")
+        if isinstance(prompt, str):
+            event.system_prompt = prompt
+        replacement = result_field(value, "messages")
+        if isinstance(replacement, list):
+            event.messages = [message_from_wire(m) if isinstance(m, dict) else m for m in replacement]
+    return event.system_prompt, event.messages
+
+
+async def session_compacting(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """omp's ``session.compacting``: every handler's ``context`` lines, the last ``prompt`` and the
+    merged ``preserveData``."""
+    context: list[str] = []
+    prompt: str | None = None
+    preserve: dict[str, Any] = {}
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if not norm:
+            continue
+        lines = norm.get("context")
+        if isinstance(lines, str):
+            lines = [lines]
+        if isinstance(lines, list):
+            context.extend(str(line) for line in lines if str(line).strip())
+        if isinstance(norm.get("prompt"), str) and norm["prompt"].strip():
+            prompt = norm["prompt"]
+        if isinstance(norm.get("preserve_data"), dict):
+            preserve.update(norm["preserve_data"])
+    if not context and prompt is None and not preserve:
+        return None
+    return {"context": context, "prompt": prompt, "preserve_data": preserve}
+
+
+def prompt_and_messages(event: Any) -> Any:
+    return event.system_prompt, event.messages
+
+
 async def payload(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
@@ -366,6 +414,29 @@ async def fallback(
         if await d._call(handler, name, event, ctx, signal=signal) is True:
             return True
     return False
+
+
+async def session_stop(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    """omp's stop hook: a ``{"decision": "block", "reason"}`` refusal outranks advisory
+    ``{"continue": True, "additionalContext"}`` requests, whose contexts are gathered in order."""
+    refusal: dict[str, Any] | None = None
+    contexts: list[str] = []
+    advised = False
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if not norm:
+            continue
+        if norm.get("decision") == "block":
+            if refusal is None:
+                refusal = {"block": True, "reason": str(norm.get("reason") or "")}
+        elif norm.get("continue"):
+            advised = True
+            add_context(contexts, norm.get("additional_context"))
+    if refusal is not None:
+        return refusal
+    return {"continue": True, "additional_context": contexts} if advised else None
 
 
 TRUST_ANSWERS = ("yes", "no", "undecided")

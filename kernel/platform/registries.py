@@ -486,6 +486,9 @@ class ProviderConfig(Registration):
     display_name: str = ""
     extra: dict[str, Any] = field(factory=dict)
     plugin: str = ""
+    # pi's registerProvider without ``oauth``: ``api_key`` comes before stored logins, and a later
+    # source (models.json) does not replace it
+    api_key_first: bool = False
 
 
 # ---------------------------------------------------------------------------

@@ -119,3 +119,51 @@ UI_METHODS: tuple[str, ...] = (
     "set_tools_expanded", "get_all_themes", "get_theme", "set_theme",
 )  # fmt: skip
 """Every method of pi's ``ctx.ui`` (snake_case); ``theme``, ``has_ui`` and ``supports_editor`` are attributes."""
+
+
+DIALOG_METHODS: tuple[str, ...] = ("select", "confirm", "input", "editor", "custom")
+"""The ``ctx.ui`` methods that wait on the user (``ui_prompt_start`` / ``ui_prompt_end``)."""
+
+
+class PromptWatchingUI:
+    """A mode's UI as ``ctx.ui`` gives it: every call passes through, and a dialog (one of
+    :data:`DIALOG_METHODS`) is announced with ``announce(start, kind, title, cancelled)``
+    (pi 1.6's ``ui_prompt_start``/``ui_prompt_end``); nested dialogs make one span, the outer one.
+    A UI without ``has_ui`` (print, JSON mode) waits on nobody and announces nothing."""
+
+    def __init__(self, ui: Any, announce: Any) -> None:
+        object.__setattr__(self, "_ui", ui)
+        object.__setattr__(self, "_announce", announce)
+        object.__setattr__(self, "_open", 0)
+
+    @property
+    def wrapped(self) -> Any:
+        """The mode's own UI object."""
+        return self._ui
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._ui, name)
+        if name in DIALOG_METHODS and callable(value) and getattr(self._ui, "has_ui", True):
+            return self._watched(name, value)
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._ui, name, value)
+
+    def _watched(self, kind: str, method: Any) -> Any:
+        async def dialog(*args: Any, **kwargs: Any) -> Any:
+            if self._open == 0:
+                title = args[0] if args and isinstance(args[0], str) else str(kwargs.get("title") or "")
+                object.__setattr__(self, "_span", (kind, title))
+                self._announce(True, kind, title, False)
+            object.__setattr__(self, "_open", self._open + 1)
+            answer: Any = None
+            try:
+                answer = await method(*args, **kwargs)
+                return answer
+            finally:
+                object.__setattr__(self, "_open", self._open - 1)
+                if self._open == 0:  # the span ends with the last dialog; it is named by the first
+                    self._announce(False, *self._span, answer is None)
+
+        return dialog

@@ -64,7 +64,13 @@ async def piko_compact(request: CompactionRequest, ctx: Any) -> Any:
         thinking_level=_thinking_level(request, ctx),
     )
     summarizer.retry = request.retry
-    summary, details = await compact(preparation, summarizer, request.custom_instructions)
+    summary, details = await compact(
+        preparation,
+        summarizer,
+        request.custom_instructions,
+        prompt=request.summary_prompt,
+        context=request.summary_context,
+    )
     return CompactionResult(
         summary=summary,
         first_kept_entry_id=preparation.first_kept_entry_id,

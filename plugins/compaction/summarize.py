@@ -110,11 +110,20 @@ class Summarizer:
         return "\n".join(block.text for block in final.content if isinstance(block, TextContent))
 
 
-def conversation_prompt(messages: list[Any], instructions: str, previous_summary: str | None = None) -> str:
-    """The summarizer's request: the conversation as text, the previous summary, then the instructions."""
+def conversation_prompt(
+    messages: list[Any],
+    instructions: str,
+    previous_summary: str | None = None,
+    context: list[str] | None = None,
+) -> str:
+    """The summarizer's request: the conversation as text, the previous summary, what extensions
+    added (``session.compacting``), then the instructions."""
     text = f"<conversation>\n{serialize_conversation(messages)}\n</conversation>\n\n"
     if previous_summary:  # its file lists are carried in the details and listed again at the end
         text += f"<previous-summary>\n{strip_file_lists(previous_summary)}\n</previous-summary>\n\n"
+    if context:
+        joined = "\n".join(context)
+        text += f"<context>\n{joined}\n</context>\n\n"
     return text + instructions
 
 
@@ -125,12 +134,17 @@ async def summarize_history(
     reserve_tokens: int,
     custom_instructions: str | None = None,
     previous_summary: str | None = None,
+    prompt: str | None = None,
+    context: list[str] | None = None,
 ) -> str:
-    """A structured summary of ``messages`` (an update of ``previous_summary`` when there is one)."""
-    base = prompts.UPDATE_PROMPT if previous_summary else prompts.SUMMARY_PROMPT
-    prompt = conversation_prompt(messages, prompts.with_focus(base, custom_instructions), previous_summary)
+    """A structured summary of ``messages`` (an update of ``previous_summary`` when there is one);
+    an extension's ``prompt`` replaces the instructions, its ``context`` goes with the conversation."""
+    base = prompt or (prompts.UPDATE_PROMPT if previous_summary else prompts.SUMMARY_PROMPT)
+    request = conversation_prompt(
+        messages, prompts.with_focus(base, custom_instructions), previous_summary, context
+    )
     return await summarizer.complete(
-        prompt, max_tokens=int(0.8 * reserve_tokens), failure="Summarization failed"
+        request, max_tokens=int(0.8 * reserve_tokens), failure="Summarization failed"
     )
 
 
@@ -143,7 +157,12 @@ async def summarize_turn_prefix(summarizer: Summarizer, messages: list[Any], *, 
 
 
 async def compact(
-    preparation: CompactionPreparation, summarizer: Summarizer, custom_instructions: str | None = None
+    preparation: CompactionPreparation,
+    summarizer: Summarizer,
+    custom_instructions: str | None = None,
+    *,
+    prompt: str | None = None,
+    context: list[str] | None = None,
 ) -> tuple[str, dict[str, list[str]]]:
     """The compaction summary for ``preparation`` and its ``details`` (the file lists).
 
@@ -160,6 +179,8 @@ async def compact(
         "reserve_tokens": reserve,
         "custom_instructions": custom_instructions,
         "previous_summary": preparation.previous_summary,
+        "prompt": prompt,
+        "context": context,
     }
     if preparation.is_split_turn and preparation.turn_prefix_messages:
         history: asyncio.Task[str] | None = None

@@ -51,7 +51,22 @@ def activate(pi: Any) -> None:
         if runtime is not None:
             runtime.restore_loaded(list(ctx.session_manager.get_branch()))
 
+    async def on_servers_change(event: Any, ctx: Any) -> None:
+        """An extension registered or removed a server while the session runs."""
+        runtime = _runtime()
+        if runtime is None:
+            await _start(pi, ctx)
+            return
+        from piko.plugins.mcp.config import load_config
+
+        app = ctx.app
+        registered = dict(getattr(app, "extension_mcp_servers", {}))
+        await runtime.sync_extension_servers(
+            load_config(app.agent_dir, ctx.cwd, project_trusted(app), extra=registered)
+        )
+
     pi.on("session_start", on_session_start)
+    pi.on("mcp_servers_change", on_servers_change)
     pi.on("before_agent_start", on_before_agent_start)
     pi.on("session_shutdown", on_session_shutdown)
     for event in ("session_tree", "session_fork", "session_switch"):
@@ -70,7 +85,8 @@ async def _start(pi: Any, ctx: Any) -> None:
     if _runtime() is not None or mcp_disabled(app):
         return
     trusted = project_trusted(app)
-    if not has_servers_configured(app.agent_dir, ctx.cwd, trusted):
+    registered = dict(getattr(app, "extension_mcp_servers", {}))  # pi.register_mcp_server
+    if not registered and not has_servers_configured(app.agent_dir, ctx.cwd, trusted):
         return
     from piko.plugins.mcp.config import load_config
     from piko.plugins.mcp.runtime import McpRuntime
@@ -81,12 +97,21 @@ async def _start(pi: Any, ctx: Any) -> None:
             "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
         )
 
-    config = load_config(app.agent_dir, ctx.cwd, trusted)
+    config = load_config(app.agent_dir, ctx.cwd, trusted, extra=registered)
     from piko.plugins.mcp.config import apply_policy
 
     for line in apply_policy(config, getattr(app, "policy", None)):
         sys.stderr.write(f"Warning: {line}\n")
-    runtime = McpRuntime(pi, config, cwd=ctx.cwd, agent_dir=str(app.agent_dir), options=dict(app.options))
+
+    def emit(name: str, event: Any) -> None:
+        if app.dispatcher.has_handlers(name):
+            from piko.platform.context import schedule
+
+            schedule(app.dispatcher.emit(name, event, ctx))
+
+    runtime = McpRuntime(
+        pi, config, cwd=ctx.cwd, agent_dir=str(app.agent_dir), options=dict(app.options), emit=emit
+    )
     _state["runtime"] = runtime
     for error in config.errors:
         sys.stderr.write(f"Warning: MCP config error: {error}\n")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from piko.plugins.mcp.config import McpConfig, ServerConfig
@@ -65,10 +66,13 @@ class McpRuntime:
     """The session's servers (see the module docstring)."""
 
     def __init__(
-        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any]
-    ) -> None:
+        self, pi: Any, config: McpConfig, *, cwd: str, agent_dir: str, options: dict[str, Any],
+        emit: Callable[[str, Any], None] | None = None,
+    ) -> None:  # fmt: skip
         self.pi = pi
+        self._emit = emit  # fires an event for the extensions' pi.on handlers (not awaited)
         self.config = config
+        self.cwd = cwd
         self.log = McpLog(agent_dir)
         self.connections: dict[str, ServerConnection] = {
             name: ServerConnection(server, cwd, self.log, self._on_tools, self._on_notification)
@@ -114,6 +118,35 @@ class McpRuntime:
                 "piko has no codemode tool yet"
             )
 
+    async def sync_extension_servers(self, config: McpConfig) -> None:
+        """Extensions registered or removed servers while the session runs: connect the new ones
+        at once, close the removed ones (their tools become unreachable); ``config`` is the merged
+        configuration now."""
+        wanted = {n: s for n, s in config.servers.items() if s.scope == "extension"}
+        for name, connection in list(self.connections.items()):
+            if connection.config.scope == "extension" and wanted.get(name) != connection.config:
+                await self._remove(name)
+        for name, server in wanted.items():
+            if name not in self.connections:
+                self._add(server)
+        self.refresh_active()
+
+    def _add(self, server: ServerConfig) -> None:
+        self.config.servers[server.name] = server
+        connection = ServerConnection(server, self.cwd, self.log, self._on_tools, self._on_notification)
+        self.connections[server.name] = connection
+        connection.start()
+        if server.enabled and self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+            self._register_tool_search()
+
+    async def _remove(self, name: str) -> None:
+        connection = self.connections.pop(name)
+        self.config.servers.pop(name, None)
+        for entry in self.tools.values():
+            if entry.server == name:
+                entry.withdrawn = True
+        await connection.stop()
+
     @staticmethod
     def _reaches_deferred(server: ServerConfig) -> bool:
         exposures = {server.exposure, *server.tool_exposure.values()}
@@ -154,6 +187,13 @@ class McpRuntime:
     def _on_notification(self, server: str, method: str, params: Any) -> None:
         with contextlib.suppress(Exception):
             self.pi.events.emit("mcp_notification", {"server": server, "method": method, "params": params})
+        if self._emit is not None:
+            from piko.data.events import McpNotificationEvent
+
+            with contextlib.suppress(Exception):
+                self._emit(
+                    "mcp_notification", McpNotificationEvent(server=server, method=method, params=params)
+                )
 
     # -- tools -----------------------------------------------------------------------------------
 

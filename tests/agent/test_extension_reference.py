@@ -313,7 +313,7 @@ DECLARED_FOR_SUBSCRIPTION = [
     "piko_tool_approval_resolved", "piko_plan_review_requested", "piko_plan_review_resolved",
     "piko_before_subagent_spawn", "piko_retry_fallback_applied", "piko_retry_fallback_succeeded",
     "piko_ttsr_triggered", "piko_todo_reminder", "piko_goal_updated", "piko_credential_disabled",
-    "piko_user_python",
+    "piko_user_python", "piko_mcp_servers_change", "piko_mcp_notification",
 ]  # fmt: skip
 
 SUBSCRIBER = """

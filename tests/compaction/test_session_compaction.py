@@ -502,6 +502,52 @@ def test_an_extension_supplies_the_summary(world, run) -> None:
     assert session.messages[0].summary == "Summary from the extension"
 
 
+COMPACTING_EXTENSION = """
+seen = []
+
+def activate(pi):
+    def compacting(event, ctx):
+        seen.append((event.session_id == ctx.session_manager.get_session_id(), len(event.messages)))
+        return {"context": ["The user's ticket is PIKO-42."], "preserveData": {"ticket": "PIKO-42"}}
+
+    pi.on("session.compacting", compacting)
+    pi.on("session.compacting", lambda event, ctx: {"prompt": "Summarize in one line, naming the ticket."})
+"""
+
+
+def test_session_compacting_gives_the_summarizer_context_a_prompt_and_kept_data(world, run) -> None:
+    ext = world.write_extension("compacting", COMPACTING_EXTENSION)
+
+    async def scenario() -> Any:
+        session = await _two_exchanges(world, [reply("ONE LINE")], extensions=[ext])
+        await session.compact()
+        return session
+
+    session = run(scenario())
+    assert sys.modules["piko_extension_compacting"].seen == [(True, 2)]
+    text = prompt_text(world.requests()[2])
+    assert "<context>\nThe user's ticket is PIKO-42.\n</context>" in text
+    assert text.endswith("Summarize in one line, naming the ticket.")
+    assert prompts.SUMMARY_PROMPT not in text
+    (entry,) = [e for e in session_lines(session) if e["type"] == "compaction"]
+    assert entry["details"]["ticket"] == "PIKO-42" and "readFiles" in entry["details"]
+
+
+def test_session_compacting_is_skipped_when_the_summary_is_supplied(world, run) -> None:
+    supply = world.write_extension("supply_compact2", SUPPLY_EXTENSION)
+    compacting = world.write_extension(
+        "compacting2", COMPACTING_EXTENSION.replace("seen = []", "seen = []  # 2")
+    )
+
+    async def scenario() -> Any:
+        session = await _two_exchanges(world, [], extensions=[supply, compacting])
+        await session.compact()
+        return session
+
+    run(scenario())
+    assert sys.modules["piko_extension_compacting2"].seen == []
+
+
 # ---------------------------------------------------------------------------
 # Failures and cancellation
 # ---------------------------------------------------------------------------

@@ -145,3 +145,39 @@ def test_unregister_provider_restores_the_built_in_it_replaced(rig, run) -> None
     assert during == "http://127.0.0.1:9/v1"
     assert after != during and after.startswith("https://")
     assert after_count == before_count > 0
+
+
+FALLBACKS = """
+seen = []
+
+def activate(pi):
+    pi.register_file_write_fallback(lambda request, ctx: False)
+    pi.register_file_delete_fallback(lambda request, ctx: False)
+
+    def at_shutdown(event, ctx):  # the fallbacks still serve the shutdown handlers
+        seen.append(ctx.app.dispatcher.has_handlers("file_write_fallback"))
+    pi.on("session_shutdown", at_shutdown)
+"""
+
+
+def test_file_fallbacks_are_removed_once_the_session_shut_down(rig, run) -> None:
+    import sys
+
+    ext = rig.write_extension("fallbacks", FALLBACKS)
+
+    async def scenario() -> list[bool]:
+        session = await rig.session([], extensions=[ext])
+        dispatcher = session.app.dispatcher
+        before = [
+            dispatcher.has_handlers("file_write_fallback"),
+            dispatcher.has_handlers("file_delete_fallback"),
+        ]
+        await session.shutdown()
+        after = [
+            dispatcher.has_handlers("file_write_fallback"),
+            dispatcher.has_handlers("file_delete_fallback"),
+        ]
+        return before + after
+
+    assert run(scenario()) == [True, True, False, False]
+    assert sys.modules["piko_extension_fallbacks"].seen == [True]

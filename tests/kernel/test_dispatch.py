@@ -268,6 +268,19 @@ def check_context() -> None:
 
 
 @chain
+def check_context_with_system() -> None:
+    h = Harness()
+    original = [UserMessage(content="one"), UserMessage(content="two")]
+    event = ev.ContextWithSystemEvent(system_prompt="base", messages=list(original))
+    assert h.emit("context_with_system", event) == ("base", original)
+    h.add("piko_context_with_system", lambda e, c: {"systemPrompt": e.system_prompt + " +a"}, "a")
+    h.add("piko_context_with_system", lambda e, c: {"messages": e.messages[1:], "system_prompt": 7}, "b")
+    h.add("piko_context_with_system", returns(None), "c")
+    event = ev.ContextWithSystemEvent(system_prompt="base", messages=list(original))
+    assert h.emit("context_with_system", event) == ("base +a", [original[1]])
+
+
+@chain
 def check_before_provider_request() -> None:
     h = Harness()
     assert h.emit("before_provider_request", ev.BeforeProviderRequestEvent(payload={"a": 1})) == {"a": 1}
@@ -379,6 +392,43 @@ def check_tool_call() -> None:
 
 
 check_tool_call.semantics = Semantics.BLOCK  # type: ignore[attr-defined]
+
+
+def check_session_stop() -> None:
+    """Advice is gathered from every handler; the first refusal outranks it; a broken handler is
+    reported and lets the session stop."""
+    event = ev.SessionStopEvent(session_id="s")
+    h = Harness()
+    assert h.emit("session_stop", event) is None
+    h.add("piko_session_stop", returns({"continue": True, "additionalContext": "one"}), "advice")
+    h.add("piko_session_stop", raises(RuntimeError("broken")), "broken")
+    h.add("piko_session_stop", returns({"continue": True, "additional_context": "two"}), "more")
+    assert h.emit("session_stop", event) == {"continue": True, "additional_context": ["one", "two"]}
+    assert [e.extension_path for e in h.errors] == ["src:broken"]
+    h.add("piko_session_stop", returns({"decision": "block", "reason": "red"}), "refusal")
+    h.add("piko_session_stop", returns({"decision": "block", "reason": "late"}), "late")
+    assert h.emit("session_stop", event) == {"block": True, "reason": "red"}
+
+
+check_session_stop.semantics = Semantics.COLLECT  # type: ignore[attr-defined]
+
+
+def check_session_compacting() -> None:
+    """Context lines are gathered, the last prompt wins, kept data is merged."""
+    event = ev.SessionCompactingEvent(session_id="s")
+    h = Harness()
+    assert h.emit("session_compacting", event) is None
+    h.add("piko_session_compacting", returns({"context": ["a"], "preserveData": {"x": 1}}), "one")
+    h.add("piko_session_compacting", returns({"context": "b", "prompt": "P1"}), "two")
+    h.add("piko_session_compacting", returns({"prompt": "P2", "preserve_data": {"y": 2}}), "three")
+    assert h.emit("session_compacting", event) == {
+        "context": ["a", "b"],
+        "prompt": "P2",
+        "preserve_data": {"x": 1, "y": 2},
+    }
+
+
+check_session_compacting.semantics = Semantics.COLLECT  # type: ignore[attr-defined]
 
 
 @chain
@@ -500,10 +550,12 @@ EVENT_CASES: dict[str, Callable[[], None]] = {
     # declared for subscription (extensions.md section 8, pi 1.6)
     "piko_agent_settled": notify_case(ev.AgentSettledEvent()),
     "piko_session_info_changed": notify_case(ev.SessionInfoChangedEvent(name="n")),
-    "piko_session_stop": notify_case(ev.SessionStopEvent(session_id="s")),
-    "piko_session_compacting": notify_case(ev.SessionCompactingEvent(session_id="s")),
+    "piko_session_stop": check_session_stop,
+    "piko_mcp_notification": notify_case(ev.McpNotificationEvent(server="s", method="m")),
+    "piko_mcp_servers_change": notify_case(ev.McpServersChangeEvent(servers=[{"name": "x"}])),
+    "piko_session_compacting": check_session_compacting,
     "piko_before_provider_headers": notify_case(ev.BeforeProviderHeadersEvent(headers={"x": "1"})),
-    "piko_context_with_system": notify_case(ev.ContextWithSystemEvent(system_prompt="p")),
+    "piko_context_with_system": check_context_with_system,
     "piko_ui_prompt_start": notify_case(ev.UiPromptStartEvent(method="confirm")),
     "piko_ui_prompt_end": notify_case(ev.UiPromptEndEvent(method="confirm", cancelled=True)),
     "piko_cache_warming_decision": notify_case(ev.CacheWarmingDecisionEvent(action="stop")),

@@ -526,3 +526,24 @@ def test_bad_fields_are_refused_with_the_id(rpc: Any, command: dict[str, Any], e
     }
     assert process.request({"id": "s", "type": "get_state"})["success"]
     assert process.close() == 0
+
+
+def test_fork_events_say_their_reason(rpc: Any) -> None:
+    process = rpc(
+        [text_turn("answer"), text_turn("again")], args=SESSION_ARGS, extensions=("fork_reason_ext.py",)
+    )
+    process.request({"id": "p", "type": "prompt", "message": "one"})
+    until_idle(process)
+    first = process.request({"id": "fm", "type": "get_fork_messages"})["data"]["messages"][0]
+    assert process.request({"id": "f", "type": "fork", "entryId": first["entryId"]})["success"]
+    process.request({"id": "p2", "type": "prompt", "message": "two"})
+    until_idle(process)
+    assert process.request({"id": "cl", "type": "clone"})["success"]
+    process.send({"id": "r", "type": "prompt", "message": "/report"})
+    notice = process.wait_for(
+        lambda r: r.get("type") == "extension_ui_request" and r.get("method") == "notify"
+    )
+    assert json.loads(notice["message"]) == [
+        ["before", "branch", "before"], ["after", "branch"], ["before", "fork", "at"], ["after", "fork"]
+    ]  # fmt: skip
+    assert process.close() == 0

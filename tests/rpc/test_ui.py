@@ -234,3 +234,28 @@ def test_rpc_steer_passes_input_and_its_batch_gets_before_agent_start(rpc: Any, 
     second = process.server.requests[1]["body"]  # type: ignore[attr-defined]
     assert "steered by input" in json.dumps(second["messages"])
     assert "QUEUED POLICY" in json.dumps(second["messages"][0])
+
+
+def test_dialogs_fire_ui_prompt_start_and_end_around_the_wait(rpc: Any) -> None:
+    process = rpc(extensions=("ui_prompt_ext.py",))
+    process.send({"id": "a", "type": "prompt", "message": "/ask"})
+    request = ui_request(process, "confirm")
+    process.send({"type": "extension_ui_response", "id": request["id"], "confirmed": True})
+    process.wait_for(lambda r: r.get("id") == "a")
+    process.send({"id": "r", "type": "prompt", "message": "/report"})
+    assert json.loads(notice(process)) == [
+        {"start": "confirm", "title": "Sure?", "reason": "ui_prompt"},
+        {"end": "confirm", "cancelled": False},
+    ]
+    process.wait_for(lambda r: r.get("id") == "r")
+    process.send({"id": "b", "type": "prompt", "message": "/both"})
+    first, second = ui_request(process, "input"), ui_request(process, "select")
+    process.send({"type": "extension_ui_response", "id": first["id"], "value": "typed"})
+    process.send({"type": "extension_ui_response", "id": second["id"], "cancelled": True})
+    process.wait_for(lambda r: r.get("id") == "b")
+    process.send({"id": "r2", "type": "prompt", "message": "/report"})
+    assert json.loads(notice(process)) == [  # one span, from the first opening to the last closing
+        {"start": "input", "title": "First", "reason": "ui_prompt"},
+        {"end": "input", "cancelled": True},
+    ]
+    assert process.close() == 0
