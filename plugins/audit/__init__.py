@@ -34,9 +34,11 @@ def _settings(app: Any) -> dict[str, Any]:
 def piko_configure(config: Any) -> None:
     options = _settings(config)
     _state["app"] = config
-    _state["log"] = (
-        AuditLog(options["path"], content=bool(options.get("content"))) if options.get("path") else None
-    )
+    _state["log"] = None
+    if options.get("path"):
+        from piko.plugins.audit.log import AuditLog
+
+        _state["log"] = AuditLog(options["path"], content=bool(options.get("content")))
     _state["required"] = bool(options.get("required"))
 
 
