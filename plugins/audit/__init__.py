@@ -18,7 +18,7 @@ from piko import hookimpl
 if TYPE_CHECKING:  # the log module (hashlib, socket, getpass) is imported only when auditing
     from piko.plugins.audit.log import AuditLog
 
-_state: dict[str, Any] = {"log": None, "app": None}
+_state: dict[str, Any] = {"log": None}
 
 
 def _settings(app: Any) -> dict[str, Any]:
@@ -33,7 +33,6 @@ def _settings(app: Any) -> dict[str, Any]:
 @hookimpl
 def piko_configure(config: Any) -> None:
     options = _settings(config)
-    _state["app"] = config
     _state["log"] = None
     if options.get("path"):
         from piko.plugins.audit.log import AuditLog
@@ -68,7 +67,7 @@ def _write(event: str, ctx: Any = None, **fields: Any) -> str | None:
 
 @hookimpl
 def piko_session_start(event: Any, ctx: Any) -> None:
-    app = _state["app"]
+    app = getattr(ctx, "app", None)
     refusals = [d for d in (app.diagnostics() if app is not None else []) if "managed policy" in d]
     model = getattr(ctx, "model", None)
     _write(

@@ -199,7 +199,7 @@ BAD_OPTIONS: list[tuple[dict[str, Any], str]] = [
     ({"session": "x"}, "session"),
     ({"model": "mock/no-such-model"}, "model"),
     ({"model": ["mock/mock-1"]}, "model"),
-    ({"thinking_level": "max"}, "thinking_level"),
+    ({"thinking_level": "maximal"}, "thinking_level"),
     ({"thinking_level": 3}, "thinking_level"),
     ({"tools": ["read", "nope"]}, "tools"),
     ({"tools": "read,bash"}, "tools"),
