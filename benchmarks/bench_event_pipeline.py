@@ -27,7 +27,7 @@ TARGET_US = 25.0
 def _app(tmp: str, handlers: int, deltas: int) -> Any:
     from piko.app.application import App
     from piko.data.messages import Model
-    from piko.platform.extension_api import ExtensionAPI
+    from piko.extensions.extension_api import ExtensionAPI
     from piko.platform.registries import ProviderApi, ProviderConfig
     from piko.plugins.providers.builder import MessageBuilder
 

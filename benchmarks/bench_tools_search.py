@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from piko.platform.context import ExtensionContext
+from piko.extensions.context import ExtensionContext
 from piko.plugins.tools import find, grep
 from piko.plugins.tools.ripgrep import require_rg
 

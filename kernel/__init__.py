@@ -43,10 +43,11 @@ if TYPE_CHECKING:
     )
     from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
     from piko.data.wire import message_from_wire, to_wire
+    from piko.extensions.context import ExtensionContext, ExtensionRuntimeNotInitializedError
+    from piko.extensions.extension_api import ExtensionAPI
+    from piko.extensions.function_tools import ToolSchemaError, tool
+    from piko.extensions.ui import NoOpUI
     from piko.lib.abort import AbortController, AbortSignal
-    from piko.platform.context import ExtensionContext, ExtensionRuntimeNotInitializedError
-    from piko.platform.extension_api import ExtensionAPI
-    from piko.platform.function_tools import ToolSchemaError, tool
     from piko.platform.markers import hookimpl, hookspec
     from piko.platform.protocols import (
         UI,
@@ -79,7 +80,6 @@ if TYPE_CHECKING:
         ShortcutDefinition,
         ToolDefinition,
     )
-    from piko.platform.ui import NoOpUI
     from piko.resources.loader import ContextFile, PromptTemplate, Skill
     from piko.sessions.manager import SessionManager
 
@@ -100,16 +100,16 @@ _EXPORTS: dict[str, str] = {
     "PromptTemplate": "piko.resources.loader",
     "ContextFile": "piko.resources.loader",
     # tools from plain functions
-    "tool": "piko.platform.function_tools",
-    "ToolSchemaError": "piko.platform.function_tools",
+    "tool": "piko.extensions.function_tools",
+    "ToolSchemaError": "piko.extensions.function_tools",
     # hook markers
     "hookimpl": "piko.platform.markers",
     "hookspec": "piko.platform.markers",
     # extension API and context
-    "ExtensionAPI": "piko.platform.extension_api",
-    "ExtensionContext": "piko.platform.context",
-    "ExtensionRuntimeNotInitializedError": "piko.platform.context",
-    "NoOpUI": "piko.platform.ui",
+    "ExtensionAPI": "piko.extensions.extension_api",
+    "ExtensionContext": "piko.extensions.context",
+    "ExtensionRuntimeNotInitializedError": "piko.extensions.context",
+    "NoOpUI": "piko.extensions.ui",
     "App": "piko.app.application",
     # data model
     "TextContent": "piko.data.messages",

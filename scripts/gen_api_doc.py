@@ -13,7 +13,7 @@ Each is documented by its docstring (for a value, such as an alias, the string l
 assignment); a class by its docstring, its fields (annotations, defaults and the comment on the
 line), and its public methods and properties with their signatures and docstrings. A member of a
 class that implements a Protocol may take the Protocol's docstring. Every hook is listed from
-``kernel/platform/hookspecs.py`` with the first sentence of its docstring (``docs/hooks.md`` has
+``kernel/platform/hookspecs/`` with the first sentence of its docstring (``docs/hooks.md`` has
 the rest).
 """
 
@@ -508,7 +508,7 @@ def render_name(doc: NameDoc) -> list[str]:
 def render_hooks() -> list[str]:
     """Every hook, its signature and the first sentence of its docstring."""
     hookspecs, _semantics = _import_kernel()
-    sections = hook_sections(Path(inspect.getfile(hookspecs)).read_text(encoding="utf-8"))
+    sections = hook_sections(hookspecs.source())
     out = [
         "",
         "## Hooks",

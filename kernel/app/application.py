@@ -1,10 +1,10 @@
 """The application object: settings, plugins, registries and the dispatcher of one piko process.
 
-``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.platform.policy`);
+``App.boot`` loads plugins in a fixed order: the managed policy is read (:mod:`piko.config.policy`);
 the user's blocking is decided (``--disable-plugin``, ``PIKO_DISABLE_PLUGINS``, the user's settings
 ``disabledPlugins``, the policy, the ``PIKO_PLUGINS`` allowlist); entry points are discovered and
 loaded, and the user's extension files (``-e``, the global ``extensions`` list and folder). Then
-project trust is settled (:mod:`piko.platform.trust`: these plugins may decide through
+project trust is settled (:mod:`piko.app.trust`: these plugins may decide through
 ``project_trust``; asked once only in an interactive run). A trusted project's ``.pi/python``
 packages then go first on the import path and load, and its ``disabledPlugins`` blocks (and
 unloads) what it names; package sources install what settings list but is missing; the
@@ -26,10 +26,10 @@ from piko.config.paths import expand_user, project_dir
 from piko.config.paths import offline as paths_offline
 from piko.config.settings import Settings
 from piko.config.trust_store import TrustStore
+from piko.extensions.event_bus import EventBus
+from piko.extensions.extension_api import ExtensionAPI
 from piko.lib.records import Record, field
 from piko.platform import discovery
-from piko.platform.event_bus import EventBus
-from piko.platform.extension_api import ExtensionAPI
 from piko.platform.manager import PikoPluginManager
 from piko.platform.provenance import Provenance
 from piko.platform.registries import Registries
@@ -91,7 +91,7 @@ class App:
         self.extension_apis: list[ExtensionAPI] = []  # every ``pi`` handed out, in load order
         self.runtime: Any = None  # the running agent session, once a mode created one
         self.adjust_resources: Any = None  # resources found -> resources used (the SDK's overrides)
-        self.trust_decision: Any = None  # how boot settled project trust (piko.platform.trust.TrustDecision)
+        self.trust_decision: Any = None  # how boot settled project trust (piko.app.trust.TrustDecision)
         self.notices: list[str] = []
         self.booted = False
 
@@ -100,8 +100,8 @@ class App:
     def boot(self, options: BootOptions | None = None) -> App:
         """Load every plugin and extension that is not blocked (see the module docstring)."""
         options = options or BootOptions()
-        from piko.platform import core_plugin, trust
-        from piko.platform.policy import load_policy
+        from piko.app import core_plugin, trust
+        from piko.config.policy import load_policy
 
         apply_http_proxy(self.settings.global_data.get("httpProxy"))
         self.policy = load_policy()
@@ -145,7 +145,7 @@ class App:
     def _load_project_plugins(self, records: list[Any]) -> list[Any]:
         """A trusted project's part of the start-up: its ``.pi/python`` packages go first on the
         import path and their plugins load. Returns every entry point record now known."""
-        from piko.platform import trust
+        from piko.app import trust
 
         site = trust.activate_project_site(self.cwd)
         if site is None:
@@ -328,7 +328,7 @@ class App:
     @functools.cached_property
     def extension_timers(self) -> Any:
         """The managed timers of ``ctx.set_timeout``/``set_interval`` (cleared at session shutdown)."""
-        from piko.platform.timers import ManagedTimers
+        from piko.extensions.timers import ManagedTimers
 
         return ManagedTimers(self.dispatcher)
 
@@ -358,7 +358,7 @@ class App:
 
     def context(self, host: Any = None, ui: Any = None, mode: str = "print") -> Any:
         """A ``ctx`` for handlers; without a host, session methods raise a clear error."""
-        from piko.platform.context import ExtensionContext
+        from piko.extensions.context import ExtensionContext
 
         return ExtensionContext(host, app=self, ui=ui, mode=mode)
 
@@ -491,7 +491,7 @@ def _start_packages(app: App, options: BootOptions) -> list[Path]:
         paths.extend(Path(p) for p in result.get("extensions") or [])
         app.notices.extend(n for n in result.get("notices") or [] if n not in app.notices)
     if installed:
-        from piko.platform import trust
+        from piko.app import trust
 
         if app.project_trusted:
             trust.activate_project_site(app.cwd)

@@ -17,7 +17,7 @@ from piko.lib.records import Record, field
 
 if TYPE_CHECKING:
     from piko.data.messages import Model
-    from piko.platform.extension_api import ExtensionAPI
+    from piko.extensions.extension_api import ExtensionAPI
     from piko.platform.protocols import UI
     from piko.platform.registries import ToolDefinition
     from piko.resources.loader import ContextFile, PromptTemplate, Resources, Skill
@@ -199,8 +199,8 @@ def _custom_tools(value: Any) -> list[Any]:
         return []
     if not isinstance(value, Sequence) or isinstance(value, str):
         raise SessionOptionError("custom_tools", f"expected a list of tools, not {type(value).__name__}")
+    from piko.extensions.function_tools import ToolSchemaError, function_tool
     from piko.lib.records import replace
-    from piko.platform.function_tools import ToolSchemaError, function_tool
     from piko.platform.registries import ToolDefinition
 
     tools: list[Any] = []

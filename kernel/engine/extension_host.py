@@ -1,6 +1,6 @@
 """The running session as extensions' ``ctx`` reaches it: the session's typed answers in the shapes extensions receive.
 
-:class:`piko.platform.context.ExtensionContext` calls its *host* for session queries and
+:class:`piko.extensions.context.ExtensionContext` calls its *host* for session queries and
 actions. Extensions have always received plain dicts with pi's camelCase keys from
 ``ctx.get_context_usage()``, ``ctx.compact()`` and the session moves (``ctx.new_session()``,
 ``ctx.switch_session()``, ``ctx.fork()``, ``ctx.navigate_tree()``); the session now answers with
@@ -67,8 +67,8 @@ class ExtensionHost:
         ``custom_instructions`` is focus text or pi's options object (``customInstructions``,
         ``onComplete(result)``, ``onError(error)``); the callbacks may be given as keywords too.
         """
+        from piko.extensions.context import schedule
         from piko.lib.text import snake
-        from piko.platform.context import schedule
 
         if isinstance(custom_instructions, dict):
             options = {**{snake(str(k)): v for k, v in custom_instructions.items()}, **options}

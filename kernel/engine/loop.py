@@ -361,7 +361,7 @@ async def _run_tool(
     args: dict[str, Any],
     context: CallContext,
 ) -> ToolResult:
-    from piko.platform.context import collecting_additional_context
+    from piko.extensions.context import collecting_additional_context
 
     updates: list[asyncio.Future[None]] = []
 

@@ -120,7 +120,7 @@ class PromptInput:
         """Report a skill file that cannot be read, as pi does: an extension error of the skill."""
         import errno
 
-        from piko.platform.context import schedule
+        from piko.extensions.context import schedule
         from piko.platform.dispatch import Handler
 
         code = errno.errorcode.get(error.errno or 0, "EIO")

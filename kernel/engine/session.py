@@ -4,7 +4,7 @@ One :class:`AgentSession` is what a mode drives: ``prompt``/``steer``/``follow_u
 model and thinking-level changes, manual compaction, user shell commands, statistics. It
 turns agent-loop events into extension events (through the kernel dispatcher), tells its
 listeners (the mode: print, json, RPC, interactive), and persists messages to the session file.
-It is also the host behind ``ctx`` (:class:`piko.platform.context.ExtensionContext`, through
+It is also the host behind ``ctx`` (:class:`piko.extensions.context.ExtensionContext`, through
 :class:`~piko.engine.extension_host.ExtensionHost`) and behind the extension API's session actions.
 
 The session composes parts with one job each. The modes use these directly: ``listeners``
@@ -321,7 +321,7 @@ class AgentSession:
         it ends."""
         import asyncio
 
-        from piko.platform.context import scheduled_work
+        from piko.extensions.context import scheduled_work
 
         while True:
             pending = scheduled_work()

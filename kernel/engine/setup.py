@@ -72,7 +72,7 @@ def check_fork_options(options: dict[str, Any]) -> None:
 def check_session_id_options(options: dict[str, Any]) -> str | None:
     """``--session-id``, checked: it names the session to use or create, so it cannot go with
     the options that pick another one, and must be a valid id."""
-    from piko.sessions.entries import check_session_id
+    from piko.sessions.ids import check_session_id
 
     session_id = options.get("session_id")
     if session_id is None:

@@ -1,1 +1,1 @@
-"""The plugin platform, piko's microkernel: hook specs, the plugin manager, dispatch, registries, the extension API, tracing, policy and trust."""
+"""The plugin platform, piko's microkernel: hook specs, the plugin manager, discovery, ordering, dispatch, registries, provenance and tracing."""

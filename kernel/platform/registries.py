@@ -344,7 +344,7 @@ class Registries:
         self._runtime: dict[str, list[Any]] = {}
         self.diagnostics: list[str] = []
         self.overrides_forbidden: str | None = None  # set by the App when a policy forbids them
-        self.policy: Any = None  # the managed policy (piko.platform.policy.Policy), set by the App
+        self.policy: Any = None  # the managed policy (piko.config.policy.Policy), set by the App
 
     def __getattr__(self, name: str) -> Registry[Any]:
         spec = Registries.SPECS.get(name)

@@ -34,9 +34,9 @@ from piko.sessions.entries import (
     ModelChangeEntry,
     SessionEntry,
     ThinkingLevelChangeEntry,
-    decode_messages,
-    ms_from_iso,
 )
+from piko.sessions.ids import ms_from_iso
+from piko.sessions.reading import decode_messages
 
 __all__ = ["ContextProblem", "ModelRef", "SessionContext", "build_session_context"]
 

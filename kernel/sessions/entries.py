@@ -13,11 +13,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-import re
-import threading
-import time
-import uuid
-from collections.abc import Container, Iterator, Mapping
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from piko.data.wire import blocks_from_wire, message_from_wire, to_wire
@@ -25,14 +21,12 @@ from piko.lib import jsonio
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
-    "KEEP_TAIL",
     "BranchSummaryEntry",
     "CompactionEntry",
     "ContextEditEntry",
     "CustomEntry",
     "CustomMessageEntry",
     "EntryParseError",
-    "InvalidSessionIdError",
     "LabelEntry",
     "MessageEntry",
     "ModelChangeEntry",
@@ -41,17 +35,7 @@ __all__ = [
     "SessionInfoEntry",
     "ThinkingLevelChangeEntry",
     "UsageEntry",
-    "check_session_id",
-    "decode_messages",
-    "entry_from_dict",
-    "entry_from_line",
     "gc_paused",
-    "iso_now",
-    "ms_from_iso",
-    "new_entry_id",
-    "new_session_id",
-    "read_entries",
-    "read_entries_from",
     "readable_message",
     "session_version",
 ]
@@ -85,115 +69,6 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
-
-
-# ---------------------------------------------------------------------------
-# Ids and timestamps as pi makes them
-# ---------------------------------------------------------------------------
-
-
-def new_entry_id(taken: Container[str]) -> str:
-    """Eight hex characters (the start of a random UUID), unique within ``taken``; 100 tries, then a full UUID."""
-    for _ in range(100):
-        candidate = os.urandom(4).hex()
-        if candidate not in taken:
-            return candidate
-    return str(uuid.uuid4())
-
-
-class _Uuid7:
-    """UUIDv7 exactly as the ``uuid`` npm package makes them: ms time, then a 31-bit counter seeded at random."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._msecs = -1
-        self._seq = 0
-
-    def __call__(self) -> str:
-        rnds = os.urandom(16)
-        with self._lock:
-            now = time.time_ns() // 1_000_000
-            if now > self._msecs:
-                self._seq = ((rnds[6] & 0x7F) << 24) | (rnds[7] << 16) | (rnds[8] << 8) | rnds[9]
-                self._msecs = now
-            else:
-                self._seq = (self._seq + 1) & 0xFFFFFFFF
-                if self._seq == 0:
-                    self._msecs += 1
-            msecs, seq = self._msecs, self._seq
-        b = bytearray(16)
-        b[0:6] = msecs.to_bytes(6, "big")
-        b[6] = 0x70 | ((seq >> 28) & 0x0F)
-        b[7] = (seq >> 20) & 0xFF
-        b[8] = 0x80 | ((seq >> 14) & 0x3F)
-        b[9] = (seq >> 6) & 0xFF
-        b[10] = ((seq << 2) & 0xFF) | (rnds[10] & 0x03)
-        b[11:16] = rnds[11:16]
-        h = b.hex()
-        return f"{h[0:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-_SESSION_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?\Z")
-
-
-class InvalidSessionIdError(ValueError):
-    """A session id given by the user (``--session-id``) that pi would not accept; pi's wording."""
-
-    def __init__(self) -> None:
-        super().__init__(
-            "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', "
-            "and start and end with an alphanumeric character"
-        )
-
-
-def check_session_id(session_id: str) -> str:
-    """``session_id`` if it can name a session file (pi's rule), else :class:`InvalidSessionIdError`."""
-    if not _SESSION_ID.match(session_id):
-        raise InvalidSessionIdError()
-    return session_id
-
-
-new_session_id = _Uuid7()
-new_session_id.__doc__ = (
-    "A new session id: a UUIDv7 (``01a228af-d835-700c-...``), monotonic within the process."
-)
-
-
-def iso_from_ms(ms: int) -> str:
-    """``Date.toISOString()``: ``2026-11-29T19:02:30.908Z``."""
-    seconds, millis = divmod(ms, 1000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
-
-
-def iso_now() -> str:
-    """The current time as ``Date.toISOString()`` writes it."""
-    return iso_from_ms(time.time_ns() // 1_000_000)
-
-
-_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)?$")
-
-
-def ms_from_iso(text: Any) -> int | None:
-    """``new Date(text).getTime()`` for ISO timestamps; ``None`` when it is not one."""
-    if not isinstance(text, str):
-        return None
-    m = _ISO.match(text)
-    if m is None:
-        return None
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-    frac = m.group(7) or "0"
-    millis = int((frac + "00")[:3])
-    try:
-        import calendar
-
-        seconds = calendar.timegm((year, month, day, hour, minute, second, 0, 0, 0))
-    except (OverflowError, ValueError):
-        return None
-    zone = m.group(8)
-    if zone and zone != "Z":
-        sign = 1 if zone[0] == "+" else -1
-        seconds -= sign * (int(zone[1:3]) * 3600 + int(zone[4:6]) * 60)
-    return seconds * 1000 + millis
 
 
 # ---------------------------------------------------------------------------
@@ -349,7 +224,7 @@ class SessionEntry:
         line = self._line
         if line is None:
             assert self._source is not None
-            size, at = divmod(self._at, _OFFSET_SPAN)
+            size, at = divmod(self._at, OFFSET_SPAN)
             line = self._source.read(at, size, self.id)
         return line
 
@@ -363,7 +238,7 @@ class SessionEntry:
         """The entry's JSON object (pi's entry object), parsed from the line on first use."""
         raw = self._raw
         if raw is None:
-            raw = _parse_object(self.line)
+            raw = parse_entry_object(self.line)
             if self._keep_raw():
                 self._raw = raw
         return raw
@@ -426,7 +301,7 @@ class MessageEntry(SessionEntry):
         """The :mod:`piko.data.messages` object (``UserMessage``, ``AssistantMessage``...)."""
         message = self._message
         if message is None:
-            message = self._decode(self._raw if self._raw is not None else _parse_object(self.line))
+            message = self._decode(self._raw if self._raw is not None else parse_entry_object(self.line))
         return message
 
     def _decode(self, raw: dict[str, Any]) -> Any:
@@ -636,7 +511,7 @@ class SessionInfoEntry(SessionEntry):
         return value if isinstance(value, str) else None
 
 
-_ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
+ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
     cls.TYPE: cls
     for cls in (
         ModelChangeEntry,
@@ -653,19 +528,10 @@ _ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
 }
 
 
-# ---------------------------------------------------------------------------
-# Reading lines
-# ---------------------------------------------------------------------------
-
-# pi writes the tree fields first (custom entries excepted); a message line then starts its
-# message with the role. Ids and timestamps never contain quotes or backslashes.
-ENTRY_PREFIX = _PREFIX = re.compile(
-    rb'\{"type":"([^"\\]+)","id":"([^"\\]+)","parentId":(?:null|"([^"\\]*)"),"timestamp":"([^"\\]*)"'
-    rb'(?:,"message":\{"role":"([^"\\]*)")?'
-)
+OFFSET_SPAN = 1 << 40  # ``_at`` holds size * span + offset: one int for both
 
 
-def _parse_object(line: bytes) -> dict[str, Any]:
+def parse_entry_object(line: bytes) -> dict[str, Any]:
     try:
         value = jsonio.loads(line)
     except ValueError:
@@ -678,263 +544,6 @@ def _parse_object(line: bytes) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise EntryParseError(f"not a JSON object ({type(value).__name__})")
     return value
-
-
-def entry_from_dict(raw: dict[str, Any], line: bytes | None = None) -> SessionEntry:
-    """An entry from its JSON object (``line`` defaults to its serialization)."""
-    entry_type = raw.get("type")
-    entry_id = raw.get("id")
-    if not isinstance(entry_id, str) or not entry_id:
-        raise EntryParseError("entry has no id")
-    if not isinstance(entry_type, str) or not entry_type:
-        raise EntryParseError("entry has no type")
-    parent = raw.get("parentId")
-    parent_id = parent if isinstance(parent, str) else None
-    stamp = raw.get("timestamp")
-    timestamp = stamp if isinstance(stamp, str) else ""
-    if line is None:
-        line = jsonio.dumpb(raw) + b"\n"
-    if entry_type == "message":
-        message = raw.get("message")
-        role = message.get("role") if isinstance(message, dict) else None
-        return MessageEntry(entry_id, parent_id, timestamp, line, raw, role if isinstance(role, str) else "")
-    cls = _ENTRY_CLASSES.get(entry_type, SessionEntry)
-    if cls is SessionEntry:
-        return SessionEntry(entry_type, entry_id, parent_id, timestamp, line, raw)
-    return cls(entry_type, entry_id, parent_id, timestamp, line, raw)
-
-
-def entry_from_line(line: bytes, *, validate: bool = False) -> SessionEntry:
-    """An entry from one line of a v3 file (newline included or not).
-
-    A message line is only scanned for its tree fields and role unless ``validate`` is true
-    or the line does not look complete; other lines are parsed whole. Raises
-    :class:`EntryParseError` for a line that is not an entry.
-    """
-    m = _PREFIX.match(line)
-    if m is not None and m.group(1) == b"message" and m.group(5) is not None and not validate:
-        if line.rstrip().endswith(b"}"):
-            parent = m.group(3)
-            return MessageEntry(
-                m.group(2).decode(),
-                parent.decode() if parent is not None else None,
-                m.group(4).decode(),
-                line if line.endswith(b"\n") else line + b"\n",
-                None,
-                m.group(5).decode(),
-            )
-    raw = _parse_object(line)
-    if raw.get("type") == "session":
-        raise EntryParseError("a second session header")
-    entry = entry_from_dict(raw, line if line.endswith(b"\n") else line + b"\n")
-    if isinstance(entry, MessageEntry):
-        entry._raw = None  # keep only the line; the message is structured when asked for
-    return entry
-
-
-def read_entries(lines: list[bytes]) -> tuple[list[SessionEntry], list[tuple[int, str]]]:
-    """Entries from the lines of a v3 file after its header (each ``\\n``-terminated but maybe the last).
-
-    Returns the entries and ``(index in lines, problem)`` for each line skipped. Blank lines
-    are ignored. The last non-blank line is validated whole (a crash may have cut it short).
-    """
-    entries: list[SessionEntry] = []
-    problems: list[tuple[int, str]] = []
-    append = entries.append
-    match = _PREFIX.match
-    make = MessageEntry.__new__
-    last = len(lines) - 1
-    while last >= 0 and not lines[last].strip():
-        last -= 1
-    for index, line in enumerate(lines):
-        m = match(line)
-        if m is not None and index != last:
-            entry_type, entry_id, parent, stamp, role = m.groups()
-            if role is not None and entry_type == b"message" and line.endswith(b"}\n"):
-                entry = make(MessageEntry)
-                entry.type = "message"
-                entry.id = entry_id.decode()
-                entry.parent_id = parent.decode() if parent is not None else None
-                entry.timestamp = stamp.decode()
-                entry._source = None
-                entry._at = 0
-                entry._line = line
-                entry._raw = None
-                entry.role = role.decode()
-                entry._message = None
-                append(entry)
-                continue
-        elif not line.strip():
-            continue
-        try:
-            append(entry_from_line(line, validate=True))
-        except EntryParseError as exc:
-            problems.append((index, str(exc)))
-    return entries, problems
-
-
-_ROLES = {r.encode(): r for r in ("user", "assistant", "toolResult", "bashExecution", "custom", "system")}
-_OFFSET_SPAN = 1 << 40  # ``_at`` holds size * span + offset: one int for both
-_CHUNK = 1 << 22
-
-
-KEEP_TAIL = 8 << 20
-"""How many bytes at the end of a session file keep their message lines in memory when it is
-read (the context after the latest compaction lies there); lines before are read again when needed."""
-
-
-def read_entries_from(
-    fh: Any, start: int, path: str, keep_tail: int | None = None
-) -> tuple[list[SessionEntry], list[tuple[int, str]]]:
-    """Entries from the rest of an open v3 file (``fh`` at byte ``start``, after the header), read
-    in chunks; as :func:`read_entries` (``(index of the line after the header, problem)`` for
-    each line skipped), but the message lines that end more than ``keep_tail`` bytes before the
-    end of the file are not kept in memory: their entries read them again from ``path`` when
-    asked (building the context of an old branch, writing a copy)."""
-    size = fh.seek(0, os.SEEK_END)
-    fh.seek(start)
-    keep_from = size - (KEEP_TAIL if keep_tail is None else keep_tail)
-    source = LineSource(path)
-    entries: list[SessionEntry] = []
-    problems: list[tuple[int, str]] = []
-    append = entries.append
-    match = _PREFIX.match
-    find = bytes.find
-    make = MessageEntry.__new__
-    roles = _ROLES
-    index = 0
-    offset = start
-    pending = b""
-    parts: list[bytes] = []  # the pieces of a line longer than a chunk, joined once it ends
-    while True:
-        chunk = fh.read(_CHUNK)
-        if not chunk:
-            break
-        if b"\n" not in chunk:
-            parts.append(chunk)
-            continue
-        if parts:
-            parts.append(chunk)
-            chunk = b"".join(parts)
-            parts = []
-        data = pending + chunk if pending else chunk
-        cut = (
-            data.rfind(b"\n", 0, len(data) - 1) + 1
-        )  # the last line waits: only the file's last may be cut short
-        if cut == 0:
-            pending = data
-            continue
-        pending = data[cut:]
-        base = offset
-        pos = 0
-        # line by line without copying the lines that stay on disk
-        while pos < cut:
-            end = find(data, b"\n", pos) + 1
-            m = match(data, pos, end)
-            if m is not None:
-                entry_type, entry_id, parent, stamp, role = m.groups()
-                if role is not None and entry_type == b"message" and data[end - 2] == 125:  # ends in "}\n"
-                    entry = make(MessageEntry)
-                    entry.type = "message"
-                    entry.id = entry_id.decode()
-                    entry.parent_id = parent.decode() if parent is not None else None
-                    entry.timestamp = stamp.decode()
-                    if base + pos >= keep_from:
-                        entry._line, entry._source, entry._at = data[pos:end], None, 0
-                    else:
-                        entry._line, entry._source, entry._at = (
-                            None,
-                            source,
-                            (end - pos) * _OFFSET_SPAN + base + pos,
-                        )
-                    entry._raw = None
-                    entry.role = roles.get(role) or role.decode()
-                    entry._message = None
-                    append(entry)
-                    pos = end
-                    index += 1
-                    continue
-            line = data[pos:end]
-            if line.strip():
-                try:
-                    append(entry_from_line(line, validate=True))
-                except EntryParseError as exc:
-                    problems.append((index, str(exc)))
-            pos = end
-            index += 1
-        offset = base + cut
-    if parts:
-        pending += b"".join(parts)
-    if pending:
-        rest, skipped = read_entries([pending])
-        entries.extend(rest)
-        problems.extend((index + i, problem) for i, problem in skipped)
-    return entries, problems
-
-
-def decode_messages(entries: list[SessionEntry]) -> None:
-    """Structure now the messages of ``entries`` whose lines were left on disk, reading adjacent
-    lines in one go (a context of thousands of old messages costs a few reads, not one a line).
-    A line that cannot be had or decoded is left as it was: asking for its message reports it."""
-    lazy = [e for e in entries if isinstance(e, MessageEntry) and e._message is None and e._line is None]
-    if len(lazy) < 2:
-        return
-    lazy.sort(key=lambda e: e._at % _OFFSET_SPAN)
-    first = 0
-    while first < len(lazy):
-        source = lazy[first]._source
-        size, start = divmod(lazy[first]._at, _OFFSET_SPAN)
-        end = start + size
-        last = first + 1
-        while last < len(lazy) and lazy[last]._source is source and end - start < _CHUNK:
-            size, at = divmod(lazy[last]._at, _OFFSET_SPAN)
-            if at - end > 1 << 16:
-                break
-            end = max(end, at + size)
-            last += 1
-        assert source is not None
-        try:
-            span = source.read_span(start, end - start)
-        except OSError:
-            span = b""
-        for entry in lazy[first:last]:
-            size, at = divmod(entry._at, _OFFSET_SPAN)
-            line = span[at - start : at - start + size]
-            if (
-                len(line) != size
-                or not line.endswith(b"\n")
-                or f'"id":"{entry.id}"'.encode() not in line[:300]
-            ):
-                continue
-            try:
-                entry._decode(_parse_object(line))
-            except Exception:  # left for .message to report
-                continue
-        first = last
-
-
-def branch_path(by_id: Mapping[str, SessionEntry], leaf_id: str | None) -> list[SessionEntry]:
-    """The entries from the root to ``leaf_id`` by their parent links; a parent cycle (a
-    hand-edited file, colliding ids) stops at the repeat."""
-    path: list[SessionEntry] = []
-    append = path.append
-    current = by_id.get(leaf_id) if leaf_id else None
-    budget = len(by_id)
-    while current is not None and budget > 0:
-        append(current)
-        budget -= 1
-        parent = current.parent_id
-        current = by_id.get(parent) if parent else None
-    if current is not None:  # more steps than entries: there is a cycle, walk again watching for it
-        path = []
-        seen: set[str] = set()
-        current = by_id.get(leaf_id) if leaf_id else None
-        while current is not None and current.id not in seen:
-            seen.add(current.id)
-            path.append(current)
-            current = by_id.get(current.parent_id) if current.parent_id else None
-    path.reverse()
-    return path
 
 
 def _jsonable(value: Any) -> Any:
@@ -961,5 +570,5 @@ def new_entry(entry_type: str, raw: dict[str, Any], message: Any = None) -> Sess
         wire = raw["message"]
         role = wire.get("role", "") if isinstance(wire, dict) else ""
         return MessageEntry(raw["id"], raw["parentId"], raw["timestamp"], line, None, role, message)
-    cls = _ENTRY_CLASSES.get(entry_type, SessionEntry)
+    cls = ENTRY_CLASSES.get(entry_type, SessionEntry)
     return cls(entry_type, raw["id"], raw["parentId"], raw["timestamp"], line, raw)

@@ -4,6 +4,7 @@ versions migrated in memory (the manager rewrites them, as pi does), unknown ver
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
@@ -15,11 +16,10 @@ from piko.sessions.entries import (
     MessageEntry,
     SessionEntry,
     SessionHeader,
-    entry_from_dict,
     gc_paused,
-    read_entries_from,
 )
 from piko.sessions.migrations import migrate_to_current_version
+from piko.sessions.reading import entry_from_dict, read_entries_from
 
 
 class SessionError(ValueError):
@@ -168,3 +168,43 @@ def _read_old_version(
             entry._raw = None
         entries.append(entry)
     return SessionFileContents(SessionHeader(objects[0]), entries, problems, True)
+
+
+def keep_backup(path: str) -> str:
+    """Copy ``path`` to ``<path>.bak`` (``.bak.1``, ``.bak.2``... when that exists); the copy's path."""
+    backup = f"{path}.bak"
+    number = 0
+    while os.path.exists(backup):
+        number += 1
+        backup = f"{path}.bak.{number}"
+    shutil.copy2(path, backup)
+    return backup
+
+
+def lines_of_ids(path: str, entry_ids: list[str]) -> dict[str, list[int]]:
+    """The line numbers (1-based) of the lines that carry each id, for diagnostics (a scan of the
+    file; only done when something is wrong)."""
+    import re
+
+    found: dict[str, list[int]] = {}
+    if not entry_ids:
+        return found
+    pattern = re.compile(rb'"id"\s*:\s*"(' + b"|".join(re.escape(i.encode()) for i in entry_ids) + rb')"')
+    try:
+        with open(path, "rb") as fh:
+            for number, line in enumerate(fh, 1):
+                match = pattern.search(line)
+                if match is not None:
+                    found.setdefault(match.group(1).decode(), []).append(number)
+    except OSError:
+        pass
+    return found
+
+
+def write_session_bytes(path: str, data: bytes) -> None:
+    """Replace a session file whole, keeping its permissions (new files get the usual 0644)."""
+    try:
+        mode = os.stat(path).st_mode & 0o777
+    except OSError:
+        mode = 0o644
+    jsonio.write_atomic(path, data, mode, fsync=False)

@@ -17,8 +17,9 @@ from typing import Any, Literal
 from piko.config.paths import agent_dir
 from piko.lib import jsonio
 from piko.lib.records import Record
-from piko.sessions.entries import ENTRY_PREFIX, ms_from_iso
+from piko.sessions.ids import ms_from_iso
 from piko.sessions.migrations import encode_cwd
+from piko.sessions.reading import ENTRY_PREFIX
 
 __all__ = [
     "ListingScan",

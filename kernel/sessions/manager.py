@@ -14,7 +14,6 @@ before it is written.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -31,22 +30,20 @@ from piko.sessions.entries import (
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
-    branch_path,
-    check_session_id,
-    entry_from_dict,
     gc_paused,
-    iso_now,
     new_entry,
-    new_entry_id,
-    new_session_id,
 )
 from piko.sessions.file import (
     SessionDiagnostic,
     SessionError,
     SessionFileError,
     ends_torn,
+    keep_backup,
+    lines_of_ids,
     read_session_file,
+    write_session_bytes,
 )
+from piko.sessions.ids import check_session_id, iso_now, new_entry_id, new_session_id
 from piko.sessions.listing import (
     SessionInfo,
     default_session_dir,
@@ -57,6 +54,8 @@ from piko.sessions.listing import (
     read_header,
     resolve_session,
 )
+from piko.sessions.reading import branch_path, entry_from_dict
+from piko.sessions.readonly import ReadonlySessionManager
 
 __all__ = [
     "EntryNotFoundError",
@@ -165,7 +164,7 @@ class SessionManager:
         """A new session in ``session_dir`` (default ``<agent dir>/sessions/--<cwd>--``); written lazily.
 
         ``session_id`` (``--session-id``) is its id instead of a new UUID; one pi would not
-        accept raises :class:`~piko.sessions.entries.InvalidSessionIdError`.
+        accept raises :class:`~piko.sessions.ids.InvalidSessionIdError`.
         """
         directory = session_dir if session_dir is not None else default_session_dir(cwd)
         return cls(cwd, directory, None, True, _checked(session_id))
@@ -333,7 +332,7 @@ class SessionManager:
             if entry.id in seen and entry.id not in repeated:
                 repeated.append(entry.id)
             seen.add(entry.id)
-        lines = _lines_of_ids(path, repeated)
+        lines = lines_of_ids(path, repeated)
         for entry_id in repeated:
             where = ", ".join(str(n) for n in lines.get(entry_id, []))
             self.diagnostics.append(
@@ -352,7 +351,7 @@ class SessionManager:
         """
         try:
             if self._backup_pending and self.session_file:
-                _keep_backup(self.session_file)
+                keep_backup(self.session_file)
                 self._backup_pending = False
             self._write_all(rewrite=True)
             self._rewrite_pending = False
@@ -410,7 +409,7 @@ class SessionManager:
         if directory:
             os.makedirs(directory, exist_ok=True)
         if rewrite:
-            _write_bytes_atomic(self.session_file, data)
+            write_session_bytes(self.session_file, data)
         else:
             with open(self.session_file, "ab") as fh:
                 fh.write(data)
@@ -689,7 +688,7 @@ class SessionManager:
         fresh = [p for p in problems if f"entry {p.entry_id}: {p.message}" not in known]
         if not fresh:
             return
-        lines = _lines_of_ids(path, [p.entry_id for p in fresh]) if path else {}
+        lines = lines_of_ids(path, [p.entry_id for p in fresh]) if path else {}
         for problem in fresh:
             message = f"entry {problem.entry_id}: {problem.message}"
             if message in known:
@@ -791,124 +790,3 @@ def _unknown_version(path: str, header: SessionHeader, what: str) -> SessionDiag
         1,
         f"session version {version} is not one piko knows (1 to {CURRENT_SESSION_VERSION}): {what}",
     )
-
-
-def _keep_backup(path: str) -> str:
-    """Copy ``path`` to ``<path>.bak`` (``.bak.1``, ``.bak.2``... when that exists); the copy's path."""
-    backup = f"{path}.bak"
-    number = 0
-    while os.path.exists(backup):
-        number += 1
-        backup = f"{path}.bak.{number}"
-    shutil.copy2(path, backup)
-    return backup
-
-
-def _lines_of_ids(path: str, entry_ids: list[str]) -> dict[str, list[int]]:
-    """The line numbers (1-based) of the lines that carry each id, for diagnostics (a scan of the
-    file; only done when something is wrong)."""
-    import re
-
-    found: dict[str, list[int]] = {}
-    if not entry_ids:
-        return found
-    pattern = re.compile(rb'"id"\s*:\s*"(' + b"|".join(re.escape(i.encode()) for i in entry_ids) + rb')"')
-    try:
-        with open(path, "rb") as fh:
-            for number, line in enumerate(fh, 1):
-                match = pattern.search(line)
-                if match is not None:
-                    found.setdefault(match.group(1).decode(), []).append(number)
-    except OSError:
-        pass
-    return found
-
-
-def _write_bytes_atomic(path: str, data: bytes) -> None:
-    """Replace a session file whole, keeping its permissions (new files get the usual 0644)."""
-    try:
-        mode = os.stat(path).st_mode & 0o777
-    except OSError:
-        mode = 0o644
-    jsonio.write_atomic(path, data, mode, fsync=False)
-
-
-# ---------------------------------------------------------------------------
-# Read-only view
-# ---------------------------------------------------------------------------
-
-
-class ReadonlySessionManager:
-    """What extensions may do with the session: read it (pi's ``ReadonlySessionManager``)."""
-
-    __slots__ = ("_manager",)
-
-    def __init__(self, manager: SessionManager) -> None:
-        self._manager = manager
-
-    def get_cwd(self) -> str:
-        return self._manager.cwd
-
-    def get_session_dir(self) -> str:
-        return self._manager.session_dir
-
-    def get_session_id(self) -> str:
-        return self._manager.session_id
-
-    def get_session_file(self) -> str | None:
-        return self._manager.session_file
-
-    def get_leaf_id(self) -> str | None:
-        return self._manager.leaf_id
-
-    def get_leaf_entry(self) -> SessionEntry | None:
-        return self._manager.get_leaf_entry()
-
-    def get_entry(self, entry_id: str) -> SessionEntry | None:
-        return self._manager.get_entry(entry_id)
-
-    def get_label(self, entry_id: str) -> str | None:
-        """The label set on an entry (``pi.set_label(entry_id, label)``), or ``None``."""
-        return self._manager.get_label(entry_id)
-
-    def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
-        return self._manager.get_branch(leaf_id)
-
-    def get_header(self) -> SessionHeader:
-        return self._manager.header
-
-    def get_entries(self) -> list[SessionEntry]:
-        return self._manager.get_entries()
-
-    def get_tree(self) -> list[SessionTreeNode]:
-        return self._manager.get_tree()
-
-    def get_session_name(self) -> str | None:
-        return self._manager.get_session_name()
-
-    def get_children(self, parent_id: str | None) -> list[SessionEntry]:
-        """The entries whose parent is ``parent_id`` (``None``: the roots)."""
-        return self._manager.get_children(parent_id)
-
-    def build_context(self) -> SessionContext:
-        return self._manager.build_context()
-
-    @property
-    def session_id(self) -> str:
-        return self._manager.session_id
-
-    @property
-    def session_file(self) -> str | None:
-        return self._manager.session_file
-
-    @property
-    def cwd(self) -> str:
-        return self._manager.cwd
-
-    @property
-    def leaf_id(self) -> str | None:
-        return self._manager.leaf_id
-
-    @property
-    def header(self) -> SessionHeader:
-        return self._manager.header

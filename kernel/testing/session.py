@@ -20,8 +20,8 @@ from typing import Any
 from piko.app.application import App, BootOptions
 from piko.data.events import ExtensionErrorEvent, event_to_wire
 from piko.data.messages import AssistantMessage, TextContent, ToolResultMessage
+from piko.extensions.ui import NoOpUI
 from piko.platform.discovery import EntryPointRecord
-from piko.platform.ui import NoOpUI
 from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome
 
 __all__ = ["PikoSession", "RecordingUI", "SessionRun"]
@@ -34,7 +34,7 @@ class RecordingUI(NoOpUI):
 
     ``answers`` maps a dialog (``"select"``, ``"confirm"``, ``"input"``, ``"editor"``) to the value
     it returns (a list is answered one item per call); a dialog without an answer returns its
-    cancel value as :class:`~piko.platform.ui.NoOpUI` does. ``has_ui`` is true when answers are given.
+    cancel value as :class:`~piko.extensions.ui.NoOpUI` does. ``has_ui`` is true when answers are given.
     """
 
     def __init__(self, answers: Mapping[str, Any] | None = None) -> None:

@@ -20,7 +20,8 @@ from attrs import define, field
 from piko.data.messages import BranchSummaryMessage, CustomMessage
 from piko.data.tokens import context_estimate, estimate_message_tokens
 from piko.plugins.compaction.file_ops import FileOps
-from piko.sessions.entries import ms_from_iso, readable_message
+from piko.sessions.entries import readable_message
+from piko.sessions.ids import ms_from_iso
 
 DEFAULT_RESERVE_TOKENS = 16384
 DEFAULT_KEEP_RECENT_TOKENS = 20000

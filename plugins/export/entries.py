@@ -40,8 +40,8 @@ from piko.sessions.entries import (
     SessionEntry,
     SessionInfoEntry,
     ThinkingLevelChangeEntry,
-    ms_from_iso,
 )
+from piko.sessions.ids import ms_from_iso
 
 __all__ = ["render_entry", "tree_summary"]
 

@@ -49,7 +49,7 @@ def _csp(script: str) -> str:
 
 
 def _full_time(timestamp: Any) -> str:
-    from piko.sessions.entries import ms_from_iso
+    from piko.sessions.ids import ms_from_iso
 
     ms = ms_from_iso(timestamp)
     if ms is None:

@@ -21,9 +21,8 @@ from piko.sessions.entries import (
     SessionEntry,
     SessionHeader,
     SessionInfoEntry,
-    branch_path,
-    entry_from_dict,
 )
+from piko.sessions.reading import branch_path, entry_from_dict
 
 __all__ = ["ExportError", "SessionView", "Stats", "TreeRow", "load_session_file", "view_from_entries"]
 

@@ -105,7 +105,7 @@ async def _start(pi: Any, ctx: Any) -> None:
 
     def emit(name: str, event: Any) -> None:
         if app.dispatcher.has_handlers(name):
-            from piko.platform.context import schedule
+            from piko.extensions.context import schedule
 
             schedule(app.dispatcher.emit(name, event, ctx))
 

@@ -21,9 +21,9 @@ import sys
 import sysconfig
 from pathlib import Path
 
+from piko.app.trust import PROJECT_PYTHON_DIR, project_site_packages
 from piko.lib import jsonio
 from piko.lib.records import Record
-from piko.platform.trust import PROJECT_PYTHON_DIR, project_site_packages
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.run import run
 from piko.plugins.packages.sources import PackageRef, normalize_dist_name

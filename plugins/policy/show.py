@@ -7,12 +7,12 @@ from typing import Any
 
 import click
 
-from piko.platform.policy import SECTIONS, policy_paths
+from piko.config.policy import SECTIONS, policy_paths
 
 
 def policy_rules(policy: Any) -> dict[str, Any]:
     """The effective policy as data: files, rules by section (each with its file), forced settings."""
-    from piko.platform.policy import _ATTRS
+    from piko.config.policy import _ATTRS
 
     sections: dict[str, Any] = {}
     for section in SECTIONS:

@@ -155,7 +155,7 @@ def activate(pi):
 
 
 def test_omp_branch_event_names_reach_the_fork_events() -> None:
-    from piko.platform.extension_api import EVENT_ALIASES, ExtensionAPI
+    from piko.extensions.extension_api import EVENT_ALIASES, ExtensionAPI
 
     pi = ExtensionAPI("x")
     pi.on("session_before_branch", lambda event, ctx: None)

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from agent_harness import PI, PiEnv
 
-from piko.platform import trust
+from piko.app import trust
 
 OK = [{"blocks": [{"text": "ok"}], "repeat": True}]
 MOCK = ("--provider", "mock", "--model", "mock-1")

@@ -235,7 +235,7 @@ def test_settings_defaults_and_bad_values() -> None:
 
 
 def test_damaged_message_lines_are_skipped() -> None:
-    from piko.sessions.entries import entry_from_line
+    from piko.sessions.reading import entry_from_line
 
     manager, ids = branch_of(
         user(words("u1", 100)),

@@ -14,7 +14,7 @@ from export_helpers import RICH, Page
 
 from piko.data.events import ExportRequest
 from piko.engine.export import NO_EXPORTER, ExportFailed, request_export
-from piko.platform.context import ExtensionContext
+from piko.extensions.context import ExtensionContext
 from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager
 from piko.platform.markers import hookimpl

@@ -352,7 +352,8 @@ def test_tree_indents_at_forks_and_shows_the_branch(session_file: Any, tmp_path:
 
 def test_entries_handed_over_by_a_running_session(session_file: Any, tmp_path: Path) -> None:
     """RPC and /export pass the session's entries (and header) instead of a file."""
-    from piko.sessions.entries import SessionHeader, entry_from_dict
+    from piko.sessions.entries import SessionHeader
+    from piko.sessions.reading import entry_from_dict
 
     s = session_file()
     s.user("in memory only")

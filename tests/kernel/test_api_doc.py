@@ -43,7 +43,7 @@ def test_every_public_name_is_in_the_reference(generator: Any) -> None:
 
 
 def test_an_undocumented_member_is_caught(generator: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from piko.platform.ui import NoOpUI
+    from piko.extensions.ui import NoOpUI
     from piko.sessions.manager import SessionManager
 
     monkeypatch.setattr(NoOpUI, "flash", lambda self, text: None, raising=False)

@@ -1,8 +1,8 @@
 """The import rules of docs/architecture.md, checked over every module (also imports inside functions).
 
 1. The kernel's subpackages import downwards only: ``lib`` < ``data`` < ``config`` < ``platform``
-   < ``sessions`` / ``models`` / ``resources`` < ``engine`` < ``app`` < ``testing`` (the three in the middle
-   do not import each other). Imports under ``if TYPE_CHECKING:`` are exempt: they only name
+   < ``sessions`` / ``models`` / ``resources`` / ``extensions`` < ``engine`` < ``app`` < ``testing``
+   (the four in the middle do not import each other). Imports under ``if TYPE_CHECKING:`` are exempt: they only name
    types for readers and type checkers (the hook specs name ``App``) and never run.
 2. The kernel never imports ``piko.plugins``.
 3. A plugin imports the kernel and plugins of its own kind only (``plugins/tools`` never imports
@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "sessions": 4,
     "models": 4,
     "resources": 4,
+    "extensions": 4,
     "engine": 5,
     "app": 6,
     "testing": 7,

@@ -12,8 +12,8 @@ import pytest
 from piko import ExtensionRuntimeNotInitializedError
 from piko.app.application import App, BootOptions
 from piko.data import events as ev
-from piko.platform.context import ExtensionContext
-from piko.platform.extension_api import ExtensionAPI, adapt_handler
+from piko.extensions.context import ExtensionContext
+from piko.extensions.extension_api import ExtensionAPI, adapt_handler
 from piko.platform.semantics import declared, subscribable_events
 
 FULL_EXTENSION = """

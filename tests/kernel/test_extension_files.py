@@ -171,8 +171,8 @@ def test_a_trusted_project_adds_to_the_users_disabled_plugins_and_says_so(
 def test_the_trust_question_offers_pis_choices_and_saves_the_one_taken(tmp_path) -> None:
     import io
 
+    from piko.app import trust
     from piko.config.trust_store import TrustStore
-    from piko.platform import trust
 
     project = tmp_path / "work" / "app"
     project.mkdir(parents=True)

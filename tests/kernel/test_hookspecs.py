@@ -50,7 +50,7 @@ def test_every_hook_is_a_spec_with_a_docstring() -> None:
 
 
 def test_every_hook_is_under_a_banner(generator: ModuleType) -> None:
-    source = Path(inspect.getfile(hookspecs)).read_text(encoding="utf-8")
+    source = hookspecs.source()
     sections = generator.hook_sections(source)
     assert [title for title, _ in sections][:2] == ["Bootstrap hooks", "Registration hooks"]
     grouped = [name for _title, hooks in sections for name in hooks]

@@ -118,7 +118,7 @@ def test_values_are_masked_in_a_copy_and_untouched_when_nothing_is_known() -> No
 
 
 def test_an_extension_logger_redacts_messages_and_tracebacks(caplog: pytest.LogCaptureFixture) -> None:
-    from piko.platform.extension_api import ExtensionAPI
+    from piko.extensions.extension_api import ExtensionAPI
 
     register_secret("vault-value-123456789")
     logger = ExtensionAPI("careless", "careless.py", app=None).logger

@@ -13,7 +13,7 @@ from piko.config.paths import agent_dir, cache_dir, expand_user, interpreter_key
 from piko.config.settings import DEFAULTS, Settings, deep_merge
 from piko.data import events as ev
 from piko.data.messages import TextContent, UserMessage
-from piko.platform.event_bus import EventBus
+from piko.extensions.event_bus import EventBus
 
 
 def test_layers_merge_key_by_key(env) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from pkg_env import PiEnv
 
-from piko.platform.policy import Policy, load_policy, parse_policy
+from piko.config.policy import Policy, load_policy, parse_policy
 
 
 def _write(path: Path, data: object) -> None:

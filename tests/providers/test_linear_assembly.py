@@ -183,7 +183,7 @@ def test_the_agent_session_and_json_records_stay_linear(
     ``message_update`` and the JSON-mode records, at two sizes."""
     from piko.app.application import App
     from piko.engine.session import AgentSession
-    from piko.platform.extension_api import ExtensionAPI
+    from piko.extensions.extension_api import ExtensionAPI
     from piko.sessions.manager import SessionManager
 
     def run(size: int) -> tuple[int, int, int]:

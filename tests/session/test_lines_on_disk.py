@@ -13,15 +13,15 @@ import pytest
 from session_helpers import assistant, user
 
 from piko.data.wire import to_wire
-from piko.sessions import entries as entries_module
-from piko.sessions.entries import read_entries, read_entries_from
+from piko.sessions import reading as reading_module
 from piko.sessions.manager import SessionManager
+from piko.sessions.reading import read_entries, read_entries_from
 
 
 @pytest.fixture
 def all_on_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every message line is left on disk, whatever the file's size."""
-    monkeypatch.setattr(entries_module, "KEEP_TAIL", 0)
+    monkeypatch.setattr(reading_module, "KEEP_TAIL", 0)
 
 
 def _session(cwd: Path, turns: int = 6) -> SessionManager:
@@ -36,7 +36,7 @@ def _session(cwd: Path, turns: int = 6) -> SessionManager:
 @pytest.mark.parametrize("seed", range(12))
 def test_reading_in_chunks_finds_what_reading_lines_finds(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
     rng = random.Random(seed)
-    monkeypatch.setattr(entries_module, "_CHUNK", rng.choice([7, 50, 333, 4096]))
+    monkeypatch.setattr(reading_module, "_CHUNK", rng.choice([7, 50, 333, 4096]))
     lines: list[bytes] = []
     for n in range(rng.randint(1, 40)):
         kind = rng.random()
@@ -103,7 +103,7 @@ def test_a_file_changed_behind_pikos_back_is_reported_not_copied(tmp_path: Path,
 def test_a_100_mb_line_is_read_in_linear_time_and_not_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(entries_module, "_CHUNK", 1 << 14)  # 6,400 chunks for the one line
+    monkeypatch.setattr(reading_module, "_CHUNK", 1 << 14)  # 6,400 chunks for the one line
     manager = _session(tmp_path, turns=1)
     path = Path(manager.session_file or "")
     big = {"type": "message", "id": "big00001", "parentId": manager.leaf_id, "timestamp": "2026-12-01T10:00:00.000Z",

@@ -12,7 +12,7 @@ import pytest
 from session_helpers import assistant, tool_result, user
 
 from piko.data.messages import ImageContent, TextContent, ToolCall
-from piko.sessions.entries import iso_from_ms, ms_from_iso, new_entry_id, new_session_id
+from piko.sessions.ids import iso_from_ms, ms_from_iso, new_entry_id, new_session_id
 from piko.sessions.manager import SessionManager
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

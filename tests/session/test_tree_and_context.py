@@ -13,7 +13,7 @@ from piko.data.messages import (
     TextContent,
     UserMessage,
 )
-from piko.sessions.entries import ms_from_iso
+from piko.sessions.ids import ms_from_iso
 from piko.sessions.manager import ModelRef, SessionManager
 
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from piko.app.application import App
 from piko.data.messages import ToolResult
+from piko.extensions.context import ExtensionContext
 from piko.lib.abort import AbortController
-from piko.platform.context import ExtensionContext
 from piko.plugins.tools import bash
 from piko.plugins.tools.bash import BashToolError
 from piko.plugins.tools.shell import OutputAccumulator

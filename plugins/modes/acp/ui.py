@@ -1,13 +1,13 @@
 """``ctx.ui`` in ACP mode: an extension's yes/no or choice about a tool call becomes the client's
 permission request; dialogs ACP has no form for (free text, editors, custom components) are
-:class:`~piko.platform.ui.NoOpUI`'s nothing, and notices go to the client as agent messages."""
+:class:`~piko.extensions.ui.NoOpUI`'s nothing, and notices go to the client as agent messages."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from piko.platform.ui import NoOpUI
+from piko.extensions.ui import NoOpUI
 
 # words that make a choice a refusal, so the client shows it as one
 _REFUSALS = ("no", "deny", "block", "reject", "cancel", "abort", "stop", "don't", "never")

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from piko.extensions.ui import NoOpUI
 from piko.platform.dispatch import paused_budget
-from piko.platform.ui import NoOpUI
 from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
 
 

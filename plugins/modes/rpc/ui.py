@@ -7,7 +7,7 @@ does the client answering ``{"cancelled": true}`` or the mode shutting down. ``n
 ``set_status``, ``set_widget``, ``set_title`` (only with ``PI_RPC_EMIT_TITLE`` set) and
 ``set_editor_text`` are fire-and-forget. What needs a terminal (custom components, footer,
 header, editor component, working message, autocomplete, terminal input) does nothing, as in
-:class:`~piko.platform.ui.NoOpUI`, and ``get_editor_text`` is ``""``.
+:class:`~piko.extensions.ui.NoOpUI`, and ``get_editor_text`` is ``""``.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from piko.extensions.ui import NoOpUI
 from piko.platform.dispatch import paused_budget
-from piko.platform.ui import NoOpUI
 
 _TRUTHY = ("1", "true", "yes", "on")
 
@@ -44,7 +44,7 @@ def _without_none(request: dict[str, Any]) -> dict[str, Any]:
 class RpcUI(NoOpUI):
     """The extension UI of RPC mode; ``send`` writes one protocol record. What needs a terminal
     (custom components, footer, header, themes, reading the editor: it lives in the client, and
-    a synchronous call cannot ask it) is :class:`~piko.platform.ui.NoOpUI`'s nothing."""
+    a synchronous call cannot ask it) is :class:`~piko.extensions.ui.NoOpUI`'s nothing."""
 
     has_ui = True
     supports_editor = True  # the client's composer (set_editor_text, paste_to_editor)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from piko.platform import trust
+from piko.app import trust
 from piko.plugins.modes.interactive.command_api import InteractiveContext
 from piko.plugins.modes.interactive.commands.common import error_text
 

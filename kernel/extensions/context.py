@@ -13,8 +13,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from piko.extensions.ui import NoOpUI, PromptWatchingUI
 from piko.lib.records import Record
-from piko.platform.ui import NoOpUI, PromptWatchingUI
 
 
 class ExtensionRuntimeNotInitializedError(RuntimeError):

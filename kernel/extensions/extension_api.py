@@ -8,7 +8,7 @@ events. There is no second dispatch system: listing, blocking and tracing treat 
 exactly as hook plugins.
 
 Session actions (``send_message``, ``set_model``, ...) reach the running session; during the
-load phase they raise :class:`piko.platform.context.ExtensionRuntimeNotInitializedError`.
+load phase they raise :class:`piko.extensions.context.ExtensionRuntimeNotInitializedError`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import logging
 
+from piko.extensions.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.lib.off_loop import call_on_loop, home_loop, on_loop
-from piko.platform.context import ExtensionRuntimeNotInitializedError, schedule
 from piko.platform.markers import hookimpl
 from piko.platform.registries import (
     CommandDefinition,
@@ -170,8 +170,8 @@ class ExtensionAPI:
         or snake_case keys), keywords (``register_tool(name=, description=, execute=)``) or a
         :class:`ToolDefinition`. ``hidden``/``default_inactive`` keep it inactive until asked for;
         ``on_session(event, ctx)`` hears the session events; unknown fields are one warning."""
+        from piko.extensions.extension_shapes import options_of, tool_fields
         from piko.lib.records import replace
-        from piko.platform.extension_shapes import options_of, tool_fields
 
         if isinstance(tool, ToolDefinition):
             definition = tool
@@ -236,7 +236,7 @@ class ExtensionAPI:
     ) -> CommandDefinition:
         """Register ``/name``: ``register_command(name, {"description":, "handler":})`` as pi
         does, or keywords; ``handler(args, ctx)`` may be a coroutine function."""
-        from piko.platform.extension_shapes import COMMAND_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import COMMAND_FIELDS, options_of, simple_fields
 
         given = options_of(description if not isinstance(description, str) else None, options)
         if callable(description) and not isinstance(description, dict):
@@ -261,7 +261,7 @@ class ExtensionAPI:
     ) -> FlagDefinition:
         """Register ``--name``: ``register_flag(name, {"description":, "type":, "default":})`` or
         keywords (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
-        from piko.platform.extension_shapes import FLAG_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import FLAG_FIELDS, options_of, simple_fields
 
         if not isinstance(description, str):
             fields = simple_fields("flag", name, options_of(description, options), FLAG_FIELDS, self._warn)
@@ -296,7 +296,7 @@ class ExtensionAPI:
     ) -> None:
         """Register a key for the interactive mode: ``register_shortcut(key, {"description":,
         "handler":})`` or keywords; ``handler(ctx)``."""
-        from piko.platform.extension_shapes import SHORTCUT_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import SHORTCUT_FIELDS, options_of, simple_fields
 
         if not isinstance(description, str) or options:
             fields = simple_fields(
@@ -317,7 +317,7 @@ class ExtensionAPI:
         config, kwargs, fetch = self._provider_extras(name, config, kwargs)
         provider = provider_config(name, config, kwargs, plugin=self.name)
         if fetch is not None:
-            from piko.platform.dynamic_models import dynamic_models_factory
+            from piko.extensions.dynamic_models import dynamic_models_factory
 
             provider.models_factory = dynamic_models_factory(name, fetch, provider.models, self._warn_now)
             provider.models = []
@@ -442,7 +442,7 @@ class ExtensionAPI:
     def register_tool_renderer(self, tool_name: str, options: Any = None, **kwargs: Any) -> None:
         """``render_call``/``render_result`` for a tool, also one registered later or by someone else
         (pi 1.6's ``registerToolRenderer``); applied when the tool is (or becomes) known."""
-        from piko.platform.extension_shapes import options_of
+        from piko.extensions.extension_shapes import options_of
 
         given = options_of(options, kwargs)
         renderers = {k: given[k] for k in ("render_call", "render_result") if callable(given.get(k))}
@@ -529,7 +529,7 @@ class ExtensionAPI:
         ``"aside"``; ``trigger_turn`` starts a turn when idle; ``attribution`` ``"user"``/``"agent"``.
         Returns a task (awaiting it is optional).
         """
-        from piko.platform.extension_shapes import options_of
+        from piko.extensions.extension_shapes import options_of
 
         given = options_of(options)
         runtime = self._runtime("send_message")
@@ -557,7 +557,7 @@ class ExtensionAPI:
         turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
         ``attribution`` (``"user"`` by default, or ``"agent"``) is recorded on the message.
         """
-        from piko.platform.extension_shapes import options_of
+        from piko.extensions.extension_shapes import options_of
 
         given = options_of(options)
         runtime = self._runtime("send_user_message")
