@@ -181,12 +181,8 @@ class Settings:
 
     def get(self, key: str, default: Any = None) -> Any:
         """The effective value of a dotted key (``"compaction.reserveTokens"``)."""
-        node: Any = self.merged
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return default
-            node = node[part]
-        return node
+        value = _at_path(self.merged, key)
+        return default if value is _ABSENT else value
 
     def __getitem__(self, key: str) -> Any:
         return self.get(key)
@@ -205,12 +201,7 @@ class Settings:
 
     def is_forced(self, key: str) -> bool:
         """Whether a managed policy sets ``key`` (a dotted key, or a parent of one it sets)."""
-        node: Any = self._forced
-        for part in key.split("."):
-            if not isinstance(node, dict) or part not in node:
-                return False
-            node = node[part]
-        return True
+        return _at_path(self._forced, key) is not _ABSENT
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -235,6 +226,18 @@ class Settings:
         data.clear()
         data.update(updated)
         self._rebuild()
+
+
+_ABSENT = object()
+
+
+def _at_path(node: Any, key: str) -> Any:
+    """The value at a dotted key in nested dicts, or ``_ABSENT``."""
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return _ABSENT
+        node = node[part]
+    return node
 
 
 def _set_path(target: dict[str, Any], key: str, value: Any) -> None:

@@ -215,42 +215,39 @@ class AssistantMessageEvent(Record):
 # ---------------------------------------------------------------------------
 
 
-class ToolCallEvent(Record):
-    TYPE: ClassVar[str] = "tool_call"
+class _ToolEvent(Record):
+    """What every tool event starts with: which call of which tool (no ``TYPE``: not an event)."""
+
     tool_call_id: str = ""
     tool_name: str = ""
+
+
+class ToolCallEvent(_ToolEvent):
+    TYPE: ClassVar[str] = "tool_call"
     input: dict[str, Any] = field(factory=dict)
 
 
-class ToolResultEvent(Record):
+class ToolResultEvent(_ToolEvent):
     TYPE: ClassVar[str] = "tool_result"
-    tool_call_id: str = ""
-    tool_name: str = ""
     input: dict[str, Any] = field(factory=dict)
     content: list[Any] = field(factory=list)
     details: Any = None
     is_error: bool = False
 
 
-class ToolExecutionStartEvent(Record):
+class ToolExecutionStartEvent(_ToolEvent):
     TYPE: ClassVar[str] = "tool_execution_start"
-    tool_call_id: str = ""
-    tool_name: str = ""
     args: Any = None
 
 
-class ToolExecutionUpdateEvent(Record):
+class ToolExecutionUpdateEvent(_ToolEvent):
     TYPE: ClassVar[str] = "tool_execution_update"
-    tool_call_id: str = ""
-    tool_name: str = ""
     args: Any = None
     partial_result: Any = None
 
 
-class ToolExecutionEndEvent(Record):
+class ToolExecutionEndEvent(_ToolEvent):
     TYPE: ClassVar[str] = "tool_execution_end"
-    tool_call_id: str = ""
-    tool_name: str = ""
     result: Any = None
     is_error: bool = False
 

@@ -149,13 +149,19 @@ ContentBlock: TypeAlias = TextContent | ThinkingContent | ImageContent | ToolCal
 
 
 @define(kw_only=True, slots=True, repr=False)
-class Cost(_Shown):
-    """Dollar cost of one response, by token kind."""
+class _ByTokenKind(_Shown):
+    """An amount for each kind of token: the fields that costs and prices share, in pi's order."""
 
     input: float = 0
     output: float = 0
     cache_read: float = 0
     cache_write: float = 0
+
+
+@define(kw_only=True, slots=True, repr=False)
+class Cost(_ByTokenKind):
+    """Dollar cost of one response, by token kind."""
+
     total: float = 0
     extra: dict[str, Any] = _extra()
 
@@ -310,13 +316,9 @@ def message_role(message: AgentMessage) -> str:
 
 
 @define(kw_only=True, slots=True, repr=False)
-class ModelCost(_Shown):
+class ModelCost(_ByTokenKind):
     """Prices in dollars per million tokens."""
 
-    input: float = 0
-    output: float = 0
-    cache_read: float = 0
-    cache_write: float = 0
     extra: dict[str, Any] = _extra()
 
 

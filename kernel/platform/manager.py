@@ -18,7 +18,7 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -245,19 +245,9 @@ class PikoPluginManager(pluggy.PluginManager):
         if name in self.infos:
             return name  # the same file given twice
         info = PluginInfo(name=name, origin="file", path=str(path))
-        self.infos[name] = info
-        if self._skip(info):
-            return None
-        try:
-            module = _import_file(path, name)
-            plugin = self._adopt(name, module, api_factory, source=str(path))
-            self.register(plugin, name)
-        except Exception as exc:
-            info.error = _describe(exc)
-            self.diagnose(f"extension '{name}' ({path}) failed to load: {info.error}")
-            return None
-        info.hooks = self.hooks_of(plugin)
-        return name
+        return self._load_extension(
+            info, lambda: _import_file(path, name), api_factory, str(path), f"extension '{name}' ({path})"
+        )
 
     def load_inline_extension(self, name: str, factory: Any, api_factory: Any) -> str | None:
         """Run an ``activate(pi)`` factory given as code (not a file) and register what it made.
@@ -270,18 +260,27 @@ class PikoPluginManager(pluggy.PluginManager):
             )
             return None
         info = PluginInfo(name=name, origin="inline")
-        self.infos[name] = info
+        return self._load_extension(
+            info, lambda: factory, api_factory, f"<inline:{name}>", f"inline extension '{name}'"
+        )
+
+    def _load_extension(
+        self, info: PluginInfo, target: Callable[[], Any], api_factory: Any, source: str, what: str
+    ) -> str | None:
+        """Record ``info``; unless blocked, adopt what ``target()`` gives and register it. A
+        failure is one diagnostic naming ``what``, and the plugin is left out."""
+        self.infos[info.name] = info
         if self._skip(info):
             return None
         try:
-            plugin = self._adopt(name, factory, api_factory, source=f"<inline:{name}>")
-            self.register(plugin, name)
+            plugin = self._adopt(info.name, target(), api_factory, source=source)
+            self.register(plugin, info.name)
         except Exception as exc:
             info.error = _describe(exc)
-            self.diagnose(f"inline extension '{name}' failed to load: {info.error}")
+            self.diagnose(f"{what} failed to load: {info.error}")
             return None
         info.hooks = self.hooks_of(plugin)
-        return name
+        return info.name
 
     def _skip(self, info: PluginInfo) -> bool:
         if self.is_blocked(info.name):

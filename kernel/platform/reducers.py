@@ -9,13 +9,13 @@ events without one use the generic reducer of their semantics (:data:`GENERIC`).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from piko.data.messages import AssistantMessage, TextContent
+from piko.lib.text import snake
 from piko.platform.semantics import Semantics
 
 if TYPE_CHECKING:
@@ -26,27 +26,16 @@ if TYPE_CHECKING:
 # ---------------------------------------------------------------------------
 
 
-_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
-_snake_cache: dict[str, str] = {}
-
-
-def _snake(key: str) -> str:
-    cached = _snake_cache.get(key)
-    if cached is None:
-        cached = _snake_cache[key] = _CAMEL.sub("_", key).lower()
-    return cached
-
-
 def normalize_result(result: Any) -> dict[str, Any] | None:
     """A handler's return value as a dict with snake_case keys (``None`` stays ``None``)."""
     if result is None:
         return None
     if isinstance(result, dict):
-        return {_snake(k): v for k, v in result.items()}
+        return {snake(k): v for k, v in result.items()}
     if attrs.has(type(result)):
         return {f.name: getattr(result, f.name) for f in attrs.fields(type(result))}
     if hasattr(result, "__dict__"):
-        return {_snake(k): v for k, v in vars(result).items() if not k.startswith("_")}
+        return {snake(k): v for k, v in vars(result).items() if not k.startswith("_")}
     return {"value": result}
 
 
@@ -333,44 +322,58 @@ async def payload(
     return event.payload
 
 
-async def message_end(
-    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+async def _replacing_message(
+    d: Dispatcher,
+    handlers: list[Handler],
+    name: str,
+    event: Any,
+    ctx: Any,
+    signal: Any,
+    key: str,
+    replace: Callable[[Any, Any], Any],
 ) -> Any:
+    """Walk the handlers; one that returns ``key`` has ``replace(message, value)`` make the new
+    message, each seeing the previous one's. A ``ValueError`` from ``replace`` is reported as that
+    handler's error and its answer dropped."""
+    for handler in handlers:
+        value = result_field(await d._call(handler, name, event, ctx, signal=signal), key)
+        if value is None:
+            continue
+        try:
+            event.message = replace(event.message, value)
+        except ValueError as exc:
+            await d.report(handler, name, exc)
+    return event.message
+
+
+def _same_role_message(current: Any, replacement: Any) -> Any:
     from piko.data.messages import message_role
     from piko.data.wire import message_from_wire
 
-    for handler in handlers:
-        replacement = result_field(await d._call(handler, name, event, ctx, signal=signal), "message")
-        if replacement is None:
-            continue
-        if isinstance(replacement, dict):
-            replacement = message_from_wire(replacement)
-        if message_role(replacement) != message_role(event.message):
-            await d.report(
-                handler, name, ValueError("message_end handlers must return a message with the same role")
-            )
-            continue
-        event.message = replacement
-    return event.message
+    if isinstance(replacement, dict):
+        replacement = message_from_wire(replacement)
+    if message_role(replacement) != message_role(current):
+        raise ValueError("message_end handlers must return a message with the same role")
+    return replacement
+
+
+def _rewritten_text(current: AssistantMessage, content: Any) -> AssistantMessage:
+    from piko.data.wire import block_from_wire
+
+    new_blocks = _validated_text_rewrite(current.content, [block_from_wire(b) for b in content])
+    return attrs.evolve(current, content=new_blocks)
+
+
+async def message_end(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
+) -> Any:
+    return await _replacing_message(d, handlers, name, event, ctx, signal, "message", _same_role_message)
 
 
 async def assistant_message(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
-    from piko.data.wire import block_from_wire
-
-    for handler in handlers:
-        content = result_field(await d._call(handler, name, event, ctx, signal=signal), "content")
-        if content is None:
-            continue
-        current: AssistantMessage = event.message
-        try:
-            new_blocks = _validated_text_rewrite(current.content, [block_from_wire(b) for b in content])
-        except ValueError as exc:
-            await d.report(handler, name, exc)
-            continue
-        event.message = attrs.evolve(current, content=new_blocks)
-    return event.message
+    return await _replacing_message(d, handlers, name, event, ctx, signal, "content", _rewritten_text)
 
 
 def _validated_text_rewrite(old: list[Any], new: list[Any]) -> list[Any]:

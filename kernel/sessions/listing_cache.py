@@ -24,6 +24,7 @@ from typing import Any
 
 from piko.config.paths import cache_dir
 from piko.lib import jsonio
+from piko.lib.records import replace
 from piko.sessions.listing import ListingScan, SessionInfo, lines_of
 
 CACHE_VERSION = 1
@@ -59,16 +60,6 @@ def _scan_from_json(data: Any) -> ListingScan | None:
     ):
         return None
     return ListingScan(header=header, message_count=count, first_message=first, name=name, last_activity=last)
-
-
-def _copy(scan: ListingScan) -> ListingScan:
-    return ListingScan(
-        header=scan.header,
-        message_count=scan.message_count,
-        first_message=scan.first_message,
-        name=scan.name,
-        last_activity=scan.last_activity,
-    )
 
 
 class _Folder:
@@ -152,7 +143,7 @@ def _info(folder: _Folder, path: str) -> SessionInfo | None:
     assert committed is not None and isinstance(offset, int)
     cut = data.rfind(b"\n") + 1  # complete lines end here; what follows may be a line cut short
     is_session = committed.add_lines(lines_of(data[:cut]))
-    result = _copy(committed)
+    result = replace(committed)  # a copy: the committed scan stays as it was
     if is_session and cut < len(data):
         is_session = result.add_lines(lines_of(data[cut:]))
     new_offset = offset + cut
