@@ -155,11 +155,29 @@ class LineSource:
     """The session file that entries read with their lines left on disk take their bytes from
     (one file descriptor, opened on first use, shared by all of them)."""
 
-    __slots__ = ("_fd", "path")
+    __slots__ = ("_fd", "path", "written")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, written: bool = False) -> None:
         self.path = path
         self._fd: int | None = None
+        #: lines piko wrote itself (the file is held open from the start, and a message entry
+        #: whose line cannot be had again is written anew from its message)
+        self.written = written
+        if written:
+            try:
+                self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            except OSError:
+                pass  # opened on first use, which reports what is wrong
+
+    def is_file_at_path(self) -> bool:
+        """Whether the open file is still the one at :attr:`path` (not replaced or removed)."""
+        if self._fd is None:
+            return False
+        try:
+            held, current = os.fstat(self._fd), os.stat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (current.st_dev, current.st_ino)
 
     def read(self, at: int, size: int, entry_id: str) -> bytes:
         """The line of ``entry_id`` at ``at``; :class:`EntryParseError` if the file no longer has it there."""
@@ -225,13 +243,28 @@ class SessionEntry:
         if line is None:
             assert self._source is not None
             size, at = divmod(self._at, OFFSET_SPAN)
-            line = self._source.read(at, size, self.id)
+            try:
+                line = self._source.read(at, size, self.id)
+            except EntryParseError:
+                line = self._line_anew() if self._source.written else None
+                if line is None:
+                    raise
         return line
 
     @line.setter
     def line(self, value: bytes) -> None:
         self._line = value
         self._source = None
+
+    def _line_anew(self) -> bytes | None:
+        """The line written again from what is kept in memory, or ``None`` when nothing is."""
+        return None
+
+    def leave_on_disk(self, source: LineSource, at: int, size: int) -> None:
+        """Forget the line, which ``source`` holds at offset ``at``; it is read back when asked for."""
+        self._line = None
+        self._source = source
+        self._at = size * OFFSET_SPAN + at
 
     @property
     def raw(self) -> dict[str, Any]:
@@ -295,6 +328,14 @@ class MessageEntry(SessionEntry):
 
     def _keep_raw(self) -> bool:
         return False  # large; the structured message is what is kept
+
+    def _line_anew(self) -> bytes | None:
+        if self._message is None:
+            return None
+        from piko.lib.redaction import mask_known_in
+
+        raw = {"type": "message", "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
+        return jsonio.dumpb(mask_known_in({**raw, "message": to_wire(self._message)})) + b"\n"
 
     @property
     def message(self) -> Any:

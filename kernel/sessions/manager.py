@@ -26,6 +26,7 @@ from piko.sessions.context import ContextProblem, ModelRef, SessionContext, buil
 from piko.sessions.entries import (
     CURRENT_SESSION_VERSION,
     LabelEntry,
+    LineSource,
     MessageEntry,
     SessionEntry,
     SessionHeader,
@@ -145,6 +146,7 @@ class SessionManager:
         self._has_assistant = False
         self._on_disk = 0  # how many lines of header + entries the file holds
         self._needs_newline = False  # the file ends in a line cut short
+        self._written_lines: LineSource | None = None  # the file the dropped lines are read back from
         self.write_error: OSError | None = None  # the last failed write, None once writing works
         self._rewrite_pending = False  # the whole file must be written again (a failed rewrite)
         self._backup_pending = False  # a copy of the file must be kept before it is rewritten
@@ -404,17 +406,21 @@ class SessionManager:
     def _write_all(self, rewrite: bool) -> None:
         if not self._persist_enabled or not self.session_file:
             return
-        data = b"".join(self._lines())
+        lines = list(self._lines())
+        data = b"".join(lines)
         directory = os.path.dirname(self.session_file)
         if directory:
             os.makedirs(directory, exist_ok=True)
         if rewrite:
             write_session_bytes(self.session_file, data)
+            start = 0
         else:
             with open(self.session_file, "ab") as fh:
+                start = fh.seek(0, os.SEEK_END)
                 fh.write(data)
         self._on_disk = 1 + len(self._entries)
         self._needs_newline = False
+        self._leave_on_disk(self._entries, lines[1:], start + len(lines[0]), whole_file=True)
 
     def _persist(self) -> None:
         """pi's rule: nothing before the first assistant message, then everything, then each entry.
@@ -438,17 +444,41 @@ class SessionManager:
             else:
                 pending = self._entries[self._on_disk - 1 :]
                 if pending:
-                    data = b"".join(e.line for e in pending)
+                    lines = [e.line for e in pending]
+                    data = b"".join(lines)
                     if self._needs_newline:
                         data = b"\n" + data
                     with open(self.session_file, "ab") as fh:
+                        start = fh.seek(0, os.SEEK_END)
                         fh.write(data)
                     self._on_disk = 1 + len(self._entries)
+                    self._leave_on_disk(pending, lines, start + (1 if self._needs_newline else 0))
                     self._needs_newline = False
             self.write_error = None
         except OSError as exc:
             self._write_failed(exc)
             self._needs_newline = self._needs_newline or ends_torn(self.session_file)
+
+    def _leave_on_disk(
+        self, entries: list[SessionEntry], lines: list[bytes], start: int, *, whole_file: bool = False
+    ) -> None:
+        """The written lines of message entries are dropped from memory and read back from the
+        file when asked for, as the lines of a loaded file are: their structured message is
+        what the session uses, and a long session otherwise holds every line twice (issue 20:
+        memory over 1,000 turns). ``lines`` were written in order from offset ``start``.
+
+        The source holds the file open from now on, so a file that is replaced or removed
+        under us still gives back what was written; our own rewrites call this again."""
+        if self.session_file is None:
+            return
+        source = self._written_lines
+        if whole_file or source is None or source.path != self.session_file or not source.is_file_at_path():
+            source = self._written_lines = LineSource(self.session_file, written=True)
+        at = start
+        for entry, line in zip(entries, lines, strict=True):
+            if isinstance(entry, MessageEntry) and entry._message is not None:
+                entry.leave_on_disk(source, at, len(line))
+            at += len(line)
 
     def _append(
         self, entry_type: str, fields: dict[str, Any], *, fields_first: bool = False, message: Any = None
