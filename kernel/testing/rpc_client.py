@@ -6,6 +6,7 @@
 response with the same ``id``, ``prompt`` sends a prompt and waits for the end of the run,
 ``wait_for`` waits for any record matching a predicate, and ``close`` ends input and returns
 the exit code. Every record the process wrote is kept in ``records`` (stdout) in order.
+``with RpcProcess(...) as pi:`` kills the process at the end of the block if it still runs.
 """
 
 from __future__ import annotations
@@ -194,3 +195,9 @@ class RpcProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+    def __enter__(self) -> RpcProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()

@@ -212,21 +212,22 @@ class Run:
             args += ["--api-key", planted.values["--api-key key"]]
         return args
 
+    def keep_output(self, process: RpcProcess) -> None:
+        """What an RPC process wrote, among the outputs searched for planted keys."""
+        self.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
+        self.outputs["stderr"] = process.stderr
+
     def execute(self, planted: Planted) -> None:
         env = self.env(planted)
         if self.mode == "rpc":
-            process = RpcProcess(self.agent, self.work, ["--mode", "rpc", *self.args(planted)], env)
-            try:
+            with RpcProcess(self.agent, self.work, ["--mode", "rpc", *self.args(planted)], env) as process:
                 process.request({"id": "p", "type": "prompt", "message": "say hi"})
                 for _attempt in range(2 if self.outcome == "500 then answer" else 1):  # the retry ends again
                     process.wait_for(lambda r: r.get("type") == "agent_end", timeout=60)
                 exported = process.request({"id": "x", "type": "export_html", "outputPath": str(self.export)})
                 self.outputs["rpc export_html response"] = json.dumps(exported)
                 process.close()
-            finally:
-                process.kill()
-            self.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
-            self.outputs["stderr"] = process.stderr
+            self.keep_output(process)
             return
         flag = ["-p"] if self.mode == "print" else ["--mode", "json"]
         done = subprocess.run(
@@ -348,17 +349,14 @@ def test_an_old_session_quoting_keys_is_exported_without_them(
             _old_session(session, run.work, planted)
             env = run.env(planted)
             if how == "rpc export_html":
-                process = RpcProcess(run.agent, run.work, ["--mode", "rpc", "--session", str(session)], env)
-                try:
+                args = ["--mode", "rpc", "--session", str(session)]
+                with RpcProcess(run.agent, run.work, args, env) as process:
                     response = process.request(
                         {"id": "x", "type": "export_html", "outputPath": str(run.export)}
                     )
                     run.outputs["rpc export_html response"] = json.dumps(response)
                     process.close()
-                finally:
-                    process.kill()
-                run.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
-                run.outputs["stderr"] = process.stderr
+                run.keep_output(process)
             else:
                 done = subprocess.run(
                     [PI, "--export", str(session), str(run.export)],
