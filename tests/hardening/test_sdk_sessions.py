@@ -30,8 +30,8 @@ from typing import Any
 
 import pytest
 from battery import Battery, Tally, tries
-from support.clean_env import clean_environment
 from support.sdk_rig import SdkRig, text_turn, tool_turn
+from support.world import world_of
 
 import piko
 
@@ -44,11 +44,7 @@ App, plugin manager and registries alone is more than 100 KiB; half the run leak
 
 @pytest.fixture
 def sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    agent = clean_environment(monkeypatch, tmp_path)
-    rig = SdkRig(tmp_path, agent)
-    yield rig
-    if rig.server is not None:
-        rig.server.stop()
+    yield from world_of(SdkRig, tmp_path, monkeypatch)
 
 
 def _open_fds() -> int:
