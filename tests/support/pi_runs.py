@@ -9,7 +9,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PIKO_PI", "cli_environment", "run_cli", "sent_texts"]
+from piko.testing.rpc_client import agent_environment
+from support.pi_dirs import make_pi_dirs
+
+__all__ = ["PIKO_PI", "cli_environment", "run_cli", "run_in_pi_dirs", "sent_texts"]
 
 PIKO_PI = Path(sys.executable).with_name("pi")  # piko's ``pi`` of this interpreter
 
@@ -48,6 +51,27 @@ def run_cli(
         timeout=timeout,
         **stdin,
     )
+
+
+def run_in_pi_dirs(
+    root: Path,
+    server: Any,
+    *args: str,
+    env: dict[str, str] | None = None,
+    settings: dict[str, Any] | None = None,
+    timeout: float = 60,
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """``pi --provider mock --model mock-1 --no-session ARGS`` in the folders
+    :func:`~support.pi_dirs.make_pi_dirs` lays out under ``root`` for ``server`` (with
+    ``settings``), with :func:`~piko.testing.rpc_client.agent_environment` (``env`` on top): the
+    finished run and its work dir."""
+    agent, work = make_pi_dirs(root, server, settings)
+    done = subprocess.run(
+        [str(PIKO_PI), "--provider", "mock", "--model", "mock-1", "--no-session", *args],
+        cwd=work, env=agent_environment(agent, env), stdin=subprocess.DEVNULL,
+        capture_output=True, text=True, timeout=timeout,
+    )  # fmt: skip
+    return done, work
 
 
 def sent_texts(request: dict[str, Any]) -> list[str]:
