@@ -31,7 +31,7 @@ def sample(name: str, file: str) -> Any:
     return text
 
 
-RECORD = """
+_RECORD = """
 import json, os
 LOG = os.environ["PIKO_TEST_LOG"]
 
@@ -39,7 +39,12 @@ def record(**data):
     with open(LOG, "a") as fh:
         fh.write(json.dumps(data) + "\\n")
 """
-"""The first lines of a test extension: ``record(**data)`` appends a JSON line to ``$PIKO_TEST_LOG``."""
+
+
+def with_record(source: str) -> str:
+    """A test extension's ``source`` after the lines that define ``record(**data)``, which appends
+    a JSON line to ``$PIKO_TEST_LOG`` (what :func:`run_extension` reads back)."""
+    return _RECORD + source
 
 
 def run_extension(

@@ -10,12 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import RECORD, json_lines, run_extension
+from agent_harness import json_lines, run_extension, with_record
 
 # The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
-QUICK_START = (
-    RECORD
-    + """
+QUICK_START = with_record("""
 def activate(pi):
     pi.set_label("Safety + Utilities")
 
@@ -53,8 +51,7 @@ def activate(pi):
     pi.register_shortcut("ctrl+shift+h", {"description": "Say hi", "handler": lambda ctx: None})
     pi.register_flag("plan", {"description": "Start in plan mode", "type": "boolean", "default": False})
     pi.on("session_start", lambda event, ctx: record(flag=pi.get_flag("plan")))
-"""
-)
+""")
 
 
 def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any, tmp_path: Path) -> None:
@@ -148,9 +145,7 @@ def test_omp_branch_event_names_reach_the_fork_events() -> None:
 
 
 # "Session and state patterns" and "Session-entry roles" of the reference, in Python.
-BRANCH_WALKER = (
-    RECORD
-    + """
+BRANCH_WALKER = with_record("""
 def activate(pi):
     def on_result(event, ctx):
         texts = [block.text for block in event.content if block.type == "text"]
@@ -175,8 +170,7 @@ def activate(pi):
                     seen.append((message.role,))
         record(seen=seen)
     pi.on("agent_end", walk)
-"""
-)
+""")
 
 
 def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_path: Path) -> None:
@@ -219,9 +213,7 @@ def test_every_ui_method_of_the_reference_is_inert_in_print_and_json_modes(
 
 
 # "Handler context": ctx.agent, ctx.models, is_project_trusted, run_ephemeral_turn, managed timers.
-CONTEXT_APIS = (
-    RECORD
-    + """
+CONTEXT_APIS = with_record("""
 import asyncio
 
 def activate(pi):
@@ -253,8 +245,7 @@ def activate(pi):
         record(timers_before_shutdown=len(ctx.app.extension_timers))
 
     pi.register_command("probe", {"description": "ctx APIs", "handler": probe})
-"""
-)
+""")
 
 
 def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import RECORD, json_lines, run_extension, run_logging_extension
+from agent_harness import json_lines, run_extension, run_logging_extension, with_record
 
 RECORDER = """
 import json, os
@@ -229,9 +229,7 @@ def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     assert (env.work / "notes.txt").read_text() == "hello world\n2nd line\n"
 
 
-RUNTIME_ACTIONS = (
-    RECORD
-    + """
+RUNTIME_ACTIONS = with_record("""
 from piko import ToolResult, TextContent
 
 def activate(pi):
@@ -264,8 +262,7 @@ def activate(pi):
     def on_end(event, ctx):
         record(ended=True)
     pi.on("agent_end", on_end)
-"""
-)
+""")
 
 
 def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
