@@ -15,6 +15,7 @@ import json
 import os
 import types
 from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ParamSpec, TypeVar
 
@@ -100,6 +101,7 @@ class RecordingUI(NoOpUI):
         self.widgets[key] = content
 
 
+@dataclass(eq=False, repr=False)
 class SessionRun:
     """What one :meth:`PikoSession.run` produced.
 
@@ -110,23 +112,20 @@ class SessionRun:
     ``ui`` the :class:`RecordingUI` handlers saw; ``app`` and ``session`` stay usable.
     """
 
-    def __init__(
-        self,
-        app: App,
-        session: Any,
-        events: list[Any],
-        extension_errors: list[ExtensionErrorEvent],
-        ui: RecordingUI,
-    ) -> None:
-        self.app = app
-        self.session = session
-        self.events = events
-        self.extension_errors = extension_errors
-        self.ui = ui
-        self.messages: list[Any] = list(session.messages)
-        self.entries: list[Any] = list(session.session_manager.get_entries())
-        file = session.session_manager.get_session_file()
-        self.session_file: Path | None = Path(file) if file else None
+    app: App
+    session: Any
+    events: list[Any]
+    extension_errors: list[ExtensionErrorEvent]
+    ui: RecordingUI
+    messages: list[Any] = field(init=False)
+    entries: list[Any] = field(init=False)
+    session_file: Path | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.messages = list(self.session.messages)
+        self.entries = list(self.session.session_manager.get_entries())
+        file = self.session.session_manager.get_session_file()
+        self.session_file = Path(file) if file else None
 
     @property
     def records(self) -> list[dict[str, Any]]:
