@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from support.sdk_rig import SdkRig, text_turn, tool_turn
 from support.world import world_of
 
@@ -338,7 +338,7 @@ def _abort_mid_stream(sdk: SdkRig, tally: Tally, count: int) -> None:
     tally.tries = count
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_sdk_sessions_battery(battery: Battery, sdk: SdkRig, tmp_path: Path, slow: bool) -> None:
     _many_sessions(sdk, battery.case("sdk: many sessions"), tries(16, 100, slow=slow))
     sdk.server.stop()  # type: ignore[union-attr]

@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from support.llm_server import LLMServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
@@ -288,7 +287,7 @@ class Run:
         return found
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_planted_keys_appear_in_no_output(battery: Battery, tmp_path: Path, slow: bool) -> None:
     count = min(tries(8, len(COMBINATIONS), slow=slow), len(COMBINATIONS))
     chosen = [COMBINATIONS[(i * STRIDE) % len(COMBINATIONS)] for i in range(count)]
@@ -329,7 +328,7 @@ def _old_session(path: Path, work: Path, planted: Planted) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_an_old_session_quoting_keys_is_exported_without_them(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
