@@ -48,12 +48,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
-from _common import installed_pi  # noqa: E402
+from _common import piko_and_pi  # noqa: E402
 from bench_rpc import Lines  # noqa: E402
 from measure import run_measured  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 
-PIKO = str(Path(sys.executable).with_name("pi"))
 TARGETS: dict[str, float] = {
     "version": 0.1,
     "print": 0.2,
@@ -107,11 +106,7 @@ class Program:
 
 
 def programs(root: Path, pi_prefix: str | None) -> list[Program]:
-    found = [Program("piko", [PIKO], root)]
-    pi = installed_pi(pi_prefix)
-    if pi is not None:
-        found.append(Program("pi", pi.command, root, pi.path_prefix))
-    return found
+    return piko_and_pi(Program, root, pi_prefix)
 
 
 def peak_mb(pid: int) -> float:
