@@ -50,6 +50,13 @@ class Rig(World):
         super().__init__(root, agent_dir)
         self.events: list[Any] = []
 
+    def write_prompt_template(self, name: str, text: str) -> Path:
+        """The user's prompt template ``/name`` (``prompts/NAME.md`` in the agent dir)."""
+        path = self.agent_dir / "prompts" / f"{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
+
     def write_extension(self, name: str, source: str) -> Path:
         path = self.root / "extensions" / f"{name}.py"
         path.parent.mkdir(parents=True, exist_ok=True)

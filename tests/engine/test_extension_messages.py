@@ -65,9 +65,7 @@ def test_while_streaming_custom_messages_steer_or_follow_up(rig, run) -> None:
 
 
 def test_user_messages_from_extensions_skip_expansion_and_carry_images(rig, run) -> None:
-    prompts = rig.agent_dir / "prompts"
-    prompts.mkdir()
-    (prompts / "review.md").write_text("Review $1.\n")
+    rig.write_prompt_template("review", "Review $1.\n")
     seen: list[Any] = []
 
     async def scenario() -> Any:

@@ -98,9 +98,7 @@ def test_input_handlers_transform_or_take_the_prompt(rig, run) -> None:
 
 
 def test_prompt_templates_expand_and_unknown_names_pass_through(rig, run) -> None:
-    prompts = rig.agent_dir / "prompts"
-    prompts.mkdir()
-    (prompts / "review.md").write_text("Review $1 carefully.\n")
+    rig.write_prompt_template("review", "Review $1 carefully.\n")
     seen: list[Any] = []
 
     async def scenario() -> None:
