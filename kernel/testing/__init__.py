@@ -27,7 +27,13 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome, mock_provider, mock_providers
     from piko.testing.llm_server import LLMServer, TurnContext, WireFormat, register_format
-    from piko.testing.rpc_client import RpcProcess, credential_variable, hermetic_environment, pi_command
+    from piko.testing.rpc_client import (
+        RpcProcess,
+        agent_environment,
+        credential_variable,
+        hermetic_environment,
+        pi_command,
+    )
     from piko.testing.session import PikoSession, RecordingUI, SessionRun
 
 _EXPORTS: dict[str, str] = {
@@ -41,6 +47,7 @@ _EXPORTS: dict[str, str] = {
     "WireFormat": "piko.testing.llm_server",
     "register_format": "piko.testing.llm_server",
     "RpcProcess": "piko.testing.rpc_client",
+    "agent_environment": "piko.testing.rpc_client",
     "credential_variable": "piko.testing.rpc_client",
     "hermetic_environment": "piko.testing.rpc_client",
     "pi_command": "piko.testing.rpc_client",

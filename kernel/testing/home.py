@@ -15,7 +15,7 @@ import subprocess
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from piko.testing.rpc_client import credential_variable, hermetic_environment, pi_command
 
@@ -64,19 +64,21 @@ def mock_providers(base_url: str) -> dict[str, Any]:
 class PikoHome:
     """The folders of one isolated configuration, below ``root``.
 
-    ``home`` is ``HOME``; ``agent_dir`` (``HOME/.pi/agent``) is ``PI_CODING_AGENT_DIR``;
+    ``home`` is ``HOME``; ``agent_dir`` (``HOME/.pi/agent`` unless given) is ``PI_CODING_AGENT_DIR``;
     ``cache_dir`` is ``PIKO_CACHE_DIR``; ``project`` is the working directory of sessions and
     ``pi`` runs; ``sessions`` is where session files go.
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, agent_dir: str | os.PathLike[str] | None = None
+    ) -> None:
         self.root = Path(root)
         self.home = self.root / "home"
-        self.agent_dir = self.home / ".pi" / "agent"
+        self.agent_dir = Path(agent_dir) if agent_dir is not None else self.home / ".pi" / "agent"
         self.cache_dir = self.root / "cache"
         self.project = self.root / "project"
         self.sessions = self.root / "sessions"
-        for folder in (self.agent_dir, self.cache_dir, self.project, self.sessions):
+        for folder in (self.home, self.agent_dir, self.cache_dir, self.project, self.sessions):
             folder.mkdir(parents=True, exist_ok=True)
 
     # -- the environment ---------------------------------------------------------------------
@@ -100,7 +102,7 @@ class PikoHome:
         env.update(extra or {})
         return env
 
-    def isolate(self, monkeypatch: Any) -> PikoHome:
+    def isolate(self, monkeypatch: Any) -> Self:
         """Apply the configuration to this process: remove credential and piko variables, set
         :attr:`variables` (undone by ``monkeypatch`` at the end of the test)."""
         for name in list(os.environ):

@@ -80,12 +80,15 @@ __all__ = [
     "build_reply",
     "cassette_turns",
     "compact_json",
+    "data_event",
     "discover_formats",
     "find_format",
     "load_cassette",
     "main",
     "pieces",
+    "posted_to",
     "register_format",
+    "tool_arguments",
     "turn_usage",
     "words",
 ]
@@ -162,6 +165,11 @@ def discover_formats() -> None:
                 importlib.import_module(f"{package}.{info.name}" if package else info.name)
 
 
+def posted_to(suffix: str) -> Callable[[str, str], bool]:
+    """A :attr:`WireFormat.matches` for ``POST`` requests whose path ends with ``suffix``."""
+    return lambda method, path: method == "POST" and path.endswith(suffix)
+
+
 def find_format(method: str, path: str) -> WireFormat | None:
     discover_formats()
     for fmt in FORMATS:
@@ -204,12 +212,23 @@ def turn_usage(turn: dict[str, Any]) -> dict[str, int]:
     return usage
 
 
+def tool_arguments(call: dict[str, Any]) -> str:
+    """The JSON text of a scripted ``tool_call``'s ``arguments`` (a string is sent as it is)."""
+    arguments = call.get("arguments", {})
+    return arguments if isinstance(arguments, str) else compact_json(arguments)
+
+
 def as_bytes(value: Any) -> bytes:
     if isinstance(value, bytes):
         return value
     if isinstance(value, str):
         return value.encode()
     return compact_json(value).encode()
+
+
+def data_event(value: Any, end: bytes = b"\n\n") -> bytes:
+    """One server-sent event with only a ``data:`` line (``value`` as :func:`as_bytes` makes it)."""
+    return b"data: " + as_bytes(value) + end
 
 
 # ---------------------------------------------------------------------------

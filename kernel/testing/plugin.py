@@ -7,6 +7,7 @@ what a fixture needs is imported when a test first takes it. ``pytest -p no:piko
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -73,18 +74,13 @@ def piko_rpc(piko_home: PikoHome, llm_server: LLMServer) -> Iterator[Callable[..
     from piko.testing.rpc_client import RpcProcess
 
     piko_home.use_llm_server(llm_server)
-    started: list[RpcProcess] = []
+    with ExitStack() as running:
 
-    def start(*args: str, env: dict[str, str] | None = None) -> RpcProcess:
-        base = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"]
-        process = RpcProcess(
-            piko_home.agent_dir, piko_home.project, [*base, *args], piko_home.environment(env)
-        )
-        started.append(process)
-        return process
+        def start(*args: str, env: dict[str, str] | None = None) -> RpcProcess:
+            base = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"]
+            process = RpcProcess(
+                piko_home.agent_dir, piko_home.project, [*base, *args], piko_home.environment(env)
+            )
+            return running.enter_context(process)
 
-    try:
         yield start
-    finally:
-        for process in started:
-            process.kill()

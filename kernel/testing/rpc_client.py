@@ -6,6 +6,7 @@
 response with the same ``id``, ``prompt`` sends a prompt and waits for the end of the run,
 ``wait_for`` waits for any record matching a predicate, and ``close`` ends input and returns
 the exit code. Every record the process wrote is kept in ``records`` (stdout) in order.
+``with RpcProcess(...) as pi:`` kills the process at the end of the block if it still runs.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["RpcProcess", "credential_variable", "hermetic_environment", "pi_command"]
+__all__ = ["RpcProcess", "agent_environment", "credential_variable", "hermetic_environment", "pi_command"]
 
 # Where a variable's name says it configures a cloud account or a piko/pi run.
 _CREDENTIAL_PREFIXES = ("PI_", "PIKO_", "AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "CLOUDFLARE_")
@@ -45,6 +46,20 @@ def hermetic_environment(environ: Mapping[str, str] | None = None) -> dict[str, 
     return {k: v for k, v in source.items() if not credential_variable(k)}
 
 
+def agent_environment(agent_dir: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a ``pi`` run on ``agent_dir``: :func:`hermetic_environment` with
+    ``PI_CODING_AGENT_DIR`` set to ``agent_dir``, ``PIKO_CACHE_DIR`` to ``agent_dir/cache`` and
+    ``HOME`` to its grandparent (``HOME/.pi/agent``), then ``extra``."""
+    env = hermetic_environment()
+    env.update(
+        PI_CODING_AGENT_DIR=str(agent_dir),
+        PIKO_CACHE_DIR=str(Path(agent_dir) / "cache"),
+        HOME=str(Path(agent_dir).parent.parent),
+    )
+    env.update(extra or {})
+    return env
+
+
 def pi_command() -> list[str]:
     """How to run ``pi`` of this interpreter: its ``pi`` script, else ``python -m piko``."""
     script = Path(sys.executable).with_name("pi")
@@ -57,16 +72,11 @@ class RpcProcess:
     """``pi --mode rpc`` as a child process (see the module docstring).
 
     ``args`` are pi's arguments (``["--mode", "rpc", ...]``). The environment is
-    :func:`hermetic_environment` with ``PI_CODING_AGENT_DIR`` set to ``home``, ``PIKO_CACHE_DIR``
-    to ``home/cache`` and ``HOME`` to ``home``'s grandparent (``HOME/.pi/agent``), then ``env``.
+    :func:`agent_environment` of ``home`` with ``env``.
     """
 
     def __init__(self, home: Path, work: Path, args: list[str], env: Mapping[str, str] | None = None) -> None:
-        full_env = hermetic_environment()
-        full_env.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
-        )
-        full_env.update(env or {})
+        full_env = agent_environment(home, env)
         self.home, self.work = Path(home), Path(work)
         self.proc = subprocess.Popen(
             [*pi_command(), *args], cwd=work, env=full_env,
@@ -194,3 +204,9 @@ class RpcProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(timeout=10)
+
+    def __enter__(self) -> RpcProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.kill()

@@ -10,12 +10,14 @@ entries, the extension errors and what the plugin showed on ``ctx.ui``.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 from piko.app.application import App, BootOptions
 from piko.data.events import ExtensionErrorEvent, event_to_wire
@@ -27,6 +29,20 @@ from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome
 __all__ = ["PikoSession", "RecordingUI", "SessionRun"]
 
 PluginTarget = str | types.ModuleType
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _blocking(method: Callable[P, Coroutine[Any, Any, R]]) -> Callable[P, R]:
+    """The synchronous twin of a coroutine method ``name_async``: ``name``, run in a new event loop."""
+
+    @functools.wraps(method)
+    def blocking(*args: P.args, **kwargs: P.kwargs) -> R:
+        return asyncio.run(method(*args, **kwargs))
+
+    blocking.__name__ = method.__name__.removesuffix("_async")
+    blocking.__qualname__ = method.__qualname__.removesuffix("_async")
+    return blocking
 
 
 class RecordingUI(NoOpUI):
@@ -85,6 +101,7 @@ class RecordingUI(NoOpUI):
         self.widgets[key] = content
 
 
+@dataclass(eq=False, repr=False)
 class SessionRun:
     """What one :meth:`PikoSession.run` produced.
 
@@ -95,23 +112,20 @@ class SessionRun:
     ``ui`` the :class:`RecordingUI` handlers saw; ``app`` and ``session`` stay usable.
     """
 
-    def __init__(
-        self,
-        app: App,
-        session: Any,
-        events: list[Any],
-        extension_errors: list[ExtensionErrorEvent],
-        ui: RecordingUI,
-    ) -> None:
-        self.app = app
-        self.session = session
-        self.events = events
-        self.extension_errors = extension_errors
-        self.ui = ui
-        self.messages: list[Any] = list(session.messages)
-        self.entries: list[Any] = list(session.session_manager.get_entries())
-        file = session.session_manager.get_session_file()
-        self.session_file: Path | None = Path(file) if file else None
+    app: App
+    session: Any
+    events: list[Any]
+    extension_errors: list[ExtensionErrorEvent]
+    ui: RecordingUI
+    messages: list[Any] = field(init=False)
+    entries: list[Any] = field(init=False)
+    session_file: Path | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.messages = list(self.session.messages)
+        self.entries = list(self.session.session_manager.get_entries())
+        file = self.session.session_manager.get_session_file()
+        self.session_file = Path(file) if file else None
 
     @property
     def records(self) -> list[dict[str, Any]]:
@@ -194,7 +208,7 @@ class PikoSession:
                 raise AssertionError(f"plugin '{name}' failed to load: {info.error}")
         return app
 
-    def run(
+    async def run_async(
         self,
         *prompts: str,
         turns: Iterable[Any] | None = None,
@@ -213,36 +227,9 @@ class PikoSession:
         ``tools`` the active tools (``--tools``; by default those active by default); ``options``
         any other parsed command-line option (``{"thinking": "high"}``). A prompt may be a
         ``/command`` of the plugin. The run is given up after ``timeout`` seconds.
+        ``run(...)`` runs it to the end in a new event loop; a test that already runs one awaits
+        ``run_async(...)``.
         """
-        return asyncio.run(
-            self.run_async(
-                *prompts,
-                turns=turns,
-                extensions=extensions,
-                plugins=plugins,
-                disable=disable,
-                model=model,
-                tools=tools,
-                options=options,
-                ui=ui,
-                timeout=timeout,
-            )
-        )
-
-    async def run_async(
-        self,
-        *prompts: str,
-        turns: Iterable[Any] | None = None,
-        extensions: Iterable[str | os.PathLike[str]] = (),
-        plugins: Mapping[str, PluginTarget] | None = None,
-        disable: Iterable[str] = (),
-        model: str = f"{MOCK_PROVIDER}/{MOCK_MODEL}",
-        tools: Iterable[str] | None = None,
-        options: Mapping[str, Any] | None = None,
-        ui: RecordingUI | None = None,
-        timeout: float = 60,
-    ) -> SessionRun:
-        """:meth:`run` for a test that already runs an event loop."""
         if turns is not None:
             if self.server is None:
                 raise ValueError("turns need the scripted server: take the llm_server fixture")
@@ -266,6 +253,8 @@ class PikoSession:
         finally:
             await session.shutdown()
         return SessionRun(app, session, events, errors, recording)
+
+    run = _blocking(run_async)
 
 
 def _entry_point(name: str, target: PluginTarget) -> EntryPointRecord:

@@ -11,7 +11,9 @@ from piko.testing.llm_server import (
     block_hash,
     compact_json,
     pieces,
+    posted_to,
     register_format,
+    tool_arguments,
     turn_usage,
     words,
 )
@@ -97,8 +99,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             call_id = call.get("id") or f"toolu_{block_hash(ctx.seq, index)}"
             start = {"type": "tool_use", "id": call_id, "name": call["name"], "input": {}}
             out.append(frame({"type": "content_block_start", "index": index, "content_block": start}))
-            arguments = call.get("arguments", {})
-            text = arguments if isinstance(arguments, str) else compact_json(arguments)
+            text = tool_arguments(call)
             for piece in pieces(text):
                 delta = {"type": "input_json_delta", "partial_json": piece}
                 out.append(frame({"type": "content_block_delta", "index": index, "delta": delta}))
@@ -131,7 +132,7 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
 register_format(
     WireFormat(
         name="anthropic-messages",
-        matches=lambda method, path: method == "POST" and path.endswith("/messages"),
+        matches=posted_to("/messages"),
         encode=encode,
         error_body=error_body,
         frame=frame,

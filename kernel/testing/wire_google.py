@@ -15,6 +15,8 @@ from piko.testing.llm_server import (
     WireFormat,
     as_bytes,
     block_hash,
+    data_event,
+    posted_to,
     register_format,
     turn_usage,
     words,
@@ -40,7 +42,7 @@ def signature(seq: int, block_index: int) -> str:
 
 
 def _sse(data: Any) -> bytes:
-    return b"data: " + as_bytes(data) + b"\r\n\r\n"
+    return data_event(data, end=b"\r\n\r\n")
 
 
 def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
@@ -113,7 +115,7 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
 register_format(
     WireFormat(
         name="google-generative-ai",
-        matches=lambda method, path: method == "POST" and path.endswith(":streamGenerateContent"),
+        matches=posted_to(":streamGenerateContent"),
         encode=encode,
         error_body=error_body,
         frame=lambda event, ctx: _sse(event),

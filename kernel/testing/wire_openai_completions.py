@@ -11,8 +11,11 @@ from piko.testing.llm_server import (
     as_bytes,
     block_hash,
     compact_json,
+    data_event,
     pieces,
+    posted_to,
     register_format,
+    tool_arguments,
     turn_usage,
     words,
 )
@@ -38,10 +41,6 @@ def error_object(status: int) -> dict[str, Any]:
     return {"message": message, "type": kind, "param": None, "code": code}
 
 
-def _sse(data: Any) -> bytes:
-    return b"data: " + as_bytes(data) + b"\n\n"
-
-
 def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     """Chunks as the OpenAI API streams them: deltas, the finish reason, usage, ``[DONE]``."""
     response_id = turn.get("id") or f"chatcmpl-mock{ctx.seq:04d}"
@@ -57,7 +56,9 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         if first:
             value = {"role": "assistant", **value}
             first = False
-        out.append(_sse(head + '{"index":0,"delta":' + compact_json(value) + ',"finish_reason":null}]}'))
+        out.append(
+            data_event(head + '{"index":0,"delta":' + compact_json(value) + ',"finish_reason":null}]}')
+        )
 
     tool_index = 0
     for block_index, block in enumerate(turn.get("blocks") or []):
@@ -70,8 +71,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         elif "tool_call" in block:
             call = block["tool_call"]
             call_id = call.get("id") or f"call_{block_hash(ctx.seq, block_index)}"
-            arguments = call.get("arguments", {})
-            text = arguments if isinstance(arguments, str) else compact_json(arguments)
+            text = tool_arguments(call)
             delta(
                 {
                     "tool_calls": [
@@ -90,7 +90,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     finish = turn.get("stop_reason") or ("tool_calls" if tool_index else "stop")
     if first:
         delta({"content": ""})
-    out.append(_sse(head + '{"index":0,"delta":{},"finish_reason":' + compact_json(finish) + "}]}"))
+    out.append(data_event(head + '{"index":0,"delta":{},"finish_reason":' + compact_json(finish) + "}]}"))
     usage = turn_usage(turn)
     prompt = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]
     wire_usage: dict[str, Any] = {
@@ -104,7 +104,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             details["cache_write_tokens"] = usage["cacheWrite"]
         wire_usage["prompt_tokens_details"] = details
     if not turn.get("no_usage"):
-        out.append(_sse(head + "]," + '"usage":' + compact_json(wire_usage) + "}"))
+        out.append(data_event(head + "]," + '"usage":' + compact_json(wire_usage) + "}"))
     out.append(b"data: [DONE]\n\n")
     return out
 
@@ -114,16 +114,16 @@ def error_body(status: int, ctx: TurnContext) -> bytes:
 
 
 def stream_error(body: Any, ctx: TurnContext) -> bytes:
-    return _sse(body if body is not None else {"error": error_object(500)})
+    return data_event(body if body is not None else {"error": error_object(500)})
 
 
 register_format(
     WireFormat(
         name="openai-completions",
-        matches=lambda method, path: method == "POST" and path.endswith("/chat/completions"),
+        matches=posted_to("/chat/completions"),
         encode=encode,
         error_body=error_body,
-        frame=lambda event, ctx: _sse(event),
+        frame=lambda event, ctx: data_event(event),
         stream_error=stream_error,
     )
 )

@@ -17,8 +17,9 @@ from piko.testing.llm_server import (
     WireFormat,
     as_bytes,
     block_hash,
-    compact_json,
+    data_event,
     register_format,
+    tool_arguments,
     turn_usage,
     words,
 )
@@ -49,10 +50,6 @@ ERRORS: dict[int, dict[str, Any]] = {
 }
 
 
-def _sse(data: Any) -> bytes:
-    return b"data: " + as_bytes(data) + b"\n\n"
-
-
 def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     response_id = turn.get("id") or block_hash(ctx.seq, 999, 32)
     model = turn.get("model") or ctx.model
@@ -74,7 +71,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         }
         if usage is not None:
             body["usage"] = usage
-        out.append(_sse(body))
+        out.append(data_event(body))
 
     tool_index = 0
     for index, block in enumerate(turn.get("blocks") or []):
@@ -87,14 +84,12 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         elif "tool_call" in block:
             call = block["tool_call"]
             call_id = call.get("id") or block_hash(ctx.seq, index, 9)
-            arguments = call.get("arguments", {})
-            text = arguments if isinstance(arguments, str) else compact_json(arguments)
             chunk(
                 {
                     "tool_calls": [
                         {
                             "id": call_id,
-                            "function": {"name": call["name"], "arguments": text},
+                            "function": {"name": call["name"], "arguments": tool_arguments(call)},
                             "index": tool_index,
                         }
                     ]
@@ -130,7 +125,7 @@ register_format(
         ),
         encode=encode,
         error_body=error_body,
-        frame=lambda event, ctx: _sse(event),
-        stream_error=lambda body, ctx: _sse(body if body is not None else ERRORS[500]),
+        frame=lambda event, ctx: data_event(event),
+        stream_error=lambda body, ctx: data_event(body if body is not None else ERRORS[500]),
     )
 )

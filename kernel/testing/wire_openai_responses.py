@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import time
+from collections.abc import Callable
 from typing import Any
 
 from piko.testing.llm_server import (
@@ -18,9 +19,11 @@ from piko.testing.llm_server import (
     WireFormat,
     as_bytes,
     block_hash,
-    compact_json,
+    data_event,
     pieces,
+    posted_to,
     register_format,
+    tool_arguments,
     turn_usage,
     words,
 )
@@ -34,6 +37,22 @@ def _sse(event: dict[str, Any]) -> bytes:
 def encrypted_content(seq: int, block_index: int) -> str:
     """The opaque reasoning state the server hands out (and expects back verbatim)."""
     return "gAAAA" + base64.b64encode(f"reasoning {seq}/{block_index}".encode()).decode()
+
+
+def stream_part(
+    add: Callable[..., None], part_kind: str, text_kind: str, where: dict[str, Any], part: dict[str, Any]
+) -> None:
+    """The events of one text part of an item: the part added empty, its text word by word, both done.
+
+    ``where`` names the item and the part (``item_id``, ``output_index`` and ``summary_index`` or
+    ``content_index``); ``part`` is the finished part, its ``text`` the whole text.
+    """
+    text = part["text"]
+    add(f"response.{part_kind}.added", **where, part={**part, "text": ""})
+    for word in words(text):
+        add(f"response.{text_kind}.delta", **where, delta=word)
+    add(f"response.{text_kind}.done", **where, text=text)
+    add(f"response.{part_kind}.done", **where, part=part)
 
 
 def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
@@ -60,37 +79,9 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
                 output_index=position,
                 item={"id": item_id, "type": "reasoning", "summary": []},
             )
-            part = {"type": "summary_text", "text": ""}
-            add(
-                "response.reasoning_summary_part.added",
-                item_id=item_id,
-                output_index=position,
-                summary_index=0,
-                part=part,
-            )
-            for word in words(text):
-                add(
-                    "response.reasoning_summary_text.delta",
-                    item_id=item_id,
-                    output_index=position,
-                    summary_index=0,
-                    delta=word,
-                )
-            add(
-                "response.reasoning_summary_text.done",
-                item_id=item_id,
-                output_index=position,
-                summary_index=0,
-                text=text,
-            )
             done_part = {"type": "summary_text", "text": text}
-            add(
-                "response.reasoning_summary_part.done",
-                item_id=item_id,
-                output_index=position,
-                summary_index=0,
-                part=done_part,
-            )
+            where = {"item_id": item_id, "output_index": position, "summary_index": 0}
+            stream_part(add, "reasoning_summary_part", "reasoning_summary_text", where, done_part)
             item = {
                 "id": item_id,
                 "type": "reasoning",
@@ -112,37 +103,9 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             if block.get("phase"):
                 item["phase"] = block["phase"]
             add("response.output_item.added", output_index=position, item=item)
-            empty = {"type": "output_text", "annotations": [], "text": ""}
-            add(
-                "response.content_part.added",
-                item_id=item_id,
-                output_index=position,
-                content_index=0,
-                part=empty,
-            )
-            for word in words(text):
-                add(
-                    "response.output_text.delta",
-                    item_id=item_id,
-                    output_index=position,
-                    content_index=0,
-                    delta=word,
-                )
-            add(
-                "response.output_text.done",
-                item_id=item_id,
-                output_index=position,
-                content_index=0,
-                text=text,
-            )
             full = {"type": "output_text", "annotations": [], "text": text}
-            add(
-                "response.content_part.done",
-                item_id=item_id,
-                output_index=position,
-                content_index=0,
-                part=full,
-            )
+            where = {"item_id": item_id, "output_index": position, "content_index": 0}
+            stream_part(add, "content_part", "output_text", where, full)
             done_item = {**item, "status": "completed", "content": [full]}
             add("response.output_item.done", output_index=position, item=done_item)
             output.append(done_item)
@@ -150,8 +113,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             call = block["tool_call"]
             item_id = f"fc_{block_hash(seq, index, 32)}"
             call_id = call.get("id") or f"call_{block_hash(seq, index)}"
-            arguments = call.get("arguments", {})
-            text = arguments if isinstance(arguments, str) else compact_json(arguments)
+            text = tool_arguments(call)
             item = {
                 "id": item_id,
                 "type": "function_call",
@@ -216,15 +178,13 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
 
 
 def frame(event: Any, ctx: TurnContext) -> bytes:
-    return (
-        _sse(event) if isinstance(event, dict) and "type" in event else b"data: " + as_bytes(event) + b"\n\n"
-    )
+    return _sse(event) if isinstance(event, dict) and "type" in event else data_event(event)
 
 
 register_format(
     WireFormat(
         name="openai-responses",
-        matches=lambda method, path: method == "POST" and path.endswith("/responses"),
+        matches=posted_to("/responses"),
         encode=encode,
         error_body=error_body,
         frame=frame,

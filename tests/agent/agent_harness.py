@@ -31,18 +31,46 @@ def sample(name: str, file: str) -> Any:
     return text
 
 
+_RECORD = """
+import json, os
+LOG = os.environ["PIKO_TEST_LOG"]
+
+def record(**data):
+    with open(LOG, "a") as fh:
+        fh.write(json.dumps(data) + "\\n")
+"""
+
+
+def with_record(source: str) -> str:
+    """A test extension's ``source`` after the lines that define ``record(**data)``, which appends
+    a JSON line to ``$PIKO_TEST_LOG`` (what :func:`run_extension` reads back)."""
+    return _RECORD + source
+
+
+def run_extension(
+    pi_env: Any, tmp_path: Path, source: str, turns: list[dict[str, Any]], *args: str, name: str = "ext.py"
+) -> tuple[PiEnv, subprocess.CompletedProcess[str], list[Any]]:
+    """``pi -e EXT --provider mock --model mock-1 ARGS`` with the extension ``source`` (the file
+    ``name``) against a server scripted with ``turns``: the env, the finished run, and the JSON
+    lines the extension wrote to ``$PIKO_TEST_LOG``."""
+    ext = tmp_path / name
+    ext.write_text(source)
+    log = tmp_path / "log.jsonl"
+    env = pi_env(turns)
+    done = env.run(
+        "-e", str(ext), "--provider", "mock", "--model", "mock-1", *args, env={"PIKO_TEST_LOG": str(log)}
+    )
+    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return env, done, rows
+
+
 def run_logging_extension(pi_env: Any, tmp_path: Path, source: str) -> list[Any]:
     """``pi -p go`` with the extension ``source`` through two turns (a tool call, then the answer);
     the JSON lines the extension wrote to ``$PIKO_TEST_LOG``."""
-    ext = tmp_path / "logging_ext.py"
-    ext.write_text(source)
-    log = tmp_path / "log.jsonl"
-    env = pi_env([*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}])
-    done = env.run(
-        "-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go", env={"PIKO_TEST_LOG": str(log)}
-    )
+    turns = [*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}]
+    _env, done, rows = run_extension(pi_env, tmp_path, source, turns, "-p", "go", name="logging_ext.py")
     assert done.returncode == 0, done.stderr
-    return [json.loads(line) for line in log.read_text().splitlines()]
+    return rows
 
 
 def sample_events(name: str) -> list[dict[str, Any]]:

@@ -7,18 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-
-def _run(pi_env: Any, tmp_path: Path, code: str, turns: list[dict[str, Any]], *args: str) -> Any:
-    ext = tmp_path / "ext.py"
-    ext.write_text(code)
-    log = tmp_path / "log.jsonl"
-    env = pi_env(turns)
-    done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", *args, env={"PIKO_TEST_LOG": str(log)}
-    )
-    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return env, done, rows
-
+from agent_harness import run_extension
 
 HEADERS = """
 import json, os
@@ -36,7 +25,7 @@ def activate(pi):
 
 
 def test_before_provider_headers_handlers_change_the_request_headers(pi_env: Any, tmp_path: Path) -> None:
-    env, done, rows = _run(pi_env, tmp_path, HEADERS, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    env, done, rows = run_extension(pi_env, tmp_path, HEADERS, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert rows == [{"model": "mock-1", "has_auth": False}]
     headers = {k.lower(): v for k, v in env.server.requests[0]["headers"].items()}
@@ -73,7 +62,7 @@ def activate(pi):
 
 def test_session_stop_continuations_run_more_turns_with_their_context(pi_env: Any, tmp_path: Path) -> None:
     turns = [{"blocks": [{"text": f"reply {n}"}]} for n in range(4)]
-    env, done, rows = _run(pi_env, tmp_path, STOPPER % "advise", turns, "-p", "hi")
+    env, done, rows = run_extension(pi_env, tmp_path, STOPPER % "advise", turns, "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert [row["continuations"] for row in rows] == [0, 1, 2]
     assert all(row["session"] for row in rows)
@@ -85,7 +74,7 @@ def test_session_stop_continuations_run_more_turns_with_their_context(pi_env: An
 
 def test_session_stop_advisory_continuations_are_capped_at_eight(pi_env: Any, tmp_path: Path) -> None:
     turns = [{"blocks": [{"text": f"reply {n}"}]} for n in range(12)]
-    env, done, rows = _run(pi_env, tmp_path, STOPPER % "always", turns, "-p", "hi")
+    env, done, rows = run_extension(pi_env, tmp_path, STOPPER % "always", turns, "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert len(env.server.requests) == 9  # the prompt's turn and 8 continuations
     assert [row["continuations"] for row in rows] == list(range(9))
@@ -93,7 +82,7 @@ def test_session_stop_advisory_continuations_are_capped_at_eight(pi_env: Any, tm
 
 def test_session_stop_refusals_outrank_advice_and_need_a_reason(pi_env: Any, tmp_path: Path) -> None:
     turns = [{"blocks": [{"text": f"reply {n}"}]} for n in range(6)]
-    env, done, rows = _run(pi_env, tmp_path, STOPPER % "refuse", turns, "-p", "hi")
+    env, done, rows = run_extension(pi_env, tmp_path, STOPPER % "refuse", turns, "-p", "hi")
     assert done.returncode == 0, done.stderr
     # two refusals (not spending the allowance), then the advice, then the session may stop
     assert [row["continuations"] for row in rows] == [0, 0, 0, 1]
@@ -119,7 +108,7 @@ def activate(pi):
 def test_context_with_system_sees_the_context_result_and_owns_the_request(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    env, done, rows = _run(pi_env, tmp_path, WITH_SYSTEM, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    env, done, rows = run_extension(pi_env, tmp_path, WITH_SYSTEM, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert rows == [{"prompt_has_base": True, "last": "from context"}]
     assert env.system_prompt(0) == "REPLACED PROMPT"
@@ -136,11 +125,11 @@ def activate(pi):
 
 def test_an_extension_api_key_wins_over_models_json_and_a_stored_login(pi_env: Any, tmp_path: Path) -> None:
     env = pi_env([{"blocks": [{"text": "ok"}]}, {"blocks": [{"text": "ok"}]}])
-    _env, done, _rows = _run(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "hi")
+    _env, done, _rows = run_extension(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert env.server.requests[0]["headers"]["authorization"] == "Bearer key-from-the-extension"
     (env.home / "auth.json").write_text(json.dumps({"mock": {"type": "api_key", "key": "stored-login-key"}}))
-    _env, done, _rows = _run(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "again")
+    _env, done, _rows = run_extension(lambda _turns: env, tmp_path, KEYED_PROVIDER, [], "-p", "again")
     assert done.returncode == 0, done.stderr
     assert env.server.requests[1]["headers"]["authorization"] == "Bearer key-from-the-extension"
 
@@ -152,7 +141,7 @@ def test_with_oauth_the_extension_api_key_is_only_the_fallback(pi_env: Any, tmp_
     )
     env = pi_env([{"blocks": [{"text": "ok"}]}])
     (env.home / "auth.json").write_text(json.dumps({"mock": {"type": "api_key", "key": "stored-login-key"}}))
-    _env, done, _rows = _run(lambda _turns: env, tmp_path, code, [], "-p", "hi")
+    _env, done, _rows = run_extension(lambda _turns: env, tmp_path, code, [], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert env.server.requests[0]["headers"]["authorization"] == "Bearer stored-login-key"
 
@@ -201,7 +190,7 @@ def activate(pi):
 
 def test_send_user_message_records_its_attribution(pi_env: Any, tmp_path: Path) -> None:
     turns = [{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}]
-    env, done, _rows = _run(pi_env, tmp_path, ATTRIBUTING, turns, "-p", "/relay")
+    env, done, _rows = run_extension(pi_env, tmp_path, ATTRIBUTING, turns, "-p", "/relay")
     assert done.returncode == 0, done.stderr
     users = [line["message"] for line in env.session_lines() if line.get("message", {}).get("role") == "user"]
     assert [(m["content"][0]["text"], m.get("attribution")) for m in users] == [

@@ -10,17 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines
+from agent_harness import json_lines, run_extension, with_record
 
 # The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
-QUICK_START = """
-import json, os
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
-
+QUICK_START = with_record("""
 def activate(pi):
     pi.set_label("Safety + Utilities")
 
@@ -58,19 +51,7 @@ def activate(pi):
     pi.register_shortcut("ctrl+shift+h", {"description": "Say hi", "handler": lambda ctx: None})
     pi.register_flag("plan", {"description": "Start in plan mode", "type": "boolean", "default": False})
     pi.on("session_start", lambda event, ctx: record(flag=pi.get_flag("plan")))
-"""
-
-
-def _run(pi_env: Any, tmp_path: Path, code: str, turns: list[dict[str, Any]], *args: str) -> Any:
-    ext = tmp_path / "ext.py"
-    ext.write_text(code)
-    log = tmp_path / "log.jsonl"
-    env = pi_env(turns)
-    done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", *args, env={"PIKO_TEST_LOG": str(log)}
-    )
-    rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return env, done, rows
+""")
 
 
 def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any, tmp_path: Path) -> None:
@@ -78,7 +59,7 @@ def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any
         {"blocks": [{"tool_call": {"name": "hello_extension", "arguments": {"name": "Ada"}}}]},
         {"blocks": [{"text": "done"}]},
     ]
-    env, done, rows = _run(pi_env, tmp_path, QUICK_START, turns, "--mode", "json", "greet Ada")
+    env, done, rows = run_extension(pi_env, tmp_path, QUICK_START, turns, "--mode", "json", "greet Ada")
     assert done.returncode == 0, done.stderr
     assert "failed to load" not in done.stderr
     assert "hello_extension" in env.tool_names(0)
@@ -95,14 +76,14 @@ def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any
 
 
 def test_quick_start_command_object_runs_its_handler(pi_env: Any, tmp_path: Path) -> None:
-    env, done, rows = _run(pi_env, tmp_path, QUICK_START, [], "-p", "/hello-ext some args")
+    env, done, rows = run_extension(pi_env, tmp_path, QUICK_START, [], "-p", "/hello-ext some args")
     assert done.returncode == 0, done.stderr
     assert {"command": "hello-ext", "args": "some args", "pending": False} in rows
     assert env.server.requests == []  # the command ran; its options never reached the model
 
 
 def test_flag_object_form_reads_the_command_line(pi_env: Any, tmp_path: Path) -> None:
-    _env, done, rows = _run(pi_env, tmp_path, QUICK_START, [], "--plan", "-p", "/hello-ext")
+    _env, done, rows = run_extension(pi_env, tmp_path, QUICK_START, [], "--plan", "-p", "/hello-ext")
     assert done.returncode == 0, done.stderr
     assert {"flag": True} in rows
 
@@ -134,7 +115,7 @@ def activate(pi):
     pi.register_tool({"name": "secret", "description": "d", "execute": lambda *a: "ok", "hidden": True})
     pi.register_tool({"name": "later", "description": "d", "execute": lambda *a: "ok", "defaultInactive": True})
 """
-    env, done, _rows = _run(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    env, done, _rows = run_extension(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
     assert done.returncode == 0, done.stderr
     names = env.tool_names(0)
     assert "shown" in names and "secret" not in names and "later" not in names
@@ -148,7 +129,7 @@ def activate(pi):
     pi.on("some_future_event", lambda event, ctx: None)
     pi.on("agent_end", lambda event, ctx: open(os.environ["PIKO_TEST_LOG"], "a").write(json.dumps({"end": 1}) + "\\n"))
 """
-    _env, done, rows = _run(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    _env, done, rows = run_extension(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
     assert done.returncode == 0, done.stderr
     assert done.stderr.count("some_future_event") == 1
     assert rows == [{"end": 1}]
@@ -164,14 +145,7 @@ def test_omp_branch_event_names_reach_the_fork_events() -> None:
 
 
 # "Session and state patterns" and "Session-entry roles" of the reference, in Python.
-BRANCH_WALKER = """
-import json, os
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
-
+BRANCH_WALKER = with_record("""
 def activate(pi):
     def on_result(event, ctx):
         texts = [block.text for block in event.content if block.type == "text"]
@@ -196,7 +170,7 @@ def activate(pi):
                     seen.append((message.role,))
         record(seen=seen)
     pi.on("agent_end", walk)
-"""
+""")
 
 
 def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_path: Path) -> None:
@@ -204,7 +178,7 @@ def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_pa
         {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]},
         {"blocks": [{"text": "done"}]},
     ]
-    _env, done, rows = _run(pi_env, tmp_path, BRANCH_WALKER, turns, "-p", "go")
+    _env, done, rows = run_extension(pi_env, tmp_path, BRANCH_WALKER, turns, "-p", "go")
     assert done.returncode == 0, done.stderr
     assert {"result_texts": ["hi\n"], "keyed": ["hi\n"]} in rows
     seen = next(row["seen"] for row in rows if "seen" in row)
@@ -239,13 +213,8 @@ def test_every_ui_method_of_the_reference_is_inert_in_print_and_json_modes(
 
 
 # "Handler context": ctx.agent, ctx.models, is_project_trusted, run_ephemeral_turn, managed timers.
-CONTEXT_APIS = """
-import asyncio, json, os
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
+CONTEXT_APIS = with_record("""
+import asyncio
 
 def activate(pi):
     pi.on("extension_error", lambda event, ctx: record(error_event=event.event, error=event.error))
@@ -276,12 +245,12 @@ def activate(pi):
         record(timers_before_shutdown=len(ctx.app.extension_timers))
 
     pi.register_command("probe", {"description": "ctx APIs", "handler": probe})
-"""
+""")
 
 
 def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: Path) -> None:
     turns = [{"blocks": [{"text": "the side answer"}]}]
-    env, done, rows = _run(pi_env, tmp_path, CONTEXT_APIS, turns, "-p", "/probe")
+    env, done, rows = run_extension(pi_env, tmp_path, CONTEXT_APIS, turns, "-p", "/probe")
     assert done.returncode == 0, done.stderr
     facts = {k: v for row in rows for k, v in row.items()}
     assert facts["agent"] == ["main", 0] and facts["trusted"] is True  # nothing in the project to protect
@@ -332,7 +301,9 @@ def test_every_event_of_the_reference_is_subscribable_and_settled_and_info_fire(
     pi_env: Any, tmp_path: Path
 ) -> None:
     names = [name.removeprefix("piko_") for name in DECLARED_FOR_SUBSCRIPTION]
-    _env, done, rows = _run(pi_env, tmp_path, SUBSCRIBER % names, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    _env, done, rows = run_extension(
+        pi_env, tmp_path, SUBSCRIBER % names, [{"blocks": [{"text": "ok"}]}], "-p", "hi"
+    )
     assert done.returncode == 0, done.stderr
     assert "no such event" not in done.stderr
     fired = [row["event"] for row in rows]
@@ -356,7 +327,9 @@ def activate(pi):
 
 
 def test_a_message_sent_by_an_input_handler_does_not_come_back_to_it(pi_env: Any, tmp_path: Path) -> None:
-    env, done, rows = _run(pi_env, tmp_path, REDIRECTING_INPUT, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    env, done, rows = run_extension(
+        pi_env, tmp_path, REDIRECTING_INPUT, [{"blocks": [{"text": "ok"}]}], "-p", "hi"
+    )
     assert done.returncode == 0, done.stderr
     assert rows == [{"input": "hi", "source": "interactive"}]
     assert env.user_texts(0)[-1] == "[tagged] hi"
@@ -376,13 +349,17 @@ def activate(pi):
 def test_send_message_text_keeps_its_content_and_options_objects_are_read(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    env, done, _rows = _run(pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/note hello")
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/note hello"
+    )
     assert done.returncode == 0, done.stderr
     assert "plain text hello" in json.dumps(env.server.requests[0]["body"]["messages"])
 
 
 def test_an_aside_sent_while_idle_starts_a_turn(pi_env: Any, tmp_path: Path) -> None:
-    env, done, _rows = _run(pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/aside now")
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/aside now"
+    )
     assert done.returncode == 0, done.stderr
     assert len(env.server.requests) == 1
     assert "aside now" in json.dumps(env.server.requests[0]["body"]["messages"])
@@ -408,7 +385,7 @@ def test_additional_context_reaches_the_next_request_after_the_results(pi_env: A
                     {"tool_call": {"name": "lookup", "arguments": {}}}]},
         {"blocks": [{"text": "done"}]},
     ]  # fmt: skip
-    env, done, _rows = _run(pi_env, tmp_path, PASSIVE_CONTEXT, turns, "--mode", "json", "go")
+    env, done, _rows = run_extension(pi_env, tmp_path, PASSIVE_CONTEXT, turns, "--mode", "json", "go")
     assert done.returncode == 0, done.stderr
     ends = [e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end"]
     assert [e["isError"] for e in ends] == [False, False]  # additionalContext does not block
@@ -453,7 +430,7 @@ def test_tools_registered_in_session_start_are_active_and_display_registrations_
         {"blocks": [{"tool_call": {"name": "late_tool", "arguments": {}}}]},
         {"blocks": [{"text": "ok"}]},
     ]
-    env, done, rows = _run(pi_env, tmp_path, LATE_AND_DISPLAY, turns, "--mode", "json", "go")
+    env, done, rows = run_extension(pi_env, tmp_path, LATE_AND_DISPLAY, turns, "--mode", "json", "go")
     assert done.returncode == 0, done.stderr
     assert "failed to load" not in done.stderr
     assert "late_tool" in env.tool_names(0)
@@ -514,6 +491,6 @@ def activate(pi):
 
 
 def test_compact_options_object_calls_its_callbacks(pi_env: Any, tmp_path: Path) -> None:
-    _env, done, rows = _run(pi_env, tmp_path, COMPACT_CALLBACKS, [], "-p", "/compact-now")
+    _env, done, rows = run_extension(pi_env, tmp_path, COMPACT_CALLBACKS, [], "-p", "/compact-now")
     assert done.returncode == 0, done.stderr
     assert len(rows) == 1 and "error" in rows[0] and rows[0]["error"]  # nothing to compact yet

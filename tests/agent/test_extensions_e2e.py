@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines, run_logging_extension
+from agent_harness import json_lines, run_extension, run_logging_extension, with_record
 
 RECORDER = """
 import json, os
@@ -229,27 +229,20 @@ def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     assert (env.work / "notes.txt").read_text() == "hello world\n2nd line\n"
 
 
-RUNTIME_ACTIONS = """
-import json, os
+RUNTIME_ACTIONS = with_record("""
 from piko import ToolResult, TextContent
-
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def log(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
 
 def activate(pi):
     try:
         pi.send_message({"custom_type": "early", "content": "x"})
     except Exception as exc:
-        log(load_error=type(exc).__name__, message=str(exc))
+        record(load_error=type(exc).__name__, message=str(exc))
 
     def on_start(event, ctx):
         pi.set_session_name("named by extension")
         pi.append_entry("com.example.state", {"count": 1})
         pi.set_active_tools(["read", "note"])
-        log(active=pi.get_active_tools(), all=sorted(t["name"] for t in pi.get_all_tools()),
+        record(active=pi.get_active_tools(), all=sorted(t["name"] for t in pi.get_all_tools()),
             thinking=pi.get_thinking_level(), name=pi.get_session_name(), cwd=ctx.cwd,
             idle=ctx.is_idle(), pending=ctx.has_pending_messages(), has_ui=ctx.has_ui,
             prompt_has_note="note" in ctx.get_system_prompt())
@@ -259,7 +252,7 @@ def activate(pi):
         pi.send_message({"custom_type": "note", "content": "remember: " + params["text"], "display": True},
                         deliver_as="nextTurn")
         usage = ctx.get_context_usage()
-        log(usage_keys=sorted(usage) if usage else None, entries=len(ctx.session_manager.get_entries()))
+        record(usage_keys=sorted(usage) if usage else None, entries=len(ctx.session_manager.get_entries()))
         return ToolResult(content=[TextContent(text="noted")])
 
     pi.register_tool(name="note", label="Note", description="Take a note",
@@ -267,25 +260,21 @@ def activate(pi):
                      execute=note)
 
     def on_end(event, ctx):
-        log(ended=True)
+        record(ended=True)
     pi.on("agent_end", on_end)
-"""
+""")
 
 
 def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "actions.py"
-    ext.write_text(RUNTIME_ACTIONS)
-    log = tmp_path / "log.jsonl"
     turns = [
         {"blocks": [{"tool_call": {"name": "note", "arguments": {"text": "buy milk"}}}]},
         {"blocks": [{"text": "done"}]},
         {"blocks": [{"text": "second answer"}]},
     ]
-    env = pi_env(turns)
-    done = env.run("-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "take a note", "and again",
-                   env={"PIKO_TEST_LOG": str(log)})  # fmt: skip
+    env, done, records = run_extension(
+        pi_env, tmp_path, RUNTIME_ACTIONS, turns, "-p", "take a note", "and again", name="actions.py"
+    )
     assert done.returncode == 0, done.stderr
-    records = [json.loads(line) for line in log.read_text().splitlines()]
     assert records[0]["load_error"] == "ExtensionRuntimeNotInitializedError"
     assert "while the extension loads" in records[0]["message"]
     start = records[1]

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,22 +26,32 @@ def activate(pi):
 """
 
 
+def _signal_once(
+    process: subprocess.Popen[str], name: str, ready: Callable[[], bool], what: str, timeout: float = 20
+) -> tuple[str, str]:
+    """Once ``ready()`` (within 30 s), send ``process`` the signal ``name``; its stdout and stderr
+    when it has ended (killed if it has not within ``timeout``)."""
+    try:
+        deadline = time.monotonic() + 30
+        while not ready() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert ready(), f"never: {what}"
+        process.send_signal(getattr(signal, name))
+        return process.communicate(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 @pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])
 def test_a_signal_mid_answer_shuts_the_session_down(pi_env: Any, name: str, code: int) -> None:
     env = pi_env([{"blocks": [{"text": "a slow answer"}], "stall_s": 30}])
     extension = env.write("shutdown_ext.py", EXTENSION)
     log = env.work / "events.log"
     process = env.start("-p", "-e", str(extension), *MOCK, "hello", env={"PIKO_TEST_LOG": str(log)})
-    try:
-        deadline = time.monotonic() + 30
-        while not env.server.requests and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert env.server.requests, "the request never reached the server"
-        process.send_signal(getattr(signal, name))
-        stdout, _stderr = process.communicate(timeout=20)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    stdout, _stderr = _signal_once(
+        process, name, lambda: bool(env.server.requests), "the request reached the server"
+    )
     assert process.returncode == code
     assert stdout == "" and "Traceback" not in _stderr  # no answer is printed, no traceback
     assert log.read_text() == "session_shutdown\n"
@@ -67,15 +79,8 @@ def test_a_signal_ends_the_run_although_a_tool_ignores_the_abort(
     process = env.start(
         "-p", "-e", str(extension), "-e", STUBBORN, *MOCK, "run it", env={"PIKO_TEST_LOG": str(log)}
     )
-    try:
-        deadline = time.monotonic() + 30
-        while not (env.work / "tool-started.txt").exists() and time.monotonic() < deadline:
-            time.sleep(0.02)
-        process.send_signal(getattr(signal, name))
-        stdout, stderr = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
+    started = env.work / "tool-started.txt"
+    stdout, stderr = _signal_once(process, name, started.exists, "the tool started", timeout=60)
     assert process.returncode == code
     assert stdout == "" and "Traceback" not in stderr
     assert "ignored the abort" in stderr

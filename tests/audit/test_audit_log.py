@@ -10,9 +10,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
-from support.pi_dirs import make_pi_dirs
-
-from piko.testing import hermetic_environment
+from support.pi_runs import run_in_pi_dirs
 
 PI = str(Path(sys.executable).with_name("pi"))
 PLANTED = "sk-ant-api03-plantedaudit0123456789abcdef"
@@ -26,17 +24,7 @@ def run_pi(
     tmp_path: Path, turns: list[Any], *args: str, **env: str
 ) -> tuple[subprocess.CompletedProcess[str], Path]:
     with LLMServer(turns) as server:
-        home, work = make_pi_dirs(tmp_path, server)
-        full = hermetic_environment()
-        full.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
-        )
-        full.update(env)
-        done = subprocess.run(
-            [PI, "--provider", "mock", "--model", "mock-1", "--no-session", *args],
-            cwd=work, env=full, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
-    return done, work
+        return run_in_pi_dirs(tmp_path, server, *args, env=env)
 
 
 def lines(path: Path) -> list[dict[str, Any]]:
@@ -95,15 +83,8 @@ def test_a_required_log_that_cannot_be_written_blocks_tools(tmp_path: Path) -> N
     log = blocker / "audit.jsonl"
     turns = [bash_call("echo ran > proof.txt"), {"blocks": [{"text": "could not"}]}]
     with LLMServer(turns) as server:
-        home, work = make_pi_dirs(settings, server, settings={"audit": {"path": str(log), "required": True}})
-        env = hermetic_environment()
-        env.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
-        )
-        done = subprocess.run(
-            [PI, "--provider", "mock", "--model", "mock-1", "--no-session", "--mode", "json", "go"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        audit = {"audit": {"path": str(log), "required": True}}
+        done, work = run_in_pi_dirs(settings, server, "--mode", "json", "go", settings=audit)
         results = [json.loads(line) for line in done.stdout.splitlines()]
     assert done.returncode == 0, done.stderr
     end = next(r for r in results if r.get("type") == "tool_execution_end")

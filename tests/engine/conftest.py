@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.clean_env import clean_environment
+from support.world import World
 
 from piko.plugins.providers.faux import wire as faux
 
@@ -42,15 +43,19 @@ MODELS = {
 }
 
 
-class Rig:
-    """One test's agent dir and project, and the sessions made on them."""
+class Rig(World):
+    """One test's agent dir and project (a :class:`~support.world.World`), and the sessions made on them."""
 
     def __init__(self, root: Path, agent_dir: Path) -> None:
-        self.root = root
-        self.agent_dir = agent_dir
-        self.project = root / "project"
-        self.project.mkdir(exist_ok=True)
+        super().__init__(root, agent_dir)
         self.events: list[Any] = []
+
+    def write_prompt_template(self, name: str, text: str) -> Path:
+        """The user's prompt template ``/name`` (``prompts/NAME.md`` in the agent dir)."""
+        path = self.agent_dir / "prompts" / f"{name}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path
 
     def write_extension(self, name: str, source: str) -> Path:
         path = self.root / "extensions" / f"{name}.py"

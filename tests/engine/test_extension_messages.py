@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from piko.data.messages import CustomMessage, ImageContent, TextContent, UserMessage, text_of
+from support.faux_answers import Held, recording
+
+from piko.data.messages import CustomMessage, ImageContent, TextContent, text_of
 from piko.engine.extension_messages import custom_message_from
-
-
-def _user_texts(context: Any) -> list[str]:
-    return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
 
 
 def test_an_idle_custom_message_joins_the_conversation_without_a_turn(rig, run) -> None:
@@ -38,7 +36,7 @@ def test_a_custom_message_may_start_a_turn(rig, run) -> None:
     seen: list[list[str]] = []
 
     async def scenario() -> Any:
-        session = await rig.session([lambda c, o, s, m: seen.append(_user_texts(c)) or "on it"])
+        session = await rig.session([recording(seen, "on it")])
         await session.send_custom_message({"content": "tests failed: fix them"}, trigger_turn=True)
         return session
 
@@ -48,27 +46,18 @@ def test_a_custom_message_may_start_a_turn(rig, run) -> None:
 
 
 def test_while_streaming_custom_messages_steer_or_follow_up(rig, run) -> None:
-    gate = asyncio.Event()
     seen: list[list[str]] = []
-
-    async def held(context: Any, options: Any, state: Any, model: Any) -> Any:
-        seen.append(_user_texts(context))
-        await gate.wait()
-        return {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "missing.txt"}}}]}
-
-    def reply(context: Any, options: Any, state: Any, model: Any) -> str:
-        seen.append(_user_texts(context))
-        return "ok"
+    held = Held({"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "missing.txt"}}}]}, seen)
 
     async def scenario() -> None:
-        session = await rig.session([held, reply, reply])
+        session = await rig.session([held, recording(seen), recording(seen)])
         task = asyncio.ensure_future(session.prompt("start"))
         while not seen:  # the first request is out: the run is streaming
             await asyncio.sleep(0.001)
         await session.send_custom_message({"content": "later"}, deliver_as="followUp")
         await session.send_custom_message({"content": "now"})  # steer, while streaming
         assert session.queues.pending_count == 0  # not shown as queued user messages
-        gate.set()
+        held.gate.set()
         await task
 
     run(scenario())
@@ -76,9 +65,7 @@ def test_while_streaming_custom_messages_steer_or_follow_up(rig, run) -> None:
 
 
 def test_user_messages_from_extensions_skip_expansion_and_carry_images(rig, run) -> None:
-    prompts = rig.agent_dir / "prompts"
-    prompts.mkdir()
-    (prompts / "review.md").write_text("Review $1.\n")
+    rig.write_prompt_template("review", "Review $1.\n")
     seen: list[Any] = []
 
     async def scenario() -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.faux_answers import recording
 
 from piko.data.messages import ImageContent, Model, TextContent, ToolResultMessage, UserMessage, text_of
 from piko.engine.llm_messages import IMAGES_BLOCKED
@@ -34,10 +35,6 @@ def activate(pi):
     pi.on("tool_call", gate)
     pi.on("tool_result", patch)
 """
-
-
-def _user_texts(context: Any) -> list[str]:
-    return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
 
 
 def _read(path: str) -> dict[str, Any]:
@@ -75,9 +72,7 @@ def test_context_handlers_change_what_the_model_sees_not_the_conversation(rig, r
     seen: list[list[str]] = []
 
     async def scenario() -> Any:
-        session = await rig.session(
-            [lambda c, o, s, m: seen.append(_user_texts(c)) or "ok"], extensions=[ext]
-        )
+        session = await rig.session([recording(seen)], extensions=[ext])
         await session.prompt("the question")
         return session
 

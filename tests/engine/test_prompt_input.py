@@ -6,8 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
+from support.faux_answers import recording, user_texts
 
-from piko.data.messages import UserMessage, text_of
 from piko.lib.abort import AbortError
 
 COMMANDS = """
@@ -49,21 +49,13 @@ def activate(pi):
 """
 
 
-def _user_texts(context: Any) -> list[str]:
-    return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
-
-
-def _recording(seen: list[Any], what: Any = _user_texts) -> Any:
-    return lambda context, options, state, model: seen.append(what(context)) or "ok"
-
-
 def test_an_extension_command_runs_and_its_text_is_prompted(rig, run) -> None:
     ext = rig.write_extension("commands", COMMANDS)
     seen: list[Any] = []
     errors: list[Any] = []
 
     async def scenario() -> Any:
-        session = await rig.session([_recording(seen)], extensions=[ext])
+        session = await rig.session([recording(seen)], extensions=[ext])
         session.app.dispatcher.error_listeners.append(errors.append)
         await session.prompt("/greet Ada")
         await session.prompt("/broken now")
@@ -96,7 +88,7 @@ def test_input_handlers_transform_or_take_the_prompt(rig, run) -> None:
     seen: list[Any] = []
 
     async def scenario() -> None:
-        session = await rig.session([_recording(seen)], extensions=[ext])
+        session = await rig.session([recording(seen)], extensions=[ext])
         await session.prompt("skip me")
         await session.prompt("empty me")
         await session.prompt("hello there")
@@ -106,13 +98,11 @@ def test_input_handlers_transform_or_take_the_prompt(rig, run) -> None:
 
 
 def test_prompt_templates_expand_and_unknown_names_pass_through(rig, run) -> None:
-    prompts = rig.agent_dir / "prompts"
-    prompts.mkdir()
-    (prompts / "review.md").write_text("Review $1 carefully.\n")
+    rig.write_prompt_template("review", "Review $1 carefully.\n")
     seen: list[Any] = []
 
     async def scenario() -> None:
-        session = await rig.session([_recording(seen), _recording(seen)])
+        session = await rig.session([recording(seen), recording(seen)])
         await session.prompt("/review parser.py")
         await session.prompt("/nothing here")
 
@@ -128,7 +118,7 @@ def test_before_agent_start_adds_messages_and_replaces_the_system_prompt_for_one
 
     def reply(context: Any, options: Any, state: Any, model: Any) -> str:
         prompts.append(context.system_prompt)
-        texts.append(_user_texts(context))
+        texts.append(user_texts(context))
         return "ok"
 
     async def scenario() -> Any:

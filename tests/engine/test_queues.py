@@ -5,12 +5,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from piko.data.messages import CustomMessage, UserMessage, text_of
+from support.faux_answers import Held, recording, user_texts
+
+from piko.data.messages import CustomMessage
 from piko.engine.queues import ClearedQueue
-
-
-def _texts(context: Any) -> list[str]:
-    return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
 
 
 async def _streaming(session: Any, calls: list[Any], prompt: str = "start") -> asyncio.Task[None]:
@@ -26,27 +24,15 @@ async def _streaming(session: Any, calls: list[Any], prompt: str = "start") -> a
 
 def test_steering_reaches_the_next_model_call_and_follow_ups_come_after(rig, run) -> None:
     seen: list[list[str]] = []
-    gate = asyncio.Event()
-
-    async def held(context: Any, options: Any, state: Any, model: Any) -> Any:
-        seen.append(_texts(context))
-        await gate.wait()
-        return {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "missing.txt"}}}]}
-
-    def answer(text: str) -> Any:
-        def reply(context: Any, options: Any, state: Any, model: Any) -> str:
-            seen.append(_texts(context))
-            return text
-
-        return reply
+    held = Held({"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "missing.txt"}}}]}, seen)
 
     async def scenario() -> Any:
-        session = await rig.session([held, answer("read it"), answer("summarized")])
+        session = await rig.session([held, recording(seen, "read it"), recording(seen, "summarized")])
         task = await _streaming(session, seen)
         await session.steer("look at b too")
         await session.follow_up("then summarize")
         pending = session.queues.pending_count
-        gate.set()
+        held.gate.set()
         await task
         return session, pending
 
@@ -68,13 +54,8 @@ def test_steering_reaches_the_next_model_call_and_follow_ups_come_after(rig, run
 
 
 def test_clear_returns_what_was_queued_and_nothing_is_delivered(rig, run) -> None:
-    gate = asyncio.Event()
     calls: list[list[str]] = []
-
-    async def held(context: Any, options: Any, state: Any, model: Any) -> str:
-        calls.append(_texts(context))
-        await gate.wait()
-        return "done"
+    held = Held("done", calls)
 
     async def scenario() -> tuple[ClearedQueue, int]:
         session = await rig.session([held])
@@ -85,7 +66,7 @@ def test_clear_returns_what_was_queued_and_nothing_is_delivered(rig, run) -> Non
         before = len(rig.of_type("queue_update"))
         cleared = session.queues.clear()
         told_at_once = len(rig.of_type("queue_update")) - before
-        gate.set()
+        held.gate.set()
         await task
         return cleared, told_at_once
 
@@ -99,7 +80,7 @@ def test_next_turn_messages_wait_for_the_next_prompt_and_go_once(rig, run) -> No
     seen: list[list[str]] = []
 
     def reply(context: Any, options: Any, state: Any, model: Any) -> str:
-        seen.append(_texts(context))  # a custom message reaches the model as a user message
+        seen.append(user_texts(context))  # a custom message reaches the model as a user message
         return "ok"
 
     async def scenario() -> Any:

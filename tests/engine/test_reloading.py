@@ -28,9 +28,7 @@ def test_reload_reads_resources_again_and_tells_extensions(rig, run) -> None:
     async def scenario() -> Any:
         session = await rig.session([], extensions=[ext])
         before = len(session.resources.prompt_templates)
-        prompts = rig.agent_dir / "prompts"
-        prompts.mkdir()
-        (prompts / "review.md").write_text("Review $1.\n")
+        rig.write_prompt_template("review", "Review $1.\n")
         return session, before, await session.reload()
 
     session, before, summary = run(scenario())

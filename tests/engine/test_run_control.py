@@ -4,13 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from support.faux_answers import user_texts
+
 from piko.data.messages import AssistantMessage, UserMessage, text_of
 from piko.engine.loop import now_ms
 from piko.engine.run_control import RunControl
-
-
-def _user_texts(context: Any) -> list[str]:
-    return [text_of(m.content) for m in context.messages if isinstance(m, UserMessage)]
 
 
 async def _run(session: Any, decide: Any, text: str = "go") -> RunControl:
@@ -32,7 +30,7 @@ def test_a_compaction_that_asks_for_a_retry_sends_the_request_again(rig, run) ->
     checks: list[tuple[str | None, bool]] = []
 
     def reply(context: Any, options: Any, state: Any, model: Any) -> str:
-        seen.append(_user_texts(context))
+        seen.append(user_texts(context))
         return "fits"
 
     async def scenario() -> Any:
@@ -59,7 +57,7 @@ def test_messages_queued_while_compacting_are_delivered_at_once(rig, run) -> Non
     seen: list[list[str]] = []
 
     def reply(context: Any, options: Any, state: Any, model: Any) -> str:
-        seen.append(_user_texts(context))
+        seen.append(user_texts(context))
         return "ok"
 
     async def scenario() -> None:

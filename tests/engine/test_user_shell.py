@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from support.faux_answers import Held
+
 from piko.data.messages import BashExecutionMessage, UserMessage, text_of
 from piko.engine.user_shell import NO_SHELL
 
@@ -58,11 +60,7 @@ def test_an_excluded_command_is_kept_out_of_the_model_context(rig, run) -> None:
 
 
 def test_a_result_during_a_turn_waits_for_the_next_prompt(rig, run) -> None:
-    gate = asyncio.Event()
-
-    async def held(context: Any, options: Any, state: Any, model: Any) -> str:
-        await gate.wait()
-        return "first answer"
+    held = Held("first answer")
 
     async def scenario() -> Any:
         session = await rig.session([held, "second answer"])
@@ -71,7 +69,7 @@ def test_a_result_during_a_turn_waits_for_the_next_prompt(rig, run) -> None:
             await asyncio.sleep(0.001)
         await session.shell.execute("echo during")
         during = [type(m).__name__ for m in session.messages]
-        gate.set()
+        held.gate.set()
         await task
         after_run = [type(m).__name__ for m in session.messages]
         await session.prompt("second")

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import attrs
+import pytest
 
 SAMPLE = int(os.environ.get("PIKO_BATTERY_SAMPLE", "0") or 0) or None
 """Override the CI-sized sample (tries per case in the default run) from the environment."""
+
+
+both_sizes = pytest.mark.parametrize(
+    "slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)]
+)
+"""A battery test's two runs, through its ``slow`` argument: the CI-sized sample by default, the
+full size under ``-m slow``."""
 
 
 def tries(default: int, full: int, *, slow: bool) -> int:
@@ -26,6 +35,12 @@ class Tally:
     failures: int = 0
     lost: int = 0
     reasons: list[str] = attrs.field(factory=list)
+
+    def attempts(self, count: int) -> Iterator[int]:
+        """``range(count)``, each attempt counted in :attr:`tries` as it starts."""
+        for attempt in range(count):
+            self.tries += 1
+            yield attempt
 
     def fail(self, reason: str) -> None:
         self.failures += 1

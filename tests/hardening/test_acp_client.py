@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import acp
-import pytest
 from acp import schema
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from support.acp_client import RecordingClient, acp_agent
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
@@ -77,7 +76,7 @@ def _command(rng: random.Random) -> tuple[str, int, str]:
     return f"{body}echo {last}{stream}; exit {code}", code, last
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_acp_config_options_and_client_terminals(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(22)
     config_case = battery.case("acp set_config_option fuzz")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from data_harness import MOCK, PiEnv, make_env, rpc_process
 from support.llm_server import LLMServer
 
@@ -92,7 +92,7 @@ def _check_run(env: PiEnv, flags: list[str], default_tools: list[str] | None, in
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
     case = battery.case("cli-tool-lists")
@@ -112,7 +112,7 @@ def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """A chain of ``-c`` runs, some changing the tools: each run declares what the last change
     chose, and no message is lost from the session file."""
@@ -144,7 +144,7 @@ def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Pa
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_rpc_bash_streams_every_byte(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """Random output (sizes, newlines, UTF-8, pauses) from RPC ``bash``: the streamed deltas join
     to the response's output, byte for byte, and carry the command's id."""

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from data_harness import PI, PiEnv, make_env
 
 WRITER = """
@@ -35,7 +35,7 @@ def _providers(env: PiEnv, logins: int) -> None:
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_concurrent_writers_keep_every_key(battery: Battery, tmp_path: Path, slow: bool) -> None:
     logins = tries(6, 50, slow=slow)
     writers = tries(6, 50, slow=slow)

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from data_harness import MOCK, make_env, unpaired_tool_results
 from support.llm_server import LLMServer
 
@@ -218,13 +218,12 @@ def _one_try(tmp: Path, tally: Tally, kind: Callable[..., Damage], rng: random.R
 
 
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_each_corrupt_file_loads_or_is_refused_and_says_what_it_left_out(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
     rng = random.Random(7 + int(slow))
     for kind in KINDS:
         tally = battery.case(f"corrupt session: {kind.__name__.replace('_', ' ')}")
-        for n in range(tries(1, 8, slow=slow)):
-            tally.tries += 1
+        for n in tally.attempts(tries(1, 8, slow=slow)):
             _one_try(tmp_path / f"{kind.__name__}-{n}", tally, kind, rng)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from data_harness import MOCK, PiEnv, make_env, read_lines, rpc_process, unpaired_tool_results
 from support.llm_server import LLMServer
 
@@ -128,7 +128,7 @@ def _one_try(tmp: Path, tally: Tally, mode: str, phase: str, rng: random.Random)
 
 
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_kill_9_loses_no_entry_and_the_session_continues(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
@@ -138,8 +138,7 @@ def test_kill_9_loses_no_entry_and_the_session_continues(
             tally = battery.case(
                 f"kill -9 during {'streaming' if phase == 'stream' else 'a tool call'} ({mode})"
             )
-            for n in range(tries(1, 15, slow=slow)):
-                tally.tries += 1
+            for n in tally.attempts(tries(1, 15, slow=slow)):
                 try:
                     _one_try(tmp_path / f"{mode}-{phase}-{n}", tally, mode, phase, rng)
                 except (subprocess.TimeoutExpired, OSError) as exc:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from data_harness import MOCK, PiEnv, make_env, read_lines, rpc_process
 from support.llm_server import LLMServer
 
@@ -121,15 +121,14 @@ def _until_settled(process: Any, timeout: float) -> bool:
 
 
 @pytest.mark.timeout(3600)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_each_fault_ends_in_a_retried_success_or_one_clear_error(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
     for name, (turns, succeed) in FAULTS.items():
         for mode, run in (("print", _print_run), ("rpc", _rpc_run)):
             tally = battery.case(f"provider fault: {name} ({mode})")
-            for n in range(tries(1, 5, slow=slow)):
-                tally.tries += 1
+            for n in tally.attempts(tries(1, 5, slow=slow)):
                 with LLMServer(json.loads(json.dumps(turns))) as server:
                     env = make_env(tmp_path / f"{name}-{mode}-{n}".replace(" ", "-"), server, SETTINGS)
                     if name == "connection refused":

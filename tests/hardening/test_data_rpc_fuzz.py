@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from data_harness import MOCK, RpcProcess, make_env, rpc_process
 from support.llm_server import LLMServer
 
@@ -185,7 +185,7 @@ def _fuzz(battery: Battery, process: RpcProcess, kind: str, count: int, seed: in
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_every_malformed_line_is_answered_and_pi_keeps_serving(
     battery: Battery, served: RpcProcess, slow: bool
 ) -> None:

@@ -18,7 +18,7 @@ import random
 from pathlib import Path
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from support.clean_env import boot_app, clean_environment
 
 from piko.engine.stop_hook import MAX_CONTINUATIONS, NO_REASON, StopHook
@@ -106,13 +106,12 @@ def _try(root: Path, rng: random.Random, tally: Tally) -> None:
         tally.fail(f"{hook.continuations} advisory continuations granted")
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_stop_hook_follows_its_rules(
     battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
 ) -> None:
     clean_environment(monkeypatch, tmp_path)
     rng = random.Random(1616)
     tally = battery.case("ext2 session_stop: advice, refusals, broken handlers")
-    for attempt in range(tries(15, 300, slow=slow)):
-        tally.tries += 1
+    for attempt in tally.attempts(tries(15, 300, slow=slow)):
         _try(tmp_path / f"try{attempt}", rng, tally)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from support.clean_env import boot_app, clean_environment
 
 from piko.lib.text import camel
@@ -120,13 +120,12 @@ def _try(root: Path, rng: random.Random, tally: Tally) -> None:
             tally.fail(f"tool {tool['name']}: description {definition.description!r}")
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_registration_shapes_always_load(
     battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
 ) -> None:
     clean_environment(monkeypatch, tmp_path)
     rng = random.Random(16)
     tally = battery.case("ext registration shapes: option objects, unknown keys and events")
-    for attempt in range(tries(12, 200, slow=slow)):
-        tally.tries += 1
+    for attempt in tally.attempts(tries(12, 200, slow=slow)):
         _try(tmp_path / f"try{attempt}", rng, tally)

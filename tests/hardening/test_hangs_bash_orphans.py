@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from hangs_support import (
     ANSWER_BOUND,
     pids_with,
@@ -141,7 +141,7 @@ def _abort_bash_round(root: Path, battery: Battery, tallies: dict[str, Tally]) -
         process.close(timeout=ANSWER_BOUND)
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 @pytest.mark.parametrize("how", ["timeout", "abort", "abort_bash"])
 def test_no_child_survives_a_timeout_or_an_abort(
     battery: Battery, tmp_path: Path, how: str, slow: bool
@@ -152,15 +152,14 @@ def test_no_child_survives_a_timeout_or_an_abort(
         run_round(tmp_path / f"{how}-{round_index}", battery, tallies)
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_print_mode_leaves_no_child_after_a_bash_timeout(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
     names = list(SCENARIOS) if slow else ["own process group", "own session"]
     for name in names:
         tally = battery.case(f"hangs bash orphans: pi -p {name} (timeout)")
-        for attempt in range(tries(1, 2, slow=slow)):
-            tally.tries += 1
+        for attempt in tally.attempts(tries(1, 2, slow=slow)):
             marker = _marker()
             call = tool_turn("bash", {"command": SCENARIOS[name].format(m=marker), "timeout": 0.5})
             root = tmp_path / f"print-{len(tally.case)}-{attempt}-{marker}"

@@ -12,8 +12,7 @@ import time
 from itertools import product
 from pathlib import Path
 
-import pytest
-from battery import Battery, Tally, tries
+from battery import Battery, Tally, both_sizes, tries
 from hangs_support import (
     ANSWER_BOUND,
     CHAOS_EXTENSION,
@@ -122,7 +121,7 @@ def _combos(slow: bool) -> list[tuple[str, str]]:
     return list(product(EVENTS, MODES)) if slow else SAMPLE
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_rpc_keeps_answering_and_aborting_whatever_a_handler_does(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
@@ -130,16 +129,14 @@ def test_rpc_keeps_answering_and_aborting_whatever_a_handler_does(
         for abort in (False, True) if mode in HANGS else (False,):
             how = "abort" if abort else "budget"
             tally = battery.case(f"hangs chaos rpc: {event} {mode} ({how})")
-            for attempt in range(tries(1, 2, slow=slow)):
-                tally.tries += 1
+            for attempt in tally.attempts(tries(1, 2, slow=slow)):
                 _rpc_try(tmp_path / f"{event}-{mode}-{how}-{attempt}", event, mode, abort, tally)
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_print_mode_answers_whatever_a_handler_does(battery: Battery, tmp_path: Path, slow: bool) -> None:
     combos: list[tuple[str, str]] = _combos(slow) if slow else SAMPLE[:4]
     for event, mode in combos:
         tally = battery.case(f"hangs chaos pi -p: {event} {mode}")
-        for attempt in range(tries(1, 2, slow=slow)):
-            tally.tries += 1
+        for attempt in tally.attempts(tries(1, 2, slow=slow)):
             _print_try(tmp_path / f"print-{event}-{mode}-{attempt}", event, mode, tally)

@@ -16,8 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from hangs_support import (
     ANSWER_BOUND,
     answers,
@@ -134,7 +133,7 @@ def _result_problem(case: str, end: dict[str, Any]) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_file_tools_on_special_files_answer_and_pi_keeps_serving(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
@@ -151,12 +150,11 @@ PRINT_CASES = {
 }
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_print_mode_ends_after_a_tool_on_a_special_file(battery: Battery, tmp_path: Path, slow: bool) -> None:
     for name, (tool, arguments) in PRINT_CASES.items():
         tally = battery.case(f"hangs special files: pi -p {name}")
-        for attempt in range(tries(1, 3, slow=slow)):
-            tally.tries += 1
+        for attempt in tally.attempts(tries(1, 3, slow=slow)):
             root = tmp_path / f"{name.replace(' ', '_').replace('/', '_')}-{attempt}"
             root.mkdir(parents=True)
             work_fifo = root / "work" / "fifo"

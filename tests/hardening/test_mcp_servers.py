@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from hangs_support import ANSWER_BOUND, pids_with, survivors
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
@@ -199,7 +199,7 @@ def _alive_now(pid: int, grace: float = 3.0) -> bool:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_mcp_servers_battery(battery: Battery, tmp_path: Path, slow: bool) -> None:
     _bad_servers(battery, tmp_path, tries(1, 6, slow=slow))
     _tool_calls(battery, tmp_path, tries(1, 5, slow=slow), 6 if not slow else 15)

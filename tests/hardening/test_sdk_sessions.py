@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, tries
-from support.clean_env import clean_environment
+from battery import Battery, Tally, both_sizes, tries
 from support.sdk_rig import SdkRig, text_turn, tool_turn
+from support.world import world_of
 
 import piko
 
@@ -44,11 +44,7 @@ App, plugin manager and registries alone is more than 100 KiB; half the run leak
 
 @pytest.fixture
 def sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
-    agent = clean_environment(monkeypatch, tmp_path)
-    rig = SdkRig(tmp_path, agent)
-    yield rig
-    if rig.server is not None:
-        rig.server.stop()
+    yield from world_of(SdkRig, tmp_path, monkeypatch)
 
 
 def _open_fds() -> int:
@@ -342,7 +338,7 @@ def _abort_mid_stream(sdk: SdkRig, tally: Tally, count: int) -> None:
     tally.tries = count
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_sdk_sessions_battery(battery: Battery, sdk: SdkRig, tmp_path: Path, slow: bool) -> None:
     _many_sessions(sdk, battery.case("sdk: many sessions"), tries(16, 100, slow=slow))
     sdk.server.stop()  # type: ignore[union-attr]

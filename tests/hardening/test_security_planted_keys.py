@@ -25,8 +25,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from support.llm_server import LLMServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
@@ -212,21 +211,22 @@ class Run:
             args += ["--api-key", planted.values["--api-key key"]]
         return args
 
+    def keep_output(self, process: RpcProcess) -> None:
+        """What an RPC process wrote, among the outputs searched for planted keys."""
+        self.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
+        self.outputs["stderr"] = process.stderr
+
     def execute(self, planted: Planted) -> None:
         env = self.env(planted)
         if self.mode == "rpc":
-            process = RpcProcess(self.agent, self.work, ["--mode", "rpc", *self.args(planted)], env)
-            try:
+            with RpcProcess(self.agent, self.work, ["--mode", "rpc", *self.args(planted)], env) as process:
                 process.request({"id": "p", "type": "prompt", "message": "say hi"})
                 for _attempt in range(2 if self.outcome == "500 then answer" else 1):  # the retry ends again
                     process.wait_for(lambda r: r.get("type") == "agent_end", timeout=60)
                 exported = process.request({"id": "x", "type": "export_html", "outputPath": str(self.export)})
                 self.outputs["rpc export_html response"] = json.dumps(exported)
                 process.close()
-            finally:
-                process.kill()
-            self.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
-            self.outputs["stderr"] = process.stderr
+            self.keep_output(process)
             return
         flag = ["-p"] if self.mode == "print" else ["--mode", "json"]
         done = subprocess.run(
@@ -287,7 +287,7 @@ class Run:
         return found
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_planted_keys_appear_in_no_output(battery: Battery, tmp_path: Path, slow: bool) -> None:
     count = min(tries(8, len(COMBINATIONS), slow=slow), len(COMBINATIONS))
     chosen = [COMBINATIONS[(i * STRIDE) % len(COMBINATIONS)] for i in range(count)]
@@ -328,7 +328,7 @@ def _old_session(path: Path, work: Path, planted: Planted) -> None:
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_an_old_session_quoting_keys_is_exported_without_them(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
@@ -348,17 +348,14 @@ def test_an_old_session_quoting_keys_is_exported_without_them(
             _old_session(session, run.work, planted)
             env = run.env(planted)
             if how == "rpc export_html":
-                process = RpcProcess(run.agent, run.work, ["--mode", "rpc", "--session", str(session)], env)
-                try:
+                args = ["--mode", "rpc", "--session", str(session)]
+                with RpcProcess(run.agent, run.work, args, env) as process:
                     response = process.request(
                         {"id": "x", "type": "export_html", "outputPath": str(run.export)}
                     )
                     run.outputs["rpc export_html response"] = json.dumps(response)
                     process.close()
-                finally:
-                    process.kill()
-                run.outputs["stdout"] = b"\n".join(process.raw_lines).decode("utf-8", "replace")
-                run.outputs["stderr"] = process.stderr
+                run.keep_output(process)
             else:
                 done = subprocess.run(
                     [PI, "--export", str(session), str(run.export)],

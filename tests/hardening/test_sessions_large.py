@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 
 _CHILD = r"""
 import json, sys
@@ -61,11 +61,10 @@ HEADER = b'{"type":"session","version":3,"id":"big","timestamp":"2026-12-01T09:0
 
 
 @pytest.mark.timeout(1200)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_large_and_broken_session_files(battery: Battery, tmp_path: Path, slow: bool) -> None:
     huge = battery.case("sessions large: one huge message line")
-    for n in range(tries(1, 2, slow=slow)):
-        huge.tries += 1
+    for n in huge.attempts(tries(1, 2, slow=slow)):
         size = (100 if slow else 20) * 1_000_000
         path = tmp_path / f"huge-{n}.jsonl"
         with path.open("wb") as fh:
@@ -82,8 +81,7 @@ def test_large_and_broken_session_files(battery: Battery, tmp_path: Path, slow: 
             huge.fail("the file was rewritten")
 
     broken = battery.case("sessions large: broken tree at scale")
-    for n in range(tries(1, 2, slow=slow)):
-        broken.tries += 1
+    for n in broken.attempts(tries(1, 2, slow=slow)):
         count = 200_000 if slow else 20_000
         path = tmp_path / f"broken-{n}.jsonl"
         garbage = 0

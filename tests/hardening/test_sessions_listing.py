@@ -15,7 +15,7 @@ import random
 from pathlib import Path
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 
 from piko.sessions.listing import list_sessions, read_session_info
 
@@ -96,7 +96,7 @@ def _change(folder: Path, rng: random.Random, counter: list[int], cwd: str) -> s
 
 
 @pytest.mark.timeout(600)
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 def test_the_listing_cache_agrees_with_reading_every_file(
     battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
 ) -> None:

@@ -11,12 +11,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 from data_harness import PI, make_env
 
 from piko.config.trust_store import TrustFileError, TrustStore
-
-SLOW = [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)]
 
 
 class _NoServer:
@@ -45,7 +43,7 @@ def _damaged(rng: random.Random) -> str:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", SLOW)
+@both_sizes
 def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
     in_process = battery.case("trust: damaged trust.json (store)")
@@ -90,7 +88,7 @@ def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_pa
 
 
 @pytest.mark.timeout(1800)
-@pytest.mark.parametrize("slow", SLOW)
+@both_sizes
 def test_concurrent_pi_trust_runs_keep_every_decision(battery: Battery, tmp_path: Path, slow: bool) -> None:
     writers = battery.case("trust: concurrent pi trust / untrust")
     writers.tries = tries(6, 40, slow=slow)
@@ -121,7 +119,7 @@ def test_concurrent_pi_trust_runs_keep_every_decision(battery: Battery, tmp_path
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("slow", SLOW)
+@both_sizes
 def test_failing_key_commands_name_the_provider_and_show_nothing(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:

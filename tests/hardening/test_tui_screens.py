@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, tries
+from battery import Battery, both_sizes, tries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
 
@@ -92,7 +92,7 @@ def _round(tmp: Path, tui_mode: str, round_number: int) -> tuple[int, list[str],
     return sampled, broken, lost, reasons
 
 
-@pytest.mark.parametrize("slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)])
+@both_sizes
 @pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
 @pytest.mark.timeout(900)
 def test_tui_screens_keep_the_editor_and_every_line_once(

@@ -20,32 +20,21 @@ from typing import Any
 import pytest
 
 from piko.platform import discovery
-from piko.testing.rpc_client import credential_variable, hermetic_environment
+from piko.testing.home import PikoHome
+from piko.testing.rpc_client import hermetic_environment
 
 
-class Env:
-    """Paths of the isolated environment one test runs in."""
+class Env(PikoHome):
+    """Paths of the isolated environment one test runs in: a :class:`PikoHome` whose agent dir is
+    ``root/agent``, with a ``site`` for fake distributions."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.home = root / "home"
-        self.agent_dir = root / "agent"
-        self.cache_dir = root / "cache"
-        self.project = root / "project"
+        super().__init__(root, agent_dir=root / "agent")
         self.site = root / "site"  # where fake distributions are installed
-        for folder in (self.home, self.agent_dir, self.cache_dir, self.project, self.site):
-            folder.mkdir(parents=True, exist_ok=True)
-
-    def vars(self) -> dict[str, str]:
-        return {
-            "HOME": str(self.home),
-            "PI_CODING_AGENT_DIR": str(self.agent_dir),
-            "PIKO_CACHE_DIR": str(self.cache_dir),
-            "XDG_CACHE_HOME": str(self.root / "xdg-cache"),
-        }
+        self.site.mkdir(parents=True, exist_ok=True)
 
     def write(self, relative: str, text: str) -> Path:
-        """Write a file below the root (dedented), creating folders."""
+        """Write a file below the root (not the project, as :meth:`PikoHome.write`), dedented, creating folders."""
         path = self.root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8")
@@ -55,12 +44,7 @@ class Env:
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     """An isolated home, agent dir, cache and project folder; the test runs in the project."""
-    environment = Env(tmp_path)
-    for key in list(os.environ):
-        if credential_variable(key):  # keys, tokens, cloud accounts, PI_*/PIKO_* settings
-            monkeypatch.delenv(key, raising=False)
-    for key, value in environment.vars().items():
-        monkeypatch.setenv(key, value)
+    environment = Env(tmp_path).isolate(monkeypatch)  # keys, tokens, cloud accounts, PI_*/PIKO_* cleared
     monkeypatch.chdir(environment.project)
     return environment
 
@@ -174,7 +158,7 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
     ) -> PiResult:
         child_env = hermetic_environment()
         child_env.pop("PYTHONPATH", None)
-        child_env.update(environment.vars())
+        child_env.update(environment.variables)
         child_env["PYTHONDONTWRITEBYTECODE"] = "1"
         if pythonpath:
             child_env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)

@@ -3,16 +3,10 @@ request and to the environment of the shell commands the agent runs."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 from support.llm_server import LLMServer
-from support.pi_dirs import make_pi_dirs
-
-from piko.testing import hermetic_environment
-
-PI = str(Path(sys.executable).with_name("pi"))
+from support.pi_runs import run_in_pi_dirs
 
 PLUGIN = """
 from piko import hookimpl
@@ -35,15 +29,7 @@ def test_plugins_add_request_headers_and_shell_variables(tmp_path: Path) -> None
     plugin = tmp_path / "acme_headers.py"
     plugin.write_text(PLUGIN)
     with LLMServer(turns) as server:
-        home, work = make_pi_dirs(tmp_path / "run", server)
-        env = hermetic_environment()
-        env.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
-        )
-        done = subprocess.run(
-            [PI, "--provider", "mock", "--model", "mock-1", "--no-session", "-e", str(plugin), "-p", "go"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        done, work = run_in_pi_dirs(tmp_path / "run", server, "-e", str(plugin), "-p", "go")
         headers = [{k.lower(): v for k, v in r["headers"].items()} for r in server.requests]
     assert done.returncode == 0, done.stderr
     assert all(h.get("x-team") == "platform" and h.get("x-model") == "mock-1" for h in headers)
@@ -75,15 +61,7 @@ def test_piko_workspace_read_text_and_write_text_serve_the_file_tools(tmp_path: 
     plugin = tmp_path / "editor_bridge.py"
     plugin.write_text(WORKSPACE)
     with LLMServer(turns) as server:
-        home, work = make_pi_dirs(tmp_path / "run", server)
-        env = hermetic_environment()
-        env.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent)
-        )
-        done = subprocess.run(
-            [PI, "--provider", "mock", "--model", "mock-1", "--no-session", "-e", str(plugin), "--mode", "json", "go"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        done, work = run_in_pi_dirs(tmp_path / "run", server, "-e", str(plugin), "--mode", "json", "go")
     assert done.returncode == 0, done.stderr
     assert "held by the editor" in done.stdout
     assert (work / "writes.jsonl").read_text() == '["out.txt", "x"]\n'

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
@@ -29,8 +30,8 @@ def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
     ``extensions`` are file names under ``tests/rpc/extensions`` loaded with ``-e``. The process
     is killed at the end of the test if it still runs.
     """
+    runs = itertools.count()
     with ExitStack() as stack:
-        started: list[RpcProcess] = []
 
         def start(
             turns: list[dict[str, Any]] | None = None,
@@ -43,7 +44,7 @@ def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
             prepare: Callable[[Path, Path], None] | None = None,
         ) -> RpcProcess:
             server = stack.enter_context(LLMServer(turns or []))
-            home, work = make_pi_dirs(tmp_path / f"run{len(started)}", server, settings, model_fields)
+            home, work = make_pi_dirs(tmp_path / f"run{next(runs)}", server, settings, model_fields)
             if prepare is not None:
                 prepare(home, work)
             extra: list[str] = []
@@ -51,11 +52,6 @@ def rpc(tmp_path: Path) -> Iterator[Callable[..., RpcProcess]]:
                 extra += ["-e", str(EXTENSIONS / name)]
             process = RpcProcess(home, work, [*(args if args is not None else SAMPLE_ARGS), *extra], env)
             process.server = server  # type: ignore[attr-defined]
-            started.append(process)
-            return process
+            return stack.enter_context(process)
 
-        try:
-            yield start
-        finally:
-            for process in started:
-                process.kill()
+        yield start

@@ -8,19 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.clean_env import clean_environment
 from support.sdk_rig import SdkRig
+from support.world import world_of
 
 
 @pytest.fixture
 def sdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SdkRig]:
-    agent = clean_environment(monkeypatch, tmp_path)
-    rig = SdkRig(tmp_path, agent)
-    try:
-        yield rig
-    finally:
-        if rig.server is not None:
-            rig.server.stop()
+    yield from world_of(SdkRig, tmp_path, monkeypatch)
 
 
 @pytest.fixture

@@ -418,6 +418,13 @@ def multiply(a: int, b: int) -> str:
     return str(a * b)
 
 
+async def _messages_after(sdk: SdkRig, prompt: str, **options: Any) -> list[Any]:
+    """The messages of a new session made with ``options`` once ``prompt`` has run."""
+    async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1", **options) as session:
+        await session.prompt(prompt)
+        return session.messages
+
+
 def test_custom_tools_run_and_tools_select(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve([tool_turn("multiply", {"a": 6, "b": 7}), text_turn("It is 42.")])
 
@@ -448,14 +455,7 @@ def test_bad_arguments_never_reach_the_function(sdk: SdkRig, run: Any) -> None:
         calls.append(a)
         return str(a * b)
 
-    async def main() -> list[Any]:
-        async with await piko.create_agent_session(
-            cwd=sdk.project, model="mock/mock-1", custom_tools=[multiply]
-        ) as session:
-            await session.prompt("multiply")
-            return session.messages
-
-    messages = run(main())
+    messages = run(_messages_after(sdk, "multiply", custom_tools=[multiply]))
     result = next(m for m in messages if m.ROLE == "toolResult")
     assert result.is_error and 'Validation failed for tool "multiply"' in result.content[0].text
     assert calls == []
@@ -468,14 +468,7 @@ def test_a_tool_that_raises_gives_an_error_result(sdk: SdkRig, run: Any) -> None
         """Always fails."""
         raise RuntimeError("kaboom")
 
-    async def main() -> list[Any]:
-        async with await piko.create_agent_session(
-            cwd=sdk.project, model="mock/mock-1", custom_tools=[explode]
-        ) as session:
-            await session.prompt("try it")
-            return session.messages
-
-    messages = run(main())
+    messages = run(_messages_after(sdk, "try it", custom_tools=[explode]))
     result = next(m for m in messages if m.ROLE == "toolResult")
     assert result.is_error and "kaboom" in result.content[0].text
     assert messages[-1].content[0].text == "it failed"
@@ -494,15 +487,10 @@ def test_a_custom_tool_with_a_taken_name_is_named_unless_it_overrides(sdk: SdkRi
 
     from piko.lib.records import replace
 
-    async def main() -> list[Any]:
-        mine = replace(piko.tool(read), override=True)
-        async with await piko.create_agent_session(
-            cwd=sdk.project, model="mock/mock-1", custom_tools=[mine]
-        ) as session:
-            await session.prompt("read x")
-            return session.messages
-
-    result = next(m for m in run(main()) if m.ROLE == "toolResult")
+    mine = replace(piko.tool(read), override=True)
+    result = next(
+        m for m in run(_messages_after(sdk, "read x", custom_tools=[mine])) if m.ROLE == "toolResult"
+    )
     assert result.content[0].text == "mine: x"
     assert server.requests
 
@@ -600,14 +588,7 @@ def test_an_extension_file_and_its_tool(sdk: SdkRig, run: Any) -> None:
         encoding="utf-8",
     )
 
-    async def main() -> list[Any]:
-        async with await piko.create_agent_session(
-            cwd=sdk.project, model="mock/mock-1", extensions=[path]
-        ) as session:
-            await session.prompt("shout hey")
-            return session.messages
-
-    messages = run(main())
+    messages = run(_messages_after(sdk, "shout hey", extensions=[path]))
     result = next(m for m in messages if m.ROLE == "toolResult")
     assert result.content[0].text == "HEY"
     assert "shout" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]

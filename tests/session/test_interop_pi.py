@@ -7,14 +7,12 @@ it appended to the file.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
-from typing import Any
 
 from session_helpers import PI_BIN, assistant, needs_pi, user
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
+from support.pi_runs import run_cli, sent_texts
 
 from piko.data.messages import AssistantMessage, TextContent, UserMessage
 from piko.sessions.manager import SessionManager
@@ -29,32 +27,9 @@ def configure(agent: Path, base_url: str) -> None:
 
 
 def run_pi(agent: Path, cwd: Path, *args: str) -> str:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PI_")}
-    env.update(PI_CODING_AGENT_DIR=str(agent), HOME=str(agent.parent / "home"), PI_OFFLINE="1")
-    done = subprocess.run(
-        [str(PI_BIN), "--provider", "mock", "--model", "mock-1", "--no-tools", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli([str(PI_BIN)], agent, cwd, "--no-tools", *args, timeout=60)
     assert done.returncode == 0, done.stderr
     return done.stdout
-
-
-def sent_texts(request: dict[str, Any]) -> list[str]:
-    """``role: text`` of each message pi sent (system prompt left out)."""
-    out = []
-    for message in request["body"]["messages"]:
-        if message["role"] == "system":
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content)
-        out.append(f"{message['role']}: {content}")
-    return out
 
 
 def context_texts(manager: SessionManager) -> list[str]:

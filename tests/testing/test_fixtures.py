@@ -170,3 +170,22 @@ def test_rpc_fixture_drives_pi_in_rpc_mode(piko_rpc: Any, llm_server: Any, piko_
     assert state["data"]["messageCount"] == 4
     assert pi.close() == 0
     assert "sk-" not in pi.stderr
+
+
+def test_an_rpc_process_used_as_a_context_manager_is_killed_at_the_end(
+    piko_home: PikoHome, llm_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from piko.testing import RpcProcess, agent_environment
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-the-developer")
+    env = agent_environment(piko_home.agent_dir, {"PIKO_TEST_MARK": "1"})
+    assert env["PI_CODING_AGENT_DIR"] == str(piko_home.agent_dir)
+    assert env["PIKO_CACHE_DIR"] == str(piko_home.agent_dir / "cache")
+    assert env["HOME"] == str(piko_home.home) and env["PIKO_TEST_MARK"] == "1"
+    assert "ANTHROPIC_API_KEY" not in env
+
+    piko_home.use_llm_server(llm_server)
+    args = ["--mode", "rpc", "--no-session", "--provider", "mock", "--model", "mock-1"]
+    with RpcProcess(piko_home.agent_dir, piko_home.project, args) as pi:
+        assert pi.request({"id": "s", "type": "get_state"})["success"] is True
+    assert pi.proc.poll() is not None  # not left running after the block
