@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tool_harness import aborted_signal
 
 from piko.app.application import App
 from piko.data.messages import ToolResult
@@ -323,10 +324,8 @@ def test_abort_kills_the_process_group(tmp_path: Path) -> None:
 
 
 def test_already_aborted_signal(tmp_path: Path) -> None:
-    controller = AbortController()
-    controller.abort()
     marker = tmp_path / "ran"
-    assert run_error(tmp_path, {"command": f"touch {marker}"}, signal=controller.signal) == "Command aborted"
+    assert run_error(tmp_path, {"command": f"touch {marker}"}, signal=aborted_signal()) == "Command aborted"
     assert not marker.exists()
 
 

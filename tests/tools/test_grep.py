@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import ToolRun, make_app, run_tool, run_tool_async
+from tool_harness import ToolRun, aborted_signal, make_app, run_tool, run_tool_async
 
 from piko.lib.abort import AbortController
 
@@ -203,9 +203,7 @@ def test_tilde_and_at_paths(work: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_abort_before_start(work: Path) -> None:
-    controller = AbortController()
-    controller.abort()
-    run = run_tool("grep", {"pattern": "x"}, work, app=make_app(work), signal=controller.signal)
+    run = run_tool("grep", {"pattern": "x"}, work, app=make_app(work), signal=aborted_signal())
     assert str(run.error) == "Operation aborted"
 
 
