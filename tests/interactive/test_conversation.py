@@ -7,6 +7,8 @@ import re
 import time
 from pathlib import Path
 
+from scripted_turns import bash_then_answer
+
 LONG = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 5 for i in range(60))
 
 
@@ -192,11 +194,7 @@ def test_sigterm_quits_cleanly(term):
 
 
 def test_escape_stops_a_running_tool(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo started; sleep 30"}}}]},
-        {"blocks": [{"text": "never needed"}]},
-    ]
-    t = term(turns=turns)
+    t = term(turns=bash_then_answer("echo started; sleep 30", "never needed"))
     t.wait_ready()
     t.submit("run something slow")
     t.wait_for(r"Elapsed \d+\.\ds")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from scripted_turns import TWELVE_ECHOES, bash_then_answer
+
 RULE = re.compile(r"^─{100}$", re.M)
 PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the answer." for i in range(40))
-TWELVE = " ".join(f"echo line{i};" for i in range(12))
 CTRL_SHIFT_F = "\x1b[102;6u"  # what a terminal reporting modified keys sends (CSI u)
 
 
@@ -110,11 +111,7 @@ def test_the_mouse_wheel_scrolls_the_transcript(term):
 
 
 def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
-        {"blocks": [{"text": "ran it"}]},
-    ]
-    t = fullscreen(term, turns=turns)
+    t = fullscreen(term, turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.submit("run")
     t.wait_for(r"ran it")
     assert "earlier lines, ctrl+o to expand)" in t.screen()

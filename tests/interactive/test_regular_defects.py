@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from scripted_turns import TWELVE_ECHOES, bash_then_answer
+
 CODE = (
     "```python\n"
     + "\n".join(f"value_{i:02d} = {i}  # line {i}" for i in range(60))
@@ -26,15 +28,8 @@ def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):
     assert history.count("(auto)") == 1, history
 
 
-TWELVE = " ".join(f"echo line{i};" for i in range(12))
-
-
 def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
-        {"blocks": [{"text": "ran it"}]},
-    ]
-    t = term(turns=turns)
+    t = term(turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.wait_ready()
     t.submit("run")
     t.wait_for(r"ran it")
