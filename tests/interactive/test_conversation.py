@@ -77,12 +77,17 @@ def test_escape_aborts_a_streaming_answer(term):
     t.wait_for(r"Next answer\.")
 
 
-def test_enter_while_streaming_steers(term):
-    turns = [{"blocks": [{"text": LONG}]}, {"blocks": [{"text": "Steered reply."}]}]
-    t = term(turns=turns, tokens_per_second=300)
+def streaming_a_long_answer(term, reply: str):
+    """piko streaming a 60-paragraph answer (its first paragraph shown), ``reply`` scripted next."""
+    t = term(turns=[{"blocks": [{"text": LONG}]}, {"blocks": [{"text": reply}]}], tokens_per_second=300)
     t.wait_ready()
     t.submit("Write a lot")
     t.wait_for(r"Paragraph 1:", scrollback=True)
+    return t
+
+
+def test_enter_while_streaming_steers(term):
+    t = streaming_a_long_answer(term, "Steered reply.")
     t.submit("focus on the summary")
     queued = t.wait_for(r"Steering: focus on the summary")
     t.save("steering-queued")
@@ -99,11 +104,7 @@ def test_enter_while_streaming_steers(term):
 
 
 def test_alt_enter_queues_a_follow_up(term):
-    turns = [{"blocks": [{"text": LONG}]}, {"blocks": [{"text": "Follow-up reply."}]}]
-    t = term(turns=turns, tokens_per_second=300)
-    t.wait_ready()
-    t.submit("Write a lot")
-    t.wait_for(r"Paragraph 1:", scrollback=True)
+    t = streaming_a_long_answer(term, "Follow-up reply.")
     t.type("and then this")
     t.keys("M-Enter")
     t.wait_for(r"Follow-up: and then this")
