@@ -232,15 +232,8 @@ def test_the_editor_and_footer_stay_on_screen_while_an_answer_streams(term):
     t = term(turns=[{"blocks": [{"text": paragraphs}]}], tokens_per_second=2000)
     t.wait_ready()
     t.submit("go")
-    seen, broken = 0, []
-    while True:
-        screen = t.screen()
-        if "Paragraph" in screen:
-            seen += 1
-            if "(auto)" not in screen or not re.search(r"^─{100}$", screen, re.M):
-                broken.append(screen)
-        if "Paragraph 29" in screen and "Working" not in screen:
-            break
-        assert seen < 5000, "the answer never finished"
+    seen, broken, _ = t.watch_answer(
+        "Paragraph 29", lambda screen: "(auto)" not in screen or not re.search(r"^─{100}$", screen, re.M)
+    )
     assert seen > 0
     assert not broken, f"{len(broken)} of {seen} screens without the editor or footer:\n{broken[0]}"
