@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import (
@@ -244,6 +245,48 @@ def render_entry(entry: SessionEntry, view: SessionView) -> str:
         )
 
 
+def _session_name_event(entry: SessionInfoEntry) -> str:
+    name = entry.name
+    text = f"Session named: <strong>{esc(name)}</strong>" if name and name.strip() else "Session name cleared"
+    return f'<div class="event">{text}</div>'
+
+
+# The messages and entries shown the same way wherever they stand: type -> (CSS class, body HTML, role).
+_SHOWN: dict[type, tuple[str, Callable[[Any], str], str]] = {
+    BashExecutionMessage: ("bash", _bash, "user shell"),
+    CustomMessage: ("custom", lambda m: _custom_body(m.custom_type, m.content, m.display), ""),
+    CompactionSummaryMessage: (
+        "compaction",
+        lambda m: _summary("Compaction summary", m.summary, f"from {m.tokens_before:,} tokens"),
+        "",
+    ),
+    BranchSummaryMessage: ("branch-summary", lambda m: _summary("Branch summary", m.summary), ""),
+    UnknownMessage: ("other", lambda m: _json_details(f"[{m.role or 'message'}]", m.extra), ""),
+    ModelChangeEntry: (
+        "event-entry",
+        lambda e: (
+            f'<div class="event">Model: <span class="model">{esc(e.provider)}/{esc(e.model_id)}</span></div>'
+        ),
+        "",
+    ),
+    ThinkingLevelChangeEntry: (
+        "event-entry",
+        lambda e: (
+            f'<div class="event">Thinking level: <span class="model">{esc(e.thinking_level)}</span></div>'
+        ),
+        "",
+    ),
+    CompactionEntry: (
+        "compaction",
+        lambda e: _summary("Compaction", e.summary, f"compacted from {e.tokens_before:,} tokens"),
+        "",
+    ),
+    BranchSummaryEntry: ("branch-summary", lambda e: _summary("Branch summary", e.summary), ""),
+    CustomMessageEntry: ("custom", lambda e: _custom_body(e.custom_type, e.content, e.display), ""),
+    SessionInfoEntry: ("event-entry", _session_name_event, ""),
+}
+
+
 def _render(entry: SessionEntry, view: SessionView) -> str:
     if isinstance(entry, MessageEntry):
         message = view.message(entry)
@@ -261,43 +304,15 @@ def _render(entry: SessionEntry, view: SessionView) -> str:
             if message.tool_call_id in view.tool_calls:
                 return _marker(entry, view)
             return _wrap(entry, view, "tool-result", render_orphan_result(message), "tool result")
-        if isinstance(message, BashExecutionMessage):
-            return _wrap(entry, view, "bash", _bash(message), "user shell")
-        if isinstance(message, CustomMessage):
-            body = _custom_body(message.custom_type, message.content, message.display)
-            return _wrap(entry, view, "custom", body)
-        if isinstance(message, CompactionSummaryMessage):
-            body = _summary("Compaction summary", message.summary, f"from {message.tokens_before:,} tokens")
-            return _wrap(entry, view, "compaction", body)
-        if isinstance(message, BranchSummaryMessage):
-            return _wrap(entry, view, "branch-summary", _summary("Branch summary", message.summary))
-        if isinstance(message, UnknownMessage):
-            return _wrap(entry, view, "other", _json_details(f"[{message.role or 'message'}]", message.extra))
-        return _marker(entry, view)
-    if isinstance(entry, ModelChangeEntry):
-        body = f'<div class="event">Model: <span class="model">{esc(entry.provider)}/{esc(entry.model_id)}</span></div>'
-        return _wrap(entry, view, "event-entry", body)
-    if isinstance(entry, ThinkingLevelChangeEntry):
-        body = (
-            f'<div class="event">Thinking level: <span class="model">{esc(entry.thinking_level)}</span></div>'
-        )
-        return _wrap(entry, view, "event-entry", body)
-    if isinstance(entry, CompactionEntry):
-        body = _summary("Compaction", entry.summary, f"compacted from {entry.tokens_before:,} tokens")
-        return _wrap(entry, view, "compaction", body)
-    if isinstance(entry, BranchSummaryEntry):
-        return _wrap(entry, view, "branch-summary", _summary("Branch summary", entry.summary))
-    if isinstance(entry, CustomMessageEntry):
-        body = _custom_body(entry.custom_type, entry.content, entry.display)
-        return _wrap(entry, view, "custom", body)
-    if isinstance(entry, SessionInfoEntry):
-        name = entry.name
-        text = (
-            f"Session named: <strong>{esc(name)}</strong>"
-            if name and name.strip()
-            else "Session name cleared"
-        )
-        return _wrap(entry, view, "event-entry", f'<div class="event">{text}</div>')
+        shown = _SHOWN.get(type(message))
+        if shown is None:
+            return _marker(entry, view)
+        kind, body_of, role = shown
+        return _wrap(entry, view, kind, body_of(message), role)
+    shown = _SHOWN.get(type(entry))
+    if shown is not None:
+        kind, body_of, role = shown
+        return _wrap(entry, view, kind, body_of(entry), role)
     if isinstance(entry, LabelEntry):
         return ""
     if isinstance(entry, CustomEntry):

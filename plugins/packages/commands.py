@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -206,8 +207,20 @@ def _start(command: str, args: tuple[str, ...]) -> ParsedArgs | int:
 _RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
-def _raw_command(name: str, help_text: str) -> Any:
-    return click.command(name, help=help_text, context_settings=_RAW, add_help_option=False)
+def _raw_command(name: str, help_text: str) -> Callable[[Callable[..., int]], click.Command]:
+    """A package command that gets the app and its words unparsed (pi's own parsing and help)."""
+
+    def make(run: Callable[..., int]) -> click.Command:
+        takes_words = click.argument("args", nargs=-1, type=click.UNPROCESSED)(click.pass_obj(run))
+        return click.command(name, help=help_text, context_settings=_RAW, add_help_option=False)(takes_words)
+
+    return make
+
+
+def _failed(exc: Exception) -> int:
+    """Say why a package action failed (a "No matching package" message as it is) and exit 1."""
+    _err(str(exc) if str(exc).startswith("No matching package") else f"Error: {exc}")
+    return 1
 
 
 # ---------------------------------------------------------------------------
@@ -215,20 +228,26 @@ def _raw_command(name: str, help_text: str) -> Any:
 # ---------------------------------------------------------------------------
 
 
-@_raw_command("install", "Install a package and add it to settings.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
-def install_command(app: Any, args: tuple[str, ...]) -> int:
-    parsed = _start("install", args)
+def _change(app: Any, command: str, args: tuple[str, ...], done: str) -> ParsedArgs | int:
+    """``install``/``remove`` the source the words name and say ``<done> <source>``: the parsed
+    words when it was done, else the exit code (0 after ``--help``)."""
+    parsed = _start(command, args)
     if isinstance(parsed, int):
         return parsed
     assert parsed.source is not None
     try:
-        _manager(app).install(parsed.source, local=parsed.local)
+        getattr(_manager(app), command)(parsed.source, local=parsed.local)
     except (PackageError, OSError) as exc:
-        _err(f"Error: {exc}")
-        return 1
-    click.secho(f"Installed {parsed.source}", fg="green")
+        return _failed(exc)
+    click.secho(f"{done} {parsed.source}", fg="green")
+    return parsed
+
+
+@_raw_command("install", "Install a package and add it to settings.")
+def install_command(app: Any, args: tuple[str, ...]) -> int:
+    parsed = _change(app, "install", args, "Installed")
+    if isinstance(parsed, int):
+        return parsed
     if parsed.local and not app.project_trusted:
         click.echo(
             f"Note: this project is not trusted, so its packages do not load yet: run `{APP} trust` to allow them",
@@ -238,29 +257,16 @@ def install_command(app: Any, args: tuple[str, ...]) -> int:
 
 
 def _remove(app: Any, args: tuple[str, ...]) -> int:
-    parsed = _start("remove", args)
-    if isinstance(parsed, int):
-        return parsed
-    assert parsed.source is not None
-    try:
-        _manager(app).remove(parsed.source, local=parsed.local)
-    except (PackageError, OSError) as exc:
-        _err(str(exc) if str(exc).startswith("No matching package") else f"Error: {exc}")
-        return 1
-    click.secho(f"Removed {parsed.source}", fg="green")
-    return 0
+    parsed = _change(app, "remove", args, "Removed")
+    return parsed if isinstance(parsed, int) else 0
 
 
 @_raw_command("remove", "Remove a package and its source from settings.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
 def remove_command(app: Any, args: tuple[str, ...]) -> int:
     return _remove(app, args)
 
 
 @_raw_command("uninstall", "Alias for remove.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
 def uninstall_command(app: Any, args: tuple[str, ...]) -> int:
     return _remove(app, args)
 
@@ -276,8 +282,6 @@ def self_update_command() -> str:
 
 
 @_raw_command("update", "Update installed packages.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
 def update_command(app: Any, args: tuple[str, ...]) -> int:
     parsed = _start("update", args)
     if isinstance(parsed, int):
@@ -289,8 +293,7 @@ def update_command(app: Any, args: tuple[str, ...]) -> int:
         try:
             _manager(app).update(source, offline=_offline())
         except (PackageError, OSError) as exc:
-            _err(str(exc) if str(exc).startswith("No matching package") else f"Error: {exc}")
-            return 1
+            return _failed(exc)
         click.secho(f"Updated {source}" if source else "Updated packages", fg="green")
     if wants_self:
         click.echo(f"piko does not update itself; run: {self_update_command()}", err=True)
@@ -299,8 +302,6 @@ def update_command(app: Any, args: tuple[str, ...]) -> int:
 
 
 @_raw_command("list", "List installed packages from user and project settings.")
-@click.argument("args", nargs=-1, type=click.UNPROCESSED)
-@click.pass_obj
 def list_command(app: Any, args: tuple[str, ...]) -> int:
     parsed = _start("list", args)
     if isinstance(parsed, int):

@@ -10,9 +10,9 @@ the ones found automatically in that scope's folders), ``+path`` forces an exact
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from piko.resources.patterns import apply_patterns, enabled_by_overrides, is_pattern
 
@@ -155,3 +155,38 @@ class Found:
                 seen.add(real)
                 out.append((path, source))
         return out
+
+
+class _Named(Protocol):
+    name: str
+    file_path: str
+
+
+_NamedT = TypeVar("_NamedT", bound=_Named)
+
+
+def first_of_each_name(
+    found: Iterable[_NamedT],
+    diagnostics: list[str],
+    label: Callable[[_NamedT], str],
+    same_file: Callable[[_NamedT], str] | None = None,
+) -> list[_NamedT]:
+    """``found`` in order, the first of each name kept: a later one of a taken name is reported
+    (``<label> at <file> ignored: <file> has the name``) and left out; one whose ``same_file``
+    key matches a kept one's is the same file reached again and left out silently."""
+    kept: list[_NamedT] = []
+    by_name: dict[str, _NamedT] = {}
+    kept_files: set[str] = set()
+    for item in found:
+        key = same_file(item) if same_file is not None else None
+        if key is not None and key in kept_files:
+            continue
+        winner = by_name.get(item.name)
+        if winner is not None:
+            diagnostics.append(f"{label(item)} at {item.file_path} ignored: {winner.file_path} has the name")
+            continue
+        by_name[item.name] = item
+        kept.append(item)
+        if key is not None:
+            kept_files.add(key)
+    return kept

@@ -10,6 +10,7 @@ only ``--prompt-template`` paths and extension paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from piko import hookimpl
 from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
 from piko.plugins.resources.locations import (
     Found,
+    first_of_each_name,
 )
 from piko.resources.files import markdown_files
 from piko.resources.loader import PromptTemplate, ResourceRequest
@@ -72,26 +74,18 @@ def _candidates(request: ResourceRequest) -> list[tuple[Path, str]]:
 
 def load_prompt_templates(request: ResourceRequest) -> list[PromptTemplate]:
     """Every template found; the first of a name wins."""
-    templates: list[PromptTemplate] = []
-    by_name: dict[str, PromptTemplate] = {}
-    for path, source in _candidates(request):
-        if path.is_dir():
-            files = markdown_files(path, recursive=False)
-        elif path.is_file() and path.name.endswith(".md"):
-            files = [path]
-        else:
-            continue
-        for file in files:
-            template = load_template_file(file, source)
-            if template is None:
+
+    def found() -> Iterator[PromptTemplate]:
+        for path, source in _candidates(request):
+            if path.is_dir():
+                files = markdown_files(path, recursive=False)
+            elif path.is_file() and path.name.endswith(".md"):
+                files = [path]
+            else:
                 continue
-            winner = by_name.get(template.name)
-            if winner is not None:
-                request.diagnostics.append(
-                    f'prompt template "/{template.name}" at {template.file_path} ignored: '
-                    f"{winner.file_path} has the name"
-                )
-                continue
-            by_name[template.name] = template
-            templates.append(template)
-    return templates
+            for file in files:
+                template = load_template_file(file, source)
+                if template is not None:
+                    yield template
+
+    return first_of_each_name(found(), request.diagnostics, lambda t: f'prompt template "/{t.name}"')

@@ -23,6 +23,7 @@ from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatt
 from piko.plugins.resources.locations import (
     Found,
     agents_skill_dirs,
+    first_of_each_name,
 )
 from piko.resources.files import skill_files
 from piko.resources.loader import ResourceRequest, Skill
@@ -134,21 +135,10 @@ def _load(path: Path, source: str, request: ResourceRequest) -> list[Skill]:
 def load_skills(request: ResourceRequest) -> list[Skill]:
     """Every skill found; the first of a name wins, a later one is reported; the same file
     reached twice (through a link, or a folder and a file in it) is loaded once."""
-    skills: list[Skill] = []
-    by_name: dict[str, Skill] = {}
-    real_paths: set[str] = set()
-    for path, source in _candidates(request):
-        for skill in _load(path, source, request):
-            real = os.path.realpath(skill.file_path)
-            if real in real_paths:
-                continue
-            winner = by_name.get(skill.name)
-            if winner is not None:
-                request.diagnostics.append(
-                    f'skill "{skill.name}" at {skill.file_path} ignored: {winner.file_path} has the name'
-                )
-                continue
-            by_name[skill.name] = skill
-            real_paths.add(real)
-            skills.append(skill)
-    return skills
+    found = (skill for path, source in _candidates(request) for skill in _load(path, source, request))
+    return first_of_each_name(
+        found,
+        request.diagnostics,
+        lambda s: f'skill "{s.name}"',
+        same_file=lambda s: os.path.realpath(s.file_path),
+    )

@@ -8,6 +8,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from attrs import define
+
 from piko import hookimpl
 from piko.data.messages import ImageContent, TextContent, ToolResult
 from piko.plugins.tools.builtin import tool_definition
@@ -78,22 +80,15 @@ async def execute(
     return await abortable(asyncio.to_thread(read_file, absolute, path, options), signal)
 
 
+@define(kw_only=True)
 class _ReadOptions:
-    __slots__ = ("auto_resize", "image_note", "limit", "offset", "should_stop")
+    """What one read was asked for, and how its images are sent."""
 
-    def __init__(
-        self,
-        offset: Any,
-        limit: Any,
-        auto_resize: bool,
-        image_note: str | None,
-        should_stop: Callable[[], None] | None = None,
-    ) -> None:
-        self.offset = offset
-        self.limit = limit
-        self.auto_resize = auto_resize
-        self.image_note = image_note
-        self.should_stop = should_stop
+    offset: Any
+    limit: Any
+    auto_resize: bool
+    image_note: str | None
+    should_stop: Callable[[], None] | None = None
 
 
 def _setting(ctx: Any, key: str, default: Any) -> Any:

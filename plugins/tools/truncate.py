@@ -7,6 +7,7 @@ Grep match lines are cut at 500 characters. The numbers and notices are pi's.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from piko.lib.jsnumbers import format_size
@@ -85,16 +86,30 @@ def truncation_result(
     )
 
 
-def truncate_head(
-    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+# What a way of cutting keeps of the lines: (kept lines in order, the limit hit: "lines" or "bytes", flags).
+_Kept = tuple[list[str], str, dict[str, bool]]
+
+
+def _truncate(
+    content: str, max_lines: int, max_bytes: int, keep: Callable[[list[str], int, int], _Kept]
 ) -> TruncationResult:
-    """Keep the first lines that fit both limits; never a partial line."""
+    """``content`` whole when it fits both limits, else the lines ``keep`` chooses."""
     lines = content.split("\n")
     totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
     if totals[0] <= max_lines and totals[1] <= max_bytes:
         return truncation_result(lines, None, totals, limits)
+    kept, truncated_by, flags = keep(lines, max_lines, max_bytes)
+    return truncation_result(kept, truncated_by, totals, limits, **flags)
+
+
+def _limit_hit(kept: list[str], used: int, truncated_by: str, max_lines: int, max_bytes: int) -> str:
+    """``lines`` when the kept lines are as many as allowed within the byte limit, else ``truncated_by``."""
+    return "lines" if len(kept) >= max_lines and used <= max_bytes else truncated_by
+
+
+def _keep_head(lines: list[str], max_lines: int, max_bytes: int) -> _Kept:
     if byte_length(lines[0]) > max_bytes:
-        return truncation_result([], "bytes", totals, limits, first_line_exceeds_limit=True)
+        return [], "bytes", {"first_line_exceeds_limit": True}
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -105,30 +120,10 @@ def truncate_head(
             break
         kept.append(line)
         used += size
-    if len(kept) >= max_lines and used <= max_bytes:
-        truncated_by = "lines"
-    return truncation_result(kept, truncated_by, totals, limits)
+    return kept, _limit_hit(kept, used, truncated_by, max_lines, max_bytes), {}
 
 
-def _tail_bytes(text: str, max_bytes: int) -> str:
-    """The end of ``text`` within ``max_bytes``, starting on a character boundary."""
-    data = text.encode("utf-8", "surrogatepass")
-    if len(data) <= max_bytes:
-        return text
-    start = len(data) - max_bytes
-    while start < len(data) and (data[start] & 0xC0) == 0x80:
-        start += 1
-    return data[start:].decode("utf-8", "replace")
-
-
-def truncate_tail(
-    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
-) -> TruncationResult:
-    """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
-    lines = content.split("\n")
-    totals, limits = (len(lines), byte_length(content)), (max_lines, max_bytes)
-    if totals[0] <= max_lines and totals[1] <= max_bytes:
-        return truncation_result(lines, None, totals, limits)
+def _keep_tail(lines: list[str], max_lines: int, max_bytes: int) -> _Kept:
     kept: list[str] = []
     used = 0
     truncated_by = "lines"
@@ -147,10 +142,33 @@ def truncate_tail(
             break
         kept.append(line)
         used += size
-    if len(kept) >= max_lines and used <= max_bytes:
-        truncated_by = "lines"
     kept.reverse()
-    return truncation_result(kept, truncated_by, totals, limits, last_line_partial=partial)
+    return kept, _limit_hit(kept, used, truncated_by, max_lines, max_bytes), {"last_line_partial": partial}
+
+
+def truncate_head(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
+    """Keep the first lines that fit both limits; never a partial line."""
+    return _truncate(content, max_lines, max_bytes, _keep_head)
+
+
+def _tail_bytes(text: str, max_bytes: int) -> str:
+    """The end of ``text`` within ``max_bytes``, starting on a character boundary."""
+    data = text.encode("utf-8", "surrogatepass")
+    if len(data) <= max_bytes:
+        return text
+    start = len(data) - max_bytes
+    while start < len(data) and (data[start] & 0xC0) == 0x80:
+        start += 1
+    return data[start:].decode("utf-8", "replace")
+
+
+def truncate_tail(
+    content: str, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
+) -> TruncationResult:
+    """Keep the last lines that fit both limits (a lone over-long last line keeps its end)."""
+    return _truncate(content, max_lines, max_bytes, _keep_tail)
 
 
 def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice | None) -> ToolResult:

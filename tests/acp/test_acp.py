@@ -38,6 +38,20 @@ def run(coro: Any) -> Any:
     return asyncio.run(asyncio.wait_for(coro, 60))
 
 
+def prompt_once(
+    home: Path, work: Path, client: RecordingClient, text: str, *args: str, **options: Any
+) -> Any:
+    """One new session and one prompt over a fresh ``pi --mode acp`` (``args``/``options`` go to
+    :func:`acp_agent`): the prompt's answer."""
+
+    async def scenario() -> Any:
+        async with acp_agent(home, work, client, *args, **options) as (conn, _):
+            session = await conn.new_session(cwd=str(work), mcp_servers=[])
+            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block(text)])
+
+    return run(scenario())
+
+
 @pytest.fixture
 def world(tmp_path: Path) -> Any:
     class World:
@@ -119,12 +133,7 @@ def test_an_extension_gate_becomes_a_permission_request(world, answer: str | Non
     client = RecordingClient()
     client.answers = [answer]
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, "-e", str(gate)) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("go")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "go", "-e", str(gate)).stop_reason == "end_turn"
     (request,) = client.permission_requests
     assert [o.option_id for o in request["options"]] == ["allow", "reject"]
     assert "echo ran > proof.txt" in request["tool_call"].title
@@ -277,12 +286,7 @@ def test_file_tools_go_through_a_client_that_offers_files(world) -> None:
     notes = str(work / "notes.txt")
     client.buffers[notes] = "hello world\nUNSAVED line in the editor\n"
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, files=True) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("work")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "work", files=True).stop_reason == "end_turn"
     results = [u for u in client.of("tool_call_update")]
     assert "UNSAVED line in the editor" in results[0].content[0].content.text  # the buffer, not the disk
     assert client.writes == [
@@ -363,12 +367,7 @@ def test_bash_runs_in_a_client_terminal_with_the_result_piko_gives(world, termin
     )
     client = RecordingClient()
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, terminal=terminal) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "run", terminal=terminal).stop_reason == "end_turn"
     assert (work / "where.txt").read_text().strip() == str(work)
     results = tool_results(server.requests[1]) + tool_results(server.requests[2])[1:]
     assert results == ["out\nerr\n\n\nCommand exited with code 3", "a\nb\n"]  # piko's bash, to the byte
@@ -397,12 +396,7 @@ def test_a_command_that_times_out_is_killed(world, terminal: bool) -> None:
     )  # fmt: skip
     client = RecordingClient()
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, terminal=terminal) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "run", terminal=terminal).stop_reason == "end_turn"
     assert tool_results(server.requests[1]) == ["started\n\n\nCommand timed out after 1 seconds"]
     expected = ["create", "wait", "kill", "output", "release"] if terminal else []
     assert [m for m, _ in client.terminal_calls] == expected
@@ -434,12 +428,7 @@ def test_a_client_that_cannot_open_a_terminal_gets_bash_in_piko(world) -> None:
     client = RecordingClient()
     client.refuse_terminals = True
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, terminal=True) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("run")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "run", terminal=True).stop_reason == "end_turn"
     assert tool_results(server.requests[1]) == ["here\n"]
     (done,) = client.of("tool_call_update")
     assert done.status == "completed" and done.content[0].content.text == "here\n"
@@ -521,12 +510,7 @@ def test_an_extension_plan_on_the_event_bus_becomes_plan_updates(world) -> None:
     planner.write_text(PLANNER)
     client = RecordingClient()
 
-    async def scenario() -> Any:
-        async with acp_agent(home, work, client, "-e", str(planner)) as (conn, _):
-            session = await conn.new_session(cwd=str(work), mcp_servers=[])
-            return await conn.prompt(session_id=session.session_id, prompt=[acp.text_block("plan it")])
-
-    assert run(scenario()).stop_reason == "end_turn"
+    assert prompt_once(home, work, client, "plan it", "-e", str(planner)).stop_reason == "end_turn"
     plans = [[(e.content, e.status, e.priority) for e in u.entries] for u in client.of("plan")]
     assert plans == [
         [("Read the notes", "in_progress", "high"), ("Answer", "pending", "medium")],

@@ -59,3 +59,11 @@ def branch_of(*messages: Any) -> tuple[SessionManager, list[str]]:
     manager = SessionManager.in_memory("/tmp/project")
     ids = [manager.append_message(m) for m in messages]
     return manager, ids
+
+
+def exchanges(count: int, user_tokens: int = 100, assistant_tokens: int = 100) -> list[Any]:
+    """``count`` question/answer pairs: ``u1``, ``a1``, ``u2``, ``a2``... of the given token sizes."""
+    out: list[Any] = []
+    for i in range(1, count + 1):
+        out += [user(words(f"u{i}", user_tokens)), assistant(words(f"a{i}", assistant_tokens))]
+    return out

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from builders import assistant, branch_of, call, result, user, words
+from builders import assistant, branch_of, call, exchanges, result, user, words
 
 from piko.data.messages import BranchSummaryMessage, CompactionSummaryMessage, ToolResultMessage, UserMessage
 from piko.data.tokens import estimate_context_tokens
@@ -66,12 +66,7 @@ def test_cut_never_lands_on_a_tool_result_and_kept_results_keep_their_calls() ->
 
 
 def test_cut_point_walks_back_from_the_newest_message_to_the_budget() -> None:
-    manager, _ids = branch_of(
-        user(words("u1", 100)),
-        assistant(words("a1", 100)),
-        user(words("u2", 100)),
-        assistant(words("a2", 100)),
-    )
+    manager, _ids = branch_of(*exchanges(2))
     entries = manager.get_branch()
     # 150 tokens: a2 (100) + u2 (200 >= 150) -> keep from u2
     cut = find_cut_point(entries, 0, len(entries), 150)
@@ -195,7 +190,7 @@ def test_a_second_compaction_summarizes_from_the_first_ones_kept_entry() -> None
 
 
 def test_an_extension_compactions_details_are_not_read_as_file_lists() -> None:
-    manager, ids = branch_of(user(words("u1", 100)), assistant(words("a1", 100)))
+    manager, ids = branch_of(*exchanges(1))
     manager.append_compaction("EXT", ids[1], 10, {"readFiles": ["secret.txt"]}, True)
     manager.append_message(user(words("u2", 100)))
     manager.append_message(assistant(words("a2", 100)))
@@ -205,7 +200,7 @@ def test_an_extension_compactions_details_are_not_read_as_file_lists() -> None:
 
 
 def test_a_previous_compaction_whose_kept_entry_is_gone_starts_after_it() -> None:
-    manager, _ids = branch_of(user(words("u1", 100)), assistant(words("a1", 100)))
+    manager, _ids = branch_of(*exchanges(1))
     manager.append_compaction("S", "no-such-entry", 10)
     manager.append_message(user(words("u2", 100)))
     manager.append_message(assistant(words("a2", 100)))
@@ -237,12 +232,7 @@ def test_settings_defaults_and_bad_values() -> None:
 def test_damaged_message_lines_are_skipped() -> None:
     from piko.sessions.reading import entry_from_line
 
-    manager, ids = branch_of(
-        user(words("u1", 100)),
-        assistant(words("a1", 100)),
-        user(words("u2", 100)),
-        assistant(words("a2", 100)),
-    )
+    manager, ids = branch_of(*exchanges(2))
     entries = manager.get_branch()
     broken = entry_from_line(
         b'{"type":"message","id":"bad1","parentId":"%s","timestamp":"2026-01-01T00:00:00.000Z",'

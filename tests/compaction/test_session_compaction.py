@@ -65,25 +65,31 @@ def message_texts(body: dict[str, Any]) -> list[tuple[str, str]]:
 # Threshold
 # ---------------------------------------------------------------------------
 
+# A 4000-token window that compacts above 3000 (1000 reserved), keeping the last 150 tokens.
+THRESHOLD_SESSION: dict[str, Any] = {
+    "context_window": 4000,
+    "settings": {"compaction": {"reserveTokens": 1000, "keepRecentTokens": 150}},
+}
+
+
+def past_the_threshold(answers: list[str]) -> list[dict[str, Any]]:
+    """Three answers reporting 1100, 2100 and 3200 tokens: the third passes 4000 - 1000, so the
+    session compacts after it."""
+    return [reply(answer, total=total) for answer, total in zip(answers, (1100, 2100, 3200), strict=True)]
+
 
 def test_threshold_compaction_after_a_long_exchange(world, run) -> None:
     questions = [words(f"question {i}", 100) for i in range(4)]
     answers = [words(f"answer {i}", 100) for i in range(3)]
     summary = "## Goal\nTHE SUMMARY"
     turns = [
-        reply(answers[0], total=1100),
-        reply(answers[1], total=2100),
-        reply(answers[2], total=3200),  # > 4000 - 1000: compact after this answer
+        *past_the_threshold(answers),
         reply(summary),
         reply("after compaction"),
     ]
 
     async def scenario() -> Any:
-        session = await world.session(
-            turns,
-            context_window=4000,
-            settings={"compaction": {"reserveTokens": 1000, "keepRecentTokens": 150}},
-        )
+        session = await world.session(turns, **THRESHOLD_SESSION)
         for question in questions[:3]:
             await session.prompt(question)
         context_after = list(session.messages)
@@ -150,19 +156,13 @@ def test_threshold_compaction_after_a_long_exchange(world, run) -> None:
 
 def test_a_message_queued_during_threshold_compaction_is_delivered_after_it(world, run) -> None:
     turns = [
-        reply(words("answer 0", 100), total=1100),
-        reply(words("answer 1", 100), total=2100),
-        reply(words("answer 2", 100), total=3200),  # > 4000 - 1000: compact after this answer
+        *past_the_threshold([words(f"answer {i}", 100) for i in range(3)]),
         reply("## Goal\nSUMMARY"),
         reply("answer to the queued message"),
     ]
 
     async def scenario() -> Any:
-        session = await world.session(
-            turns,
-            context_window=4000,
-            settings={"compaction": {"reserveTokens": 1000, "keepRecentTokens": 150}},
-        )
+        session = await world.session(turns, **THRESHOLD_SESSION)
         queued: list[Any] = []
 
         def on_event(event: Any) -> None:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 from typing import Any
 
-from builders import assistant, branch_of, call, result, user, words
+from builders import assistant, branch_of, call, exchanges, result, user, words
 from test_session_compaction import (
     OVERFLOW_BODY,
     message_texts,
@@ -55,11 +55,7 @@ def test_budgets_are_fitted_to_the_window() -> None:
 
 
 def test_prepare_cuts_inside_a_tail_that_does_not_fit_the_window() -> None:
-    manager, ids = branch_of(
-        user(words("u1", 1000)), assistant(words("a1", 100)),
-        user(words("u2", 1000)), assistant(words("a2", 100)),
-        user(words("u3", 1000)), assistant(words("a3", 100)),
-    )  # fmt: skip
+    manager, ids = branch_of(*exchanges(3, user_tokens=1000))
     entries = manager.get_branch()
     defaults = CompactionSettings()
     assert prepare_compaction(entries, defaults) is None  # 3300 tokens < keepRecentTokens: pi's answer

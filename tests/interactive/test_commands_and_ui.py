@@ -6,6 +6,7 @@ import re
 import time
 
 import pytest
+from scripted_turns import TWELVE_ECHOES, bash_then_answer
 
 BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
 
@@ -221,12 +222,7 @@ def test_keybindings_json_rebinds_an_action(term):
 
 
 def test_ctrl_o_shows_full_tool_output(term):
-    output = " ".join(f"echo line{i};" for i in range(12))
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": output}}}]},
-        {"blocks": [{"text": "ran it"}]},
-    ]
-    t = term(turns=turns)
+    t = term(turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.wait_ready()
     t.submit("run")
     t.wait_for(r"ran it")

@@ -7,6 +7,8 @@ import re
 import time
 from pathlib import Path
 
+from scripted_turns import bash_then_answer
+
 LONG = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 5 for i in range(60))
 
 
@@ -75,12 +77,17 @@ def test_escape_aborts_a_streaming_answer(term):
     t.wait_for(r"Next answer\.")
 
 
-def test_enter_while_streaming_steers(term):
-    turns = [{"blocks": [{"text": LONG}]}, {"blocks": [{"text": "Steered reply."}]}]
-    t = term(turns=turns, tokens_per_second=300)
+def streaming_a_long_answer(term, reply: str):
+    """piko streaming a 60-paragraph answer (its first paragraph shown), ``reply`` scripted next."""
+    t = term(turns=[{"blocks": [{"text": LONG}]}, {"blocks": [{"text": reply}]}], tokens_per_second=300)
     t.wait_ready()
     t.submit("Write a lot")
     t.wait_for(r"Paragraph 1:", scrollback=True)
+    return t
+
+
+def test_enter_while_streaming_steers(term):
+    t = streaming_a_long_answer(term, "Steered reply.")
     t.submit("focus on the summary")
     queued = t.wait_for(r"Steering: focus on the summary")
     t.save("steering-queued")
@@ -97,11 +104,7 @@ def test_enter_while_streaming_steers(term):
 
 
 def test_alt_enter_queues_a_follow_up(term):
-    turns = [{"blocks": [{"text": LONG}]}, {"blocks": [{"text": "Follow-up reply."}]}]
-    t = term(turns=turns, tokens_per_second=300)
-    t.wait_ready()
-    t.submit("Write a lot")
-    t.wait_for(r"Paragraph 1:", scrollback=True)
+    t = streaming_a_long_answer(term, "Follow-up reply.")
     t.type("and then this")
     t.keys("M-Enter")
     t.wait_for(r"Follow-up: and then this")
@@ -192,11 +195,7 @@ def test_sigterm_quits_cleanly(term):
 
 
 def test_escape_stops_a_running_tool(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo started; sleep 30"}}}]},
-        {"blocks": [{"text": "never needed"}]},
-    ]
-    t = term(turns=turns)
+    t = term(turns=bash_then_answer("echo started; sleep 30", "never needed"))
     t.wait_ready()
     t.submit("run something slow")
     t.wait_for(r"Elapsed \d+\.\ds")

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 
+from scripted_turns import TWELVE_ECHOES, bash_then_answer
+
 RULE = re.compile(r"^─{100}$", re.M)
 PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the answer." for i in range(40))
-TWELVE = " ".join(f"echo line{i};" for i in range(12))
 CTRL_SHIFT_F = "\x1b[102;6u"  # what a terminal reporting modified keys sends (CSI u)
 
 
@@ -57,18 +58,13 @@ def test_the_exit_output_can_be_only_the_resume_hint(term):
 def test_the_viewport_follows_a_long_answer_and_keeps_the_editor_fixed(term):
     t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}], tokens_per_second=800)
     t.submit("long")
-    seen, broken = 0, []
-    while True:
-        screen = t.screen()
-        if "Paragraph" in screen:
-            seen += 1
-            lines = screen.rstrip("\n").split("\n")
-            if len(lines) != 30 or "(auto)" not in lines[-1] or not RULE.search(screen):
-                broken.append(screen)
-        if "Paragraph 39" in screen and "Working" not in screen:
-            break
-        assert seen < 5000, "the answer never finished"
-    assert not broken, f"{len(broken)} of {seen} screens without the editor or footer:\n{broken[0]}"
+
+    def broken(screen: str) -> bool:
+        lines = screen.rstrip("\n").split("\n")
+        return len(lines) != 30 or "(auto)" not in lines[-1] or not RULE.search(screen)
+
+    seen, wrong, screen = t.watch_answer("Paragraph 39", broken)
+    assert not wrong, f"{len(wrong)} of {seen} screens without the editor or footer:\n{wrong[0]}"
     assert "piko v" not in screen  # scrolled along: the header is above the viewport
     assert "Paragraph 0 " not in screen
 
@@ -110,11 +106,7 @@ def test_the_mouse_wheel_scrolls_the_transcript(term):
 
 
 def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
-        {"blocks": [{"text": "ran it"}]},
-    ]
-    t = fullscreen(term, turns=turns)
+    t = fullscreen(term, turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.submit("run")
     t.wait_for(r"ran it")
     assert "earlier lines, ctrl+o to expand)" in t.screen()

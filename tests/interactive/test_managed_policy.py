@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from scripted_turns import bash_then_answer
+
 
 def _policy(t, data) -> None:
     path = t.root / "policy.json"
@@ -13,9 +15,9 @@ def _policy(t, data) -> None:
 
 
 def test_a_blocked_tool_is_refused_and_the_rule_is_named(term) -> None:
-    t = term(turns=[{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo ran"}}}]},
-                    {"blocks": [{"text": "could not run it"}]}], env={"ANTHROPIC_API_KEY": "sk-x"},
-             start=False)  # fmt: skip
+    t = term(
+        turns=bash_then_answer("echo ran", "could not run it"), env={"ANTHROPIC_API_KEY": "sk-x"}, start=False
+    )
     _policy(t, {"tools": {"block": ["bash"]}, "models": {"allow": ["faux/*"]}})
     t.start()
     t.wait_ready()

@@ -257,6 +257,8 @@ def test_tool_boxes_summarise_and_expand() -> None:
     )
     lines = _lines(renderer.render(grep, False))
     assert " grep /TODO/ in . (*.py) limit 5" in lines and " [Truncated: 5 matches limit]" in lines
+    find = ToolView(tool_call_id="4", name="find", args={"pattern": "*.md", "path": "docs", "limit": 2})
+    assert " find *.md in docs (limit 2)" in _lines(renderer.render(find, False))
     edit = ToolView(tool_call_id="3", name="edit", args={"path": "x.py"})
     edit.set_result(
         {"content": [], "details": {"diff": " 1 keep\n-2 old value\n+2 new value"}}, partial=False

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from scripted_turns import TWELVE_ECHOES, bash_then_answer
+
 CODE = (
     "```python\n"
     + "\n".join(f"value_{i:02d} = {i}  # line {i}" for i in range(60))
@@ -26,15 +28,8 @@ def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):
     assert history.count("(auto)") == 1, history
 
 
-TWELVE = " ".join(f"echo line{i};" for i in range(12))
-
-
 def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": TWELVE}}}]},
-        {"blocks": [{"text": "ran it"}]},
-    ]
-    t = term(turns=turns)
+    t = term(turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.wait_ready()
     t.submit("run")
     t.wait_for(r"ran it")
@@ -237,15 +232,8 @@ def test_the_editor_and_footer_stay_on_screen_while_an_answer_streams(term):
     t = term(turns=[{"blocks": [{"text": paragraphs}]}], tokens_per_second=2000)
     t.wait_ready()
     t.submit("go")
-    seen, broken = 0, []
-    while True:
-        screen = t.screen()
-        if "Paragraph" in screen:
-            seen += 1
-            if "(auto)" not in screen or not re.search(r"^─{100}$", screen, re.M):
-                broken.append(screen)
-        if "Paragraph 29" in screen and "Working" not in screen:
-            break
-        assert seen < 5000, "the answer never finished"
+    seen, broken, _ = t.watch_answer(
+        "Paragraph 29", lambda screen: "(auto)" not in screen or not re.search(r"^─{100}$", screen, re.M)
+    )
     assert seen > 0
     assert not broken, f"{len(broken)} of {seen} screens without the editor or footer:\n{broken[0]}"

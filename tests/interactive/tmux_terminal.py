@@ -192,6 +192,21 @@ class Terminal:
             f"timed out waiting for {pattern!r}; screen:\n{text}\n--- stderr:\n{self.errors()}"
         )
 
+    def watch_answer(self, last: str, is_broken: Callable[[str], bool]) -> tuple[int, list[str], str]:
+        """Read the screen while an answer streams, until it shows ``last`` and the agent is done:
+        how many screens showed the answer (a ``Paragraph``), those ``is_broken`` finds wrong, and
+        the last screen."""
+        seen, broken = 0, []
+        while True:
+            screen = self.screen()
+            if "Paragraph" in screen:
+                seen += 1
+                if is_broken(screen):
+                    broken.append(screen)
+            if last in screen and "Working" not in screen:
+                return seen, broken, screen
+            assert seen < 5000, "the answer never finished"
+
     def wait_ready(self, timeout: float = 20.0) -> str:
         """Start-up is done: the footer shows the model and the header was printed; the screen."""
         self.wait_for(

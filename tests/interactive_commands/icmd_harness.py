@@ -147,28 +147,11 @@ class ScriptedContext:
     def show_error(self, text: str) -> None:
         self.output.append(("error", text))
 
-    async def pick(
-        self,
-        title: str,
-        items: list[PickItem],
-        *,
-        filterable: bool = True,
-        initial: Any = None,
-        **options: Any,
-    ) -> Any:
+    async def pick(self, title: str, items: list[PickItem], **options: Any) -> Any:
         header = options.get("header")
-        self.pick_calls.append(
-            (
-                title,
-                list(items),
-                {
-                    "filterable": filterable,
-                    "initial": initial,
-                    **options,
-                    "header_text": header() if callable(header) else None,
-                },
-            )
-        )
+        recorded = {"filterable": True, "initial": None, **options}
+        recorded["header_text"] = header() if callable(header) else None
+        self.pick_calls.append((title, list(items), recorded))
         assert self.picks, f"unexpected selector: {title!r}: {[i.label for i in items]}"
         answer = self.picks.pop(0)
         if callable(answer):

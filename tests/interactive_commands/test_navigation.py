@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from icmd_harness import label, lines_of
 
 from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from piko.plugins.modes.interactive.command_api import PickAction
+from piko.plugins.modes.interactive.commands.session_picker import format_age
 from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
 from piko.sessions.manager import SessionManager
 
@@ -496,3 +499,27 @@ def test_tree_selector_folds_labels_and_switches_filters(world, run) -> None:
     assert folded == ["⊞ • [start here] user: first question"]  # everything under it is folded away
     assert len(calls[5][1]) == len(calls[3][1])  # unfolded again
     assert "ctrl+left/alt+left/ctrl+right/alt+right fold" in calls[0][2]["header_text"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "shown"),
+    [
+        (-5, "now"),
+        (59, "now"),
+        (60, "1m"),
+        (3599, "59m"),
+        (3600, "1h"),
+        (86399, "23h"),
+        (86400, "1d"),
+        (7 * 86400 - 1, "6d"),
+        (7 * 86400, "1w"),
+        (30 * 86400 - 1, "4w"),
+        (30 * 86400, "1mo"),
+        (365 * 86400 - 1, "12mo"),
+        (365 * 86400, "1y"),
+        (3 * 365 * 86400 + 5, "3y"),
+    ],
+)
+def test_resume_list_shows_session_ages_as_pi_does(seconds: int, shown: str) -> None:
+    now = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
+    assert format_age(now - datetime.timedelta(seconds=seconds), now) == shown

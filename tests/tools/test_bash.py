@@ -8,12 +8,15 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from tool_harness import aborted_signal
 
 from piko.app.application import App
 from piko.data.messages import ToolResult
@@ -205,53 +208,60 @@ def test_a_failing_update_listener_does_not_stop_the_command(tmp_path: Path) -> 
 # -- truncation ----------------------------------------------------------------------------------
 
 
-def test_line_truncation_keeps_tail_and_spills_full_output(tmp_path: Path) -> None:
-    updates: list[ToolResult] = []
-    result = run(tmp_path, {"command": "seq 1 100000"}, updates=updates)
-    out = text(result)
+@contextmanager
+def spilled(result: ToolResult) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """A result whose full output went to a temp file: its text, its details and that file
+    (removed afterwards)."""
     details = result.details
     assert details is not None
     path = details["fullOutputPath"]
-    assert re.fullmatch(r".*/pi-bash-[0-9a-f]{16}\.log", path)
-    assert out.endswith(f"\n99999\n100000\n\n\n[Showing lines 98002-100001 of 100001. Full output: {path}]")
-    assert out.startswith("98002\n")
-    truncation = details["truncation"]
-    assert truncation["truncated"] is True and truncation["truncatedBy"] == "lines"
-    assert truncation["totalLines"] == 100001 and truncation["outputLines"] == 2000
-    assert truncation["totalBytes"] == len("".join(f"{i}\n" for i in range(1, 100001)))
-    assert list(truncation) == [
-        "content", "truncated", "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes",
-        "lastLinePartial", "firstLineExceedsLimit", "maxLines", "maxBytes",
-    ]  # fmt: skip
-    assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 100001))
-    # partial results named the same file once output was past the limit
-    assert updates[-1].details is not None and updates[-1].details["fullOutputPath"] == path
-    os.unlink(path)
+    try:
+        yield text(result), details, path
+    finally:
+        os.unlink(path)
+
+
+def test_line_truncation_keeps_tail_and_spills_full_output(tmp_path: Path) -> None:
+    updates: list[ToolResult] = []
+    result = run(tmp_path, {"command": "seq 1 100000"}, updates=updates)
+    with spilled(result) as (out, details, path):
+        assert re.fullmatch(r".*/pi-bash-[0-9a-f]{16}\.log", path)
+        assert out.endswith(
+            f"\n99999\n100000\n\n\n[Showing lines 98002-100001 of 100001. Full output: {path}]"
+        )
+        assert out.startswith("98002\n")
+        truncation = details["truncation"]
+        assert truncation["truncated"] is True and truncation["truncatedBy"] == "lines"
+        assert truncation["totalLines"] == 100001 and truncation["outputLines"] == 2000
+        assert truncation["totalBytes"] == len("".join(f"{i}\n" for i in range(1, 100001)))
+        assert list(truncation) == [
+            "content", "truncated", "truncatedBy", "totalLines", "totalBytes", "outputLines", "outputBytes",
+            "lastLinePartial", "firstLineExceedsLimit", "maxLines", "maxBytes",
+        ]  # fmt: skip
+        assert Path(path).read_text() == "".join(f"{i}\n" for i in range(1, 100001))
+        # partial results named the same file once output was past the limit
+        assert updates[-1].details is not None and updates[-1].details["fullOutputPath"] == path
 
 
 def test_byte_truncation_notice(tmp_path: Path) -> None:
     result = run(tmp_path, {"command": "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done"})
-    out = text(result)
-    assert result.details is not None
-    truncation = result.details["truncation"]
-    assert truncation["truncatedBy"] == "bytes"
-    shown = truncation["outputLines"]
-    path = result.details["fullOutputPath"]
-    assert out.endswith(
-        f"[Showing lines {1001 - shown + 1}-1001 of 1001 (50.0KB limit). Full output: {path}]"
-    )
-    assert len(Path(path).read_bytes()) == 101 * 1000
-    os.unlink(path)
+    with spilled(result) as (out, details, path):
+        truncation = details["truncation"]
+        assert truncation["truncatedBy"] == "bytes"
+        shown = truncation["outputLines"]
+        assert out.endswith(
+            f"[Showing lines {1001 - shown + 1}-1001 of 1001 (50.0KB limit). Full output: {path}]"
+        )
+        assert len(Path(path).read_bytes()) == 101 * 1000
 
 
 def test_single_huge_line_shows_its_end(tmp_path: Path) -> None:
     result = run(tmp_path, {"command": "head -c 200000 /dev/zero | tr '\\0' 'a'; echo -n END"})
-    out = text(result)
-    assert result.details is not None
-    path = result.details["fullOutputPath"]
-    assert result.details["truncation"]["lastLinePartial"] is True
-    assert out.endswith(f"aaaEND\n\n[Showing last 50.0KB of line 1 (line is 195.3KB). Full output: {path}]")
-    os.unlink(path)
+    with spilled(result) as (out, details, path):
+        assert details["truncation"]["lastLinePartial"] is True
+        assert out.endswith(
+            f"aaaEND\n\n[Showing last 50.0KB of line 1 (line is 195.3KB). Full output: {path}]"
+        )
 
 
 def test_small_output_makes_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -323,10 +333,8 @@ def test_abort_kills_the_process_group(tmp_path: Path) -> None:
 
 
 def test_already_aborted_signal(tmp_path: Path) -> None:
-    controller = AbortController()
-    controller.abort()
     marker = tmp_path / "ran"
-    assert run_error(tmp_path, {"command": f"touch {marker}"}, signal=controller.signal) == "Command aborted"
+    assert run_error(tmp_path, {"command": f"touch {marker}"}, signal=aborted_signal()) == "Command aborted"
     assert not marker.exists()
 
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tool_harness import run_tool
+from tool_harness import aborted_signal, run_tool
 
-from piko.lib.abort import AbortController
 from piko.plugins.tools.edit import prepare_arguments
 from piko.plugins.tools.edit_diff import diff_lines, generate_diff, normalize_for_fuzzy_match
 
@@ -84,13 +83,11 @@ def test_legacy_arguments_work_through_execute_directly(work: Path) -> None:
 
 def test_aborted_edit_leaves_the_file(work: Path) -> None:
     (work / "t.txt").write_text("hello", encoding="utf-8")
-    controller = AbortController()
-    controller.abort()
     run = run_tool(
         "edit",
         {"path": "t.txt", "edits": [{"oldText": "hello", "newText": "x"}]},
         work,
-        signal=controller.signal,
+        signal=aborted_signal(),
     )
     assert run.text == "Operation aborted"
     assert (work / "t.txt").read_text(encoding="utf-8") == "hello"

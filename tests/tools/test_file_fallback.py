@@ -138,14 +138,20 @@ def _app_with(work: Path, *plugins: Any) -> Any:
     return app
 
 
+@pytest.fixture
+def locked(work: Path) -> Path:
+    """An empty folder ``locked`` in the work folder, for a test to deny."""
+    path = work / "locked"
+    path.mkdir()
+    return path
+
+
 # ---------------------------------------------------------------------------
 # write
 # ---------------------------------------------------------------------------
 
 
-def test_denied_write_without_handler_raises_pis_error(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_denied_write_without_handler_raises_pis_error(work: Path, locked: Path) -> None:
     with denied(locked) as code:
         run = run_tool("write", {"path": "locked/new.txt", "content": "x"}, work)
     assert not run.ok
@@ -153,26 +159,27 @@ def test_denied_write_without_handler_raises_pis_error(work: Path) -> None:
     assert not (locked / "new.txt").exists()
 
 
-def test_denied_write_is_finished_by_the_broker(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def brokered_write(work: Path, locked: Path, path: str, content: str) -> tuple[Any, Any, int]:
+    """``write`` into the denied ``locked`` folder with one broker that lifts the denial: the
+    run, the one request the broker got, and the errno of the denial."""
     with denied(locked) as code:
         broker = Broker(guard=locked)
-        run = run_tool(
-            "write", {"path": "locked/new.txt", "content": "héllo"}, work, app=_app_with(work, broker)
-        )
+        run = run_tool("write", {"path": path, "content": content}, work, app=_app_with(work, broker))
+    (request,) = broker.requests
+    return run, request, code
+
+
+def test_denied_write_is_finished_by_the_broker(work: Path, locked: Path) -> None:
+    run, request, code = brokered_write(work, locked, "locked/new.txt", "héllo")
     assert run.text == "Successfully wrote 5 bytes to locked/new.txt"
     assert (locked / "new.txt").read_text(encoding="utf-8") == "héllo"
-    (request,) = broker.requests
     assert request.dst == str(locked / "new.txt")
     assert request.content == "héllo"
     assert isinstance(request.cause, OSError) and request.cause.errno == code
     assert request.session_id is None
 
 
-def test_first_true_wins_and_a_raising_handler_is_skipped(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_first_true_wins_and_a_raising_handler_is_skipped(work: Path, locked: Path) -> None:
     log: list[str] = []
     raising, declining = Broker(fail=True, log=log), Broker(answer=False, log=log)
     accepting, unused = Broker(guard=locked, log=log), Broker(log=log)
@@ -186,9 +193,7 @@ def test_first_true_wins_and_a_raising_handler_is_skipped(work: Path) -> None:
     assert [(e.event, e.error) for e in errors] == [("file_write_fallback", "broker is down")]
 
 
-def test_when_every_handler_declines_the_original_error_stands(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_when_every_handler_declines_the_original_error_stands(work: Path, locked: Path) -> None:
     brokers = [Broker(answer=False), Broker(answer=None), Broker(answer="yes")]  # only True counts
     with denied(locked) as code:
         run = run_tool("write", {"path": "locked/a.txt", "content": "x"}, work, app=_app_with(work, *brokers))
@@ -208,16 +213,9 @@ def test_other_errors_never_reach_handlers(work: Path) -> None:
     assert broker.requests == []
 
 
-def test_denied_mkdir_reaches_the_handler_which_creates_the_parent(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
-    with denied(locked) as code:
-        broker = Broker(guard=locked)
-        run = run_tool(
-            "write", {"path": "locked/sub/deep/f.txt", "content": "abc"}, work, app=_app_with(work, broker)
-        )
+def test_denied_mkdir_reaches_the_handler_which_creates_the_parent(work: Path, locked: Path) -> None:
+    run, request, code = brokered_write(work, locked, "locked/sub/deep/f.txt", "abc")
     assert run.text == "Successfully wrote 3 bytes to locked/sub/deep/f.txt"
-    (request,) = broker.requests
     assert request.dst == str(locked / "sub/deep/f.txt")
     assert str(request.cause) == f"{_code(code)}: {_MESSAGES[code]}, mkdir '{locked / 'sub'}'"
     assert (locked / "sub/deep/f.txt").read_text(encoding="utf-8") == "abc"
@@ -240,9 +238,7 @@ def test_destination_is_symlink_resolved(work: Path, tmp_path: Path) -> None:
     assert [r.dst for r in broker.requests][-1] == str(elsewhere / "target.txt")
 
 
-def test_no_handler_is_consulted_without_a_real_destination(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_no_handler_is_consulted_without_a_real_destination(work: Path, locked: Path) -> None:
     (locked / "dangling").symlink_to(locked / "missing.txt")
     broker = Broker()
     with denied(locked) as code:
@@ -306,9 +302,7 @@ def test_edit_of_a_protected_file_without_handler_fails_as_pi(work: Path) -> Non
     assert target.read_text(encoding="utf-8") == "a"
 
 
-def test_request_carries_the_session_id(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_request_carries_the_session_id(work: Path, locked: Path) -> None:
     broker = Broker(answer=True)
     app = _app_with(work, broker)
 
@@ -330,9 +324,7 @@ def test_request_carries_the_session_id(work: Path) -> None:
     assert broker.requests[0].session_id == "sess-42"
 
 
-def test_an_extension_file_registers_a_write_fallback(work: Path, tmp_path: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_an_extension_file_registers_a_write_fallback(work: Path, tmp_path: Path, locked: Path) -> None:
     seen = tmp_path / "seen.txt"
     extension = tmp_path / "broker_ext.py"
     extension.write_text(
@@ -458,9 +450,7 @@ def test_unlink_plain_file(work: Path) -> None:
     assert not (work / "f.txt").exists()
 
 
-def test_unlink_denied_without_handler_and_missing_files(work: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_unlink_denied_without_handler_and_missing_files(work: Path, locked: Path) -> None:
     (locked / "f.txt").write_text("x", encoding="utf-8")
     write_broker, delete_broker = Broker(), DeleteBroker()
     app = _app_with(work, write_broker)
@@ -476,9 +466,7 @@ def test_unlink_denied_without_handler_and_missing_files(work: Path) -> None:
     assert delete_broker.requests == []
 
 
-def test_unlink_denied_goes_to_the_delete_broker(work: Path, tmp_path: Path) -> None:
-    locked = work / "locked"
-    locked.mkdir()
+def test_unlink_denied_goes_to_the_delete_broker(work: Path, tmp_path: Path, locked: Path) -> None:
     (locked / "f.txt").write_text("x", encoding="utf-8")
     (locked / "link").symlink_to(tmp_path)
     broker = DeleteBroker(guard=locked)

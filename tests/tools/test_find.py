@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import ToolRun, make_app, run_tool
+from tool_harness import ToolRun, aborted_signal, make_app, run_tool
 
-from piko.lib.abort import AbortController
 from piko.plugins.tools.find import GlobMatcher, glob_to_regex
 
 
@@ -145,9 +144,7 @@ def test_errors(tree: Path) -> None:
 
 
 def test_abort_before_start(tree: Path) -> None:
-    controller = AbortController()
-    controller.abort()
-    run = run_tool("find", {"pattern": "*"}, tree, app=make_app(tree), signal=controller.signal)
+    run = run_tool("find", {"pattern": "*"}, tree, app=make_app(tree), signal=aborted_signal())
     assert str(run.error) == "Operation aborted"
 
 

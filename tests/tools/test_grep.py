@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import ToolRun, make_app, run_tool, run_tool_async
+from tool_harness import ToolRun, aborted_signal, make_app, run_tool, run_tool_async
 
 from piko.lib.abort import AbortController
 
@@ -74,23 +74,35 @@ def test_glob_with_directories(work: Path) -> None:
     assert ok_text(grep_run(work, pattern="it", glob="**/*.spec.ts")) == "src/x.spec.ts:1: it()"
 
 
-def test_gitignore_respected_outside_a_git_repo(work: Path) -> None:
-    write(work, ".gitignore", "ignored.txt\nbuild/\n")
-    write(work, "ignored.txt", "needle\n")
-    write(work, "build/out.txt", "needle\n")
-    write(work, "kept.txt", "needle\n")
-    assert ok_text(grep_run(work, pattern="needle")) == "kept.txt:1: needle"
-
-
-def test_gitignore_respected_in_a_git_repo_and_git_dir_never_searched(work: Path) -> None:
-    subprocess.run(["git", "init", "-q", str(work)], check=True)
-    write(work, ".gitignore", "*.log\n")
-    write(work, "app.log", "needle\n")
-    write(work, ".git/needle-file", "needle\n")
-    write(work, "sub/.gitignore", "local.txt\n")
-    write(work, "sub/local.txt", "needle\n")
-    write(work, "sub/other.txt", "needle\n")
-    assert ok_text(grep_run(work, pattern="needle")) == "sub/other.txt:1: needle"
+@pytest.mark.parametrize(
+    ("git_repo", "ignores", "needles", "found"),
+    [
+        pytest.param(
+            False,
+            {".gitignore": "ignored.txt\nbuild/\n"},
+            ["ignored.txt", "build/out.txt", "kept.txt"],
+            "kept.txt:1: needle",
+            id="gitignore_respected_outside_a_git_repo",
+        ),
+        pytest.param(
+            True,
+            {".gitignore": "*.log\n", "sub/.gitignore": "local.txt\n"},
+            ["app.log", ".git/needle-file", "sub/local.txt", "sub/other.txt"],
+            "sub/other.txt:1: needle",
+            id="gitignore_respected_in_a_git_repo_and_git_dir_never_searched",
+        ),
+    ],
+)
+def test_gitignore_respected(
+    work: Path, git_repo: bool, ignores: dict[str, str], needles: list[str], found: str
+) -> None:
+    if git_repo:
+        subprocess.run(["git", "init", "-q", str(work)], check=True)
+    for name, rules in ignores.items():
+        write(work, name, rules)
+    for name in needles:
+        write(work, name, "needle\n")
+    assert ok_text(grep_run(work, pattern="needle")) == found
 
 
 def test_dotfiles_are_searched(work: Path) -> None:
@@ -203,9 +215,7 @@ def test_tilde_and_at_paths(work: Path, monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_abort_before_start(work: Path) -> None:
-    controller = AbortController()
-    controller.abort()
-    run = run_tool("grep", {"pattern": "x"}, work, app=make_app(work), signal=controller.signal)
+    run = run_tool("grep", {"pattern": "x"}, work, app=make_app(work), signal=aborted_signal())
     assert str(run.error) == "Operation aborted"
 
 

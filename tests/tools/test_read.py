@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tool_harness import make_app, run_tool, run_unprivileged
+from tool_harness import aborted_signal, make_app, run_tool, run_unprivileged
 
 from piko.lib.abort import AbortController, AbortError
 from piko.plugins.tools import line_reader
@@ -211,9 +211,7 @@ def test_float_offset_from_json_prints_like_javascript(work: Path) -> None:
 
 def test_already_aborted_signal(work: Path) -> None:
     (work / "t.txt").write_text("x", encoding="utf-8")
-    controller = AbortController()
-    controller.abort()
-    assert run_tool("read", {"path": "t.txt"}, work, signal=controller.signal).text == "Operation aborted"
+    assert run_tool("read", {"path": "t.txt"}, work, signal=aborted_signal()).text == "Operation aborted"
 
 
 def _png(size: tuple[int, int]) -> bytes:

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tool_harness import run_tool
-
-from piko.lib.abort import AbortController
+from tool_harness import aborted_signal, run_tool
 
 
 def test_writes_utf8_and_reports_utf16_length(work: Path) -> None:
@@ -32,9 +30,7 @@ def test_overwrite_keeps_the_file_identity(work: Path) -> None:
 
 
 def test_aborted_write_does_nothing(work: Path) -> None:
-    controller = AbortController()
-    controller.abort()
-    run = run_tool("write", {"path": "x.txt", "content": "x"}, work, signal=controller.signal)
+    run = run_tool("write", {"path": "x.txt", "content": "x"}, work, signal=aborted_signal())
     assert run.text == "Operation aborted"
     assert not (work / "x.txt").exists()
 

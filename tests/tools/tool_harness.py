@@ -133,6 +133,15 @@ async def run_tool_async(
     return ToolRun(result=value)
 
 
+def aborted_signal() -> Any:
+    """The signal of a run aborted before it started."""
+    from piko.lib.abort import AbortController
+
+    controller = AbortController()
+    controller.abort()
+    return controller.signal
+
+
 def run_tool(name: str, params: dict[str, Any], cwd: Path | str, **kwargs: Any) -> ToolRun:
     """:func:`run_tool_async` in a fresh event loop."""
     return asyncio.run(run_tool_async(name, params, cwd, **kwargs))

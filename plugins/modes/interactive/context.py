@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import PickItem
@@ -39,27 +38,9 @@ class CommandContext:
     def show_error(self, text: str) -> None:
         self._mode.show_error(text)
 
-    async def pick(
-        self,
-        title: str,
-        items: list[PickItem],
-        *,
-        filterable: bool = True,
-        initial: Any = None,
-        actions: dict[str, list[str]] | None = None,
-        header: Callable[[], str] | None = None,
-        query: str = "",
-    ) -> Any:
-        panel = SelectPanel(
-            title,
-            list(items),
-            filterable=filterable,
-            initial=initial,
-            actions=actions,
-            header=header,
-            query=query,
-            on_change=self._mode.invalidate,
-        )
+    async def pick(self, title: str, items: list[PickItem], **options: Any) -> Any:
+        """The selector of :meth:`InteractiveContext.pick`; ``options`` are its keyword arguments."""
+        panel = SelectPanel(title, list(items), on_change=self._mode.invalidate, **options)
         return await self._mode.show_panel(panel)
 
     def set_editor_text(self, text: str) -> None:

@@ -88,6 +88,14 @@ class Panel:
     async def result(self) -> Any:
         return await self.future
 
+    def _bind_cancel(self, kb: KeyBindings) -> None:
+        """Escape and Ctrl+C close the panel unanswered (``None``)."""
+
+        @kb.add("escape")
+        @kb.add("c-c")
+        def _cancel(event: KeyPressEvent) -> None:
+            self.close(None)
+
     def _title_suffix(self) -> str:
         return f" ({self.remaining}s)" if self.remaining is not None else ""
 
@@ -112,6 +120,15 @@ class Panel:
                 _rule(),
             ]
         )
+
+
+def _text_buffer(prefill: str | None, *, multiline: bool) -> Buffer:
+    """An input buffer holding ``prefill`` with the cursor at its end."""
+    buffer = Buffer(multiline=multiline)
+    if prefill:
+        buffer.text = prefill
+        buffer.cursor_position = len(prefill)
+    return buffer
 
 
 def _rule() -> Window:
@@ -192,10 +209,7 @@ class SelectPanel(Panel):
             if self.shown:
                 self.close(self.shown[self.index].value)
 
-        @kb.add("escape")
-        @kb.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
+        self._bind_cancel(kb)
 
         if not filterable:
 
@@ -314,20 +328,14 @@ class InputPanel(Panel):
         super().__init__(**options)
         self.title = title
         self.placeholder = placeholder or ""
-        self.buffer = Buffer(multiline=False, document=None)
-        if prefill:
-            self.buffer.text = prefill
-            self.buffer.cursor_position = len(prefill)
+        self.buffer = _text_buffer(prefill, multiline=False)
         kb = KeyBindings()
 
         @kb.add("enter")
         def _submit(event: KeyPressEvent) -> None:
             self.close(self.buffer.text)
 
-        @kb.add("escape")
-        @kb.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
+        self._bind_cancel(kb)
 
         empty = Condition(lambda: not self.buffer.text)
         processors: list[Processor] = [PasswordProcessor()] if password else []
@@ -357,10 +365,7 @@ class EditorPanel(Panel):
     ) -> None:
         super().__init__(**options)
         self.title = title
-        self.buffer = Buffer(multiline=True)
-        if prefill:
-            self.buffer.text = prefill
-            self.buffer.cursor_position = len(prefill)
+        self.buffer = _text_buffer(prefill, multiline=True)
         kb = KeyBindings()
 
         @kb.add("enter")
@@ -376,10 +381,7 @@ class EditorPanel(Panel):
 
         kb.add(*to_prompt_toolkit("shift+enter"))(_newline)
 
-        @kb.add("escape")
-        @kb.add("c-c")
-        def _cancel(event: KeyPressEvent) -> None:
-            self.close(None)
+        self._bind_cancel(kb)
 
         if external is not None:
 

@@ -15,7 +15,7 @@ import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -133,21 +133,23 @@ class Screen:
         app = self.application
         return app is not None and app.is_running
 
-    @property
-    def width(self) -> int:
+    def _terminal_size(self) -> tuple[int, int]:
+        """Columns and rows: the running application's output, else the terminal's (80x24 unknown)."""
         if self.running:
             assert self.application is not None
             with contextlib.suppress(Exception):
-                return max(20, self.application.output.get_size().columns)
-        return max(20, shutil.get_terminal_size((80, 24)).columns)
+                size = self.application.output.get_size()
+                return size.columns, size.rows
+        fallback = shutil.get_terminal_size((80, 24))
+        return fallback.columns, fallback.lines
+
+    @property
+    def width(self) -> int:
+        return max(20, self._terminal_size()[0])
 
     @property
     def height(self) -> int:
-        if self.running:
-            assert self.application is not None
-            with contextlib.suppress(Exception):
-                return max(8, self.application.output.get_size().rows)
-        return max(8, shutil.get_terminal_size((80, 24)).lines)
+        return max(8, self._terminal_size()[1])
 
     def invalidate(self) -> None:
         if self.running:
@@ -336,15 +338,19 @@ class Screen:
 
     async def show_panel(self, panel: Panel) -> Any:
         """Show ``panel`` in place of the editor until it is answered; its answer."""
+        return await self._answer_from(self.panels, panel, self._focus_top)
+
+    async def _answer_from(self, stack: list[Panel], panel: Panel, focus: Callable[[], None]) -> Any:
+        """Keep ``panel`` on ``stack`` (focused by ``focus``) until it is answered; its answer."""
         if panel.closed:
             return panel.future.result()
-        self.panels.append(panel)
-        self._focus_top()
+        stack.append(panel)
+        focus()
         try:
             return await panel.result()
         finally:
-            if panel in self.panels:
-                self.panels.remove(panel)
+            if panel in stack:
+                stack.remove(panel)
             self._focus_top()
 
     def _focus_top(self) -> None:
@@ -628,16 +634,7 @@ class Screen:
         """``panel`` floating over the transcript (fullscreen), else in place of the editor."""
         if not self.fullscreen:
             return await self.show_panel(panel)
-        if panel.closed:
-            return panel.future.result()
-        self.overlays.append(panel)
-        self._focus(panel.focus)
-        try:
-            return await panel.result()
-        finally:
-            if panel in self.overlays:
-                self.overlays.remove(panel)
-            self._focus_top()
+        return await self._answer_from(self.overlays, panel, lambda: self._focus(panel.focus))
 
     def _focus(self, target: Any) -> None:
         self.invalidate()

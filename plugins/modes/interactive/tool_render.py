@@ -152,27 +152,19 @@ class ToolRenderer:
                 end = f"-{start + int(args['limit']) - 1}" if isinstance(args.get("limit"), int) else ""
                 line.append_text(self._t(f":{start}{end}", "warning"))
             return line
-        if name == "grep":
+        if name in ("grep", "find"):  # grep shows /pattern/, its glob, and "limit N"; find "(limit N)"
             pattern = _str(args.get("pattern"))
+            pattern_text = f"/{pattern}/" if name == "grep" else pattern
             line = Text.assemble(
-                title("grep"), " ",
-                self._invalid() if pattern is None else self._t(f"/{pattern}/", "accent"),
+                title(name), " ",
+                self._invalid() if pattern is None else self._t(pattern_text or "", "accent"),
                 self._t(f" in {shorten_path(_str(args.get('path')) or '.')}", "toolOutput"),
             )  # fmt: skip
-            if args.get("glob"):
+            if name == "grep" and args.get("glob"):
                 line.append_text(self._t(f" ({args['glob']})", "toolOutput"))
             if args.get("limit") is not None:
-                line.append_text(self._t(f" limit {args['limit']}", "toolOutput"))
-            return line
-        if name == "find":
-            pattern = _str(args.get("pattern"))
-            line = Text.assemble(
-                title("find"), " ",
-                self._invalid() if pattern is None else self._t(pattern, "accent"),
-                self._t(f" in {shorten_path(_str(args.get('path')) or '.')}", "toolOutput"),
-            )  # fmt: skip
-            if args.get("limit") is not None:
-                line.append_text(self._t(f" (limit {args['limit']})", "toolOutput"))
+                limit = f" limit {args['limit']}" if name == "grep" else f" (limit {args['limit']})"
+                line.append_text(self._t(limit, "toolOutput"))
             return line
         if name == "ls":
             line = Text.assemble(title("ls"), " ", self._path(args.get("path"), "."))

@@ -533,10 +533,7 @@ class Transcript:
 
     def printed_pieces(self, ctx: RenderContext) -> list[Piece]:
         """Everything printed so far, as it looks now."""
-        pieces: list[Piece] = []
-        for item in self.all:
-            pieces.extend(item.printed(ctx))
-        return pieces
+        return [piece for item in self.all for piece in item.printed(ctx)]
 
     def clear_conversation(self) -> None:
         """Drop every item but the start-up header and resources."""
@@ -563,10 +560,7 @@ class Transcript:
         return out
 
     def live_pieces(self, ctx: RenderContext) -> list[Piece]:
-        pieces: list[Piece] = []
-        for item in self.items:
-            pieces.extend(item.live(ctx))
-        return pieces
+        return [piece for item in self.items for piece in item.live(ctx)]
 
     def animated(self) -> bool:
         """Something still runs (a ``!`` command or a tool): the spinner keeps turning."""

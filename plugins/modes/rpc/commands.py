@@ -89,6 +89,22 @@ class Command:
                 raise CommandError(f'Invalid "{name}" command: "{spec.name}" must be {wanted}')
 
 
+def _session_call(
+    part: str, method: str, field: str | None = None
+) -> Callable[[Any, dict[str, Any]], Awaitable[Any]]:
+    """A command that calls ``session.<part>.<method>`` (with the command's ``field``) and answers no data."""
+
+    async def run(host: Any, command: dict[str, Any]) -> Any:
+        call = getattr(getattr(host.session, part), method)
+        if field is None:
+            call()
+        else:
+            call(command[field])
+        return NO_DATA
+
+    return run
+
+
 def _images(command: dict[str, Any]) -> list[Any] | None:
     """The ``images`` field as :class:`~piko.data.messages.ImageContent` blocks (None when absent)."""
     raw = command.get("images")
@@ -223,16 +239,6 @@ async def get_available_thinking_levels(host: Any, command: dict[str, Any]) -> A
     return {"levels": host.session.models.available_thinking_levels()}
 
 
-async def set_steering_mode(host: Any, command: dict[str, Any]) -> Any:
-    host.session.queues.set_steering_mode(command["mode"])
-    return NO_DATA
-
-
-async def set_follow_up_mode(host: Any, command: dict[str, Any]) -> Any:
-    host.session.queues.set_follow_up_mode(command["mode"])
-    return NO_DATA
-
-
 # ---------------------------------------------------------------------------
 # Compaction, retry, shell
 # ---------------------------------------------------------------------------
@@ -242,21 +248,6 @@ async def compact(host: Any, command: dict[str, Any]) -> Any:
     if host.session.compaction.running:
         raise CommandError("Compaction is already running")
     return record_to_wire(await host.session.compact(command.get("customInstructions")))
-
-
-async def set_auto_compaction(host: Any, command: dict[str, Any]) -> Any:
-    host.session.compaction.set_enabled(command["enabled"])
-    return NO_DATA
-
-
-async def set_auto_retry(host: Any, command: dict[str, Any]) -> Any:
-    host.session.retry.set_enabled(command["enabled"])
-    return NO_DATA
-
-
-async def abort_retry(host: Any, command: dict[str, Any]) -> Any:
-    host.session.retry.abort()
-    return NO_DATA
 
 
 async def bash(host: Any, command: dict[str, Any]) -> Any:
@@ -278,11 +269,6 @@ async def bash(host: Any, command: dict[str, Any]) -> Any:
         "fullOutputPath": result.full_output_path,
     }
     return {k: v for k, v in data.items() if v is not None}
-
-
-async def abort_bash(host: Any, command: dict[str, Any]) -> Any:
-    host.session.shell.abort()
-    return NO_DATA
 
 
 # ---------------------------------------------------------------------------
@@ -404,16 +390,24 @@ COMMANDS: dict[str, Command] = {
     "set_thinking_level": Command(set_thinking_level, [Field("level", "thinking_level")]),
     "cycle_thinking_level": Command(cycle_thinking_level),
     "get_available_thinking_levels": Command(get_available_thinking_levels),
-    "set_steering_mode": Command(set_steering_mode, [Field("mode", "queue_mode")]),
-    "set_follow_up_mode": Command(set_follow_up_mode, [Field("mode", "queue_mode")]),
+    "set_steering_mode": Command(
+        _session_call("queues", "set_steering_mode", "mode"), [Field("mode", "queue_mode")]
+    ),
+    "set_follow_up_mode": Command(
+        _session_call("queues", "set_follow_up_mode", "mode"), [Field("mode", "queue_mode")]
+    ),
     "compact": Command(compact, [Field("customInstructions", "string", required=False)]),
-    "set_auto_compaction": Command(set_auto_compaction, [Field("enabled", "boolean")]),
-    "set_auto_retry": Command(set_auto_retry, [Field("enabled", "boolean")]),
-    "abort_retry": Command(abort_retry),
+    "set_auto_compaction": Command(
+        _session_call("compaction", "set_enabled", "enabled"), [Field("enabled", "boolean")]
+    ),
+    "set_auto_retry": Command(
+        _session_call("retry", "set_enabled", "enabled"), [Field("enabled", "boolean")]
+    ),
+    "abort_retry": Command(_session_call("retry", "abort")),
     "bash": Command(
         bash, [Field("command", "string"), Field("excludeFromContext", "boolean", required=False)]
     ),
-    "abort_bash": Command(abort_bash),
+    "abort_bash": Command(_session_call("shell", "abort")),
     "get_session_stats": Command(get_session_stats),
     "export_html": Command(export_html, [Field("outputPath", "string", required=False)]),
     "switch_session": Command(switch_session, [Field("sessionPath", "string")]),

@@ -38,101 +38,42 @@ def _thinking_completions(prefix: str) -> list[str]:
     return thinking_completions(prefix)
 
 
+# name, description, handler ("module:function" of this package), in the order /help shows them.
+_COMMAND_TABLE: tuple[tuple[str, str, str], ...] = (
+    ("settings", "Open settings menu", "settings_menu:settings_command"),
+    ("model", "Select model (opens selector UI)", "models:model_command"),
+    ("scoped-models", "Enable/disable models for Ctrl+P cycling", "models:scoped_models_command"),
+    ("thinking", "Set the thinking level (opens selector UI)", "models:thinking_command"),
+    ("export", "Export session (HTML default, or specify path: .html/.jsonl)", "session_info:export_command"),
+    ("copy", "Copy last agent message to clipboard", "session_info:copy_command"),
+    ("share", "Share session as a secret GitHub gist", "session_info:share_command"),
+    ("name", "Set session display name", "session_info:name_command"),
+    ("session", "Show session info and stats", "session_info:session_command"),
+    ("changelog", "Show changelog entries", "changelog:changelog_command"),
+    ("hotkeys", "Show all keyboard shortcuts", "hotkeys:hotkeys_command"),
+    ("fork", "Create a new fork from a previous user message", "navigation:fork_command"),
+    ("clone", "Duplicate the current session at the current position", "navigation:clone_command"),
+    ("tree", "Navigate session tree (switch branches)", "navigation:tree_command"),
+    ("login", "Configure provider authentication", "login:login_command"),
+    ("logout", "Remove provider authentication", "login:logout_command"),
+    ("new", "Start a new session", "navigation:new_command"),
+    ("compact", "Manually compact the session context", "lifecycle:compact_command"),
+    ("resume", "Resume a different session", "navigation:resume_command"),
+    ("import", "Import and resume a session from a JSONL file", "navigation:import_command"),
+    ("trust", "Save project trust decision for future sessions", "trust:trust_command"),
+    ("reload", "Reload settings, context files, skills, prompts and themes", "lifecycle:reload_command"),
+    ("quit", "Quit pi", "lifecycle:quit_command"),
+)
+
+# What a few commands have besides the table's three columns.
+_COMMAND_EXTRAS: dict[str, dict[str, Any]] = {
+    "thinking": {"get_argument_completions": _thinking_completions},
+    "quit": {"aliases": ["exit"]},
+}
+
 BUILTIN_COMMANDS: list[BuiltinCommand] = [
-    BuiltinCommand(
-        name="settings", description="Open settings menu", handler=_lazy("settings_menu:settings_command")
-    ),
-    BuiltinCommand(
-        name="model", description="Select model (opens selector UI)", handler=_lazy("models:model_command")
-    ),
-    BuiltinCommand(
-        name="scoped-models",
-        description="Enable/disable models for Ctrl+P cycling",
-        handler=_lazy("models:scoped_models_command"),
-    ),
-    BuiltinCommand(
-        name="thinking",
-        description="Set the thinking level (opens selector UI)",
-        handler=_lazy("models:thinking_command"),
-        get_argument_completions=_thinking_completions,
-    ),
-    BuiltinCommand(
-        name="export",
-        description="Export session (HTML default, or specify path: .html/.jsonl)",
-        handler=_lazy("session_info:export_command"),
-    ),
-    BuiltinCommand(
-        name="copy",
-        description="Copy last agent message to clipboard",
-        handler=_lazy("session_info:copy_command"),
-    ),
-    BuiltinCommand(
-        name="share",
-        description="Share session as a secret GitHub gist",
-        handler=_lazy("session_info:share_command"),
-    ),
-    BuiltinCommand(
-        name="name", description="Set session display name", handler=_lazy("session_info:name_command")
-    ),
-    BuiltinCommand(
-        name="session",
-        description="Show session info and stats",
-        handler=_lazy("session_info:session_command"),
-    ),
-    BuiltinCommand(
-        name="changelog", description="Show changelog entries", handler=_lazy("changelog:changelog_command")
-    ),
-    BuiltinCommand(
-        name="hotkeys", description="Show all keyboard shortcuts", handler=_lazy("hotkeys:hotkeys_command")
-    ),
-    BuiltinCommand(
-        name="fork",
-        description="Create a new fork from a previous user message",
-        handler=_lazy("navigation:fork_command"),
-    ),
-    BuiltinCommand(
-        name="clone",
-        description="Duplicate the current session at the current position",
-        handler=_lazy("navigation:clone_command"),
-    ),
-    BuiltinCommand(
-        name="tree",
-        description="Navigate session tree (switch branches)",
-        handler=_lazy("navigation:tree_command"),
-    ),
-    BuiltinCommand(
-        name="login", description="Configure provider authentication", handler=_lazy("login:login_command")
-    ),
-    BuiltinCommand(
-        name="logout", description="Remove provider authentication", handler=_lazy("login:logout_command")
-    ),
-    BuiltinCommand(name="new", description="Start a new session", handler=_lazy("navigation:new_command")),
-    BuiltinCommand(
-        name="compact",
-        description="Manually compact the session context",
-        handler=_lazy("lifecycle:compact_command"),
-    ),
-    BuiltinCommand(
-        name="resume", description="Resume a different session", handler=_lazy("navigation:resume_command")
-    ),
-    BuiltinCommand(
-        name="import",
-        description="Import and resume a session from a JSONL file",
-        handler=_lazy("navigation:import_command"),
-    ),
-    BuiltinCommand(
-        name="trust",
-        description="Save project trust decision for future sessions",
-        handler=_lazy("trust:trust_command"),
-    ),
-    BuiltinCommand(
-        name="reload",
-        description="Reload settings, context files, skills, prompts and themes",
-        handler=_lazy("lifecycle:reload_command"),
-    ),
-    BuiltinCommand(
-        name="quit", description="Quit pi", handler=_lazy("lifecycle:quit_command"), aliases=["exit"]
-    ),
+    BuiltinCommand(name=name, description=description, handler=_lazy(target), **_COMMAND_EXTRAS.get(name, {}))
+    for name, description, target in _COMMAND_TABLE
 ]
 
 

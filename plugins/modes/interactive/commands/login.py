@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import sys
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
+from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
 from piko.plugins.modes.interactive.commands.common import error_text, warn
 
 SUBSCRIPTION = "Use a subscription"
@@ -100,19 +102,29 @@ def _status(app: Any, library: Any, provider: str, auth_type: str) -> str:
     return "• unconfigured"
 
 
+def _with_credential_store(
+    run: Callable[[InteractiveContext, str, Any], Awaitable[None]],
+) -> Callable[[InteractiveContext, str], Awaitable[None]]:
+    """A command that needs the credential store: run with it, or refused with the reason when none."""
+
+    @functools.wraps(run)
+    async def command(ctx: InteractiveContext, args: str) -> None:
+        library = auth_library_or_none(ctx.app, ctx.show_error)
+        if library is not None:
+            await run(ctx, args, library)
+
+    return command
+
+
 # ---------------------------------------------------------------------------
 # /login
 # ---------------------------------------------------------------------------
 
 
-async def login_command(ctx: InteractiveContext, args: str) -> None:
+@_with_credential_store
+async def login_command(ctx: InteractiveContext, args: str, library: Any) -> None:
     """``/login [provider]``: choose the way (subscription or API key) and the provider, then sign in."""
-    from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
-
     app = ctx.app
-    library = auth_library_or_none(app, ctx.show_error)
-    if library is None:
-        return
     wanted = args.strip()
     if wanted:
         options = [o for o in provider_options(app, library) if o[0] == wanted]
@@ -357,14 +369,10 @@ async def complete_authentication(
 # ---------------------------------------------------------------------------
 
 
-async def logout_command(ctx: InteractiveContext, args: str) -> None:
+@_with_credential_store
+async def logout_command(ctx: InteractiveContext, args: str, library: Any) -> None:
     """``/logout [provider]``: remove a credential ``/login`` stored (not environment variables)."""
-    from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
-
     app = ctx.app
-    library = auth_library_or_none(app, ctx.show_error)
-    if library is None:
-        return
     storage = library.get_storage()
     registry = app.model_registry
     stored = []

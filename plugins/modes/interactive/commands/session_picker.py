@@ -26,20 +26,24 @@ def format_age(modified: datetime.datetime, now: datetime.datetime | None = None
     """pi's short age of a session: ``now``, ``5m``, ``3h``, ``2d``, ``1w``, ``4mo``, ``1y``."""
     now = now or datetime.datetime.now(datetime.UTC)
     seconds = (now - modified).total_seconds()
-    minutes, hours, days = int(seconds // 60), int(seconds // 3600), int(seconds // 86400)
-    if minutes < 1:
+    if seconds < 60:
         return "now"
-    if minutes < 60:
-        return f"{minutes}m"
-    if hours < 24:
-        return f"{hours}h"
-    if days < 7:
-        return f"{days}d"
-    if days < 30:
-        return f"{days // 7}w"
-    if days < 365:
-        return f"{days // 30}mo"
-    return f"{days // 365}y"
+    for unit, below, suffix in _AGE_UNITS:
+        if seconds < below:
+            return f"{int(seconds // unit)}{suffix}"
+    return f"{int(seconds // _YEAR)}y"
+
+
+_DAY = 86400
+_YEAR = 365 * _DAY
+# (unit in seconds, ages it is used below, suffix), smallest first; older ages count years.
+_AGE_UNITS = (
+    (60, 3600, "m"),
+    (3600, _DAY, "h"),
+    (_DAY, 7 * _DAY, "d"),
+    (7 * _DAY, 30 * _DAY, "w"),
+    (30 * _DAY, _YEAR, "mo"),
+)
 
 
 def current_sessions(app: Any, session_dir: str | None = None, cwd: str | None = None) -> list[Any]:

@@ -60,16 +60,53 @@ def _save(key: str, kind: str = "str") -> Callable[[InteractiveContext, str], No
     return write
 
 
+def _cycled(
+    setting_id: str,
+    label: str,
+    description: str,
+    values: tuple[str, ...],
+    read: Callable[[InteractiveContext], str],
+    write: Callable[[InteractiveContext, str], None],
+) -> Setting:
+    """A setting that choosing moves to its next value."""
+    return Setting(id=setting_id, label=label, description=description, values=values, read=read, write=write)
+
+
 def _toggle(setting_id: str, label: str, description: str, key: str, *, default: bool) -> Setting:
     """A true/false setting stored under ``key`` of the global settings."""
-    return Setting(
-        id=setting_id,
-        label=label,
-        description=description,
-        values=BOOL,
-        read=_flag(key, default),
-        write=_save(key, "bool"),
-    )
+    return _cycled(setting_id, label, description, BOOL, _flag(key, default), _save(key, "bool"))
+
+
+def _choice(
+    setting_id: str, label: str, description: str, key: str, values: tuple[str, ...], *, default: Any
+) -> Setting:
+    """A setting cycled through ``values``, stored under ``key`` (as a number when ``default`` is one)."""
+    kind = "int" if isinstance(default, int) else "str"
+    return _cycled(setting_id, label, description, values, _text(key, default), _save(key, kind))
+
+
+def _session_switch(setting_id: str, label: str, description: str, part: str) -> Setting:
+    """On/off of a part of the session that keeps its own state (``compaction``, ``retry``)."""
+
+    def read(ctx: InteractiveContext) -> str:
+        return "true" if getattr(ctx.session, part).enabled else "false"
+
+    def write(ctx: InteractiveContext, value: str) -> None:
+        getattr(ctx.session, part).set_enabled(value == "true")
+
+    return _cycled(setting_id, label, description, BOOL, read, write)
+
+
+def _queue_mode(setting_id: str, label: str, description: str, mode: str) -> Setting:
+    """How a message queue of the session delivers (``mode``: ``steering_mode`` or ``follow_up_mode``)."""
+
+    def read(ctx: InteractiveContext) -> str:
+        return str(getattr(ctx.session.queues, mode))
+
+    def write(ctx: InteractiveContext, value: str) -> None:
+        getattr(ctx.session.queues, f"set_{mode}")(value)
+
+    return _cycled(setting_id, label, description, ("one-at-a-time", "all"), read, write)
 
 
 def _write_hide_thinking(ctx: InteractiveContext, value: str) -> None:
@@ -128,32 +165,25 @@ def _write_tui_mode(ctx: InteractiveContext, value: str) -> None:
 
 
 SETTINGS: list[Setting] = [
-    Setting(
-        id="autocompact",
-        label="Auto-compact",
-        description="Automatically compact context when it gets too large",
-        values=BOOL,
-        read=lambda ctx: "true" if ctx.session.compaction.enabled else "false",
-        write=lambda ctx, v: ctx.session.compaction.set_enabled(v == "true"),
+    _session_switch(
+        "autocompact", "Auto-compact", "Automatically compact context when it gets too large", "compaction"
     ),
-    Setting(
-        id="auto-retry",
-        label="Auto-retry",
-        description="Retry automatically on transient errors (overload, rate limit, 5xx)",
-        values=BOOL,
-        read=lambda ctx: "true" if ctx.session.retry.enabled else "false",
-        write=lambda ctx, v: ctx.session.retry.set_enabled(v == "true"),
+    _session_switch(
+        "auto-retry",
+        "Auto-retry",
+        "Retry automatically on transient errors (overload, rate limit, 5xx)",
+        "retry",
     ),
     _toggle(
         "show-images", "Show images", "Render images inline in terminal", "terminal.showImages", default=True
     ),
-    Setting(
-        id="image-width-cells",
-        label="Image width",
-        description="Preferred inline image width in terminal cells",
-        values=("60", "80", "120"),
-        read=_text("terminal.imageWidthCells", 60),
-        write=_save("terminal.imageWidthCells", "int"),
+    _choice(
+        "image-width-cells",
+        "Image width",
+        "Preferred inline image width in terminal cells",
+        "terminal.imageWidthCells",
+        ("60", "80", "120"),
+        default=60,
     ),
     _toggle(
         "auto-resize-images",
@@ -183,21 +213,21 @@ SETTINGS: list[Setting] = [
         "showHardwareCursor",
         default=False,
     ),
-    Setting(
-        id="editor-padding",
-        label="Editor padding",
-        description="Horizontal padding for input editor (0-3)",
-        values=("0", "1", "2", "3"),
-        read=_text("editorPaddingX", 0),
-        write=_save("editorPaddingX", "int"),
+    _choice(
+        "editor-padding",
+        "Editor padding",
+        "Horizontal padding for input editor (0-3)",
+        "editorPaddingX",
+        ("0", "1", "2", "3"),
+        default=0,
     ),
-    Setting(
-        id="autocomplete-max-visible",
-        label="Autocomplete max items",
-        description="Max visible items in autocomplete dropdown (3-20)",
-        values=("3", "5", "7", "10", "15", "20"),
-        read=_text("autocompleteMaxVisible", 5),
-        write=_save("autocompleteMaxVisible", "int"),
+    _choice(
+        "autocomplete-max-visible",
+        "Autocomplete max items",
+        "Max visible items in autocomplete dropdown (3-20)",
+        "autocompleteMaxVisible",
+        ("3", "5", "7", "10", "15", "20"),
+        default=5,
     ),
     _toggle(
         "clear-on-shrink",
@@ -213,27 +243,19 @@ SETTINGS: list[Setting] = [
         "terminal.showTerminalProgress",
         default=False,
     ),
-    Setting(
-        id="steering-mode",
-        label="Steering mode",
-        description=(
-            "Enter while streaming queues steering messages. 'one-at-a-time': deliver one, wait for "
-            "response. 'all': deliver all at once."
-        ),
-        values=("one-at-a-time", "all"),
-        read=lambda ctx: str(ctx.session.queues.steering_mode),
-        write=lambda ctx, v: ctx.session.queues.set_steering_mode(v),
+    _queue_mode(
+        "steering-mode",
+        "Steering mode",
+        "Enter while streaming queues steering messages. 'one-at-a-time': deliver one, wait for "
+        "response. 'all': deliver all at once.",
+        "steering_mode",
     ),
-    Setting(
-        id="follow-up-mode",
-        label="Follow-up mode",
-        description=(
-            "Alt+Enter queues follow-up messages until agent stops. 'one-at-a-time': deliver one, wait "
-            "for response. 'all': deliver all at once."
-        ),
-        values=("one-at-a-time", "all"),
-        read=lambda ctx: str(ctx.session.queues.follow_up_mode),
-        write=lambda ctx, v: ctx.session.queues.set_follow_up_mode(v),
+    _queue_mode(
+        "follow-up-mode",
+        "Follow-up mode",
+        "Alt+Enter queues follow-up messages until agent stops. 'one-at-a-time': deliver one, wait "
+        "for response. 'all': deliver all at once.",
+        "follow_up_mode",
     ),
     Setting(
         id="hide-thinking",
@@ -246,21 +268,21 @@ SETTINGS: list[Setting] = [
     _toggle(
         "quiet-startup", "Quiet startup", "Disable verbose printing at startup", "quietStartup", default=False
     ),
-    Setting(
-        id="double-escape-action",
-        label="Double-escape action",
-        description="Action when pressing Escape twice with empty editor",
-        values=("tree", "fork", "none"),
-        read=_text("doubleEscapeAction", "tree"),
-        write=_save("doubleEscapeAction"),
+    _choice(
+        "double-escape-action",
+        "Double-escape action",
+        "Action when pressing Escape twice with empty editor",
+        "doubleEscapeAction",
+        ("tree", "fork", "none"),
+        default="tree",
     ),
-    Setting(
-        id="tree-filter-mode",
-        label="Tree filter mode",
-        description="Default filter when opening /tree",
-        values=("default", "no-tools", "user-only", "labeled-only", "all"),
-        read=_text("treeFilterMode", "default"),
-        write=_save("treeFilterMode"),
+    _choice(
+        "tree-filter-mode",
+        "Tree filter mode",
+        "Default filter when opening /tree",
+        "treeFilterMode",
+        ("default", "no-tools", "user-only", "labeled-only", "all"),
+        default="default",
     ),
     Setting(
         id="warnings",
@@ -299,21 +321,21 @@ SETTINGS: list[Setting] = [
         read=lambda ctx: _tui_mode(ctx),
         write=_write_tui_mode,
     ),
-    Setting(
-        id="fullscreen-exit-output",
-        label="Fullscreen exit output",
-        description="Print the transcript or only a session resume hint when exiting fullscreen mode",
-        values=("transcript", "resume-hint"),
-        read=_text("fullscreenExitOutput", "transcript"),
-        write=_save("fullscreenExitOutput"),
+    _choice(
+        "fullscreen-exit-output",
+        "Fullscreen exit output",
+        "Print the transcript or only a session resume hint when exiting fullscreen mode",
+        "fullscreenExitOutput",
+        ("transcript", "resume-hint"),
+        default="transcript",
     ),
-    Setting(
-        id="fullscreen-scrollbar",
-        label="Fullscreen scrollbar",
-        description="Scrollbar behavior in fullscreen mode; has no effect in regular mode",
-        values=("auto", "always", "hidden"),
-        read=_text("fullscreenScrollbar", "auto"),
-        write=_save("fullscreenScrollbar"),
+    _choice(
+        "fullscreen-scrollbar",
+        "Fullscreen scrollbar",
+        "Scrollbar behavior in fullscreen mode; has no effect in regular mode",
+        "fullscreenScrollbar",
+        ("auto", "always", "hidden"),
+        default="auto",
     ),
 ]
 

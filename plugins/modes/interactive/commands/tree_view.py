@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from attrs import define, field
@@ -123,25 +124,22 @@ def entry_text(entry: Any, tool_calls: dict[str, tuple[str, dict[str, Any]]]) ->
         if role == "bashExecution":
             return f"[bash]: {one_line(message.command or '')}"
         return f"[{role}]"
-    if kind == "custom_message":
-        return f"[{entry.custom_type}]: " + one_line(_text_content(entry.content, 10**9))
-    if kind == "compaction":
-        return f"[compaction: {round(entry.tokens_before / 1000)}k tokens]"
-    if kind == "branch_summary":
-        return "[branch summary]: " + one_line(entry.summary)
-    if kind == "model_change":
-        return f"[model: {entry.model_id}]"
-    if kind == "thinking_level_change":
-        return f"[thinking: {entry.thinking_level}]"
-    if kind == "custom":
-        return f"[custom: {entry.custom_type}]"
-    if kind == "label":
-        return f"[label: {entry.label if entry.label is not None else '(cleared)'}]"
-    if kind == "session_info":
-        return f"[title: {entry.name or 'empty'}]"
-    if kind == "context_edit":  # pi 1.6
-        return f"[context {'omit' if entry.removes else 'replace'}: {entry.target_id}]"
-    return ""
+    describe = _ENTRY_TEXTS.get(kind)
+    return describe(entry) if describe is not None else ""
+
+
+# How the tree names each entry type other than messages.
+_ENTRY_TEXTS: dict[str, Callable[[Any], str]] = {
+    "custom_message": lambda e: f"[{e.custom_type}]: " + one_line(_text_content(e.content, 10**9)),
+    "compaction": lambda e: f"[compaction: {round(e.tokens_before / 1000)}k tokens]",
+    "branch_summary": lambda e: "[branch summary]: " + one_line(e.summary),
+    "model_change": lambda e: f"[model: {e.model_id}]",
+    "thinking_level_change": lambda e: f"[thinking: {e.thinking_level}]",
+    "custom": lambda e: f"[custom: {e.custom_type}]",
+    "label": lambda e: f"[label: {e.label if e.label is not None else '(cleared)'}]",
+    "session_info": lambda e: f"[title: {e.name or 'empty'}]",
+    "context_edit": lambda e: f"[context {'omit' if e.removes else 'replace'}: {e.target_id}]",  # pi 1.6
+}
 
 
 def _has_text(content: Any) -> bool:
@@ -181,9 +179,9 @@ def tree_rows(
     tool_calls: dict[str, tuple[str, dict[str, Any]]] = {}
 
     # visible forest: hidden nodes are skipped, their shown descendants rise to the nearest shown ancestor
-    def visible_children(node: Any) -> list[Any]:
+    def visible(nodes: list[Any]) -> list[Any]:
         out: list[Any] = []
-        stack = list(reversed(node.children))
+        stack = list(reversed(nodes))
         while stack:
             child = stack.pop()
             if _shown(child, mode, leaf_id):
@@ -203,14 +201,7 @@ def tree_rows(
                     if isinstance(block, ToolCall):
                         tool_calls[block.id] = (block.name, dict(block.arguments or {}))
 
-    top: list[Any] = []
-    stack = list(reversed(roots))
-    while stack:
-        node = stack.pop()
-        if _shown(node, mode, leaf_id):
-            top.append(node)
-        else:
-            stack.extend(reversed(node.children))
+    top = visible(roots)
 
     def holds_path(node: Any) -> bool:
         return node.entry.id in on_path
@@ -231,7 +222,7 @@ def tree_rows(
         node, indent, just_branched, parent_row = work.pop()
         entry = node.entry
         text = entry_text(entry, tool_calls)
-        children = visible_children(node)
+        children = visible(node.children)
         fold = entry.id in folded and bool(children)
         prefix = ("⊞ " if fold else "") + ("• " if entry.id in on_path else "")
         prefix += f"[{node.label}] " if node.label else ""
