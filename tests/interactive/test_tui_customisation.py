@@ -101,3 +101,15 @@ def test_open_terminal_runs_a_command_in_a_new_tmux_window(term, tmp_path):
     t.wait_for(r"refused TerminalLaunchError: zellij pane launch \(not supported by piko\) failed")
     t.submit("/launch-bad nosuch")
     t.wait_for(r"refused TypeError: open_terminal: unknown multiplexer 'nosuch'")
+
+
+def test_omp_style_tool_renderers_draw_the_call_and_result(term):
+    turns = [
+        {"blocks": [{"tool_call": {"name": "echo_omp", "arguments": {"text": "hello"}}}]},
+        {"blocks": [{"text": "echoed"}]},
+    ]
+    t = term(extensions=["tui_custom_ext.py"], turns=turns)
+    t.wait_ready()
+    t.submit("echo it")
+    screen = t.wait_for(r"OMP RESULT for hello expanded=False")
+    assert "OMP CALL hello" in screen

@@ -108,6 +108,25 @@ def activate(pi: Any) -> None:
         except Exception as exc:
             ctx.ui.notify(f"refused {type(exc).__name__}: {exc}")
 
+    def render_call(args: Any, options: Any, theme: Any) -> Any:  # omp's signature
+        return options.fg("accent", f"OMP CALL {args.get('text', '')}")
+
+    def render_result(result: Any, options: Any, theme: Any, args: Any) -> Any:
+        return theme.fg("muted", f"OMP RESULT for {args.get('text')} expanded={options['expanded']}")
+
+    pi.register_tool(
+        {
+            "name": "echo_omp",
+            "label": "Echo",
+            "description": "Echo the text",
+            "parameters": {"type": "object", "properties": {"text": {"type": "string"}}},
+            "execute": lambda _id, params, _signal, _update, _ctx: {
+                "content": [{"type": "text", "text": params.get("text", "")}]
+            },
+            "renderCall": render_call,
+            "renderResult": render_result,
+        }
+    )
     pi.register_command("keys-on", {"description": "Listen to raw input", "handler": keys_on})
     pi.register_command("keys-off", {"description": "Stop listening", "handler": keys_off})
     pi.register_command("long-widget", {"description": "A widget of many lines", "handler": long_widget})
