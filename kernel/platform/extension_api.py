@@ -92,6 +92,22 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
 _MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
+class PackageExports:
+    """``pi.pi``: every name of the :mod:`piko` module, and ``settings`` of the running app."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    @property
+    def settings(self) -> Any:
+        return getattr(self._app, "settings", None)
+
+    def __getattr__(self, name: str) -> Any:
+        import piko
+
+        return getattr(piko, name)
+
+
 class ExtensionAPI:
     """Registration and actions of one extension (snake_case mirror of pi's ``ExtensionAPI``)."""
 
@@ -125,10 +141,10 @@ class ExtensionAPI:
 
     @property
     def pi(self) -> Any:
-        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module."""
-        import piko
-
-        return piko
+        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module's names, and ``settings``,
+        the running app's :class:`~piko.config.settings.Settings` (the scope of
+        :mod:`piko.config.registry`'s handles)."""
+        return PackageExports(self._app)
 
     @property
     def logger(self) -> logging.Logger:
