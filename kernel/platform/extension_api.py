@@ -477,17 +477,24 @@ class ExtensionAPI:
 
     # -- service tiers -----------------------------------------------------------------------
 
+    @property
+    def _tiers(self) -> dict[str, str]:
+        shared = getattr(self._app, "service_tiers", None) if self._app is not None else None
+        return shared if isinstance(shared, dict) else self._service_tiers
+
     def get_service_tiers(self) -> dict[str, str]:
-        """A copy of the session's per-family service tiers (``set_service_tier``)."""
-        return dict(self._service_tiers)
+        """A copy of the session's per-family service tiers (shared by every extension)."""
+        return dict(self._tiers)
 
     def set_service_tier(self, family: str, tier: str | None = None) -> None:
-        """Remember a service tier for a provider family (``None`` clears it); piko's providers do
-        not send tiers yet, so this changes no request."""
+        """Set the tier of a provider family for the next requests (``None`` clears it); a tier
+        the family does not accept raises ``ValueError`` (:mod:`piko.platform.service_tiers`)."""
+        from piko.platform.service_tiers import checked_tier
+
         if tier is None:
-            self._service_tiers.pop(family, None)
+            self._tiers.pop(family, None)
         else:
-            self._service_tiers[family] = str(tier)
+            self._tiers[family] = checked_tier(family, tier)
 
     def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
         """Offer a privileged write when a tool's write fails with EPERM/EACCES/EROFS."""
