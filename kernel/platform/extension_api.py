@@ -92,6 +92,17 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
 _MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
+def registered_displays(app: Any, kind: str) -> list[Any]:
+    """What every extension registered for ``kind`` (``"assistant_thinking_renderer"``,
+    ``"entry_renderer"``, ``"markdown_transformer"``...), in load and registration order."""
+    return [
+        value
+        for api in getattr(app, "extension_apis", None) or []
+        for registered, value in api.display_registrations
+        if registered == kind
+    ]
+
+
 class PackageExports:
     """``pi.pi``: every name of the :mod:`piko` module, and ``settings`` of the running app."""
 
@@ -437,10 +448,11 @@ class ExtensionAPI:
         )
         self._refresh()
 
-    # -- display registrations the terminal does not draw yet (kept, never a failed load) ----
+    # -- display registrations (kept in display_registrations; the interactive mode reads them) ---
 
     def register_assistant_thinking_renderer(self, renderer: Callable[..., Any]) -> None:
-        """Kept in :attr:`display_registrations`; piko's terminal does not draw thinking renderers yet."""
+        """``renderer(context, theme)`` adds a renderable (or text, or ``None``) below each visible
+        thinking block in the interactive mode; ``context.text`` is the block's text."""
         self._keep_display("assistant_thinking_renderer", renderer)
 
     def register_composer_shape(self, definition: Any) -> None:
@@ -452,7 +464,9 @@ class ExtensionAPI:
         self._keep_display("entry_renderer", (custom_type, renderer))
 
     def register_markdown_transformer(self, transformer: Callable[..., Any], options: Any = None) -> None:
-        """Kept in :attr:`display_registrations`; piko renders markdown untransformed."""
+        """``transformer(markdown, context)`` changes markdown before the interactive mode draws it
+        (``{"messageTypes": [...]}`` picks the surfaces); one per extension: again replaces it."""
+        self.display_registrations = [r for r in self.display_registrations if r[0] != "markdown_transformer"]
         self._keep_display("markdown_transformer", (transformer, options))
 
     def register_tool_renderer(self, tool_name: str, options: Any = None, **kwargs: Any) -> None:

@@ -113,3 +113,38 @@ def test_omp_style_tool_renderers_draw_the_call_and_result(term):
     t.submit("echo it")
     screen = t.wait_for(r"OMP RESULT for hello expanded=False")
     assert "OMP CALL hello" in screen
+
+
+@BOTH_MODES
+def test_thinking_renderers_draw_below_each_visible_thinking_block(term, tui_mode):
+    thought = "Considering the request."
+    turns = [{"blocks": [{"thinking": thought}, {"text": "The answer."}]}]
+    t = term(extensions=["tui_custom_ext.py"], turns=turns, tui_mode=tui_mode)
+    t.wait_ready()
+    t.submit("think")
+    screen = t.wait_for(r"The answer\.")
+    lines = [line.strip() for line in screen.split("\n")]
+    at = lines.index(thought)
+    assert lines[at + 1 : at + 5] == ["", f"thinking chars: {len(thought)}", "", "block 0 / thinking 0"], (
+        screen
+    )
+    assert lines.index("The answer.") > at + 4
+    t.keys("C-t")  # thinking hidden: its renderers go with it
+    t.wait_for(lambda s: "Thinking blocks: hidden" in s and "thinking chars" not in s)
+
+
+@BOTH_MODES
+def test_markdown_transformers_change_what_is_drawn_not_the_message(term, tui_mode):
+    turns = [{"blocks": [{"thinking": "quiet thought"}, {"text": "step one --> step two"}]}]
+    t = term(extensions=["markdown_ext.py", "markdown_only_ext.py"], turns=turns, tui_mode=tui_mode)
+    t.wait_ready()
+    t.submit("look :warning: here")
+    screen = t.wait_for(r"step one → step two")
+    assert "QUIET THOUGHT" in screen and "look [WARN] here" in screen
+    assert "replaced before use" not in screen and "CHANGELOG ONLY" not in screen
+    t.submit("/say left --> right")
+    t.wait_for(r"left → right")
+    t.submit("/seen")
+    t.wait_for(r"seen \['assistant', 'assistant-thinking', 'custom', 'user'\]")
+    session = next((t.agent / "sessions").rglob("*.jsonl")).read_text()
+    assert "step one --> step two" in session and "→" not in session

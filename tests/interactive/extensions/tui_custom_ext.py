@@ -127,6 +127,13 @@ def activate(pi: Any) -> None:
             "renderResult": render_result,
         }
     )
+    pi.register_assistant_thinking_renderer(
+        lambda context, theme: theme.fg("dim", f"thinking chars: {len(context.text)}")
+    )
+    pi.register_assistant_thinking_renderer(
+        lambda context, theme: f"block {context['contentIndex']} / thinking {context.thinking_index}"
+    )
+    pi.register_assistant_thinking_renderer(lambda context, theme: 1 / 0)  # a failing one is left out
     pi.register_command("keys-on", {"description": "Listen to raw input", "handler": keys_on})
     pi.register_command("keys-off", {"description": "Stop listening", "handler": keys_off})
     pi.register_command("long-widget", {"description": "A widget of many lines", "handler": long_widget})
