@@ -92,6 +92,10 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
 _MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
+CUSTOM_ENTRY_CHANNEL = "piko:custom_entry"
+"""The ``pi.events`` channel told of each ``pi.append_entry`` (``{"id", "custom_type"}``)."""
+
+
 def registered_displays(app: Any, kind: str) -> list[Any]:
     """What every extension registered for ``kind`` (``"assistant_thinking_renderer"``,
     ``"entry_renderer"``, ``"markdown_transformer"``...), in load and registration order."""
@@ -460,7 +464,8 @@ class ExtensionAPI:
         self._keep_display("composer_shape", definition)
 
     def register_entry_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
-        """Kept in :attr:`display_registrations`; custom entries are not shown in piko's terminal."""
+        """``renderer(entry, {"expanded"}, theme)`` draws the ``custom`` entries of ``custom_type``
+        (``pi.append_entry``) in the interactive transcript: live, and when a session is shown."""
         self._keep_display("entry_renderer", (custom_type, renderer))
 
     def register_markdown_transformer(self, transformer: Callable[..., Any], options: Any = None) -> None:
@@ -607,8 +612,13 @@ class ExtensionAPI:
         )
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
-        """Persist extension state as a ``custom`` session entry (not sent to the model)."""
-        return self._runtime("append_entry").append_entry(custom_type, data)
+        """Persist extension state as a ``custom`` session entry (not sent to the model); the
+        interactive mode draws it when an entry renderer takes its type (:data:`CUSTOM_ENTRY_CHANNEL`)."""
+        entry_id = self._runtime("append_entry").append_entry(custom_type, data)
+        bus = getattr(self._app, "event_bus", None)
+        if bus is not None:
+            bus.emit(CUSTOM_ENTRY_CHANNEL, {"id": entry_id, "custom_type": custom_type})
+        return entry_id
 
     def set_session_name(self, name: str) -> Any:
         """Name the session (a ``session_info`` entry; ``/resume`` and ``pi --list`` show it)."""

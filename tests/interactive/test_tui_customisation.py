@@ -148,3 +148,25 @@ def test_markdown_transformers_change_what_is_drawn_not_the_message(term, tui_mo
     t.wait_for(r"seen \['assistant', 'assistant-thinking', 'custom', 'user'\]")
     session = next((t.agent / "sessions").rglob("*.jsonl")).read_text()
     assert "step one --> step two" in session and "→" not in session
+
+
+def test_entry_renderers_draw_custom_entries_live_and_when_continued(term):
+    turns = [{"blocks": [{"text": "First answer."}]}, {"blocks": [{"text": "Second answer."}]}]
+    t = term(extensions=["tui_custom_ext.py"], turns=turns)
+    t.wait_ready()
+    t.submit("first question")
+    t.wait_for(r"First answer\.")
+    t.submit("/card Indexed files")
+    t.wait_for(r"CARD Indexed files: 17$")
+    t.submit("/plain-entry")
+    t.submit("second question")
+    t.wait_for(r"Second answer\.")
+    t.close()
+    again = term(start=False, extensions=["tui_custom_ext.py"])
+    again.root = t.root
+    again.home, again.agent, again.work = t.home, t.agent, t.work
+    again.start([*again.args, "--continue"])
+    again.wait_ready()
+    history = again.wait_for(r"Second answer\.", scrollback=True)
+    order = [history.rindex(text) for text in ("First answer.", "CARD Indexed files: 17", "second question")]
+    assert order == sorted(order), history

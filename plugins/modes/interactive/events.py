@@ -377,6 +377,52 @@ class SessionEvents:
         item.prompt = True
         return item
 
+    def _entry_renderer(self, custom_type: str) -> Any:
+        """The last entry renderer registered for ``custom_type`` (pi 1.6), or None."""
+        found = [r for t, r in registered_displays(self.mode.app, "entry_renderer") if t == custom_type]
+        return found[-1] if found else None
+
+    def entry_item(self, entry: Any) -> StaticItem | None:
+        """A ``custom`` entry drawn by its renderer (``None``: no renderer takes its type)."""
+        renderer = self._entry_renderer(entry.custom_type)
+        if renderer is None:
+            return None
+
+        def render(ctx: RenderContext) -> Any:
+            try:
+                drawn = renderer(entry, {"expanded": ctx.expanded}, ctx.theme)
+            except Exception as exc:
+                return views().error_line(ctx.theme, f"entry renderer failed: {exc}", prefix=False)
+            return views().Text.from_ansi(drawn) if isinstance(drawn, str) else drawn
+
+        return StaticItem(render)
+
+    def on_custom_entry(self, data: Any) -> None:
+        """An extension appended a ``custom`` entry: shown at once when a renderer takes it."""
+        session = self.mode.session
+        entry_id = data.get("id") if isinstance(data, dict) else None
+        entry = session.session_manager.get_entry(entry_id) if session is not None and entry_id else None
+        item = self.entry_item(entry) if entry is not None else None
+        if item is not None:
+            self.transcript.add(item)
+            self.mode.screen.refresh()
+
+    def _entries_after_messages(self, session: Any) -> dict[int, list[Any]]:
+        """The ``custom`` entries a renderer takes, by the message entry before them (``id()`` of
+        its message; 0: before any message)."""
+        if not registered_displays(self.mode.app, "entry_renderer"):
+            return {}
+        placed: dict[int, list[Any]] = {}
+        anchor = 0
+        for entry in session.session_manager.get_branch():
+            if getattr(entry, "type", "") == "message":
+                anchor = id(entry.message)
+            elif getattr(entry, "type", "") == "custom":
+                item = self.entry_item(entry)
+                if item is not None:
+                    placed.setdefault(anchor, []).append(item)
+        return placed
+
     def custom_item(self, message: Any) -> StaticItem:
         registry = self.mode.app.registries.message_renderers
 
@@ -399,7 +445,14 @@ class SessionEvents:
         session = mode.session
         add = self.transcript.add
         pending: dict[str, ToolItem] = {}
+        anchored = self._entries_after_messages(session)
+        for item in anchored.pop(0, []):
+            add(item)
+        previous: Any = None
         for message in session.session_manager.build_context().messages:
+            for item in anchored.pop(id(previous), []) if anchored else []:  # after the message before
+                add(item)
+            previous = message
             if isinstance(message, AssistantMessage):
                 tools: list[ToolItem] = []
                 for position, block in enumerate(message.content):
@@ -473,6 +526,8 @@ class SessionEvents:
                         )
                     )
                 )
+        for item in anchored.pop(id(previous), []) if anchored else []:
+            add(item)
         for tool in pending.values():
             tool.done = True
         entries = session.session_manager.get_entries()

@@ -134,6 +134,24 @@ def activate(pi: Any) -> None:
         lambda context, theme: f"block {context['contentIndex']} / thinking {context.thinking_index}"
     )
     pi.register_assistant_thinking_renderer(lambda context, theme: 1 / 0)  # a failing one is left out
+
+    def card(entry: Any, options: Any, theme: Any) -> Any:
+        data = entry.data
+        extra = " (expanded)" if options["expanded"] else ""
+        return theme.bold(f"CARD {data['title']}: {data['count']}{extra}")
+
+    pi.register_entry_renderer("status-card", card)
+    pi.register_command(
+        "card",
+        {
+            "description": "Append a status card",
+            "handler": lambda args, ctx: pi.append_entry("status-card", {"title": args, "count": 17}),
+        },
+    )
+    pi.register_command(
+        "plain-entry",
+        {"description": "An entry nobody draws", "handler": lambda args, ctx: pi.append_entry("unseen", {})},
+    )
     pi.register_command("keys-on", {"description": "Listen to raw input", "handler": keys_on})
     pi.register_command("keys-off", {"description": "Stop listening", "handler": keys_off})
     pi.register_command("long-widget", {"description": "A widget of many lines", "handler": long_widget})
