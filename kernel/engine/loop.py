@@ -361,7 +361,7 @@ async def _run_tool(
     args: dict[str, Any],
     context: CallContext,
 ) -> ToolResult:
-    from piko.platform.context import collecting_additional_context
+    from piko.platform.context import collecting_additional_context, running_tool
 
     updates: list[asyncio.Future[None]] = []
 
@@ -376,7 +376,7 @@ async def _run_tool(
         updates.append(asyncio.ensure_future(_after(previous, emit(event))))
 
     try:
-        with collecting_additional_context(context.own):
+        with collecting_additional_context(context.own), running_tool(call.name, signal, on_update):
             result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
