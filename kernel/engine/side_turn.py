@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import AssistantMessage, TextContent, UserMessage
-from piko.data.streaming import Context, ToolSpec
+from piko.data.streaming import Context
 from piko.lib.abort import AbortController
 
 REPLY_LIMIT = 4096  # bytes of reply kept when dedupe_reply is on
@@ -97,6 +97,7 @@ async def _side_turn(
     dedupe_reply: bool,
 ) -> SideTurnResult:
     from piko.data.wire import to_wire
+    from piko.engine.loop import tool_spec
     from piko.lib import jsonio
 
     for name, value in (("max_tokens", max_tokens), ("max_context_bytes", max_context_bytes)):
@@ -114,14 +115,7 @@ async def _side_turn(
             raise ValueError(
                 f"run_ephemeral_turn: the context is {size} bytes, over max_context_bytes {max_context_bytes}"
             )
-    specs = (
-        [
-            ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
-            for t in session.agent.state.tools
-        ]
-        if tools
-        else []
-    )
+    specs = [tool_spec(t) for t in session.agent.state.tools] if tools else []
     controller = AbortController()
     remove = (
         signal.add_listener(lambda: controller.abort())

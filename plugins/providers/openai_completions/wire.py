@@ -281,7 +281,7 @@ def convert_tools(tools: list[ToolSpec], compat: dict[str, Any]) -> list[dict[st
             "parameters": tool.parameters,
         }
         if compat["supportsStrictMode"] is not False:
-            function["strict"] = False
+            function["strict"] = bool(getattr(tool, "strict", False))
         out.append({"type": "function", "function": function})
     return out
 
