@@ -165,7 +165,9 @@ class StackedCompleter(Completer):
             prefix = str(_get(found, "prefix") or "") if found else ""
             completions = [self._completion(top, document, lines, row, col, item, prefix) for item in items]
         except Exception as exc:
-            log.warning("autocomplete provider failed: %s", exc)
+            log.debug(
+                "autocomplete provider failed: %s", exc
+            )  # not on the terminal: it would tear the screen
             return
         yield from (c for c in completions if c is not None)
 

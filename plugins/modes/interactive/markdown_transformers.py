@@ -64,7 +64,7 @@ def transform(app: Any, markdown: str, message_type: str, *, streaming: bool, wi
         try:
             result = transformer(markdown, context)
         except Exception as exc:
-            log.warning("markdown transformer failed: %s", exc)
+            log.debug("markdown transformer failed: %s", exc)  # not on the terminal: it would tear the screen
             continue
         if isinstance(result, str):
             markdown = result

@@ -66,7 +66,9 @@ class TerminalInputListeners:
             try:
                 answer = handler(data)
             except Exception as exc:
-                log.warning("terminal input listener failed: %s", exc)
+                log.debug(
+                    "terminal input listener failed: %s", exc
+                )  # not on the terminal: it would tear the screen
                 continue
             if answer is None or hasattr(answer, "__await__"):
                 if hasattr(answer, "close"):
