@@ -77,6 +77,7 @@ class App:
         if settings is not None:
             settings.set_project_trusted(self.project_trusted)
         self.settings = settings or Settings(self.cwd, self.agent_dir, project_trusted=self.project_trusted)
+        self.service_tiers: dict[str, str] = {}  # per provider family (pi.set_service_tier)
         self.pm = PikoPluginManager()
         self.tracer = Tracer.from_environment()
         if self.tracer is not None:

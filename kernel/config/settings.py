@@ -1,5 +1,8 @@
 """Settings layers: built-in defaults < ``~/.pi/agent/settings.json`` < ``.pi/settings.json`` < overrides.
 
+Overrides are flags and RPC commands, then extensions' runtime values (:mod:`piko.config.registry`),
+then a managed policy's forced values; none of them is saved.
+
 Nested objects merge key by key (``{"retry": {"maxRetries": 5}}`` in a project keeps the global
 ``retry.baseDelayMs``). Keys are pi's camelCase names; ``get("retry.maxRetries")`` reads a
 dotted path. A file that does not parse is reported once and treated as empty, and is never
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -110,7 +114,9 @@ class Settings:
         self.global_path = self.agent_dir / "settings.json"
         self.project_path = project_dir(self.cwd) / "settings.json"
         self._overrides: dict[str, Any] = {}
+        self._runtime: dict[str, Any] = {}  # extensions' setting overrides (piko.config.registry)
         self._forced: dict[str, Any] = {}
+        self._listeners: list[Callable[[], None]] = []
         self.forced_by: str | None = None
         self._memory = migrate_settings(copy.deepcopy(memory)) if memory is not None else None
         self.reload()
@@ -166,13 +172,57 @@ class Settings:
         merged = deep_merge(DEFAULTS, self.global_data)
         merged = deep_merge(merged, project)
         merged = deep_merge(merged, self._overrides)
+        merged = deep_merge(merged, self._runtime)
         merged = deep_merge(merged, self._forced)
         tools = None  # a layer of only +name/-name entries changes the one below (pi 1.6)
-        for layer in (self.global_data, project, self._overrides, self._forced):
+        for layer in (self.global_data, project, self._overrides, self._runtime, self._forced):
             tools = merge_default_tools(tools, layer.get("defaultTools"))
         if tools is not None:
             merged["defaultTools"] = tools
         self.merged = merged
+        for listener in list(getattr(self, "_listeners", ())):
+            try:
+                listener()
+            except Exception as exc:  # a listener's failure is its own; the change stands
+                self.diagnostics.append(f"settings listener failed: {exc}")
+
+    def add_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """Call ``listener()`` after every change of the merged settings; returns the unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def layer_of(self, key: str) -> str:
+        """The layer the effective value of ``key`` comes from: ``"policy"``, ``"runtime"``,
+        ``"overlay"`` (flags, RPC), ``"project"``, ``"global"`` or ``"default"``."""
+        project = self.project_data
+        if not self.project_trusted:
+            project = {k: v for k, v in project.items() if k in UNTRUSTED_PROJECT_KEYS}
+        layers = (
+            ("policy", self._forced),
+            ("runtime", self._runtime),
+            ("overlay", self._overrides),
+            ("project", project),
+            ("global", self.global_data),
+        )
+        for name, layer in layers:
+            if _at_path(layer, key) is not _ABSENT:
+                return name
+        return "default"
+
+    def set_runtime(self, key: str, value: Any) -> None:
+        """An extension's value for ``key``: above the files and flags, never saved."""
+        _set_path(self._runtime, key, value)
+        self._rebuild()
+
+    def clear_runtime(self, key: str) -> None:
+        """Remove the runtime value of ``key``."""
+        parts = key.split(".")
+        node: Any = self._runtime
+        for part in parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and parts[-1] in node:
+            del node[parts[-1]]
+            self._rebuild()
 
     def set_project_trusted(self, trusted: bool) -> None:
         """Honour (or ignore) the project's settings."""

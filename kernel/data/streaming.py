@@ -27,6 +27,7 @@ class ToolSpec(Record):
     name: str
     description: str = ""
     parameters: dict[str, Any] = field(factory=lambda: {"type": "object", "properties": {}})
+    strict: bool = False  # the tool asked for strict argument checking (OpenAI's strict mode)
 
 
 class Context(Record):

@@ -178,7 +178,7 @@ async def _stream_assistant(
     if config.transform_request is not None:
         system_prompt, messages = await config.transform_request(system_prompt, list(messages))
     llm_messages = config.convert_to_llm(messages)
-    tools = [ToolSpec(name=t.name, description=t.description, parameters=t.parameters) for t in state.tools]
+    tools = [tool_spec(t) for t in state.tools]
     context = Context(system_prompt=system_prompt, messages=llm_messages, tools=tools)
     final: AssistantMessage | None = None
     partial: AssistantMessage | None = None
@@ -361,7 +361,7 @@ async def _run_tool(
     args: dict[str, Any],
     context: CallContext,
 ) -> ToolResult:
-    from piko.extensions.context import collecting_additional_context
+    from piko.extensions.context import collecting_additional_context, running_tool
 
     updates: list[asyncio.Future[None]] = []
 
@@ -376,7 +376,7 @@ async def _run_tool(
         updates.append(asyncio.ensure_future(_after(previous, emit(event))))
 
     try:
-        with collecting_additional_context(context.own):
+        with collecting_additional_context(context.own), running_tool(call.name, signal, on_update):
             result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
@@ -404,6 +404,13 @@ async def _run_tool(
         )
     )
     return result
+
+
+def tool_spec(tool: Any) -> ToolSpec:
+    """How the model sees ``tool`` (``strict`` from its definition's ``strict`` field)."""
+    metadata = getattr(tool, "metadata", None)
+    strict = bool(metadata.get("strict")) if isinstance(metadata, dict) else False
+    return ToolSpec(name=tool.name, description=tool.description, parameters=tool.parameters, strict=strict)
 
 
 async def _after(previous: asyncio.Future[None] | None, awaitable: Awaitable[None]) -> None:

@@ -13,6 +13,7 @@ from piko.data.events import (
 )
 from piko.data.messages import Model
 from piko.data.streaming import StreamOptions
+from piko.extensions.service_tiers import request_tier
 
 
 class ProviderRequests:
@@ -83,6 +84,9 @@ class ProviderRequests:
         if isinstance(retention, str):
             options.cache_retention = retention
         apply_provider_retry_settings(self._settings, options)
+        tier = request_tier(getattr(getattr(self._registry, "app", None), "service_tiers", None) or {}, model)
+        if tier is not None:
+            options.extra["service_tier"] = tier
         return options
 
     async def _headers_hook(self, options: StreamOptions, model: Model) -> None:

@@ -7,16 +7,21 @@ neither shown nor recorded. Tool calls the model makes are discarded, never run.
 
 from __future__ import annotations
 
+import contextvars
 import copy
 import time
 from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import AssistantMessage, TextContent, UserMessage
-from piko.data.streaming import Context, ToolSpec
+from piko.data.streaming import Context
 from piko.lib.abort import AbortController
 
 REPLY_LIMIT = 4096  # bytes of reply kept when dedupe_reply is on
+
+# Set while a side turn's context and provider hooks run: a side turn started there is refused
+# (the recursion bound of the reference); ``on_text_delta`` runs outside it.
+_IN_SIDE_TURN: contextvars.ContextVar[bool] = contextvars.ContextVar("piko_in_side_turn", default=False)
 
 
 class SideTurnResult:
@@ -61,8 +66,38 @@ async def run_side_turn(
     history: list[Any] | None = None,
     dedupe_reply: bool = True,
 ) -> SideTurnResult:
-    """Ask the session's model ``prompt_text`` on a snapshot of the conversation; see the module doc."""
+    """Ask the session's model ``prompt_text`` on a snapshot of the conversation; see the module doc.
+
+    Started from the ``context``, ``before_provider_request`` or ``after_provider_response``
+    handlers of a running side turn, it raises ``RuntimeError``."""
+    if _IN_SIDE_TURN.get():
+        raise RuntimeError(
+            "run_ephemeral_turn: a side turn cannot start another from its context or provider hooks"
+        )
+    token = _IN_SIDE_TURN.set(True)
+    try:
+        return await _side_turn(
+            session, prompt_text, tools=tools, max_tokens=max_tokens, max_context_bytes=max_context_bytes,
+            on_text_delta=on_text_delta, signal=signal, history=history, dedupe_reply=dedupe_reply,
+        )  # fmt: skip
+    finally:
+        _IN_SIDE_TURN.reset(token)
+
+
+async def _side_turn(
+    session: Any,
+    prompt_text: str,
+    *,
+    tools: bool,
+    max_tokens: int | None,
+    max_context_bytes: int | None,
+    on_text_delta: Callable[[str], Any] | None,
+    signal: Any,
+    history: list[Any] | None,
+    dedupe_reply: bool,
+) -> SideTurnResult:
     from piko.data.wire import to_wire
+    from piko.engine.loop import tool_spec
     from piko.lib import jsonio
 
     for name, value in (("max_tokens", max_tokens), ("max_context_bytes", max_context_bytes)):
@@ -80,14 +115,7 @@ async def run_side_turn(
             raise ValueError(
                 f"run_ephemeral_turn: the context is {size} bytes, over max_context_bytes {max_context_bytes}"
             )
-    specs = (
-        [
-            ToolSpec(name=t.name, description=t.description, parameters=t.parameters)
-            for t in session.agent.state.tools
-        ]
-        if tools
-        else []
-    )
+    specs = [tool_spec(t) for t in session.agent.state.tools] if tools else []
     controller = AbortController()
     remove = (
         signal.add_listener(lambda: controller.abort())
@@ -102,9 +130,13 @@ async def run_side_turn(
         final: AssistantMessage | None = None
         async for event in config.stream_fn(config.model, context, options):
             if event.type == "text_delta" and event.delta and on_text_delta is not None:
-                delivered = on_text_delta(event.delta)
-                if hasattr(delivered, "__await__"):
-                    await delivered
+                outside = _IN_SIDE_TURN.set(False)  # the caller's own code: not a hook of the turn
+                try:
+                    delivered = on_text_delta(event.delta)
+                    if hasattr(delivered, "__await__"):
+                        await delivered
+                finally:
+                    _IN_SIDE_TURN.reset(outside)
             elif event.type in ("done", "error"):
                 final = event.final
                 break

@@ -65,9 +65,55 @@ def collecting_additional_context(into: list[str]) -> Iterator[None]:
         _tool_context.reset(token)
 
 
+class RunningTool(Record):
+    """The tool call being run: its ``name``, abort ``signal`` and ``on_update`` (what
+    ``ctx.invoke_tool`` and ``ctx.run_ephemeral_turn`` inherit), and how deep delegation went."""
+
+    name: str = ""
+    signal: Any = None
+    on_update: Any = None
+    depth: int = 0
+
+
+_running_tool: contextvars.ContextVar[RunningTool | None] = contextvars.ContextVar(
+    "piko_running_tool", default=None
+)
+
+MAX_DELEGATION_DEPTH = 8
+"""How many ``ctx.invoke_tool`` calls may nest before one is refused (a tool calling itself)."""
+
+
+@contextlib.contextmanager
+def running_tool(name: str, signal: Any, on_update: Any) -> Iterator[None]:
+    """While a tool's ``execute`` runs: who it is, for ``ctx.invoke_tool`` and side turns."""
+    outer = _running_tool.get()
+    token = _running_tool.set(
+        RunningTool(name=name, signal=signal, on_update=on_update, depth=outer.depth if outer else 0)
+    )
+    try:
+        yield
+    finally:
+        _running_tool.reset(token)
+
+
 def scheduled_work() -> list[Any]:
     """The session actions extensions started without awaiting them that have not finished."""
     return [task for task in _background if not task.done()]
+
+
+def _either(first: Any, second: Any) -> Any:
+    """A signal that fires when ``first`` or ``second`` (either may be None) fires."""
+    if second is None or second is first:
+        return first
+    from piko.lib.abort import AbortController
+
+    both = AbortController()
+    for signal in (first, second):
+        if getattr(signal, "aborted", False):
+            both.abort()
+        elif hasattr(signal, "add_listener"):
+            signal.add_listener(both.abort)
+    return both.signal
 
 
 def _no_session(name: str) -> ExtensionRuntimeNotInitializedError:
@@ -200,20 +246,50 @@ class ExtensionContext:
         return dict(await self._require("switch_session").switch_session(session_path))
 
     async def invoke_tool(
-        self, name: str, params: dict[str, Any] | None = None, *, signal: Any = None
+        self, name: Any = None, params: Any = None, *, signal: Any = None, on_update: Any = None
     ) -> Any:
-        """Run tool ``name``'s original implementation (the first one registered, also when a
-        plugin's override replaced it: a wrapper calls through to the tool it wraps) and return
-        its :class:`~piko.data.messages.ToolResult`. No ``tool_call``/``tool_result`` events fire."""
+        """Run a tool's original implementation (the first one registered, also when an override
+        replaced it) and return its :class:`~piko.data.messages.ToolResult`; no
+        ``tool_call``/``tool_result`` events fire. pi's form, from inside a tool that overrides a
+        built-in: ``invoke_tool(params, {"signal", "onUpdate"})`` runs the built-in of the same
+        name. ``invoke_tool(name, params)`` names the tool. Inside a tool, the call's ``signal``
+        and ``on_update`` are passed on unless given; delegation nests at most
+        :data:`MAX_DELEGATION_DEPTH` deep."""
         import uuid
+
+        from piko.extensions.extension_shapes import options_of
 
         app = self.app
         if app is None:
             raise ExtensionRuntimeNotInitializedError("invoke_tool needs the running app")
-        definition = app.registries.tools.original(name)
-        if definition is None:
-            raise KeyError(f"no tool named '{name}'")
-        return await definition.run(f"invoke-{uuid.uuid4().hex[:12]}", dict(params or {}), signal, None, self)
+        running = _running_tool.get()
+        if not isinstance(name, str):  # pi's invokeTool(params, options): the same tool
+            options = options_of(params)
+            name, params = None, name
+            signal = signal if signal is not None else options.get("signal")
+            on_update = on_update if on_update is not None else options.get("on_update")
+            if running is None:
+                raise RuntimeError("invoke_tool(params) delegates from inside a tool's execute")
+            name = running.name
+            definition = app.registries.tools.original(name)
+            if definition is None or definition is app.registries.tools.get(name):
+                raise RuntimeError(f"tool '{name}' overrides no built-in: there is nothing to delegate to")
+        else:
+            definition = app.registries.tools.original(name)
+            if definition is None:
+                raise KeyError(f"no tool named '{name}'")
+        depth = running.depth + 1 if running is not None else 1
+        if depth > MAX_DELEGATION_DEPTH:
+            raise RuntimeError(f"invoke_tool: delegation nested over {MAX_DELEGATION_DEPTH} deep")
+        if running is not None:
+            signal = signal if signal is not None else running.signal
+            on_update = on_update if on_update is not None else running.on_update
+        token = _running_tool.set(RunningTool(name=name, signal=signal, on_update=on_update, depth=depth))
+        try:
+            call_id = f"invoke-{uuid.uuid4().hex[:12]}"
+            return await definition.run(call_id, dict(params or {}), signal, on_update, self)
+        finally:
+            _running_tool.reset(token)
 
     async def reload(self) -> None:
         await self._require("reload").reload()
@@ -245,6 +321,9 @@ class ExtensionContext:
         if isinstance(options, str):
             given.setdefault("prompt_text", options)
         given.pop("conversation_key", None)  # one provider lineage: every side turn here is fresh
+        running = _running_tool.get()
+        if running is not None and running.signal is not None:  # from a tool: its abort ends it too
+            given["signal"] = _either(running.signal, given.get("signal"))
         return await self._require("run_ephemeral_turn").run_ephemeral_turn(**given)
 
     def add_additional_context(self, text: str) -> bool:

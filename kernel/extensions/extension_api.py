@@ -92,6 +92,37 @@ def _event_hook(handlers: list[Callable[[Any, Any], Any]], first: str = "event")
 _MCP_SERVER_NAME = re.compile(r"[A-Za-z0-9_-]+")  # as docs/mcp.md names servers
 
 
+CUSTOM_ENTRY_CHANNEL = "piko:custom_entry"
+"""The ``pi.events`` channel told of each ``pi.append_entry`` (``{"id", "custom_type"}``)."""
+
+
+def registered_displays(app: Any, kind: str) -> list[Any]:
+    """What every extension registered for ``kind`` (``"assistant_thinking_renderer"``,
+    ``"entry_renderer"``, ``"markdown_transformer"``...), in load and registration order."""
+    return [
+        value
+        for api in getattr(app, "extension_apis", None) or []
+        for registered, value in api.display_registrations
+        if registered == kind
+    ]
+
+
+class PackageExports:
+    """``pi.pi``: every name of the :mod:`piko` module, and ``settings`` of the running app."""
+
+    def __init__(self, app: Any) -> None:
+        self._app = app
+
+    @property
+    def settings(self) -> Any:
+        return getattr(self._app, "settings", None)
+
+    def __getattr__(self, name: str) -> Any:
+        import piko
+
+        return getattr(piko, name)
+
+
 class ExtensionAPI:
     """Registration and actions of one extension (snake_case mirror of pi's ``ExtensionAPI``)."""
 
@@ -125,10 +156,10 @@ class ExtensionAPI:
 
     @property
     def pi(self) -> Any:
-        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module."""
-        import piko
-
-        return piko
+        """The package's exports (pi's ``pi.pi``): the :mod:`piko` module's names, and ``settings``,
+        the running app's :class:`~piko.config.settings.Settings` (the scope of
+        :mod:`piko.config.registry`'s handles)."""
+        return PackageExports(self._app)
 
     @property
     def logger(self) -> logging.Logger:
@@ -421,10 +452,11 @@ class ExtensionAPI:
         )
         self._refresh()
 
-    # -- display registrations the terminal does not draw yet (kept, never a failed load) ----
+    # -- display registrations (kept in display_registrations; the interactive mode reads them) ---
 
     def register_assistant_thinking_renderer(self, renderer: Callable[..., Any]) -> None:
-        """Kept in :attr:`display_registrations`; piko's terminal does not draw thinking renderers yet."""
+        """``renderer(context, theme)`` adds a renderable (or text, or ``None``) below each visible
+        thinking block in the interactive mode; ``context.text`` is the block's text."""
         self._keep_display("assistant_thinking_renderer", renderer)
 
     def register_composer_shape(self, definition: Any) -> None:
@@ -432,11 +464,14 @@ class ExtensionAPI:
         self._keep_display("composer_shape", definition)
 
     def register_entry_renderer(self, custom_type: str, renderer: Callable[..., Any]) -> None:
-        """Kept in :attr:`display_registrations`; custom entries are not shown in piko's terminal."""
+        """``renderer(entry, {"expanded"}, theme)`` draws the ``custom`` entries of ``custom_type``
+        (``pi.append_entry``) in the interactive transcript: live, and when a session is shown."""
         self._keep_display("entry_renderer", (custom_type, renderer))
 
     def register_markdown_transformer(self, transformer: Callable[..., Any], options: Any = None) -> None:
-        """Kept in :attr:`display_registrations`; piko renders markdown untransformed."""
+        """``transformer(markdown, context)`` changes markdown before the interactive mode draws it
+        (``{"messageTypes": [...]}`` picks the surfaces); one per extension: again replaces it."""
+        self.display_registrations = [r for r in self.display_registrations if r[0] != "markdown_transformer"]
         self._keep_display("markdown_transformer", (transformer, options))
 
     def register_tool_renderer(self, tool_name: str, options: Any = None, **kwargs: Any) -> None:
@@ -461,17 +496,24 @@ class ExtensionAPI:
 
     # -- service tiers -----------------------------------------------------------------------
 
+    @property
+    def _tiers(self) -> dict[str, str]:
+        shared = getattr(self._app, "service_tiers", None) if self._app is not None else None
+        return shared if isinstance(shared, dict) else self._service_tiers
+
     def get_service_tiers(self) -> dict[str, str]:
-        """A copy of the session's per-family service tiers (``set_service_tier``)."""
-        return dict(self._service_tiers)
+        """A copy of the session's per-family service tiers (shared by every extension)."""
+        return dict(self._tiers)
 
     def set_service_tier(self, family: str, tier: str | None = None) -> None:
-        """Remember a service tier for a provider family (``None`` clears it); piko's providers do
-        not send tiers yet, so this changes no request."""
+        """Set the tier of a provider family for the next requests (``None`` clears it); a tier
+        the family does not accept raises ``ValueError`` (:mod:`piko.extensions.service_tiers`)."""
+        from piko.extensions.service_tiers import checked_tier
+
         if tier is None:
-            self._service_tiers.pop(family, None)
+            self._tiers.pop(family, None)
         else:
-            self._service_tiers[family] = str(tier)
+            self._tiers[family] = checked_tier(family, tier)
 
     def register_file_write_fallback(self, handler: Callable[..., Any]) -> None:
         """Offer a privileged write when a tool's write fails with EPERM/EACCES/EROFS."""
@@ -570,8 +612,13 @@ class ExtensionAPI:
         )
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
-        """Persist extension state as a ``custom`` session entry (not sent to the model)."""
-        return self._runtime("append_entry").append_entry(custom_type, data)
+        """Persist extension state as a ``custom`` session entry (not sent to the model); the
+        interactive mode draws it when an entry renderer takes its type (:data:`CUSTOM_ENTRY_CHANNEL`)."""
+        entry_id = self._runtime("append_entry").append_entry(custom_type, data)
+        bus = getattr(self._app, "event_bus", None)
+        if bus is not None:
+            bus.emit(CUSTOM_ENTRY_CHANNEL, {"id": entry_id, "custom_type": custom_type})
+        return entry_id
 
     def set_session_name(self, name: str) -> Any:
         """Name the session (a ``session_info`` entry; ``/resume`` and ``pi --list`` show it)."""

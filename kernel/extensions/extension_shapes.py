@@ -21,8 +21,9 @@ TOOL_FIELDS = frozenset(
         "override", "plugin", "order", "annotations",
     }
 )  # fmt: skip
-# Fields of omp's ToolDefinition that piko keeps (``ToolDefinition.metadata``) but does not act on:
-# approval tiers, discovery modes, MCP provenance and TSP views belong to runtimes piko has not.
+# Fields of omp's ToolDefinition that piko keeps (``ToolDefinition.metadata``); only ``strict`` is
+# acted on (OpenAI's strict mode): approval tiers, discovery modes, MCP provenance and TSP views
+# belong to runtimes piko has not.
 TOOL_METADATA = frozenset(
     {
         "approval", "load_mode", "deferrable", "reads_skill_uris", "strict", "mcp_server_name",

@@ -89,6 +89,10 @@ class NoOpUI:
         """Subscribe to raw terminal input; returns the function that unsubscribes."""
         return lambda: None
 
+    async def open_terminal(self, request: Any) -> Any:
+        """Run a command in a new multiplexer pane; only the terminal can: ``None`` elsewhere."""
+        return None
+
     def get_tools_expanded(self) -> bool:
         return False
 
@@ -116,7 +120,7 @@ UI_METHODS: tuple[str, ...] = (
     "set_hidden_thinking_label", "set_widget", "set_footer", "set_header", "set_title",
     "set_editor_text", "get_editor_text", "paste_to_editor", "set_editor_component",
     "get_editor_component", "add_autocomplete_provider", "on_terminal_input", "get_tools_expanded",
-    "set_tools_expanded", "get_all_themes", "get_theme", "set_theme",
+    "set_tools_expanded", "get_all_themes", "get_theme", "set_theme", "open_terminal",
 )  # fmt: skip
 """Every method of pi's ``ctx.ui`` (snake_case); ``theme``, ``has_ui`` and ``supports_editor`` are attributes."""
 

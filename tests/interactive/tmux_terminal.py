@@ -44,6 +44,7 @@ class Terminal:
         agent_files: dict[str, str] | None = None,
         work_files: dict[str, str] | None = None,
         tui_mode: str | None = "regular",
+        inside_tmux: bool = False,
     ) -> None:
         assert TMUX is not None, "tmux is required"
         self.root = root
@@ -71,6 +72,7 @@ class Terminal:
         self.stderr = root / f"stderr-{uuid.uuid4().hex[:6]}.txt"
         self.args = list(args if args is not None else ["--provider", "faux"])
         self.env = dict(env or {})
+        self.inside_tmux = inside_tmux  # piko sees the pane's TMUX and TMUX_PANE (it can open panes)
         if tokens_per_second is not None:
             self.env["PIKO_FAUX_TOKENS_PER_SECOND"] = str(tokens_per_second)
         self.width = width
@@ -109,6 +111,8 @@ class Terminal:
     def start(self, args: list[str] | None = None) -> Terminal:
         env = self.environment()
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+        if self.inside_tmux:
+            exports += ' TMUX="$TMUX" TMUX_PANE="$TMUX_PANE"'
         command = " ".join(shlex.quote(a) for a in [PIKO, *(args if args is not None else self.args)])
         shell = (
             f"cd {shlex.quote(str(self.work))} && env -i {exports} {command} 2>>{shlex.quote(str(self.stderr))}; "

@@ -27,7 +27,9 @@ from piko.data.messages import (
     UserMessage,
     text_of,
 )
+from piko.extensions.extension_api import registered_displays
 from piko.plugins.modes.interactive.footer import FooterData
+from piko.plugins.modes.interactive.markdown_transformers import has_transformers, transform
 from piko.plugins.modes.interactive.screen import RETRYING, WORKING
 from piko.plugins.modes.interactive.tool_view import ToolView
 from piko.plugins.modes.interactive.transcript import (
@@ -35,6 +37,8 @@ from piko.plugins.modes.interactive.transcript import (
     MarkdownItem,
     RenderContext,
     StaticItem,
+    ThinkingExtrasItem,
+    ThinkingRenderContext,
     ToolItem,
 )
 
@@ -186,9 +190,9 @@ class SessionEvents:
             item = view.items.get(index)
             if item is None:
                 if isinstance(block, TextContent):
-                    item = MarkdownItem()
+                    item = self.markdown_item(thinking=False)
                 elif isinstance(block, ThinkingContent):
-                    item = MarkdownItem(thinking=True)
+                    item = self.markdown_item(thinking=True)
                 elif isinstance(block, ToolCall):
                     item = self._tools.get(block.id)
                     if item is None:
@@ -207,7 +211,18 @@ class SessionEvents:
                 view.items[index] = item
                 if item not in self.transcript.items:
                     self.transcript.add(item)
+                    if isinstance(block, ThinkingContent):
+                        self._add_thinking_extras(item, message.content, index)
             self._follow(item, block)
+
+    def _add_thinking_extras(self, item: Any, content: list[Any], index: int) -> None:
+        """Extensions' thinking renderers below the thinking block ``content[index]``."""
+        renderers = registered_displays(self.mode.app, "assistant_thinking_renderer")
+        if not renderers:
+            return
+        thinking_index = sum(1 for b in content[:index] if isinstance(b, ThinkingContent))
+        context = ThinkingRenderContext(item, index, thinking_index, self.mode.invalidate)
+        self.transcript.add(ThinkingExtrasItem(item, renderers, context))
 
     @staticmethod
     def _follow(item: Any, block: Any) -> None:
@@ -281,7 +296,11 @@ class SessionEvents:
             add(
                 StaticItem(
                     lambda ctx: views().compaction_summary(
-                        ctx.theme, summary, tokens, expanded=ctx.expanded, expand_key=ctx.expand_key
+                        ctx.theme,
+                        self._shown("summary", ctx)(summary),
+                        tokens,
+                        expanded=ctx.expanded,
+                        expand_key=ctx.expand_key,
                     )
                 )
             )
@@ -325,14 +344,84 @@ class SessionEvents:
 
     # -- items for messages ----------------------------------------------------------------------
 
+    def _shown(self, kind: str, ctx: RenderContext) -> Any:
+        """The transformers for surface ``kind`` as one ``text -> text`` function."""
+        app = self.mode.app
+        return lambda text: transform(app, text, kind, streaming=False, width=ctx.width)
+
+    def markdown_item(self, *, thinking: bool) -> MarkdownItem:
+        """An answer or thinking block, drawn through the extensions' markdown transformers."""
+        app = self.mode.app
+        if not has_transformers(app):
+            return MarkdownItem(thinking=thinking)
+        kind = "assistant-thinking" if thinking else "assistant"
+
+        def shown(raw: str, streaming: bool) -> str:
+            return transform(app, raw, kind, streaming=streaming, width=self.mode.screen.width)
+
+        return MarkdownItem(thinking=thinking, transform=shown)
+
     def user_item(self, text: str) -> StaticItem:
+        app = self.mode.app
+
+        def shown(width: int) -> str:
+            return (
+                transform(app, text, "user", streaming=False, width=width) if has_transformers(app) else text
+            )
+
         item = StaticItem(
             lambda ctx: views().user_message(
-                ctx.theme, text, expanded=ctx.expanded, expand_key=ctx.expand_key
+                ctx.theme, shown(ctx.width), expanded=ctx.expanded, expand_key=ctx.expand_key
             )
         )
         item.prompt = True
         return item
+
+    def _entry_renderer(self, custom_type: str) -> Any:
+        """The last entry renderer registered for ``custom_type`` (pi 1.6), or None."""
+        found = [r for t, r in registered_displays(self.mode.app, "entry_renderer") if t == custom_type]
+        return found[-1] if found else None
+
+    def entry_item(self, entry: Any) -> StaticItem | None:
+        """A ``custom`` entry drawn by its renderer (``None``: no renderer takes its type)."""
+        renderer = self._entry_renderer(entry.custom_type)
+        if renderer is None:
+            return None
+
+        def render(ctx: RenderContext) -> Any:
+            try:
+                drawn = renderer(entry, {"expanded": ctx.expanded}, ctx.theme)
+            except Exception as exc:
+                return views().error_line(ctx.theme, f"entry renderer failed: {exc}", prefix=False)
+            return views().Text.from_ansi(drawn) if isinstance(drawn, str) else drawn
+
+        return StaticItem(render)
+
+    def on_custom_entry(self, data: Any) -> None:
+        """An extension appended a ``custom`` entry: shown at once when a renderer takes it."""
+        session = self.mode.session
+        entry_id = data.get("id") if isinstance(data, dict) else None
+        entry = session.session_manager.get_entry(entry_id) if session is not None and entry_id else None
+        item = self.entry_item(entry) if entry is not None else None
+        if item is not None:
+            self.transcript.add(item)
+            self.mode.screen.refresh()
+
+    def _entries_after_messages(self, session: Any) -> dict[int, list[Any]]:
+        """The ``custom`` entries a renderer takes, by the message entry before them (``id()`` of
+        its message; 0: before any message)."""
+        if not registered_displays(self.mode.app, "entry_renderer"):
+            return {}
+        placed: dict[int, list[Any]] = {}
+        anchor = 0
+        for entry in session.session_manager.get_branch():
+            if getattr(entry, "type", "") == "message":
+                anchor = id(entry.message)
+            elif getattr(entry, "type", "") == "custom":
+                item = self.entry_item(entry)
+                if item is not None:
+                    placed.setdefault(anchor, []).append(item)
+        return placed
 
     def custom_item(self, message: Any) -> StaticItem:
         registry = self.mode.app.registries.message_renderers
@@ -340,7 +429,13 @@ class SessionEvents:
         def render(ctx: RenderContext) -> Any:
             definition = registry.get(message.custom_type)
             renderer = definition.renderer if definition is not None else None
-            return views().custom_message(ctx.theme, message, expanded=ctx.expanded, renderer=renderer)
+            return views().custom_message(
+                ctx.theme,
+                message,
+                expanded=ctx.expanded,
+                renderer=renderer,
+                transform=self._shown("custom", ctx),
+            )
 
         return StaticItem(render)
 
@@ -350,17 +445,26 @@ class SessionEvents:
         session = mode.session
         add = self.transcript.add
         pending: dict[str, ToolItem] = {}
+        anchored = self._entries_after_messages(session)
+        for item in anchored.pop(0, []):
+            add(item)
+        previous: Any = None
         for message in session.session_manager.build_context().messages:
+            for item in anchored.pop(id(previous), []) if anchored else []:  # after the message before
+                add(item)
+            previous = message
             if isinstance(message, AssistantMessage):
                 tools: list[ToolItem] = []
-                for block in message.content:
+                for position, block in enumerate(message.content):
                     if isinstance(block, (TextContent, ThinkingContent)):
                         text = block.text if isinstance(block, TextContent) else block.thinking
                         if text.strip():
-                            item = MarkdownItem(thinking=isinstance(block, ThinkingContent))
+                            item = self.markdown_item(thinking=isinstance(block, ThinkingContent))
                             item.set_text(text)
                             item.finish()
                             add(item)
+                            if isinstance(block, ThinkingContent):
+                                self._add_thinking_extras(item, message.content, position)
                     elif isinstance(block, ToolCall):
                         view = ToolView(
                             tool_call_id=block.id, name=block.name, args=block.arguments, args_complete=True
@@ -404,7 +508,7 @@ class SessionEvents:
                     StaticItem(
                         lambda ctx, m=message: views().compaction_summary(
                             ctx.theme,
-                            m.summary,
+                            self._shown("summary", ctx)(m.summary),
                             m.tokens_before,
                             expanded=ctx.expanded,
                             expand_key=ctx.expand_key,
@@ -415,10 +519,15 @@ class SessionEvents:
                 add(
                     StaticItem(
                         lambda ctx, m=message: views().branch_summary(
-                            ctx.theme, m.summary, expanded=ctx.expanded, expand_key=ctx.expand_key
+                            ctx.theme,
+                            self._shown("summary", ctx)(m.summary),
+                            expanded=ctx.expanded,
+                            expand_key=ctx.expand_key,
                         )
                     )
                 )
+        for item in anchored.pop(id(previous), []) if anchored else []:
+            add(item)
         for tool in pending.values():
             tool.done = True
         entries = session.session_manager.get_entries()

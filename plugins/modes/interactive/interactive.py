@@ -18,6 +18,7 @@ import os
 import sys
 from typing import Any
 
+from piko.extensions.extension_api import CUSTOM_ENTRY_CHANNEL
 from piko.lib.exit_signals import on_exit_signals
 from piko.plugins.modes.interactive.completion import CommandEntry
 from piko.plugins.modes.interactive.context import CommandContext
@@ -657,6 +658,7 @@ class InteractiveMode:
         screen.started = True
         session = self.session
         session.subscribe(self.events.on_event)
+        self.app.event_bus.on(CUSTOM_ENTRY_CHANNEL, self.events.on_custom_entry)
         self.render_context.tool_definitions = self.app.registries.tools
         self._load_themes()
         screen.history_ready(self._session_user_texts())

@@ -40,15 +40,19 @@ from prompt_toolkit.layout import (
 )
 from prompt_toolkit.styles import Style
 
+from piko.plugins.modes.interactive.autocomplete import StackedCompleter
 from piko.plugins.modes.interactive.completion import EditorCompleter
 from piko.plugins.modes.interactive.dialogs import Panel
 from piko.plugins.modes.interactive.editor import HISTORY_FILE, PromptHistory
 from piko.plugins.modes.interactive.footer import Subscription, footer_fragments
+from piko.plugins.modes.interactive.terminal_input import TerminalInputListeners
 from piko.plugins.modes.interactive.theme import TOKENS, xterm_hex
 from piko.plugins.modes.interactive.transcript import join_pieces
 
 SPINNER = ("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
 MAX_WIDGET_LINES = 10
+"""A widget given as lines shows this many of them, then :data:`WIDGET_TRUNCATED`."""
+WIDGET_TRUNCATED = "... (widget truncated)"
 WORKING = "__working__"
 RETRYING = "__retry__"
 
@@ -67,6 +71,14 @@ def _one_write(output: Any) -> Iterator[None]:
     finally:
         del output.flush  # the class's own flush again
         output.flush()
+
+
+def _loop_running() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
 
 
 class _BelowTheTop(HSplit):
@@ -100,6 +112,8 @@ class Screen:
         self.custom_footer: Any = None
         self.working_message: str | None = None
         self.working_visible = True
+        self.spinner_frames: tuple[str, ...] = SPINNER  # ctx.ui.set_working_indicator's, verbatim
+        self.spinner_interval = 0.08
         self.loader: str | None = None  # the spinner's message: WORKING, RETRYING, or a text
         self.loader_token = "accent"
         self.retry_deadline: float | None = None
@@ -119,8 +133,12 @@ class Screen:
         self.overlays: list[Panel] = []
         self.custom_editor: Any = None
         self._custom_editor_built: tuple[Any, Any] | None = None
+        self.building_editor = False
         self._default_editor_area: Any = None
         self._buffer_made = False
+        self.completer: StackedCompleter | None = None  # made with the buffer
+        self._pending_providers: list[Any] = []
+        self.input_listeners = TerminalInputListeners()  # ctx.ui.on_terminal_input's
         self.searching = False
         self.search_buffer = Buffer(multiline=False, on_text_changed=self._on_search_text)
         self.search_window: Any = None
@@ -323,12 +341,19 @@ class Screen:
 
     async def _spin(self) -> None:
         while self.loader is not None or self.mode.transcript.animated():
-            await asyncio.sleep(0.08)
+            await asyncio.sleep(self.spinner_interval)
             self.frame += 1
             self.invalidate()
 
     def spinner_frame(self) -> str:
-        return SPINNER[self.frame % len(SPINNER)]
+        frames = self.spinner_frames
+        return frames[self.frame % len(frames)] if frames else ""
+
+    def set_working_indicator(self, frames: tuple[str, ...] | None, interval: float | None) -> None:
+        """The working line's frames (``()``: none shown) and their interval; ``None``: pi's spinner."""
+        self.spinner_frames = SPINNER if frames is None else frames
+        self.spinner_interval = 0.08 if frames is None or not interval or interval <= 0 else interval
+        self.invalidate()
 
     def stop(self) -> None:
         if self._spinner_task is not None:
@@ -410,14 +435,24 @@ class Screen:
     def _make_buffer(self) -> Buffer:
         """The editor's buffer (made once: it survives a switch between the two modes)."""
         mode = self.mode
-        completer = EditorCompleter(mode.command_entries, str(mode.app.cwd))
+        loop = asyncio.get_running_loop() if _loop_running() else None
+        completer = self.completer = StackedCompleter(
+            EditorCompleter(mode.command_entries, str(mode.app.cwd)), loop
+        )
 
         def completing_context() -> bool:
             before = self.buffer.document.text_before_cursor
             if before.startswith("/") and "\n" not in before:
                 return True
             word = before.split()[-1] if before and not before[-1].isspace() else ""
-            return word.startswith("@")
+            return word.startswith("@") or word[:1] in completer.trigger_characters
+
+        for factory in self._pending_providers:
+            try:
+                completer.add(factory)
+            except Exception as exc:
+                mode.show_error(f"Autocomplete provider failed: {exc}")
+        self._pending_providers.clear()
 
         return Buffer(
             multiline=True,
@@ -442,14 +477,24 @@ class Screen:
             return self._custom_editor_built[1]
         from prompt_toolkit.layout import to_container
 
+        self.building_editor = True  # get_editor_component() gives the one before meanwhile
         try:
             container = to_container(factory(self.buffer, self.mode.theme))
         except Exception as exc:
             self.custom_editor = None
             self.mode.show_error(f"Custom editor failed: {exc}")
             return None
+        finally:
+            self.building_editor = False
         self._custom_editor_built = (factory, container)
         return container
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        """Stack an extension's autocomplete provider on the editor's (kept until the buffer exists)."""
+        if self.completer is None:
+            self._pending_providers.append(factory)
+        else:
+            self.completer.add(factory)
 
     def set_editor_component(self, factory: Any) -> None:
         """``factory(buffer, theme)`` returns a container holding the editor's buffer; None restores."""
@@ -548,6 +593,7 @@ class Screen:
         )
         application.timeoutlen = 0.05  # a lone Escape is not kept waiting for a key sequence
         application.ttimeoutlen = 0.05
+        self.input_listeners.install(application.key_processor)
         self.application = application
         return application
 
@@ -700,20 +746,25 @@ class Screen:
             )
         elif self.loader == WORKING:
             message = self.working_message or f"Working... ({mode.key_text('app.interrupt')} to interrupt)"
-        return [
-            ("", "\n "),
-            (f"class:t-{self.loader_token}", self.spinner_frame() + " "),
-            ("class:t-muted", message),
-        ]
+        if self.spinner_frames is SPINNER:
+            frame: StyleAndTextTuples = [(f"class:t-{self.loader_token}", self.spinner_frame() + " ")]
+        else:  # an extension's frames, drawn verbatim (their own colours); none: no indicator
+            frame = to_formatted_text(ANSI(self.spinner_frame() + " ")) if self.spinner_frames else []
+        return [("", "\n "), *frame, ("class:t-muted", message)]
 
     def _widget_fragments(self, widgets: dict[str, Any], above: bool) -> StyleAndTextTuples:
         if not widgets:
             return [("", "")] if above else []  # above the editor: a blank line when empty (pi's spacer)
-        lines: list[str] = []
-        for content in widgets.values():
-            lines.extend(self.widget_lines(content))
-        text = ("\n" if above else "") + "\n".join(lines[:MAX_WIDGET_LINES])
-        return to_formatted_text(ANSI(text))
+        out: StyleAndTextTuples = [("", "\n")] if above else []
+        for index, content in enumerate(widgets.values()):
+            lines = self.widget_lines(content)
+            truncated = isinstance(content, (list, tuple)) and len(lines) > MAX_WIDGET_LINES
+            if index:
+                out.append(("", "\n"))
+            out.extend(to_formatted_text(ANSI("\n".join(lines[:MAX_WIDGET_LINES] if truncated else lines))))
+            if truncated:  # pi's notice under a list of lines cut at ten
+                out.append(("class:t-muted", "\n" + WIDGET_TRUNCATED))
+        return out
 
     def widget_lines(self, content: Any) -> list[str]:
         """A widget's lines: text, a list of lines, a rich renderable, or a callable giving one."""

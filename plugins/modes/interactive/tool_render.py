@@ -6,7 +6,9 @@ it ran, a preview of the result: bash shows the output's tail, read/write the fi
 matches; ``Ctrl+O`` shows everything. A tool plugin may draw its own with
 ``render_call(args, theme)`` and ``render_result(result, options, theme)`` on its
 ``ToolDefinition`` (``options``: ``{"expanded", "is_partial", "is_error"}``); each returns a
-rich renderable or text, ``None`` for the built-in look.
+rich renderable or text, ``None`` for the built-in look. omp's longer forms work too:
+``render_call(args, options, theme)`` (``options`` is the theme) and ``render_result(result,
+options, theme, args)``.
 """
 
 from __future__ import annotations
@@ -345,13 +347,18 @@ class ToolRenderer:
         call = None
         result: list[Any] | None = None
         if definition is not None and getattr(definition, "render_call", None):
-            call = _plugin_call(definition.render_call, view.args, self.theme)
+            # omp's render_call(args, options, theme): its options answer the theme API
+            wide = _takes(definition.render_call, 3)
+            call = _plugin_call(
+                definition.render_call, view.args, self.theme, *([self.theme] if wide else [])
+            )
         if definition is not None and getattr(definition, "render_result", None) and view.has_result:
             rendered = _plugin_call(
                 definition.render_result,
                 {"content": view.content, "details": view.details, "is_error": view.is_error},
                 {"expanded": expanded, "is_partial": view.is_partial, "is_error": view.is_error},
                 self.theme,
+                *([view.args] if _takes(definition.render_result, 4) else []),  # omp's 4th: the args
             )
             if rendered is not None:
                 result = [Text(""), rendered]
@@ -364,6 +371,20 @@ class ToolRenderer:
         else:
             bg = "toolErrorBg" if view.is_error else "toolSuccessBg"
         return Padding(Group(call, *result), (1, 1), style=self.theme.bg_style(bg), expand=True)
+
+
+def _takes(function: Any, count: int) -> bool:
+    """Whether ``function`` accepts ``count`` positional arguments."""
+    import inspect
+
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in parameters):
+        return True
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(1 for p in parameters if p.kind in positional) >= count
 
 
 def _plugin_call(function: Any, *args: Any) -> Any:

@@ -184,9 +184,12 @@ class StatusItem(StaticItem):
 class MarkdownItem(Item):
     """Streamed markdown (an answer or a thinking block), printed block by block as blocks complete."""
 
-    def __init__(self, *, thinking: bool = False) -> None:
+    def __init__(self, *, thinking: bool = False, transform: Any = None) -> None:
         self.thinking = thinking
         self._text = ""
+        # extensions' markdown transformers: ``transform(raw, streaming)`` gives the text to draw
+        self._transform = transform
+        self._transformed: tuple[str, bool, str] | None = None
         # while the block streams: the content block, whose text is read when the item is drawn
         self._source: Any = None
         self.finished = False
@@ -200,9 +203,15 @@ class MarkdownItem(Item):
     @property
     def text(self) -> str:
         source = self._source
-        if source is None:
-            return self._text
-        return source.thinking if self.thinking else source.text  # type: ignore[no-any-return]
+        raw: str = self._text if source is None else (source.thinking if self.thinking else source.text)
+        if self._transform is None:
+            return raw
+        cached = self._transformed
+        if cached is not None and cached[0] == raw and cached[1] == self.finished:
+            return cached[2]
+        shown = self._transform(raw, not self.finished)
+        self._transformed = (raw, self.finished, shown)
+        return shown
 
     def set_text(self, text: str) -> None:
         self._text = text
@@ -367,6 +376,65 @@ class MarkdownItem(Item):
     @property
     def settled(self) -> bool:
         return self.finished and self._offset >= len(self.text)
+
+
+class ThinkingRenderContext:
+    """What a thinking renderer is given (pi's context): the visible ``text``, ``content_index``,
+    ``thinking_index`` and ``request_render()``; also readable as ``context["contentIndex"]``."""
+
+    _NAMES = {
+        "contentIndex": "content_index",
+        "thinkingIndex": "thinking_index",
+        "requestRender": "request_render",
+    }
+
+    def __init__(
+        self, item: MarkdownItem, content_index: int, thinking_index: int, request_render: Any
+    ) -> None:
+        self._item = item
+        self.content_index = content_index
+        self.thinking_index = thinking_index
+        self.request_render = request_render
+
+    @property
+    def text(self) -> str:
+        return self._item.text
+
+    def __getitem__(self, key: str) -> Any:
+        return getattr(self, self._NAMES.get(key, key))
+
+
+class ThinkingExtrasItem(OnceItem):
+    """What extensions' thinking renderers add below a visible thinking block, in registration
+    order (``renderer(context, theme)`` gives a renderable, text or ``None``; one that fails is
+    left out). Drawn live while the block streams, printed once it is finished."""
+
+    def __init__(self, thinking: MarkdownItem, renderers: list[Any], context: ThinkingRenderContext) -> None:
+        self.thinking = thinking
+        self.renderers = renderers
+        self.context = context
+
+    @property
+    def finished(self) -> bool:
+        return self.thinking.finished
+
+    def pieces(self, ctx: RenderContext) -> list[Piece]:
+        if ctx.hide_thinking or not self.thinking.text.strip():
+            return []
+        from rich.text import Text
+
+        out: list[Piece] = []
+        for renderer in self.renderers:
+            try:
+                value = renderer(self.context, ctx.theme)
+                if isinstance(value, str):
+                    value = Text.from_ansi(value)
+                lines = ctx.painter.lines(value, ctx.width) if value is not None else []
+            except Exception:
+                continue
+            if lines:
+                out.append(lines)
+        return out
 
 
 class ToolItem(OnceItem):

@@ -4,8 +4,13 @@ Dialogs (``select``, ``confirm``, ``input``, ``editor``) end with their cancel v
 ``False`` for confirm) on Escape, on a ``timeout`` (milliseconds) or an aborted ``signal``.
 ``custom(factory)`` shows a prompt_toolkit container: ``factory(done)`` returns it and calls
 ``done(value)`` to close (``overlay=True``: floating over the transcript in fullscreen).
-``set_editor_component(factory)`` replaces the editor's look around its buffer. Widgets are lines (text or ANSI), a rich renderable, or a callable
-returning one, shown above the editor (``placement="aboveEditor"``, the default) or below it.
+``set_editor_component(factory)`` replaces the editor's look around its buffer. Widgets are lines
+(text or ANSI; ten shown, then a truncation notice), a rich renderable, or a callable returning
+one, shown above the editor (``placement="aboveEditor"``, the default) or below it.
+``add_autocomplete_provider`` stacks a provider on the editor's completion (see
+:mod:`~piko.plugins.modes.interactive.autocomplete`), ``on_terminal_input`` sees raw input first
+(:mod:`~piko.plugins.modes.interactive.terminal_input`), ``open_terminal`` runs a command in a new
+tmux pane or window (:mod:`~piko.plugins.modes.interactive.terminal_launch`).
 """
 
 from __future__ import annotations
@@ -32,8 +37,8 @@ class _CustomPanel(Panel):
 
 
 class InteractiveUI(NoOpUI):
-    """The extension UI bound to the running interactive mode; what it does not override (the
-    working indicator, autocomplete providers, terminal input) is :class:`NoOpUI`'s nothing."""
+    """The extension UI bound to the running interactive mode; what it does not override
+    (``ask_dialog``) is :class:`NoOpUI`'s nothing."""
 
     has_ui = True
     supports_editor = True
@@ -123,6 +128,20 @@ class InteractiveUI(NoOpUI):
         self._mode.screen.working_visible = bool(visible)
         self._mode.invalidate()
 
+    def set_working_indicator(self, indicator: Any = None) -> None:
+        """``{"frames": [...], "interval_ms"/"intervalMs": n}``: the working line's frames, drawn
+        verbatim (``[]``: no indicator); ``None`` restores pi's spinner."""
+        if indicator is None:
+            self._mode.screen.set_working_indicator(None, None)
+            return
+        get = indicator.get if isinstance(indicator, dict) else lambda name: getattr(indicator, name, None)
+        frames = get("frames")
+        interval = get("interval_ms") or get("intervalMs")
+        self._mode.screen.set_working_indicator(
+            tuple(str(f) for f in frames) if isinstance(frames, (list, tuple)) else None,
+            float(interval) / 1000 if isinstance(interval, (int, float)) else None,
+        )
+
     def set_hidden_thinking_label(self, label: str | None = None) -> None:
         self._mode.render_context.hidden_thinking_label = label or "Thinking..."
         self._mode.invalidate()
@@ -155,8 +174,26 @@ class InteractiveUI(NoOpUI):
     def set_editor_component(self, factory: Any = None) -> None:
         """``factory(buffer, theme)`` returns a prompt_toolkit container around the editor's buffer
         (the mode's keys keep working on it); ``None`` restores pi's editor."""
+        self._previous_editor_component = self.get_editor_component()
         NoOpUI.set_editor_component(self, factory)  # get_editor_component() gives it back
         self._mode.screen.set_editor_component(factory if callable(factory) else None)
+
+    def get_editor_component(self) -> Any:
+        """The factory in use (``None``: pi's editor); inside that factory, the one before it."""
+        if getattr(self._mode.screen, "building_editor", False):
+            return getattr(self, "_previous_editor_component", None)
+        return NoOpUI.get_editor_component(self)
+
+    def add_autocomplete_provider(self, factory: Any) -> None:
+        self._mode.screen.add_autocomplete_provider(factory)
+
+    def on_terminal_input(self, handler: Any) -> Any:
+        return self._mode.screen.input_listeners.add(handler)
+
+    async def open_terminal(self, request: Any) -> Any:
+        from piko.plugins.modes.interactive.terminal_launch import open_terminal
+
+        return await open_terminal(request)
 
     def get_tools_expanded(self) -> bool:
         return bool(self._mode.render_context.expanded)

@@ -75,8 +75,11 @@ def labeled_box(theme: Theme, label: str, body: Any) -> Any:
     return Padding(Group(head, Text(""), body), (1, 1), style=theme.bg_style("customMessageBg"), expand=True)
 
 
-def custom_message(theme: Theme, message: Any, *, expanded: bool, renderer: Any = None) -> Any:
-    """An extension's message: its renderer's output, else ``[type]`` and the text."""
+def custom_message(
+    theme: Theme, message: Any, *, expanded: bool, renderer: Any = None, transform: Any = None
+) -> Any:
+    """An extension's message: its renderer's output, else ``[type]`` and the text (``transform``:
+    the extensions' markdown transformers)."""
     if renderer is not None:
         try:
             rendered = renderer(message, {"expanded": expanded}, theme)
@@ -89,6 +92,8 @@ def custom_message(theme: Theme, message: Any, *, expanded: bool, renderer: Any 
         text = content
     else:
         text = "\n".join(getattr(b, "text", "") for b in content if getattr(b, "TYPE", "") == "text")
+    if transform is not None:
+        text = transform(text)
     return labeled_box(theme, message.custom_type, _markdown(theme, text, "customMessageText"))
 
 

@@ -281,7 +281,7 @@ def convert_tools(tools: list[ToolSpec], compat: dict[str, Any]) -> list[dict[st
             "parameters": tool.parameters,
         }
         if compat["supportsStrictMode"] is not False:
-            function["strict"] = False
+            function["strict"] = bool(getattr(tool, "strict", False))
         out.append({"type": "function", "function": function})
     return out
 
@@ -372,6 +372,9 @@ def build_params(
     tool_choice = options.extra.get("tool_choice")
     if tool_choice:
         params["tool_choice"] = tool_choice
+    service_tier = options.extra.get("service_tier")  # an extension's pi.set_service_tier("openai", ...)
+    if service_tier is not None:
+        params["service_tier"] = service_tier
     effort = reasoning_effort(model, options)
     level_map = model.thinking_level_map or {}
     fmt = compat["thinkingFormat"]

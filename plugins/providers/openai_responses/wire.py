@@ -211,7 +211,7 @@ def convert_tools(tools: list[ToolSpec], *, strict: bool = False) -> list[dict[s
             "name": t.name,
             "description": t.description,
             "parameters": t.parameters,
-            "strict": strict,
+            "strict": strict or bool(getattr(t, "strict", False)),
         }
         for t in tools
     ]
