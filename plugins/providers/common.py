@@ -6,7 +6,7 @@ plugin authors writing a provider API of their own:
 * :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules and surrogate removal
   (JSON as JavaScript writes it is :func:`piko.lib.jsonio.dumps`);
 * :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
-  budgets, base URLs, Copilot headers (the levels a model supports are the kernel's,
+  budgets, base URLs, SDK retries, Copilot headers (the levels a model supports are the kernel's,
   :mod:`piko.models.resolver`);
 * :mod:`~piko.plugins.providers.json_repair`: JSON repair and streaming tool arguments;
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
@@ -51,6 +51,7 @@ from piko.plugins.providers.request_options import (
     has_copilot_vision_input,
     resolve_base_url,
     resolve_cache_retention,
+    without_sdk_retries,
 )
 from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
 from piko.plugins.providers.stream_loop import AbortGuard, run_stream, strip_scratch
@@ -90,4 +91,5 @@ __all__ = [
     "strip_scratch",
     "supported_thinking_levels",
     "transform_messages",
+    "without_sdk_retries",
 ]

@@ -43,6 +43,7 @@ from piko.plugins.providers.common import (
     transform_messages,
 )
 from piko.plugins.providers.http_client import RetryRules
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -412,12 +413,11 @@ def map_stop_reason(reason: str | None) -> Any:
     return _STOP_REASONS.get(reason or "", "error")
 
 
-class ConverseProcessor:
+class ConverseProcessor(StreamProcessor):
     """Feeds ConverseStream events into a builder, by Bedrock's content block index."""
 
-    def __init__(self, builder: MessageBuilder, emit: Any) -> None:
-        self.builder = builder
-        self.emit = emit
+    def __init__(self, builder: MessageBuilder) -> None:
+        super().__init__(builder)
         self.open: dict[int, int] = {}  # Bedrock block index -> our content index
 
     def handle(self, event_type: str, data: dict[str, Any]) -> None:
@@ -515,8 +515,7 @@ async def decode(
     pi's wording."""
     from piko.plugins.providers.aws_eventstream import EventStreamDecoder, EventStreamError
 
-    events: list[StreamEvent] = []
-    processor = ConverseProcessor(builder, events.append)
+    processor = ConverseProcessor(builder)
     decoder = EventStreamDecoder()
     try:
         async for chunk in response.aiter_bytes():
@@ -529,9 +528,8 @@ async def decode(
                 except ValueError as exc:
                     raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
                 processor.handle(frame.event_type or "", data if isinstance(data, dict) else {})
-                if events:
-                    yield list(events)
-                    events.clear()
+                if batch := processor.drain():
+                    yield batch
         if decoder.pending:
             raise ProviderError("terminated")
     except EventStreamError as exc:

@@ -12,7 +12,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -28,7 +28,6 @@ from piko.data.messages import (
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -41,7 +40,9 @@ from piko.plugins.providers.common import (
     run_stream,
     sanitize_surrogates,
     transform_messages,
+    without_sdk_retries,
 )
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -51,7 +52,6 @@ _BASE64_SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _tool_call_counter = itertools.count(1)
 
 
-Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
 
@@ -319,24 +319,8 @@ def map_finish_reason(reason: str) -> Any:
     return {"STOP": "stop", "MAX_TOKENS": "length"}.get(reason, "error")
 
 
-class GeminiProcessor:
+class GeminiProcessor(StreamProcessor):
     """Feeds ``GenerateContentResponse`` chunks into a builder."""
-
-    def __init__(self, builder: MessageBuilder, emit: Emit) -> None:
-        self.builder = builder
-        self.emit = emit
-        self.current: str | None = None  # "text" | "thinking" while a block is open
-
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
-
-    def close_block(self) -> None:
-        if self.current == "text":
-            self.emit(self.builder.text_end(self.index))
-        elif self.current == "thinking":
-            self.emit(self.builder.thinking_end(self.index))
-        self.current = None
 
     def handle(self, chunk: dict[str, Any]) -> None:
         b = self.builder
@@ -348,15 +332,7 @@ class GeminiProcessor:
         parts = ((candidate or {}).get("content") or {}).get("parts") or []
         for part in parts:
             if "text" in part and part["text"] is not None:
-                thinking = part.get("thought") is True
-                wanted = "thinking" if thinking else "text"
-                if self.current != wanted:
-                    self.close_block()
-                    if thinking:
-                        self.emit(b.thinking_start()[1])
-                    else:
-                        self.emit(b.text_start()[1])
-                    self.current = wanted
+                self.open_block("thinking" if part.get("thought") is True else "text")
                 block = message.content[self.index]
                 signature = part.get("thoughtSignature")
                 if isinstance(block, ThinkingContent):
@@ -426,8 +402,7 @@ async def decode(
     response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
     """Each SSE ``data:`` chunk is a ``GenerateContentResponse``; an error chunk ends the stream."""
-    events: list[StreamEvent] = []
-    processor = GeminiProcessor(builder, events.append)
+    processor = GeminiProcessor(builder)
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         data = data.strip()
         if not data:
@@ -444,26 +419,23 @@ async def decode(
         if isinstance(error, dict) and isinstance(error.get("code"), int) and 400 <= error["code"] < 600:
             raise ProviderError(f"got status: {error.get('status')}. {dumps(chunk)}")
         processor.handle(chunk)
-        if events:
-            batch = events.copy()
-            events.clear()
+        if batch := processor.drain():
             yield batch
     processor.close_block()
-    if events:
-        yield events
+    if batch := processor.drain():
+        yield batch
 
 
-def without_sdk_retries(options: StreamOptions) -> StreamOptions:
-    """The Google SDK does not retry unless asked to (``options.extra["max_retries"]``)."""
-    if "max_retries" in options.extra:
-        return options
-    return replace(options, extra={**options.extra, "max_retries": 0})
+RequestBuilder = Callable[[Model, Context, StreamOptions], RequestSpec | Awaitable[RequestSpec]]
 
 
-def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
-    """Stream one assistant message from the Gemini API."""
+def stream_gemini(
+    model: Model, context: Context, options: StreamOptions, *, api: str, build_request: RequestBuilder
+) -> AsyncIterator[StreamEvent]:
+    """Stream one assistant message (``api`` on it) from the request ``build_request`` makes to
+    an endpoint answering as the Gemini API does; the SDK retries only when asked to."""
     builder = MessageBuilder(model)
-    builder.message.api = "google-generative-ai"
+    builder.message.api = api
     return run_stream(
         builder,
         without_sdk_retries(options),
@@ -471,3 +443,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AsyncItera
         decode,
         format_error=google_error_message,
     )
+
+
+def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
+    """Stream one assistant message from the Gemini API."""
+    return stream_gemini(model, context, options, api="google-generative-ai", build_request=build_request)

@@ -30,15 +30,8 @@ from urllib.parse import quote, urlsplit
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import ProviderError, RequestSpec, run_stream
-from piko.plugins.providers.google_generative_ai.wire import (
-    ThinkingBudgets,
-    build_body,
-    decode,
-    google_error_message,
-    without_sdk_retries,
-)
+from piko.plugins.providers.common import ProviderError, RequestSpec
+from piko.plugins.providers.google_generative_ai.wire import ThinkingBudgets, build_body, stream_gemini
 
 API = "google-vertex"
 API_VERSION = "v1"
@@ -157,12 +150,4 @@ async def build_request(model: Model, context: Context, options: StreamOptions) 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Gemini on Vertex AI."""
-    builder = MessageBuilder(model)
-    builder.message.api = API
-    return run_stream(
-        builder,
-        without_sdk_retries(options),
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=google_error_message,
-    )
+    return stream_gemini(model, context, options, api=API, build_request=build_request)

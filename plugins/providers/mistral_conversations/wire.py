@@ -24,7 +24,6 @@ from piko.data.messages import (
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -37,9 +36,11 @@ from piko.plugins.providers.common import (
     run_stream,
     sanitize_surrogates,
     transform_messages,
+    without_sdk_retries,
 )
 from piko.plugins.providers.replay import NON_VISION_USER_IMAGE_PLACEHOLDER
 from piko.plugins.providers.short_hash import short_hash
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -49,7 +50,6 @@ TOOL_CALL_ID_LENGTH = 9
 MAX_ERROR_BODY_CHARS = 4000
 
 
-Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
 
@@ -281,31 +281,15 @@ def map_finish_reason(reason: str | None) -> Any:
     return _FINISH_REASONS.get(reason or "stop", "stop")
 
 
-class MistralProcessor:
+class MistralProcessor(StreamProcessor):
     """Feeds completion chunks into a builder."""
 
-    def __init__(self, builder: MessageBuilder, emit: Emit) -> None:
-        self.builder = builder
-        self.emit = emit
-        self.current: str | None = None
+    def __init__(self, builder: MessageBuilder) -> None:
+        super().__init__(builder)
         self.tool_blocks: dict[str, int] = {}
 
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
-
-    def close_block(self) -> None:
-        if self.current == "text":
-            self.emit(self.builder.text_end(self.index))
-        elif self.current == "thinking":
-            self.emit(self.builder.thinking_end(self.index))
-        self.current = None
-
     def _text(self, delta: str) -> None:
-        if self.current != "text":
-            self.close_block()
-            self.emit(self.builder.text_start()[1])
-            self.current = "text"
+        self.open_block("text")
         self.emit(self.builder.text_delta(self.index, delta))
 
     def handle(self, chunk: dict[str, Any]) -> None:
@@ -345,10 +329,7 @@ class MistralProcessor:
                     text = sanitize_surrogates(text)
                     if not text:
                         continue
-                    if self.current != "thinking":
-                        self.close_block()
-                        self.emit(b.thinking_start()[1])
-                        self.current = "thinking"
+                    self.open_block("thinking")
                     self.emit(b.thinking_delta(self.index, text))
                 elif item.get("type") == "text":
                     self._text(sanitize_surrogates(item.get("text") or ""))
@@ -405,8 +386,7 @@ async def decode(
     response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
     """Completion chunks until ``[DONE]``; tool calls end after the other blocks."""
-    events: list[StreamEvent] = []
-    processor = MistralProcessor(builder, events.append)
+    processor = MistralProcessor(builder)
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.strip() == b"[DONE]":
             break
@@ -416,19 +396,16 @@ async def decode(
             raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
         if isinstance(chunk, dict):
             processor.handle(chunk)
-        if events:
-            batch = events.copy()
-            events.clear()
+        if batch := processor.drain():
             yield batch
     processor.finish()
-    if events:
-        yield events
+    if batch := processor.drain():
+        yield batch
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Mistral (pi asks its SDK for no retries)."""
-    if "max_retries" not in options.extra:
-        options = replace(options, extra={**options.extra, "max_retries": 0})
+    options = without_sdk_retries(options)
     return run_stream(
         MessageBuilder(model),
         options,

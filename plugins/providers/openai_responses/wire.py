@@ -9,7 +9,7 @@ items stream as thinking (summary text) and are replayed whole from the thinking
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from piko.data.messages import (
@@ -41,13 +41,13 @@ from piko.plugins.providers.common import (
     transform_messages,
 )
 from piko.plugins.providers.short_hash import short_hash
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
 
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 UNKNOWN_ERROR = "An unknown error occurred"
-Emit = Callable[[StreamEvent], None]
 
 
 # ---------------------------------------------------------------------------
@@ -306,27 +306,21 @@ def _service_tier_multiplier(model: Model, tier: str | None) -> float:
     return 1.0
 
 
-class ResponsesProcessor:
+class ResponsesProcessor(StreamProcessor):
     """Feeds responses API events (parsed JSON) into a builder, emitting pi's events."""
 
     def __init__(
         self,
         builder: MessageBuilder,
-        emit: Emit,
         *,
         service_tier: str | None = None,
         apply_service_tier: bool = False,
     ) -> None:
-        self.builder = builder
-        self.emit = emit
+        super().__init__(builder)
         self.service_tier = service_tier
         self.apply_service_tier = apply_service_tier
         self.item: dict[str, Any] | None = None
         self.kind: str | None = None  # "thinking" | "text" | "toolCall" while a block is open
-
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
 
     def handle(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -509,10 +503,7 @@ async def decode(
     apply_service_tier: bool = False,
 ) -> AsyncIterator[list[StreamEvent]]:
     """A responses SSE body -> events, read as the OpenAI SDK reads it."""
-    events: list[StreamEvent] = []
-    processor = ResponsesProcessor(
-        builder, events.append, service_tier=service_tier, apply_service_tier=apply_service_tier
-    )
+    processor = ResponsesProcessor(builder, service_tier=service_tier, apply_service_tier=apply_service_tier)
     async for name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.startswith(b"[DONE]"):
             break
@@ -527,9 +518,7 @@ async def decode(
         if event.get("error") and event.get("type") != "error":
             raise ProviderError(sdk_error_message(None, event["error"], None))
         processor.handle(event)
-        if events:
-            batch = events.copy()
-            events.clear()
+        if batch := processor.drain():
             yield batch
 
 
