@@ -12,7 +12,7 @@ plugin authors writing a provider API of their own:
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
 * :mod:`~piko.plugins.providers.provider_errors`: ``ProviderError`` and the SDKs' error wording;
 * :mod:`~piko.plugins.providers.http_client`: the shared client, timeouts and retries;
-* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard`` and ``run_stream``.
+* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard``, ``run_stream`` and ``announced``.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ from piko.plugins.providers.request_options import (
     without_sdk_retries,
 )
 from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
-from piko.plugins.providers.stream_loop import AbortGuard, run_stream, strip_scratch
+from piko.plugins.providers.stream_loop import AbortGuard, announced, run_stream, strip_scratch
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",
@@ -66,6 +66,7 @@ __all__ = [
     "ProviderError",
     "RequestSpec",
     "adjust_max_tokens_for_thinking",
+    "announced",
     "anthropic_http_error",
     "base_max_tokens",
     "clamp_thinking_level",

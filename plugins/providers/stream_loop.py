@@ -1,13 +1,14 @@
 """The loop every provider API runs a request through: :class:`AbortGuard` (an abort stops the
 stream at once, with no per-chunk cost) and :func:`run_stream`, which turns a request and a
-decoder into stream events ending in exactly one ``done`` or ``error``."""
+decoder into stream events ending in exactly one ``done`` or ``error`` (:func:`announced` is how
+a decoder hands on each piece's events)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from piko.data.messages import AssistantMessage
@@ -102,6 +103,21 @@ def strip_scratch(message: AssistantMessage) -> None:
 
 
 Decoder = Callable[["httpx.Response", "MessageBuilder", AbortGuard], AsyncIterator[list[StreamEvent]]]
+
+
+def announced(feed: Callable[..., None], *args: Any) -> Iterator[list[StreamEvent]]:
+    """The events ``feed(*args, out)`` appends to ``out``, as one list for a decoder to yield
+    (none when it appended none); when ``feed`` raises :class:`ProviderError`, the events it
+    appended before the failure are still handed on, then the error goes on."""
+    out: list[StreamEvent] = []
+    try:
+        feed(*args, out)
+    except ProviderError:
+        if out:
+            yield out
+        raise
+    if out:
+        yield out
 
 
 async def run_stream(

@@ -31,6 +31,7 @@ from piko.plugins.providers.common import (
     AbortGuard,
     ProviderError,
     RequestSpec,
+    announced,
     base_max_tokens,
     clamp_thinking_level,
     copilot_dynamic_headers,
@@ -752,21 +753,13 @@ async def decode(
     """
     decoder = ChunkDecoder(b)
     feed = decoder.feed_bytes
-    out: list[StreamEvent]
     async for batch in iter_sse_batches(response.aiter_bytes()):
         for event_name, data in batch:
             if event_name is not None and event_name.startswith("thread."):
                 continue
-            out = []
-            try:
-                feed(data, out)
-            except ProviderError:
-                if out:  # what came before the failure is still announced
-                    yield out
-                raise
-            if out:
-                yield out
-    out = []
+            for events in announced(feed, data):
+                yield events
+    out: list[StreamEvent] = []
     decoder.finish(out)
     yield out
 
