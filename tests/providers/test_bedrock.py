@@ -16,6 +16,7 @@ from support.stream_runs import (
     stream_fn,
     types,
 )
+from support.streams import token_counts
 from support.wire_bedrock import error_turn
 
 from piko.data.messages import (
@@ -94,13 +95,7 @@ def test_text_thinking_tools_usage_and_signing() -> None:
     )
     assert isinstance(second, ToolCall) and second.arguments == {"path": "b", "deep": {"x": [1, 2]}}
     usage = message.usage
-    assert (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens) == (
-        70,
-        30,
-        20,
-        5,
-        125,
-    )
+    assert token_counts(usage) == (70, 30, 20, 5, 125)
     assert usage.cost.total == pytest.approx((3 * 70 + 15 * 30 + 0.3 * 20 + 3.75 * 5) / 1e6)
     # the request: URL-escaped model id, a SigV4 signature that verifies
     assert request["path"] == "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"

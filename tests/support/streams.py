@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage, Model, Usage
 from piko.data.streaming import Context, StreamEvent, StreamOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
@@ -68,6 +68,11 @@ def final(events: list[StreamEvent]) -> AssistantMessage:
     message = last.final
     assert message is not None
     return message
+
+
+def token_counts(usage: Usage) -> tuple[int, int, int, int, int]:
+    """``(input, output, cache_read, cache_write, total_tokens)`` of a message's usage."""
+    return usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens
 
 
 def summary(events: list[StreamEvent]) -> list[dict[str, Any]]:
