@@ -13,6 +13,7 @@ from support.stream_runs import (
     collect,
     context,
     model,
+    refused,
     stream_fn,
     types,
 )
@@ -182,11 +183,8 @@ def test_images_and_tool_result_images() -> None:
     ],
 )
 def test_http_errors_are_the_json_body(status: int, expected: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, gemini(server), context(), opts())
-        assert len(server.requests) == 1  # the Google SDK does not retry
-    assert [e.type for e in events] == ["error"]
-    assert events[0].error is not None and events[0].error.error_message == expected
+    # the Google SDK does not retry
+    assert refused(stream, gemini, opts(), {"status": status}) == (expected, 1)
 
 
 def test_non_json_error_body_is_wrapped() -> None:

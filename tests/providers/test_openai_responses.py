@@ -14,6 +14,7 @@ from support.stream_runs import (
     collect_aborting,
     context,
     model,
+    refused,
     stream_fn,
     types,
 )
@@ -275,12 +276,8 @@ def test_incomplete_response_stops_for_length() -> None:
     ],
 )
 def test_client_errors_end_with_the_sdk_message(status: int, message: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, responses_model(server), context(), opts())
-        assert len(server.requests) == 1  # not retried
-    assert [e.type for e in events] == ["error"]
-    assert events[0].reason == "error" and events[0].error is not None
-    assert events[0].error.error_message == message
+    # not retried
+    assert refused(stream, responses_model, opts(), {"status": status}) == (message, 1)
 
 
 def test_rate_limit_is_retried_after_retry_after() -> None:

@@ -17,6 +17,7 @@ from piko.data.wire import message_from_wire, to_wire
 from piko.lib.abort import AbortController
 from piko.platform.registries import resolve_import
 from support.llm_server import LLMServer
+from support.streams import token_counts
 
 PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
 
@@ -99,6 +100,20 @@ def assert_cut_stall_and_abort(
     return events
 
 
+def refused(
+    fn: Callable[..., Any], make: Callable[..., Model], options: StreamOptions, turn: dict[str, Any]
+) -> tuple[str, int]:
+    """A stream against a server answering ``turn`` (an HTTP error) is one ``error`` event
+    (reason ``error``) and nothing else; returns its message and how many requests the server saw.
+    ``make(server)`` is the test module's model."""
+    with LLMServer([turn]) as server:
+        events = collect(fn, make(server), context(), options)
+        requests = len(server.requests)
+    assert [e.type for e in events] == ["error"]
+    assert events[0].reason == "error" and events[0].error is not None
+    return events[0].error.error_message, requests
+
+
 def types(events: list[StreamEvent]) -> list[str]:
     """Event types without the deltas (the shape of a stream)."""
     return [e.type for e in events if not e.type.endswith("_delta")]
@@ -175,9 +190,7 @@ def assert_same_message(ours: Any, theirs_wire: dict[str, Any], *, ignore_ids: b
             block.pop("id", None)
     assert ours_blocks == theirs_blocks
     a, b = ours.usage, theirs.usage
-    assert (a.input, a.output, a.cache_read, a.cache_write, a.total_tokens) == (
-        b.input, b.output, b.cache_read, b.cache_write, b.total_tokens
-    )  # fmt: skip
+    assert token_counts(a) == token_counts(b)
     for name in ("input", "output", "cache_read", "cache_write", "total"):
         assert getattr(a.cost, name) == pytest.approx(getattr(b.cost, name), rel=1e-12)
     assert ours.stop_reason == theirs.stop_reason
