@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from support.stream_runs import (
     stream_fn,
     types,
 )
+from support.streams import CASSETTES
 
 from piko.data.messages import ToolCall
 from piko.data.streaming import Context, StreamOptions
@@ -28,7 +28,6 @@ from piko.plugins.providers.azure_openai_responses.wire import (
 )
 
 API = "azure-openai-responses"
-CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
 stream = stream_fn("azure_openai_responses.wire")
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +16,7 @@ from support.stream_runs import (
     stream_fn,
     types,
 )
+from support.streams import CASSETTES
 
 from piko.data.messages import (
     AssistantMessage,
@@ -30,7 +30,6 @@ from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
 
 API = "google-generative-ai"
-CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
 stream = stream_fn("google_generative_ai.wire")
 
 

@@ -13,6 +13,8 @@ from piko.data.streaming import Context, StreamEvent, StreamOptions
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SAMPLES = FIXTURES / "pi_llm_samples"
+CASSETTES = FIXTURES / "pi_agent_rust" / "vcr"
+"""pi_agent_rust's recorded provider answers (VCR cassettes), replayed by the scripted server."""
 
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[StreamEvent]]
 
