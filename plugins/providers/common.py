@@ -6,7 +6,7 @@ plugin authors writing a provider API of their own:
 * :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules and surrogate removal
   (JSON as JavaScript writes it is :func:`piko.lib.jsonio.dumps`);
 * :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
-  budgets, base URLs, SDK retries, Copilot headers (the levels a model supports are the kernel's,
+  budgets, base URLs, SDK retries, header layers, Copilot headers (the levels a model supports are the kernel's,
   :mod:`piko.models.resolver`);
 * :mod:`~piko.plugins.providers.json_repair`: JSON repair and streaming tool arguments;
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
@@ -49,6 +49,7 @@ from piko.plugins.providers.request_options import (
     base_max_tokens,
     copilot_dynamic_headers,
     has_copilot_vision_input,
+    layer_headers,
     resolve_base_url,
     resolve_cache_retention,
     without_sdk_retries,
@@ -76,6 +77,7 @@ __all__ = [
     "has_copilot_vision_input",
     "iter_sse_batches",
     "iter_sse_bytes",
+    "layer_headers",
     "network_error_message",
     "openai_http_error",
     "parse_json_with_repair",

@@ -1,5 +1,5 @@
 """Request details several provider APIs share: cache retention, max tokens, thinking budgets,
-base URLs, SDK retries and GitHub Copilot's per-request headers."""
+base URLs, SDK retries, header layers and GitHub Copilot's per-request headers."""
 
 from __future__ import annotations
 
@@ -47,6 +47,15 @@ def adjust_max_tokens_for_thinking(
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
     return max_tokens, budget
+
+
+def layer_headers(own: Mapping[str, str], model: Model, options: StreamOptions) -> dict[str, str]:
+    """The API's own request headers, then the model's (models.json), then the request's: later
+    ones win."""
+    headers = dict(own)
+    headers.update(model.headers or {})
+    headers.update(options.headers or {})
+    return headers
 
 
 def without_sdk_retries(options: StreamOptions) -> StreamOptions:

@@ -36,6 +36,7 @@ from piko.plugins.providers.common import (
     RequestSpec,
     adjust_max_tokens_for_thinking,
     base_max_tokens,
+    layer_headers,
     resolve_cache_retention,
     retry_after_seconds,
     run_stream,
@@ -592,10 +593,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AsyncItera
     def prepare_request() -> RequestSpec:
         payload, endpoint, region = prepare(model, context, options)
         target.update(endpoint=endpoint, region=region)
-        headers = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
-        headers.update(model.headers or {})
-        headers.update(options.headers or {})
-        return RequestSpec(url="", headers=headers, body=payload)
+        own = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
+        return RequestSpec(url="", headers=layer_headers(own, model, options), body=payload)
 
     def seal(spec: RequestSpec) -> RequestSpec:
         """Once ``on_payload`` had its say: the model id picks the URL, and the body is signed."""

@@ -37,6 +37,7 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
+    layer_headers,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -392,9 +393,9 @@ def stream_url(model: Model) -> str:
 def build_request(model: Model, context: Context, options: StreamOptions) -> RequestSpec:
     if not options.api_key:
         raise ProviderError(f"No API key for provider: {model.provider}")
-    headers = {"content-type": "application/json", "x-goog-api-key": options.api_key}
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
+    headers = layer_headers(
+        {"content-type": "application/json", "x-goog-api-key": options.api_key}, model, options
+    )
     return RequestSpec(url=stream_url(model), headers=headers, body=build_body(model, context, options))
 
 

@@ -30,7 +30,7 @@ from urllib.parse import quote, urlsplit
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.common import ProviderError, RequestSpec
+from piko.plugins.providers.common import ProviderError, RequestSpec, layer_headers
 from piko.plugins.providers.google_generative_ai.wire import ThinkingBudgets, build_body, stream_gemini
 
 API = "google-vertex"
@@ -141,10 +141,10 @@ async def build_request(model: Model, context: Context, options: StreamOptions) 
         headers["authorization"] = f"Bearer {await google_credentials.access_token(credentials)}"
         if credentials.quota_project:
             headers["x-goog-user-project"] = credentials.quota_project
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
     return RequestSpec(
-        url=url, headers=headers, body=build_body(model, context, options, budgets=VERTEX_BUDGETS)
+        url=url,
+        headers=layer_headers(headers, model, options),
+        body=build_body(model, context, options, budgets=VERTEX_BUDGETS),
     )
 
 

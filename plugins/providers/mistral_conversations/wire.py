@@ -33,6 +33,7 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
+    layer_headers,
     run_stream,
     sanitize_surrogates,
     transform_messages,
@@ -366,13 +367,12 @@ class MistralProcessor(StreamProcessor):
 def build_request(model: Model, context: Context, options: StreamOptions) -> RequestSpec:
     if not options.api_key:
         raise ProviderError(f"No API key for provider: {model.provider}")
-    headers = {
+    own = {
         "content-type": "application/json",
         "accept": "text/event-stream",
         "authorization": f"Bearer {options.api_key}",
     }
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
+    headers = layer_headers(own, model, options)
     if options.session_id and not any(k.lower() == "x-affinity" for k in headers):
         headers["x-affinity"] = options.session_id
     return RequestSpec(
