@@ -12,7 +12,8 @@ plugin authors writing a provider API of their own:
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
 * :mod:`~piko.plugins.providers.provider_errors`: ``ProviderError`` and the SDKs' error wording;
 * :mod:`~piko.plugins.providers.http_client`: the shared client, timeouts and retries;
-* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard``, ``run_stream`` and ``announced``.
+* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard``, ``run_stream``, ``stream_message``
+  and ``announced``.
 """
 
 from __future__ import annotations
@@ -55,7 +56,13 @@ from piko.plugins.providers.request_options import (
     without_sdk_retries,
 )
 from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
-from piko.plugins.providers.stream_loop import AbortGuard, announced, run_stream, strip_scratch
+from piko.plugins.providers.stream_loop import (
+    AbortGuard,
+    announced,
+    run_stream,
+    stream_message,
+    strip_scratch,
+)
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",
@@ -91,6 +98,7 @@ __all__ = [
     "sanitize_surrogates",
     "sdk_error_message",
     "send_with_retries",
+    "stream_message",
     "strip_scratch",
     "supported_thinking_levels",
     "transform_messages",

@@ -12,7 +12,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -38,11 +38,12 @@ from piko.plugins.providers.common import (
     fast_json_loads,
     iter_sse_bytes,
     layer_headers,
-    run_stream,
     sanitize_surrogates,
+    stream_message,
     transform_messages,
     without_sdk_retries,
 )
+from piko.plugins.providers.stream_loop import RequestBuilder
 from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
@@ -427,22 +428,14 @@ async def decode(
         yield batch
 
 
-RequestBuilder = Callable[[Model, Context, StreamOptions], RequestSpec | Awaitable[RequestSpec]]
-
-
 def stream_gemini(
     model: Model, context: Context, options: StreamOptions, *, api: str, build_request: RequestBuilder
 ) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message (``api`` on it) from the request ``build_request`` makes to
     an endpoint answering as the Gemini API does; the SDK retries only when asked to."""
-    builder = MessageBuilder(model)
-    builder.message.api = api
-    return run_stream(
-        builder,
-        without_sdk_retries(options),
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=google_error_message,
+    options = without_sdk_retries(options)
+    return stream_message(
+        model, context, options, build_request, decode, api=api, format_error=google_error_message
     )
 
 

@@ -34,8 +34,8 @@ from piko.plugins.providers.common import (
     fast_json_loads,
     iter_sse_bytes,
     layer_headers,
-    run_stream,
     sanitize_surrogates,
+    stream_message,
     transform_messages,
     without_sdk_retries,
 )
@@ -406,10 +406,4 @@ async def decode(
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Mistral (pi asks its SDK for no retries)."""
     options = without_sdk_retries(options)
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=mistral_error_message,
-    )
+    return stream_message(model, context, options, build_request, decode, format_error=mistral_error_message)

@@ -40,9 +40,9 @@ from piko.plugins.providers.common import (
     openai_http_error,
     resolve_base_url,
     resolve_cache_retention,
-    run_stream,
     sanitize_surrogates,
     sdk_error_message,
+    stream_message,
     transform_messages,
 )
 
@@ -779,10 +779,4 @@ def _final_arguments(text: str) -> dict[str, Any]:
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from an OpenAI chat-completions endpoint."""
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=openai_http_error,
-    )
+    return stream_message(model, context, options, build_request, decode, format_error=openai_http_error)

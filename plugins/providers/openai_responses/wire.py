@@ -8,6 +8,7 @@ items stream as thinking (summary text) and are replayed whole from the thinking
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -35,9 +36,9 @@ from piko.plugins.providers.common import (
     fast_json_loads,
     iter_sse_bytes,
     resolve_cache_retention,
-    run_stream,
     sanitize_surrogates,
     sdk_error_message,
+    stream_message,
     transform_messages,
 )
 from piko.plugins.providers.short_hash import short_hash
@@ -553,13 +554,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from the OpenAI responses API."""
-    tier = options.extra.get("service_tier")
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        lambda response, builder, guard: decode(
-            response, builder, guard, service_tier=tier, apply_service_tier=True
-        ),
-        format_error=openai_error_message,
+    tiered = functools.partial(
+        decode, service_tier=options.extra.get("service_tier"), apply_service_tier=True
     )
+    return stream_message(model, context, options, build_request, tiered, format_error=openai_error_message)
