@@ -7,11 +7,14 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer, cassette_turns
 from support.stream_runs import (
+    SEQUENTIAL_READS,
     PiRecording,
     assert_cut_stall_and_abort,
+    broken_off,
     collect,
     context,
     model,
+    reading_turn,
     refused,
     stream_fn,
     types,
@@ -44,22 +47,12 @@ def opts(**fields: Any) -> StreamOptions:
 
 
 def test_text_thinking_and_parallel_calls_with_signatures() -> None:
-    turn = {
-        "blocks": [
-            {"thinking": "Two files to read."},
-            {"text": "Reading both."},
-            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
-            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
-        ],
-        "usage": {"input": 50, "output": 30, "cacheRead": 10},
-    }
+    usage = {"input": 50, "output": 30, "cacheRead": 10}
+    turn = reading_turn("Two files to read.", "Reading both.", {"path": "a"}, {"path": "b"}, usage=usage)
     with LLMServer([turn]) as server:
         events = collect(stream, gemini(server, reasoning=True), context(), opts(reasoning="medium"))
         request = server.requests[0]
-    assert types(events) == [
-        "start", "thinking_start", "thinking_end", "text_start", "text_end",
-        "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
-    ]  # fmt: skip
+    assert types(events) == SEQUENTIAL_READS
     message = events[-1].message
     assert message is not None and message.stop_reason == "toolUse" and message.api == API
     thinking, text, first, second = message.content
@@ -197,12 +190,8 @@ def test_non_json_error_body_is_wrapped() -> None:
 
 
 def test_error_chunk_in_the_stream() -> None:
-    turn = {"blocks": [{"text": "one two three"}], "stream_error": {"after": 2, "body": None}}
-    with LLMServer([turn]) as server:
-        events = collect(stream, gemini(server), context(), opts())
-    message = events[-1].error
-    assert message is not None and message.error_message is not None
-    assert message.error_message.startswith('got status: INTERNAL. {"error":{"code":500')
+    message = broken_off(stream, gemini, opts(), after=2, body=None, text="one two three")
+    assert message.startswith('got status: INTERNAL. {"error":{"code":500')
 
 
 def test_safety_stop_is_an_error() -> None:

@@ -9,16 +9,17 @@ from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
     assert_cut_stall_and_abort,
+    claude_message,
     collect,
     context,
     model,
+    reading_turn,
     refused,
     stream_fn,
     types,
 )
 
 from piko.data.messages import (
-    AssistantMessage,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -48,15 +49,9 @@ def opts(**fields: Any) -> StreamOptions:
 
 
 def test_text_thinking_and_parallel_tool_calls() -> None:
-    turn = {
-        "blocks": [
-            {"thinking": "Plan it."},
-            {"text": "Reading."},
-            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
-            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
-        ],
-        "usage": {"input": 40, "output": 10},
-    }
+    turn = reading_turn(
+        "Plan it.", "Reading.", {"path": "a"}, {"path": "b"}, usage={"input": 40, "output": 10}
+    )
     with LLMServer([turn]) as server:
         events = collect(
             stream, mistral(server, reasoning=True), context(), opts(reasoning="high", session_id="sess-1")
@@ -98,15 +93,9 @@ def test_tool_call_ids_become_nine_characters() -> None:
     a = normalize("toolu_01ABC|x")
     assert len(a) == 9 and a.isalnum() and normalize("toolu_01ABC|x") == a
     assert normalize("another id") != a
-    foreign = AssistantMessage(
-        content=[
-            ThinkingContent(thinking="t", thinking_signature="s"),
-            ToolCall(id="toolu_01|long id", name="read", arguments={}),
-        ],
-        api="anthropic-messages",
-        provider="anthropic",
-        model="claude",
-        stop_reason="toolUse",
+    foreign = claude_message(
+        ThinkingContent(thinking="t", thinking_signature="s"),
+        ToolCall(id="toolu_01|long id", name="read", arguments={}),
     )
     result = ToolResultMessage(
         tool_call_id="toolu_01|long id",

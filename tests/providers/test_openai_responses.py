@@ -10,6 +10,8 @@ import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
+    broken_off,
+    claude_message,
     collect,
     collect_aborting,
     context,
@@ -174,15 +176,9 @@ def test_tool_results_and_images_are_sent_as_pi_sends_them() -> None:
 
 def test_history_from_another_provider() -> None:
     m = model(API, "http://127.0.0.1:1/v1", "gpt-test", provider="openai")
-    foreign = AssistantMessage(
-        content=[
-            ThinkingContent(thinking="Claude thought", thinking_signature="sig"),
-            ToolCall(id="toolu_01|weird id!", name="read", arguments={}),
-        ],
-        api="anthropic-messages",
-        provider="anthropic",
-        model="claude",
-        stop_reason="toolUse",
+    foreign = claude_message(
+        ThinkingContent(thinking="Claude thought", thinking_signature="sig"),
+        ToolCall(id="toolu_01|weird id!", name="read", arguments={}),
     )
     result = ToolResultMessage(
         tool_call_id="toolu_01|weird id!", tool_name="read", content=[TextContent(text="ok")]
@@ -301,14 +297,9 @@ def test_persistent_server_error_gives_up_after_the_sdk_retries() -> None:
 
 
 def test_error_event_in_the_stream() -> None:
-    turn = {
-        "blocks": [{"text": "one two three"}],
-        "stream_error": {"after": 5, "body": {"code": "server_error", "message": "boom"}},
-    }
-    with LLMServer([turn]) as server:
-        events = collect(stream, responses_model(server), context(), opts())
-    assert events[-1].type == "error"
-    assert events[-1].error is not None and events[-1].error.error_message == "Error Code server_error: boom"
+    body = {"code": "server_error", "message": "boom"}
+    message = broken_off(stream, responses_model, opts(), after=5, body=body, text="one two three")
+    assert message == "Error Code server_error: boom"
 
 
 def test_failed_response() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from piko.data.messages import Model, ModelCost, UserMessage
+from piko.data.messages import AssistantMessage, Model, ModelCost, UserMessage
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import message_from_wire, to_wire
 from piko.lib.abort import AbortController
@@ -26,6 +26,13 @@ READ_TOOL = ToolSpec(
     description="Read a file",
     parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
+
+
+SEQUENTIAL_READS = [
+    "start", "thinking_start", "thinking_end", "text_start", "text_end",
+    "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
+]  # fmt: skip
+"""The shape (:func:`types`) of a :func:`reading_turn` with two calls streamed one after the other."""
 
 
 def stream_fn(module: str) -> Callable[..., Any]:
@@ -43,6 +50,27 @@ def context(prompt: str = "Hello", *, tools: bool = True, system: str | None = "
         system_prompt=system,
         messages=[UserMessage(content=prompt, timestamp=1)],
         tools=[READ_TOOL] if tools else [],
+    )
+
+
+def reading_turn(
+    thinking: str, text: str, *arguments: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
+    """A scripted turn: ``thinking``, ``text``, then a ``read`` call for each of ``arguments``,
+    with ``usage`` (the server's ``input``/``output``/``cacheRead``/``cacheWrite``)."""
+    calls = [{"tool_call": {"name": "read", "arguments": a}} for a in arguments]
+    return {"blocks": [{"thinking": thinking}, {"text": text}, *calls], "usage": usage}
+
+
+def claude_message(*content: Any, model: str = "claude") -> AssistantMessage:
+    """An assistant message of ``content`` that Claude (anthropic-messages) ended for tool use:
+    history another provider's API must replay."""
+    return AssistantMessage(
+        content=list(content),
+        api="anthropic-messages",
+        provider="anthropic",
+        model=model,
+        stop_reason="toolUse",
     )
 
 
@@ -112,6 +140,24 @@ def refused(
     assert [e.type for e in events] == ["error"]
     assert events[0].reason == "error" and events[0].error is not None
     return events[0].error.error_message, requests
+
+
+def broken_off(
+    fn: Callable[..., Any],
+    make: Callable[..., Model],
+    options: StreamOptions,
+    *,
+    after: int,
+    body: Any,
+    text: str,
+) -> str:
+    """A stream whose server sends ``text`` and, ``after`` chunks in, the mid-stream error ``body``
+    ends in an ``error`` event; returns its message. ``make(server)`` is the test module's model."""
+    with LLMServer([{"blocks": [{"text": text}], "stream_error": {"after": after, "body": body}}]) as server:
+        events = collect(fn, make(server), context(), options)
+    last = events[-1]
+    assert last.type == "error" and last.error is not None and last.error.error_message is not None
+    return last.error.error_message
 
 
 def types(events: list[StreamEvent]) -> list[str]:
