@@ -13,6 +13,7 @@ from support.stream_runs import (
     collect_aborting,
     context,
     model,
+    model_factory,
     stream_fn,
     types,
 )
@@ -125,10 +126,7 @@ def test_recorded_auth_failure_cassette() -> None:
     assert events[-1].error.error_message == f"401 {expected['error']['message']}"
 
 
-def azure(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
-    return model(
-        API, (server.base_url if server else "http://127.0.0.1:1") + "/openai/v1", model_id, **fields
-    )
+azure = model_factory(API, "/openai/v1", "gpt-test")
 
 
 def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:

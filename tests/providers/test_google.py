@@ -13,7 +13,7 @@ from support.stream_runs import (
     broken_off,
     collect,
     context,
-    model,
+    model_factory,
     reading_turn,
     refused,
     stream_fn,
@@ -36,10 +36,7 @@ API = "google-generative-ai"
 stream = stream_fn("google_generative_ai.wire")
 
 
-def gemini(server: LLMServer | None, model_id: str = "gemini-2.5-flash", **fields: Any):
-    base = (server.base_url if server else "http://127.0.0.1:1") + "/v1beta"
-    fields.setdefault("provider", "google")
-    return model(API, base, model_id, **fields)
+gemini = model_factory(API, "/v1beta", "gemini-2.5-flash", provider="google")
 
 
 def opts(**fields: Any) -> StreamOptions:

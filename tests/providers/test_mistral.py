@@ -12,7 +12,7 @@ from support.stream_runs import (
     claude_message,
     collect,
     context,
-    model,
+    model_factory,
     reading_turn,
     refused,
     stream_fn,
@@ -39,9 +39,7 @@ API = "mistral-conversations"
 stream = stream_fn("mistral_conversations.wire")
 
 
-def mistral(server: LLMServer | None, model_id: str = "mistral-large-latest", **fields: Any):
-    fields.setdefault("provider", "mistral")
-    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/mistral", model_id, **fields)
+mistral = model_factory(API, "/mistral", "mistral-large-latest", provider="mistral")
 
 
 def opts(**fields: Any) -> StreamOptions:

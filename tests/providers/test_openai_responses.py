@@ -16,6 +16,7 @@ from support.stream_runs import (
     collect_aborting,
     context,
     model,
+    model_factory,
     refused,
     stream_fn,
     types,
@@ -43,8 +44,7 @@ API = "openai-responses"
 stream = stream_fn("openai_responses.wire")
 
 
-def responses_model(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
-    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/v1", model_id, **fields)
+responses_model = model_factory(API, "/v1", "gpt-test")
 
 
 def opts(**fields: Any) -> StreamOptions:

@@ -45,6 +45,18 @@ def model(api: str, base_url: str, model_id: str = "test-model", **fields: Any) 
     return Model(id=model_id, name=model_id, api=api, base_url=base_url, **fields)
 
 
+def model_factory(api: str, path: str, default_id: str, **defaults: Any) -> Callable[..., Model]:
+    """A test module's model factory, ``make(server, model_id=default_id, **fields)``: a model of
+    ``api`` at ``path`` on ``server`` (on a closed port when ``server`` is ``None``, for request
+    bodies alone), with ``defaults`` under ``fields``."""
+
+    def make(server: LLMServer | None, model_id: str = default_id, **fields: Any) -> Model:
+        base_url = (server.base_url if server else "http://127.0.0.1:1") + path
+        return model(api, base_url, model_id, **{**defaults, **fields})
+
+    return make
+
+
 def context(prompt: str = "Hello", *, tools: bool = True, system: str | None = "You are helpful.") -> Context:
     return Context(
         system_prompt=system,
