@@ -34,8 +34,6 @@ from piko.plugins.providers.google_generative_ai.wire import build_body, convert
 
 API = "google-generative-ai"
 stream = stream_fn("google_generative_ai.wire")
-
-
 gemini = model_factory(API, "/v1beta", "gemini-2.5-flash", provider="google")
 
 

@@ -37,8 +37,6 @@ from piko.plugins.providers.mistral_conversations.wire import (
 
 API = "mistral-conversations"
 stream = stream_fn("mistral_conversations.wire")
-
-
 mistral = model_factory(API, "/mistral", "mistral-large-latest", provider="mistral")
 
 

@@ -42,8 +42,6 @@ from piko.plugins.providers.openai_responses.wire import (
 
 API = "openai-responses"
 stream = stream_fn("openai_responses.wire")
-
-
 responses_model = model_factory(API, "/v1", "gpt-test")
 
 
