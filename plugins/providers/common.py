@@ -31,6 +31,7 @@ from piko.plugins.providers.http_client import (
 )
 from piko.plugins.providers.json_repair import (
     fast_json_loads,
+    parse_event_json,
     parse_json_with_repair,
     parse_streaming_json,
     repair_json,
@@ -87,6 +88,7 @@ __all__ = [
     "layer_headers",
     "network_error_message",
     "openai_http_error",
+    "parse_event_json",
     "parse_json_with_repair",
     "parse_streaming_json",
     "repair_json",

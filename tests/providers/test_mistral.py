@@ -161,3 +161,10 @@ def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
 
 def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
     pi_recording.assert_streamed_message(stream, mistral, opts(reasoning="medium"))
+
+
+def test_an_event_that_is_not_json_ends_the_stream_in_an_error() -> None:
+    with LLMServer([{"sse": ["data: {not json\n\n"]}]) as server:
+        events = collect(stream, mistral(server), context(), opts())
+    assert events[-1].error is not None and events[-1].error.error_message is not None
+    assert events[-1].error.error_message.startswith("Could not parse the stream event as JSON: ")

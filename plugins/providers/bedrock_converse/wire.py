@@ -37,6 +37,7 @@ from piko.plugins.providers.common import (
     adjust_max_tokens_for_thinking,
     base_max_tokens,
     layer_headers,
+    parse_event_json,
     resolve_cache_retention,
     retry_after_seconds,
     run_stream,
@@ -524,10 +525,7 @@ async def decode(
                 kind = frame.message_type
                 if kind != "event":
                     raise stream_exception(kind, frame.headers, frame.payload)
-                try:
-                    data = json.loads(frame.payload) if frame.payload else {}
-                except ValueError as exc:
-                    raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
+                data = parse_event_json(frame.payload) if frame.payload else {}
                 processor.handle(frame.event_type or "", data if isinstance(data, dict) else {})
                 if batch := processor.drain():
                     yield batch

@@ -31,9 +31,9 @@ from piko.plugins.providers.common import (
     RequestSpec,
     base_max_tokens,
     clamp_thinking_level,
-    fast_json_loads,
     iter_sse_bytes,
     layer_headers,
+    parse_event_json,
     sanitize_surrogates,
     stream_message,
     transform_messages,
@@ -390,10 +390,7 @@ async def decode(
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.strip() == b"[DONE]":
             break
-        try:
-            chunk = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
+        chunk = parse_event_json(data)
         if isinstance(chunk, dict):
             processor.handle(chunk)
         if batch := processor.drain():

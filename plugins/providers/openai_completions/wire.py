@@ -38,6 +38,7 @@ from piko.plugins.providers.common import (
     fast_json_loads,
     iter_sse_batches,
     openai_http_error,
+    parse_event_json,
     resolve_base_url,
     resolve_cache_retention,
     sanitize_surrogates,
@@ -550,10 +551,7 @@ class ChunkDecoder:
         if data.startswith(b"[DONE]"):
             self.done = True
             return
-        try:
-            chunk = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse chunk as JSON: {exc}") from exc
+        chunk = parse_event_json(data, "chunk")
         if isinstance(chunk, dict):
             self.feed(chunk, out)
             if prefix is None and b'"content":"' in data:

@@ -33,8 +33,8 @@ from piko.plugins.providers.common import (
     RequestSpec,
     base_max_tokens,
     clamp_thinking_level,
-    fast_json_loads,
     iter_sse_bytes,
+    parse_event_json,
     resolve_cache_retention,
     sanitize_surrogates,
     sdk_error_message,
@@ -510,10 +510,7 @@ async def decode(
             break
         if name is not None and name.startswith("thread."):
             continue
-        try:
-            event = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
+        event = parse_event_json(data)
         if not isinstance(event, dict):
             continue
         if event.get("error") and event.get("type") != "error":
