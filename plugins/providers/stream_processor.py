@@ -1,25 +1,47 @@
 """The base of the provider APIs' stream processors: the builder, the events not yet handed on,
-and the one text or thinking block open while a wire format streams them one after another."""
+the one text or thinking block open while a wire format streams them one after another, and
+the loop that hands on each parsed piece's events."""
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import AsyncIterator
+from typing import Generic, Literal, TypeVar
 
 from piko.data.streaming import StreamEvent
 from piko.plugins.providers.builder import MessageBuilder
 
 OpenBlock = Literal["text", "thinking"]
+Chunk = TypeVar("Chunk")
 
 
-class StreamProcessor:
-    """Feeds one wire format's pieces into ``builder``; ``emit`` queues the events that
-    :meth:`drain` hands to the decoder, one list per piece read."""
+class StreamProcessor(Generic[Chunk]):
+    """Feeds one wire format's parsed pieces (``Chunk``) into ``builder``: :meth:`handle` applies
+    one; ``emit`` queues the events that :meth:`drain` hands on."""
 
     def __init__(self, builder: MessageBuilder) -> None:
         self.builder = builder
         self.events: list[StreamEvent] = []
         self.emit = self.events.append
         self.current: OpenBlock | None = None
+
+    def handle(self, chunk: Chunk) -> None:
+        """Apply one parsed piece of the wire format to the message (each API its own)."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """The stream ended: end what is still open."""
+        self.close_block()
+
+    async def process(self, chunks: AsyncIterator[Chunk]) -> AsyncIterator[list[StreamEvent]]:
+        """Each of ``chunks`` handled and its events handed on as one list (before the next is
+        applied), then those of :meth:`finish`: a decoder's events."""
+        async for chunk in chunks:
+            self.handle(chunk)
+            if batch := self.drain():
+                yield batch
+        self.finish()
+        if batch := self.drain():
+            yield batch
 
     @property
     def index(self) -> int:

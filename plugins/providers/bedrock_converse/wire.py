@@ -415,14 +415,19 @@ def map_stop_reason(reason: str | None) -> Any:
     return _STOP_REASONS.get(reason or "", "error")
 
 
-class ConverseProcessor(StreamProcessor):
+ConverseEvent = tuple[str, dict[str, Any]]
+"""A ConverseStream event: its type (``contentBlockDelta``...) and its payload."""
+
+
+class ConverseProcessor(StreamProcessor[ConverseEvent]):
     """Feeds ConverseStream events into a builder, by Bedrock's content block index."""
 
     def __init__(self, builder: MessageBuilder) -> None:
         super().__init__(builder)
         self.open: dict[int, int] = {}  # Bedrock block index -> our content index
 
-    def handle(self, event_type: str, data: dict[str, Any]) -> None:
+    def handle(self, chunk: ConverseEvent) -> None:
+        event_type, data = chunk
         b = self.builder
         message = b.message
         if event_type == "messageStart":
@@ -510,14 +515,10 @@ def stream_exception(message_type: str, headers: Mapping[str, Any], payload: byt
     return ProviderError(format_error(name, str(text or "UnknownError")))
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
-) -> AsyncIterator[list[StreamEvent]]:
-    """Event-stream frames -> events, a list per frame; exception frames end the stream with
-    pi's wording."""
+async def stream_events(response: httpx.Response) -> AsyncIterator[ConverseEvent]:
+    """The event-stream frames' events; exception frames end the stream with pi's wording."""
     from piko.plugins.providers.aws_eventstream import EventStreamDecoder, EventStreamError
 
-    processor = ConverseProcessor(builder)
     decoder = EventStreamDecoder()
     try:
         async for chunk in response.aiter_bytes():
@@ -526,13 +527,18 @@ async def decode(
                 if kind != "event":
                     raise stream_exception(kind, frame.headers, frame.payload)
                 data = parse_event_json(frame.payload) if frame.payload else {}
-                processor.handle(frame.event_type or "", data if isinstance(data, dict) else {})
-                if batch := processor.drain():
-                    yield batch
+                yield frame.event_type or "", data if isinstance(data, dict) else {}
         if decoder.pending:
             raise ProviderError("terminated")
     except EventStreamError as exc:
         raise ProviderError(str(exc)) from exc
+
+
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
+) -> AsyncIterator[list[StreamEvent]]:
+    """ConverseStream events as events, a list per frame."""
+    return ConverseProcessor(builder).process(stream_events(response))
 
 
 # ---------------------------------------------------------------------------

@@ -321,7 +321,7 @@ def map_finish_reason(reason: str) -> Any:
     return {"STOP": "stop", "MAX_TOKENS": "length"}.get(reason, "error")
 
 
-class GeminiProcessor(StreamProcessor):
+class GeminiProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds ``GenerateContentResponse`` chunks into a builder."""
 
     def handle(self, chunk: dict[str, Any]) -> None:
@@ -400,11 +400,8 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
     return RequestSpec(url=stream_url(model), headers=headers, body=build_body(model, context, options))
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
-) -> AsyncIterator[list[StreamEvent]]:
-    """Each SSE ``data:`` chunk is a ``GenerateContentResponse``; an error chunk ends the stream."""
-    processor = GeminiProcessor(builder)
+async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Each SSE ``data:`` chunk, a ``GenerateContentResponse``; an error chunk ends the stream."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         data = data.strip()
         if not data:
@@ -420,12 +417,14 @@ async def decode(
         error = chunk.get("error")
         if isinstance(error, dict) and isinstance(error.get("code"), int) and 400 <= error["code"] < 600:
             raise ProviderError(f"got status: {error.get('status')}. {dumps(chunk)}")
-        processor.handle(chunk)
-        if batch := processor.drain():
-            yield batch
-    processor.close_block()
-    if batch := processor.drain():
-        yield batch
+        yield chunk
+
+
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+) -> AsyncIterator[list[StreamEvent]]:
+    """Gemini's chunks as events, a list per chunk."""
+    return GeminiProcessor(builder).process(stream_chunks(response))
 
 
 def stream_gemini(

@@ -282,7 +282,7 @@ def map_finish_reason(reason: str | None) -> Any:
     return _FINISH_REASONS.get(reason or "stop", "stop")
 
 
-class MistralProcessor(StreamProcessor):
+class MistralProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds completion chunks into a builder."""
 
     def __init__(self, builder: MessageBuilder) -> None:
@@ -353,6 +353,7 @@ class MistralProcessor(StreamProcessor):
             self.emit(b.toolcall_delta(index, fragment))
 
     def finish(self) -> None:
+        """Text and thinking end, then the tool calls, their arguments parsed."""
         self.close_block()
         for index in self.tool_blocks.values():
             arguments = parse_partial_json(self.builder.partial_json(index)) or {}
@@ -382,22 +383,21 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
     )
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
-) -> AsyncIterator[list[StreamEvent]]:
-    """Completion chunks until ``[DONE]``; tool calls end after the other blocks."""
-    processor = MistralProcessor(builder)
+async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The completion chunks until ``[DONE]``."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.strip() == b"[DONE]":
             break
         chunk = parse_event_json(data)
         if isinstance(chunk, dict):
-            processor.handle(chunk)
-        if batch := processor.drain():
-            yield batch
-    processor.finish()
-    if batch := processor.drain():
-        yield batch
+            yield chunk
+
+
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+) -> AsyncIterator[list[StreamEvent]]:
+    """Completion chunks as events, a list per chunk; tool calls end after the other blocks."""
+    return MistralProcessor(builder).process(stream_chunks(response))
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:

@@ -307,7 +307,7 @@ def _service_tier_multiplier(model: Model, tier: str | None) -> float:
     return 1.0
 
 
-class ResponsesProcessor(StreamProcessor):
+class ResponsesProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds responses API events (parsed JSON) into a builder, emitting pi's events."""
 
     def __init__(
@@ -495,16 +495,8 @@ def map_stop_reason(status: str | None) -> Any:
     }.get(status, "stop")
 
 
-async def decode(
-    response: httpx.Response,
-    builder: MessageBuilder,
-    guard: AbortGuard,
-    *,
-    service_tier: str | None = None,
-    apply_service_tier: bool = False,
-) -> AsyncIterator[list[StreamEvent]]:
-    """A responses SSE body -> events, read as the OpenAI SDK reads it."""
-    processor = ResponsesProcessor(builder, service_tier=service_tier, apply_service_tier=apply_service_tier)
+async def stream_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """A responses SSE body's events, read as the OpenAI SDK reads it."""
     async for name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.startswith(b"[DONE]"):
             break
@@ -515,9 +507,20 @@ async def decode(
             continue
         if event.get("error") and event.get("type") != "error":
             raise ProviderError(sdk_error_message(None, event["error"], None))
-        processor.handle(event)
-        if batch := processor.drain():
-            yield batch
+        yield event
+
+
+def decode(
+    response: httpx.Response,
+    builder: MessageBuilder,
+    guard: AbortGuard,
+    *,
+    service_tier: str | None = None,
+    apply_service_tier: bool = False,
+) -> AsyncIterator[list[StreamEvent]]:
+    """A responses SSE body as events, a list per event."""
+    processor = ResponsesProcessor(builder, service_tier=service_tier, apply_service_tier=apply_service_tier)
+    return processor.process(stream_events(response))
 
 
 # ---------------------------------------------------------------------------
