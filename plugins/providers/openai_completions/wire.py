@@ -26,7 +26,7 @@ from piko.data.messages import (
 from piko.data.stream_blocks import StreamingTextContent
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
+from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
     ProviderError,
@@ -39,6 +39,7 @@ from piko.plugins.providers.common import (
     iter_sse_batches,
     openai_http_error,
     parse_event_json,
+    parse_streaming_json,
     resolve_base_url,
     resolve_cache_retention,
     sanitize_surrogates,
@@ -737,7 +738,7 @@ class ChunkDecoder:
                 out.append(b.thinking_end(index))
             elif isinstance(block, ToolCall):
                 block.extra.pop("streamIndex", None)
-                out.append(b.toolcall_end(index, _final_arguments(b.partial_json(index))))
+                out.append(b.toolcall_end(index, parse_streaming_json(b.partial_json(index))))
 
 
 async def decode(
@@ -760,19 +761,6 @@ async def decode(
     out: list[StreamEvent] = []
     decoder.finish(out)
     yield out
-
-
-def _final_arguments(text: str) -> dict[str, Any]:
-    if not text or not text.strip():
-        return {}
-    try:
-        value = fast_json_loads(text)
-        return value if isinstance(value, dict) else {}
-    except ValueError:
-        from piko.plugins.providers.common import parse_streaming_json
-
-        parsed = parse_streaming_json(text)
-        return parsed if parsed else (parse_partial_json(text) or {})
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
