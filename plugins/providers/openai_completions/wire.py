@@ -560,22 +560,28 @@ class ChunkDecoder:
             elif b'"arguments":"' in data:
                 self._learn_tool(chunk, data)
 
-    def _learn(self, chunk: dict[str, Any], data: bytes) -> None:
-        """Remember the bytes around the text of a plain text chunk (see the class docstring)."""
+    def _lone_delta(self, chunk: dict[str, Any]) -> dict[str, Any] | None:
+        """The delta of a chunk of this response holding one choice with a one-field delta and
+        nothing else (no usage, error or finish reason); ``None`` for any other chunk."""
         choices = chunk.get("choices")
         if chunk.get("usage") or chunk.get("error") or not isinstance(choices, list) or len(choices) != 1:
-            return
+            return None
         choice = choices[0]
-        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or choice.get("finish_reason") is not None or choice.get("usage"):
+            return None
+        delta = choice.get("delta")
+        if not isinstance(delta, dict) or len(delta) != 1 or chunk.get("id") != self.message.response_id:
+            return None
+        return delta
+
+    def _learn(self, chunk: dict[str, Any], data: bytes) -> None:
+        """Remember the bytes around the text of a plain text chunk (see the class docstring)."""
+        delta = self._lone_delta(chunk)
         if (
-            not isinstance(delta, dict)
-            or len(delta) != 1
+            delta is None
             or not isinstance(delta.get("content"), str)
-            or choice.get("finish_reason") is not None
-            or choice.get("usage")
             or b"\\" in data
             or data.count(b'"content":"') != 1
-            or chunk.get("id") != self.message.response_id
         ):
             return
         text = delta["content"].encode()
@@ -589,16 +595,10 @@ class ChunkDecoder:
 
     def _learn_tool(self, chunk: dict[str, Any], data: bytes) -> None:
         """Remember the bytes around the arguments of an argument-only tool call chunk."""
-        choices = chunk.get("choices")
-        if chunk.get("usage") or chunk.get("error") or not isinstance(choices, list) or len(choices) != 1:
-            return
-        choice = choices[0]
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+        delta = self._lone_delta(chunk)
+        calls = delta.get("tool_calls") if delta is not None else None
         if (
-            not isinstance(delta, dict)
-            or len(delta) != 1
-            or not isinstance(calls, list)
+            not isinstance(calls, list)
             or len(calls) != 1
             or not isinstance(calls[0], dict)
             or set(calls[0]) != {"index", "function"}
@@ -606,10 +606,7 @@ class ChunkDecoder:
             or not isinstance(calls[0]["function"], dict)
             or set(calls[0]["function"]) != {"arguments"}
             or not isinstance(calls[0]["function"]["arguments"], str)
-            or choice.get("finish_reason") is not None
-            or choice.get("usage")
             or data.count(b'"arguments":"') != 1
-            or chunk.get("id") != self.message.response_id
         ):
             return
         index = self.by_stream_index.get(calls[0]["index"], -1)
