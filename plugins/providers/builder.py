@@ -28,6 +28,7 @@ from piko.data.stream_blocks import (
     StreamingThinkingContent,
     StreamingToolCall,
     settle_content,
+    settled,
 )
 from piko.data.streaming import StreamEvent
 from piko.lib.partial_json import parse_partial_json
@@ -69,12 +70,25 @@ class MessageBuilder:
         self.message.error_message = message
         return StreamEvent(type="error", reason=reason, error=self.message)
 
+    # -- blocks ----------------------------------------------------------------------------------
+
+    def _start(self, block: Any, event_type: str) -> tuple[int, StreamEvent]:
+        """Append a new streaming block: its index and the ``*_start`` event announcing it."""
+        content = self.message.content
+        content.append(block)
+        index = len(content) - 1
+        return index, StreamEvent(type=event_type, content_index=index, partial=self.message)
+
+    def _settle(self, index: int) -> Any:
+        """The block at ``index`` in its plain form, put in place of the streaming one."""
+        content = self.message.content
+        block = content[index] = settled(content[index])
+        return block
+
     # -- text ----------------------------------------------------------------------------------
 
     def text_start(self, signature: str | None = None) -> tuple[int, StreamEvent]:
-        self.message.content.append(StreamingTextContent(text="", text_signature=signature))
-        index = len(self.message.content) - 1
-        return index, StreamEvent(type="text_start", content_index=index, partial=self.message)
+        return self._start(StreamingTextContent(text="", text_signature=signature), "text_start")
 
     def text_delta(self, index: int, delta: str) -> StreamEvent:
         block = self.message.content[index]
@@ -86,11 +100,8 @@ class MessageBuilder:
         return StreamEvent(type="text_delta", content_index=index, delta=delta, partial=self.message)
 
     def text_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        content = self.message.content
-        block = content[index]
+        block = self._settle(index)
         assert isinstance(block, TextContent)
-        if isinstance(block, StreamingTextContent):
-            block = content[index] = block.settled()
         if signature is not None:
             block.text_signature = signature
         return StreamEvent(type="text_end", content_index=index, content=block.text, partial=self.message)
@@ -98,9 +109,7 @@ class MessageBuilder:
     # -- thinking ------------------------------------------------------------------------------
 
     def thinking_start(self, *, redacted: bool | None = None) -> tuple[int, StreamEvent]:
-        self.message.content.append(StreamingThinkingContent(thinking="", redacted=redacted))
-        index = len(self.message.content) - 1
-        return index, StreamEvent(type="thinking_start", content_index=index, partial=self.message)
+        return self._start(StreamingThinkingContent(thinking="", redacted=redacted), "thinking_start")
 
     def thinking_delta(self, index: int, delta: str) -> StreamEvent:
         block = self.message.content[index]
@@ -117,11 +126,8 @@ class MessageBuilder:
         block.thinking_signature = (block.thinking_signature or "") + signature if append else signature
 
     def thinking_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        content = self.message.content
-        block = content[index]
+        block = self._settle(index)
         assert isinstance(block, ThinkingContent)
-        if isinstance(block, StreamingThinkingContent):
-            block = content[index] = block.settled()
         if signature is not None:
             block.thinking_signature = signature
         return StreamEvent(
@@ -133,11 +139,10 @@ class MessageBuilder:
     def toolcall_start(
         self, call_id: str, name: str, *, thought_signature: str | None = None
     ) -> tuple[int, StreamEvent]:
-        self.message.content.append(
-            StreamingToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature)
+        return self._start(
+            StreamingToolCall(id=call_id, name=name, arguments={}, thought_signature=thought_signature),
+            "toolcall_start",
         )
-        index = len(self.message.content) - 1
-        return index, StreamEvent(type="toolcall_start", content_index=index, partial=self.message)
 
     def toolcall_delta(self, index: int, fragment: str) -> StreamEvent:
         """Append a piece of the arguments' JSON (parsed only when somebody reads the arguments)."""

@@ -6,13 +6,14 @@ plugin authors writing a provider API of their own:
 * :mod:`~piko.plugins.providers.replay`: pi's cross-provider replay rules and surrogate removal
   (JSON as JavaScript writes it is :func:`piko.lib.jsonio.dumps`);
 * :mod:`~piko.plugins.providers.request_options`: cache retention, max tokens, thinking
-  budgets, base URLs, Copilot headers (the levels a model supports are the kernel's,
+  budgets, base URLs, SDK retries, header layers, Copilot headers (the levels a model supports are the kernel's,
   :mod:`piko.models.resolver`);
 * :mod:`~piko.plugins.providers.json_repair`: JSON repair and streaming tool arguments;
 * :mod:`~piko.plugins.providers.sse`: server-sent events from bytes;
 * :mod:`~piko.plugins.providers.provider_errors`: ``ProviderError`` and the SDKs' error wording;
 * :mod:`~piko.plugins.providers.http_client`: the shared client, timeouts and retries;
-* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard`` and ``run_stream``.
+* :mod:`~piko.plugins.providers.stream_loop`: ``AbortGuard``, ``run_stream``, ``stream_message``
+  and ``announced``.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from piko.plugins.providers.http_client import (
 )
 from piko.plugins.providers.json_repair import (
     fast_json_loads,
+    parse_event_json,
     parse_json_with_repair,
     parse_streaming_json,
     repair_json,
@@ -49,11 +51,19 @@ from piko.plugins.providers.request_options import (
     base_max_tokens,
     copilot_dynamic_headers,
     has_copilot_vision_input,
+    layer_headers,
     resolve_base_url,
     resolve_cache_retention,
+    without_sdk_retries,
 )
 from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
-from piko.plugins.providers.stream_loop import AbortGuard, run_stream, strip_scratch
+from piko.plugins.providers.stream_loop import (
+    AbortGuard,
+    announced,
+    run_stream,
+    stream_message,
+    strip_scratch,
+)
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",
@@ -65,6 +75,7 @@ __all__ = [
     "ProviderError",
     "RequestSpec",
     "adjust_max_tokens_for_thinking",
+    "announced",
     "anthropic_http_error",
     "base_max_tokens",
     "clamp_thinking_level",
@@ -74,8 +85,10 @@ __all__ = [
     "has_copilot_vision_input",
     "iter_sse_batches",
     "iter_sse_bytes",
+    "layer_headers",
     "network_error_message",
     "openai_http_error",
+    "parse_event_json",
     "parse_json_with_repair",
     "parse_streaming_json",
     "repair_json",
@@ -87,7 +100,9 @@ __all__ = [
     "sanitize_surrogates",
     "sdk_error_message",
     "send_with_retries",
+    "stream_message",
     "strip_scratch",
     "supported_thinking_levels",
     "transform_messages",
+    "without_sdk_retries",
 ]

@@ -1,5 +1,5 @@
 """JSON as models stream it: repairing what they get wrong, parsing tool arguments while they
-are still arriving, and a fast path through orjson."""
+are still arriving, a fast path through orjson, and streamed events that must parse."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from piko.lib.jsonio import loads
 from piko.lib.partial_json import parse_partial_json
+from piko.plugins.providers.provider_errors import ProviderError
 
 _VALID_ESCAPES = frozenset('"\\/bfnrtu')
 _HEX4 = re.compile(r"[0-9a-fA-F]{4}")
@@ -78,3 +79,12 @@ def parse_streaming_json(text: str | None) -> dict[str, Any]:
 def fast_json_loads(data: str | bytes) -> Any:
     """Parse JSON with orjson, falling back to the stdlib (lone surrogates, odd numbers)."""
     return loads(data, lenient=True)
+
+
+def parse_event_json(data: str | bytes, what: str = "the stream event") -> Any:
+    """One streamed event's JSON (:func:`fast_json_loads`); what does not parse is a
+    :class:`ProviderError` worded as the SDKs word it: ``Could not parse <what> as JSON: ...``."""
+    try:
+        return fast_json_loads(data)
+    except ValueError as exc:
+        raise ProviderError(f"Could not parse {what} as JSON: {exc}") from exc

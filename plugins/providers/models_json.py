@@ -45,18 +45,13 @@ _MODEL = (
         "compat": (_COMPAT, False),
     },
 )
+# a built-in model's override: a model's fields but those naming it, and any part of the cost
 _OVERRIDE = (
     "object",
     {
-        "name": (_STR, False),
-        "reasoning": ("boolean", False),
-        "thinkingLevelMap": (_THINKING_MAP, False),
-        "input": (_INPUT, False),
-        "cost": (_COST_PART, False),
-        "contextWindow": (_OPT_NUM, False),
-        "maxTokens": (_OPT_NUM, False),
-        "headers": (_HEADERS, False),
-        "compat": (_COMPAT, False),
+        field: (_COST_PART, False) if field == "cost" else rule
+        for field, rule in _MODEL[1].items()
+        if field not in ("id", "api", "baseUrl")
     },
 )
 _PROVIDER = (

@@ -1,5 +1,5 @@
 """Request details several provider APIs share: cache retention, max tokens, thinking budgets,
-base URLs and GitHub Copilot's per-request headers."""
+base URLs, SDK retries, header layers and GitHub Copilot's per-request headers."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import StreamOptions
+from piko.lib.records import replace
 from piko.plugins.providers.provider_errors import ProviderError
 
 DEFAULT_THINKING_BUDGETS = {"minimal": 1024, "low": 2048, "medium": 8192, "high": 16384}
@@ -46,6 +47,23 @@ def adjust_max_tokens_for_thinking(
     if max_tokens <= budget:
         budget = max(0, max_tokens - MIN_OUTPUT_TOKENS)
     return max_tokens, budget
+
+
+def layer_headers(own: Mapping[str, str], model: Model, options: StreamOptions) -> dict[str, str]:
+    """The API's own request headers, then the model's (models.json), then the request's: later
+    ones win."""
+    headers = dict(own)
+    headers.update(model.headers or {})
+    headers.update(options.headers or {})
+    return headers
+
+
+def without_sdk_retries(options: StreamOptions) -> StreamOptions:
+    """No retries unless asked for (``options.extra["max_retries"]``), as the Google SDK does and
+    as pi configures Mistral's."""
+    if "max_retries" in options.extra:
+        return options
+    return replace(options, extra={**options.extra, "max_retries": 0})
 
 
 _PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")

@@ -1,17 +1,19 @@
 """The loop every provider API runs a request through: :class:`AbortGuard` (an abort stops the
 stream at once, with no per-chunk cost) and :func:`run_stream`, which turns a request and a
-decoder into stream events ending in exactly one ``done`` or ``error``."""
+decoder into stream events ending in exactly one ``done`` or ``error`` (:func:`stream_message`
+runs it for a request built from the model and context; :func:`announced` is how a decoder hands
+on each piece's events)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from piko.data.messages import AssistantMessage
-from piko.data.streaming import StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage, Model
+from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.records import replace
 from piko.plugins.providers.http_client import SDK_RETRIES, RequestSpec, RetryRules, send_with_retries
 from piko.plugins.providers.provider_errors import (
@@ -102,6 +104,44 @@ def strip_scratch(message: AssistantMessage) -> None:
 
 
 Decoder = Callable[["httpx.Response", "MessageBuilder", AbortGuard], AsyncIterator[list[StreamEvent]]]
+RequestBuilder = Callable[[Model, Context, StreamOptions], RequestSpec | Awaitable[RequestSpec]]
+
+
+def announced(feed: Callable[..., None], *args: Any) -> Iterator[list[StreamEvent]]:
+    """The events ``feed(*args, out)`` appends to ``out``, as one list for a decoder to yield
+    (none when it appended none); when ``feed`` raises :class:`ProviderError`, the events it
+    appended before the failure are still handed on, then the error goes on."""
+    out: list[StreamEvent] = []
+    try:
+        feed(*args, out)
+    except ProviderError:
+        if out:
+            yield out
+        raise
+    if out:
+        yield out
+
+
+def stream_message(
+    model: Model,
+    context: Context,
+    options: StreamOptions,
+    build_request: RequestBuilder,
+    decode: Decoder,
+    *,
+    api: str | None = None,
+    format_error: Callable[[int, str], str] | None = None,
+) -> AsyncIterator[StreamEvent]:
+    """One assistant message of ``model`` (named ``api`` when given, for an API serving another's
+    models) by :func:`run_stream`: the request is ``build_request(model, context, options)``."""
+    from piko.plugins.providers.builder import MessageBuilder
+
+    builder = MessageBuilder(model)
+    if api is not None:
+        builder.message.api = api
+    return run_stream(
+        builder, options, lambda: build_request(model, context, options), decode, format_error=format_error
+    )
 
 
 async def run_stream(

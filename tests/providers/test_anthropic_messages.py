@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 from support.llm_server import LLMServer
-from support.streams import FIXTURES, anthropic_model, collect, final, pi_updates, summary
+from support.streams import FIXTURES, anthropic_model, collect, final, pi_updates, summary, token_counts
 
 from piko.data.messages import (
     AssistantMessage,
@@ -284,13 +284,7 @@ def test_text_thinking_tool_use_and_usage() -> None:
     message = final(events)
     assert message.stop_reason == "toolUse" and message.response_id == "msg_mock0001"
     usage = message.usage
-    assert (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens) == (
-        50,
-        40,
-        1000,
-        200,
-        1290,
-    )
+    assert token_counts(usage) == (50, 40, 1000, 200, 1290)
     assert usage.cost.cache_write == 3.75 / 1_000_000 * 200
     deltas = [e.delta for e in events if e.type == "toolcall_delta"]
     assert "".join(deltas) == '{"command":"echo a long command line"}' and len(deltas) > 2

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +13,11 @@ from support.stream_runs import (
     collect_aborting,
     context,
     model,
+    model_factory,
     stream_fn,
     types,
 )
+from support.streams import CASSETTES
 
 from piko.data.messages import ToolCall
 from piko.data.streaming import Context, StreamOptions
@@ -28,8 +29,8 @@ from piko.plugins.providers.azure_openai_responses.wire import (
 )
 
 API = "azure-openai-responses"
-CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
 stream = stream_fn("azure_openai_responses.wire")
+azure = model_factory(API, "/openai/v1", "gpt-test")
 
 
 @pytest.fixture(autouse=True)
@@ -47,7 +48,7 @@ def test_streams_text_and_tools_with_the_api_key_header(monkeypatch: pytest.Monk
     turn = {"blocks": [{"text": "Reading."}, {"tool_call": {"name": "read", "arguments": {"path": "x"}}}]}
     with LLMServer([turn]) as server:
         monkeypatch.setenv("AZURE_OPENAI_DEPLOYMENT_NAME_MAP", "gpt-test=my-deploy, other=x")
-        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+        events = collect(stream, azure(server), context(), opts())
         request = server.requests[0]
     assert types(events) == ["start", "text_start", "text_end", "toolcall_start", "toolcall_end", "done"]
     message = events[-1].message
@@ -99,7 +100,7 @@ def test_missing_base_url_is_an_error_event() -> None:
 )
 def test_http_errors(status: int, message: str) -> None:
     with LLMServer([{"status": status}]) as server:
-        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+        events = collect(stream, azure(server), context(), opts())
     assert events[-1].error is not None and events[-1].error.error_message == message
 
 
@@ -109,9 +110,7 @@ def test_rate_limit_retry_and_abort() -> None:
         {"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2},
     ]
     with LLMServer(turns) as server:
-        events, seconds = collect_aborting(
-            stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts()
-        )
+        events, seconds = collect_aborting(stream, azure(server), context(), opts())
         assert len(server.requests) == 2
     assert events[-1].reason == "aborted" and seconds < 0.5
 
@@ -121,15 +120,9 @@ def test_recorded_auth_failure_cassette() -> None:
     cassette = CASSETTES / "azure_auth_failure_401.json"
     expected = json.loads(json.loads(cassette.read_text())["interactions"][0]["response"]["body_chunks"][0])
     with LLMServer(cassette_turns(cassette)) as server:
-        events = collect(stream, model(API, server.base_url + "/openai/v1", "gpt-test"), context(), opts())
+        events = collect(stream, azure(server), context(), opts())
     assert events[-1].error is not None
     assert events[-1].error.error_message == f"401 {expected['error']['message']}"
-
-
-def azure(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
-    return model(
-        API, (server.base_url if server else "http://127.0.0.1:1") + "/openai/v1", model_id, **fields
-    )
 
 
 def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:

@@ -8,18 +8,22 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
+    SEQUENTIAL_READS,
     PiRecording,
     assert_cut_stall_and_abort,
+    broken_off,
+    claude_message,
     collect,
     context,
     model,
+    reading_turn,
     stream_fn,
     types,
 )
+from support.streams import token_counts
 from support.wire_bedrock import error_turn
 
 from piko.data.messages import (
-    AssistantMessage,
     TextContent,
     ThinkingContent,
     ToolCall,
@@ -63,23 +67,15 @@ def opts(**fields: Any) -> StreamOptions:
 
 
 def test_text_thinking_tools_usage_and_signing() -> None:
-    turn = {
-        "blocks": [
-            {"thinking": "Think first."},
-            {"text": "Reading two."},
-            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
-            {"tool_call": {"name": "read", "arguments": {"path": "b", "deep": {"x": [1, 2]}}}},
-        ],
-        "usage": {"input": 70, "output": 30, "cacheRead": 20, "cacheWrite": 5},
-    }
+    usage = {"input": 70, "output": 30, "cacheRead": 20, "cacheWrite": 5}
+    turn = reading_turn(
+        "Think first.", "Reading two.", {"path": "a"}, {"path": "b", "deep": {"x": [1, 2]}}, usage=usage
+    )
     with LLMServer([turn]) as server:
         events = collect(stream, bedrock(server, reasoning=True), context(), opts(reasoning="low"))
         request = server.requests[0]
         base_url = server.base_url
-    assert types(events) == [
-        "start", "thinking_start", "thinking_end", "text_start", "text_end",
-        "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
-    ]  # fmt: skip
+    assert types(events) == SEQUENTIAL_READS
     message = events[-1].message
     assert message is not None and message.stop_reason == "toolUse" and message.api == API
     thinking, text, first, second = message.content
@@ -94,13 +90,7 @@ def test_text_thinking_tools_usage_and_signing() -> None:
     )
     assert isinstance(second, ToolCall) and second.arguments == {"path": "b", "deep": {"x": [1, 2]}}
     usage = message.usage
-    assert (usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens) == (
-        70,
-        30,
-        20,
-        5,
-        125,
-    )
+    assert token_counts(usage) == (70, 30, 20, 5, 125)
     assert usage.cost.total == pytest.approx((3 * 70 + 15 * 30 + 0.3 * 20 + 3.75 * 5) / 1e6)
     # the request: URL-escaped model id, a SigV4 signature that verifies
     assert request["path"] == "/model/us.anthropic.claude-sonnet-4-20250514-v1%3A0/converse-stream"
@@ -184,12 +174,11 @@ def test_region_and_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_history_cache_points_and_tool_results() -> None:
     call = ToolCall(id="toolu_1|odd id", name="read", arguments={"path": "a"})
-    assistant = AssistantMessage(
-        content=[ThinkingContent(thinking="t", thinking_signature="sig"), TextContent(text="x"), call],
-        api="anthropic-messages",
-        provider="anthropic",
+    assistant = claude_message(
+        ThinkingContent(thinking="t", thinking_signature="sig"),
+        TextContent(text="x"),
+        call,
         model="claude-sonnet-4",
-        stop_reason="toolUse",
     )
     results = [
         ToolResultMessage(tool_call_id="toolu_1|odd id", tool_name="read", content=[TextContent(text="A")]),
@@ -271,13 +260,9 @@ def test_error_wording_without_a_type() -> None:
 
 
 def test_exception_frame_in_the_stream() -> None:
-    turn = {
-        "blocks": [{"text": "a b c"}],
-        "stream_error": {"after": 2, "body": {"type": "modelStreamErrorException", "message": "broke"}},
-    }
-    with LLMServer([turn]) as server:
-        events = collect(stream, bedrock(server), context(), opts())
-    assert events[-1].error is not None and events[-1].error.error_message == "Model stream error: broke"
+    body = {"type": "modelStreamErrorException", "message": "broke"}
+    message = broken_off(stream, bedrock, opts(), after=2, body=body, text="a b c")
+    assert message == "Model stream error: broke"
 
 
 def test_corrupted_frame_is_an_error() -> None:

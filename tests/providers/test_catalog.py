@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -11,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.clean_env import PI_CATALOG, boot_app, clean_environment
+from support.modules import load_module
 
 from piko.plugins.providers import catalog
 
@@ -164,13 +164,7 @@ def test_blocking_the_catalog_leaves_no_builtin_models(
 
 
 def _script():
-    spec = importlib.util.spec_from_file_location(
-        "regenerate_models", REPO / "scripts" / "regenerate_models.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "scripts" / "regenerate_models.py")
 
 
 def test_script_reads_environment_variables_from_javascript(tmp_path: Path) -> None:

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,7 +17,7 @@ from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.abort import AbortController
 from piko.plugins.providers import faux as faux_plugin
 from piko.plugins.providers.faux import wire as faux
-from piko.testing import hermetic_environment
+from piko.testing import PikoHome
 
 CONTEXT = Context(system_prompt="sys", messages=[UserMessage(content="hello", timestamp=1)])
 
@@ -157,29 +154,14 @@ def test_on_response_and_registration() -> None:
 
 
 def test_cli_uses_faux_offline(tmp_path: Path) -> None:
-    env = {**os.environ, "PI_CODING_AGENT_DIR": str(tmp_path / "agent")}
-    env.pop(faux.SCRIPT_ENV, None)
-    pi = Path(sys.executable).parent / "pi"
-    demo = subprocess.run(
-        [str(pi), "--provider", "faux", "-p", "hello"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-    )
+    home = PikoHome(tmp_path)
+    demo = home.pi("--provider", "faux", "-p", "hello")
     assert demo.returncode == 0, demo.stderr
     assert demo.stdout.strip() == faux.DEMO_REPLY
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([{"blocks": [{"text": "Scripted hello."}]}]))
-    env[faux.SCRIPT_ENV] = str(script)
-    scripted = subprocess.run(
-        [str(pi), "--provider", "faux", "--model", "faux-1", "-p", "hi"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
+    scripted = home.pi(
+        "--provider", "faux", "--model", "faux-1", "-p", "hi", env={faux.SCRIPT_ENV: str(script)}
     )
     assert scripted.returncode == 0, scripted.stderr
     assert scripted.stdout.strip() == "Scripted hello."
@@ -246,15 +228,7 @@ def test_a_malformed_turn_of_the_script_file_names_the_file(
 def test_pi_prints_the_malformed_turn_error_and_exits_1(tmp_path: Path) -> None:
     script = tmp_path / "turns.json"
     script.write_text(json.dumps([{"blocks": [{"txt": "hi"}]}]))
-    env = hermetic_environment()
-    env.update(
-        HOME=str(tmp_path), PI_CODING_AGENT_DIR=str(tmp_path / "agent"), PIKO_CACHE_DIR=str(tmp_path / "c")
-    )
-    env[faux.SCRIPT_ENV] = str(script)
-    result = subprocess.run(
-        [str(Path(sys.executable).parent / "pi"), "--provider", "faux", "-p", "hi"],
-        capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60,
-    )  # fmt: skip
+    result = PikoHome(tmp_path).pi("--provider", "faux", "-p", "hi", env={faux.SCRIPT_ENV: str(script)})
     assert result.returncode == 1
     assert result.stdout == ""
     assert "block 1 has none of 'text', 'thinking', 'tool_call' (it has 'txt')" in result.stderr

@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from support.llm_server import LLMServer, cassette_turns
 from support.stream_runs import (
+    SEQUENTIAL_READS,
     PiRecording,
     assert_cut_stall_and_abort,
+    broken_off,
     collect,
     context,
-    model,
+    model_factory,
+    reading_turn,
+    refused,
     stream_fn,
     types,
 )
+from support.streams import CASSETTES
 
 from piko.data.messages import (
     AssistantMessage,
@@ -29,14 +33,8 @@ from piko.data.streaming import Context, StreamOptions
 from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
 
 API = "google-generative-ai"
-CASSETTES = Path(__file__).resolve().parent.parent / "fixtures" / "pi_agent_rust" / "vcr"
 stream = stream_fn("google_generative_ai.wire")
-
-
-def gemini(server: LLMServer | None, model_id: str = "gemini-2.5-flash", **fields: Any):
-    base = (server.base_url if server else "http://127.0.0.1:1") + "/v1beta"
-    fields.setdefault("provider", "google")
-    return model(API, base, model_id, **fields)
+gemini = model_factory(API, "/v1beta", "gemini-2.5-flash", provider="google")
 
 
 def opts(**fields: Any) -> StreamOptions:
@@ -44,22 +42,12 @@ def opts(**fields: Any) -> StreamOptions:
 
 
 def test_text_thinking_and_parallel_calls_with_signatures() -> None:
-    turn = {
-        "blocks": [
-            {"thinking": "Two files to read."},
-            {"text": "Reading both."},
-            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
-            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
-        ],
-        "usage": {"input": 50, "output": 30, "cacheRead": 10},
-    }
+    usage = {"input": 50, "output": 30, "cacheRead": 10}
+    turn = reading_turn("Two files to read.", "Reading both.", {"path": "a"}, {"path": "b"}, usage=usage)
     with LLMServer([turn]) as server:
         events = collect(stream, gemini(server, reasoning=True), context(), opts(reasoning="medium"))
         request = server.requests[0]
-    assert types(events) == [
-        "start", "thinking_start", "thinking_end", "text_start", "text_end",
-        "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
-    ]  # fmt: skip
+    assert types(events) == SEQUENTIAL_READS
     message = events[-1].message
     assert message is not None and message.stop_reason == "toolUse" and message.api == API
     thinking, text, first, second = message.content
@@ -182,11 +170,8 @@ def test_images_and_tool_result_images() -> None:
     ],
 )
 def test_http_errors_are_the_json_body(status: int, expected: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, gemini(server), context(), opts())
-        assert len(server.requests) == 1  # the Google SDK does not retry
-    assert [e.type for e in events] == ["error"]
-    assert events[0].error is not None and events[0].error.error_message == expected
+    # the Google SDK does not retry
+    assert refused(stream, gemini, opts(), {"status": status}) == (expected, 1)
 
 
 def test_non_json_error_body_is_wrapped() -> None:
@@ -200,12 +185,8 @@ def test_non_json_error_body_is_wrapped() -> None:
 
 
 def test_error_chunk_in_the_stream() -> None:
-    turn = {"blocks": [{"text": "one two three"}], "stream_error": {"after": 2, "body": None}}
-    with LLMServer([turn]) as server:
-        events = collect(stream, gemini(server), context(), opts())
-    message = events[-1].error
-    assert message is not None and message.error_message is not None
-    assert message.error_message.startswith('got status: INTERNAL. {"error":{"code":500')
+    message = broken_off(stream, gemini, opts(), after=2, body=None, text="one two three")
+    assert message.startswith('got status: INTERNAL. {"error":{"code":500')
 
 
 def test_safety_stop_is_an_error() -> None:

@@ -7,12 +7,12 @@ import http.server
 import shutil
 import ssl
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from support.http_servers import serving
 
 from piko.plugins.providers import common, http_client
 
@@ -29,19 +29,10 @@ class _Hello(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def _serve(server: http.server.HTTPServer) -> Iterator[str]:
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def plain_server() -> Iterator[str]:
-    yield from _serve(http.server.HTTPServer(("127.0.0.1", 0), _Hello))
+    with serving(http.server.HTTPServer(("127.0.0.1", 0), _Hello)) as address:
+        yield address
 
 
 @pytest.fixture
@@ -58,7 +49,8 @@ def tls_server(tmp_path: Path) -> Iterator[str]:
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    yield from _serve(server)
+    with serving(server) as address:
+        yield address
 
 
 def test_plain_http_requests_never_build_the_tls_transport(

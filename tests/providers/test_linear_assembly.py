@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
+from support.pi_dirs import write_mock_models
 from support.stream_runs import context, model, stream_fn
 
 from piko.data.events import MessageUpdateEvent, event_to_wire
@@ -192,17 +193,7 @@ def test_the_agent_session_and_json_records_stay_linear(
         agent.mkdir(parents=True)
         monkeypatch.setenv("PI_CODING_AGENT_DIR", str(agent))
         with LLMServer([turn(size), {"blocks": [{"text": "Done."}]}]) as server:
-            models = {
-                "providers": {
-                    "mock": {
-                        "baseUrl": server.base_url + "/v1",
-                        "api": "openai-completions",
-                        "apiKey": "k",
-                        "models": [{"id": "mock-1"}],
-                    }
-                }
-            }
-            (agent / "models.json").write_text(json.dumps(models))
+            write_mock_models(agent, server.base_url, [{"id": "mock-1"}])
 
             async def go() -> int:
                 app = App(cwd=str(work), agent_dir=str(agent))

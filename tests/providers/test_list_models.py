@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from support.modules import load_module
 
 from piko.lib.collation import locale_key
 from piko.plugins.providers.list_models import format_token_count
@@ -24,11 +24,7 @@ NO_FAUX = {"PIKO_DISABLE_PLUGINS": "providers.faux", "PIKO_MODELS_CATALOG": str(
 
 
 def _capture():
-    spec = importlib.util.spec_from_file_location("capture_pi", FIXTURES / "capture_pi.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(FIXTURES / "capture_pi.py")
 
 
 def _without_parse_message(text: str) -> str:

@@ -21,7 +21,7 @@ from support.llm_server import (
     register_format,
     words,
 )
-from support.streams import FIXTURES, SAMPLES
+from support.streams import CASSETTES, SAMPLES
 
 
 def sse_datas(text: str) -> list[str]:
@@ -192,7 +192,7 @@ def test_raw_sse_stream_error_and_usage_overrides() -> None:
 
 
 def test_replays_a_cassette_verbatim() -> None:
-    cassette = FIXTURES / "pi_agent_rust" / "vcr" / "anthropic_rate_limit_429.json"
+    cassette = CASSETTES / "anthropic_rate_limit_429.json"
     recorded = json.loads(cassette.read_text())["interactions"][0]["response"]
     with LLMServer(cassette=cassette) as server:
         response = httpx.post(server.base_url + "/anything", json={})

@@ -9,15 +9,17 @@ from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
     assert_cut_stall_and_abort,
+    claude_message,
     collect,
     context,
-    model,
+    model_factory,
+    reading_turn,
+    refused,
     stream_fn,
     types,
 )
 
 from piko.data.messages import (
-    AssistantMessage,
     ImageContent,
     TextContent,
     ThinkingContent,
@@ -35,11 +37,7 @@ from piko.plugins.providers.mistral_conversations.wire import (
 
 API = "mistral-conversations"
 stream = stream_fn("mistral_conversations.wire")
-
-
-def mistral(server: LLMServer | None, model_id: str = "mistral-large-latest", **fields: Any):
-    fields.setdefault("provider", "mistral")
-    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/mistral", model_id, **fields)
+mistral = model_factory(API, "/mistral", "mistral-large-latest", provider="mistral")
 
 
 def opts(**fields: Any) -> StreamOptions:
@@ -47,15 +45,9 @@ def opts(**fields: Any) -> StreamOptions:
 
 
 def test_text_thinking_and_parallel_tool_calls() -> None:
-    turn = {
-        "blocks": [
-            {"thinking": "Plan it."},
-            {"text": "Reading."},
-            {"tool_call": {"name": "read", "arguments": {"path": "a"}}},
-            {"tool_call": {"name": "read", "arguments": {"path": "b"}}},
-        ],
-        "usage": {"input": 40, "output": 10},
-    }
+    turn = reading_turn(
+        "Plan it.", "Reading.", {"path": "a"}, {"path": "b"}, usage={"input": 40, "output": 10}
+    )
     with LLMServer([turn]) as server:
         events = collect(
             stream, mistral(server, reasoning=True), context(), opts(reasoning="high", session_id="sess-1")
@@ -97,15 +89,9 @@ def test_tool_call_ids_become_nine_characters() -> None:
     a = normalize("toolu_01ABC|x")
     assert len(a) == 9 and a.isalnum() and normalize("toolu_01ABC|x") == a
     assert normalize("another id") != a
-    foreign = AssistantMessage(
-        content=[
-            ThinkingContent(thinking="t", thinking_signature="s"),
-            ToolCall(id="toolu_01|long id", name="read", arguments={}),
-        ],
-        api="anthropic-messages",
-        provider="anthropic",
-        model="claude",
-        stop_reason="toolUse",
+    foreign = claude_message(
+        ThinkingContent(thinking="t", thinking_signature="s"),
+        ToolCall(id="toolu_01|long id", name="read", arguments={}),
     )
     result = ToolResultMessage(
         tool_call_id="toolu_01|long id",
@@ -139,11 +125,8 @@ def test_tool_call_ids_become_nine_characters() -> None:
     ],
 )
 def test_http_errors(status: int, expected: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, mistral(server), context(), opts())
-        assert len(server.requests) == 1  # pi asks the SDK for no retries
-    assert [e.type for e in events] == ["error"]
-    assert events[0].error is not None and events[0].error.error_message == expected
+    # pi asks the SDK for no retries
+    assert refused(stream, mistral, opts(), {"status": status}) == (expected, 1)
 
 
 def test_error_wording() -> None:
@@ -178,3 +161,10 @@ def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
 
 def test_streamed_message_matches_pis(pi_recording: PiRecording) -> None:
     pi_recording.assert_streamed_message(stream, mistral, opts(reasoning="medium"))
+
+
+def test_an_event_that_is_not_json_ends_the_stream_in_an_error() -> None:
+    with LLMServer([{"sse": ["data: {not json\n\n"]}]) as server:
+        events = collect(stream, mistral(server), context(), opts())
+    assert events[-1].error is not None and events[-1].error.error_message is not None
+    assert events[-1].error.error_message.startswith("Could not parse the stream event as JSON: ")

@@ -10,10 +10,14 @@ import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import (
     PiRecording,
+    broken_off,
+    claude_message,
     collect,
     collect_aborting,
     context,
     model,
+    model_factory,
+    refused,
     stream_fn,
     types,
 )
@@ -38,10 +42,7 @@ from piko.plugins.providers.openai_responses.wire import (
 
 API = "openai-responses"
 stream = stream_fn("openai_responses.wire")
-
-
-def responses_model(server: LLMServer | None, model_id: str = "gpt-test", **fields: Any):
-    return model(API, (server.base_url if server else "http://127.0.0.1:1") + "/v1", model_id, **fields)
+responses_model = model_factory(API, "/v1", "gpt-test")
 
 
 def opts(**fields: Any) -> StreamOptions:
@@ -173,15 +174,9 @@ def test_tool_results_and_images_are_sent_as_pi_sends_them() -> None:
 
 def test_history_from_another_provider() -> None:
     m = model(API, "http://127.0.0.1:1/v1", "gpt-test", provider="openai")
-    foreign = AssistantMessage(
-        content=[
-            ThinkingContent(thinking="Claude thought", thinking_signature="sig"),
-            ToolCall(id="toolu_01|weird id!", name="read", arguments={}),
-        ],
-        api="anthropic-messages",
-        provider="anthropic",
-        model="claude",
-        stop_reason="toolUse",
+    foreign = claude_message(
+        ThinkingContent(thinking="Claude thought", thinking_signature="sig"),
+        ToolCall(id="toolu_01|weird id!", name="read", arguments={}),
     )
     result = ToolResultMessage(
         tool_call_id="toolu_01|weird id!", tool_name="read", content=[TextContent(text="ok")]
@@ -275,12 +270,8 @@ def test_incomplete_response_stops_for_length() -> None:
     ],
 )
 def test_client_errors_end_with_the_sdk_message(status: int, message: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, responses_model(server), context(), opts())
-        assert len(server.requests) == 1  # not retried
-    assert [e.type for e in events] == ["error"]
-    assert events[0].reason == "error" and events[0].error is not None
-    assert events[0].error.error_message == message
+    # not retried
+    assert refused(stream, responses_model, opts(), {"status": status}) == (message, 1)
 
 
 def test_rate_limit_is_retried_after_retry_after() -> None:
@@ -304,14 +295,9 @@ def test_persistent_server_error_gives_up_after_the_sdk_retries() -> None:
 
 
 def test_error_event_in_the_stream() -> None:
-    turn = {
-        "blocks": [{"text": "one two three"}],
-        "stream_error": {"after": 5, "body": {"code": "server_error", "message": "boom"}},
-    }
-    with LLMServer([turn]) as server:
-        events = collect(stream, responses_model(server), context(), opts())
-    assert events[-1].type == "error"
-    assert events[-1].error is not None and events[-1].error.error_message == "Error Code server_error: boom"
+    body = {"code": "server_error", "message": "boom"}
+    message = broken_off(stream, responses_model, opts(), after=5, body=body, text="one two three")
+    assert message == "Error Code server_error: boom"
 
 
 def test_failed_response() -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer, cassette_turns, load_cassette
-from support.streams import FIXTURES, anthropic_model, collect, final, openai_model
+from support.streams import CASSETTES, FIXTURES, anthropic_model, collect, final, openai_model
 
 from piko.data.messages import (
     AssistantMessage,
@@ -30,7 +30,6 @@ from piko.lib.abort import AbortController
 from piko.plugins.providers.anthropic_messages.wire import stream as anthropic_stream
 from piko.plugins.providers.openai_completions.wire import stream as openai_stream
 
-VCR = FIXTURES / "pi_agent_rust" / "vcr"
 RESPONSES = FIXTURES / "pi_agent_rust" / "provider_responses"
 PRICES = ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75)
 CONTEXT = Context(system_prompt="test", messages=[UserMessage(content="go", timestamp=1)])
@@ -38,7 +37,7 @@ NO_RETRY = StreamOptions(api_key="test-key", extra={"max_retries": 0})
 
 
 def recorded(name: str) -> dict[str, Any]:
-    return dict(load_cassette(VCR / f"{name}.json")["interactions"][-1]["response"])
+    return dict(load_cassette(CASSETTES / f"{name}.json")["interactions"][-1]["response"])
 
 
 def sse_payloads(body: str) -> list[tuple[str | None, str]]:
@@ -133,7 +132,7 @@ def reference_openai(body: str) -> dict[str, Any]:
 def replay(
     name: str, model_factory: Any, fn: Any, **turn_options: Any
 ) -> tuple[list[StreamEvent], Model, list[Any]]:
-    turns = [{**t, **turn_options} for t in cassette_turns(VCR / f"{name}.json", last_only=True)]
+    turns = [{**t, **turn_options} for t in cassette_turns(CASSETTES / f"{name}.json", last_only=True)]
     with LLMServer(turns) as server:
         model = model_factory(server.base_url, cost=PRICES)
         events = collect(fn, model, CONTEXT, NO_RETRY)
@@ -259,7 +258,7 @@ def test_recorded_stream_cut_mid_way() -> None:
 
 
 def test_recorded_stream_stalled_with_a_timeout() -> None:
-    turn = {**cassette_turns(VCR / "anthropic_simple_text.json", last_only=True)[0], "stall_s": 10}
+    turn = {**cassette_turns(CASSETTES / "anthropic_simple_text.json", last_only=True)[0], "stall_s": 10}
     with LLMServer([turn]) as server:
         started = time.monotonic()
         options = StreamOptions(api_key="k", timeout_s=0.3, extra={"max_retries": 0})
@@ -270,7 +269,10 @@ def test_recorded_stream_stalled_with_a_timeout() -> None:
 
 
 def test_abort_mid_recorded_stream() -> None:
-    turn = {**cassette_turns(VCR / "anthropic_very_long_response.json", last_only=True)[0], "delay_s": 0.1}
+    turn = {
+        **cassette_turns(CASSETTES / "anthropic_very_long_response.json", last_only=True)[0],
+        "delay_s": 0.1,
+    }
     with LLMServer([turn]) as server:
         model = anthropic_model(server.base_url)
 

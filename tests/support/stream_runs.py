@@ -11,12 +11,13 @@ from typing import Any
 
 import pytest
 
-from piko.data.messages import Model, ModelCost, UserMessage
+from piko.data.messages import AssistantMessage, Model, ModelCost, UserMessage
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.data.wire import message_from_wire, to_wire
 from piko.lib.abort import AbortController
 from piko.platform.registries import resolve_import
 from support.llm_server import LLMServer
+from support.streams import token_counts
 
 PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
 
@@ -25,6 +26,13 @@ READ_TOOL = ToolSpec(
     description="Read a file",
     parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
 )
+
+
+SEQUENTIAL_READS = [
+    "start", "thinking_start", "thinking_end", "text_start", "text_end",
+    "toolcall_start", "toolcall_end", "toolcall_start", "toolcall_end", "done",
+]  # fmt: skip
+"""The shape (:func:`types`) of a :func:`reading_turn` with two calls streamed one after the other."""
 
 
 def stream_fn(module: str) -> Callable[..., Any]:
@@ -37,11 +45,44 @@ def model(api: str, base_url: str, model_id: str = "test-model", **fields: Any) 
     return Model(id=model_id, name=model_id, api=api, base_url=base_url, **fields)
 
 
+def model_factory(api: str, path: str, default_id: str, **defaults: Any) -> Callable[..., Model]:
+    """A test module's model factory, ``make(server, model_id=default_id, **fields)``: a model of
+    ``api`` at ``path`` on ``server`` (on a closed port when ``server`` is ``None``, for request
+    bodies alone), with ``defaults`` under ``fields``."""
+
+    def make(server: LLMServer | None, model_id: str = default_id, **fields: Any) -> Model:
+        base_url = (server.base_url if server else "http://127.0.0.1:1") + path
+        return model(api, base_url, model_id, **{**defaults, **fields})
+
+    return make
+
+
 def context(prompt: str = "Hello", *, tools: bool = True, system: str | None = "You are helpful.") -> Context:
     return Context(
         system_prompt=system,
         messages=[UserMessage(content=prompt, timestamp=1)],
         tools=[READ_TOOL] if tools else [],
+    )
+
+
+def reading_turn(
+    thinking: str, text: str, *arguments: dict[str, Any], usage: dict[str, int]
+) -> dict[str, Any]:
+    """A scripted turn: ``thinking``, ``text``, then a ``read`` call for each of ``arguments``,
+    with ``usage`` (the server's ``input``/``output``/``cacheRead``/``cacheWrite``)."""
+    calls = [{"tool_call": {"name": "read", "arguments": a}} for a in arguments]
+    return {"blocks": [{"thinking": thinking}, {"text": text}, *calls], "usage": usage}
+
+
+def claude_message(*content: Any, model: str = "claude") -> AssistantMessage:
+    """An assistant message of ``content`` that Claude (anthropic-messages) ended for tool use:
+    history another provider's API must replay."""
+    return AssistantMessage(
+        content=list(content),
+        api="anthropic-messages",
+        provider="anthropic",
+        model=model,
+        stop_reason="toolUse",
     )
 
 
@@ -97,6 +138,38 @@ def assert_cut_stall_and_abort(
         events, seconds = collect_aborting(fn, make(server), context(), opts())
     assert events[-1].reason == "aborted" and seconds < 0.5
     return events
+
+
+def refused(
+    fn: Callable[..., Any], make: Callable[..., Model], options: StreamOptions, turn: dict[str, Any]
+) -> tuple[str, int]:
+    """A stream against a server answering ``turn`` (an HTTP error) is one ``error`` event
+    (reason ``error``) and nothing else; returns its message and how many requests the server saw.
+    ``make(server)`` is the test module's model."""
+    with LLMServer([turn]) as server:
+        events = collect(fn, make(server), context(), options)
+        requests = len(server.requests)
+    assert [e.type for e in events] == ["error"]
+    assert events[0].reason == "error" and events[0].error is not None
+    return events[0].error.error_message, requests
+
+
+def broken_off(
+    fn: Callable[..., Any],
+    make: Callable[..., Model],
+    options: StreamOptions,
+    *,
+    after: int,
+    body: Any,
+    text: str,
+) -> str:
+    """A stream whose server sends ``text`` and, ``after`` chunks in, the mid-stream error ``body``
+    ends in an ``error`` event; returns its message. ``make(server)`` is the test module's model."""
+    with LLMServer([{"blocks": [{"text": text}], "stream_error": {"after": after, "body": body}}]) as server:
+        events = collect(fn, make(server), context(), options)
+    last = events[-1]
+    assert last.type == "error" and last.error is not None and last.error.error_message is not None
+    return last.error.error_message
 
 
 def types(events: list[StreamEvent]) -> list[str]:
@@ -175,9 +248,7 @@ def assert_same_message(ours: Any, theirs_wire: dict[str, Any], *, ignore_ids: b
             block.pop("id", None)
     assert ours_blocks == theirs_blocks
     a, b = ours.usage, theirs.usage
-    assert (a.input, a.output, a.cache_read, a.cache_write, a.total_tokens) == (
-        b.input, b.output, b.cache_read, b.cache_write, b.total_tokens
-    )  # fmt: skip
+    assert token_counts(a) == token_counts(b)
     for name in ("input", "output", "cache_read", "cache_write", "total"):
         assert getattr(a.cost, name) == pytest.approx(getattr(b.cost, name), rel=1e-12)
     assert ours.stop_reason == theirs.stop_reason

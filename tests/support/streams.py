@@ -8,44 +8,35 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage, Model, Usage
 from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.lib.records import replace
+from piko.plugins.providers.custom_models import custom_model
+from piko.testing.home import MOCK_ANTHROPIC_PROVIDER, MOCK_PROVIDER, mock_providers
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SAMPLES = FIXTURES / "pi_llm_samples"
+CASSETTES = FIXTURES / "pi_agent_rust" / "vcr"
+"""pi_agent_rust's recorded provider answers (VCR cassettes), replayed by the scripted server."""
 
 StreamFn = Callable[[Model, Context, StreamOptions], AsyncIterator[StreamEvent]]
 
 
+def mock_model(mock: str, base_url: str, **changes: Any) -> Model:
+    """The model of piko.testing's mock provider ``mock`` (its models.json entry, read as the
+    registry reads it) at ``base_url`` (the server's), with ``changes``."""
+    entry = mock_providers(base_url)[mock]
+    return replace(custom_model(mock, entry, entry["models"][0]), **changes)
+
+
 def openai_model(base_url: str, **changes: Any) -> Model:
     """The transcripts' ``mock/mock-1`` (openai-completions) at ``base_url`` (the server's)."""
-    values: dict[str, Any] = {
-        "id": "mock-1",
-        "name": "Mock One",
-        "api": "openai-completions",
-        "provider": "mock",
-        "base_url": base_url + "/v1",
-        "context_window": 128000,
-        "max_tokens": 16384,
-    }
-    values.update(changes)
-    return Model(**values)
+    return mock_model(MOCK_PROVIDER, base_url, **changes)
 
 
 def anthropic_model(base_url: str, **changes: Any) -> Model:
     """The transcripts' ``mock-anthropic/mock-claude`` (anthropic-messages) at ``base_url``."""
-    values: dict[str, Any] = {
-        "id": "mock-claude",
-        "name": "Mock Claude",
-        "api": "anthropic-messages",
-        "provider": "mock-anthropic",
-        "base_url": base_url,
-        "reasoning": True,
-        "context_window": 200000,
-        "max_tokens": 32000,
-    }
-    values.update(changes)
-    return Model(**values)
+    return mock_model(MOCK_ANTHROPIC_PROVIDER, base_url, **changes)
 
 
 async def gather(fn: StreamFn, model: Model, context: Context, options: StreamOptions) -> list[StreamEvent]:
@@ -68,6 +59,11 @@ def final(events: list[StreamEvent]) -> AssistantMessage:
     message = last.final
     assert message is not None
     return message
+
+
+def token_counts(usage: Usage) -> tuple[int, int, int, int, int]:
+    """``(input, output, cache_read, cache_write, total_tokens)`` of a message's usage."""
+    return usage.input, usage.output, usage.cache_read, usage.cache_write, usage.total_tokens
 
 
 def summary(events: list[StreamEvent]) -> list[dict[str, Any]]:

@@ -31,6 +31,7 @@ from piko.plugins.providers.common import (
     ProviderError,
     RequestSpec,
     adjust_max_tokens_for_thinking,
+    announced,
     anthropic_http_error,
     base_max_tokens,
     copilot_dynamic_headers,
@@ -553,15 +554,8 @@ def make_decoder(context: Context, oauth: bool) -> Any:
                         f"Could not parse Anthropic SSE event {name}: {exc}; data={text}"
                     ) from exc
                 if isinstance(event, dict):
-                    out: list[StreamEvent] = []
-                    try:
-                        decoder.feed(event, out)
-                    except ProviderError:
-                        if out:  # what came before the failure is still announced
-                            yield out
-                        raise
-                    if out:
-                        yield out
+                    for events in announced(decoder.feed, event):
+                        yield events
         if decoder.saw_start and not decoder.saw_stop:
             raise ProviderError("Anthropic stream ended before message_stop")
         if guard.aborted:

@@ -15,8 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import ProviderError, RequestSpec, base_max_tokens, run_stream
+from piko.plugins.providers.common import ProviderError, RequestSpec, base_max_tokens, stream_message
 from piko.plugins.providers.openai_responses.wire import (
     convert_messages,
     convert_tools,
@@ -130,12 +129,12 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from an Azure OpenAI responses deployment."""
-    builder = MessageBuilder(model)
-    builder.message.api = "azure-openai-responses"
-    return run_stream(
-        builder,
+    return stream_message(
+        model,
+        context,
         options,
-        lambda: build_request(model, context, options),
+        build_request,
         decode,
+        api="azure-openai-responses",
         format_error=openai_error_message,
     )

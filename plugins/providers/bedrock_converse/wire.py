@@ -36,6 +36,8 @@ from piko.plugins.providers.common import (
     RequestSpec,
     adjust_max_tokens_for_thinking,
     base_max_tokens,
+    layer_headers,
+    parse_event_json,
     resolve_cache_retention,
     retry_after_seconds,
     run_stream,
@@ -43,6 +45,7 @@ from piko.plugins.providers.common import (
     transform_messages,
 )
 from piko.plugins.providers.http_client import RetryRules
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -412,15 +415,19 @@ def map_stop_reason(reason: str | None) -> Any:
     return _STOP_REASONS.get(reason or "", "error")
 
 
-class ConverseProcessor:
+ConverseEvent = tuple[str, dict[str, Any]]
+"""A ConverseStream event: its type (``contentBlockDelta``...) and its payload."""
+
+
+class ConverseProcessor(StreamProcessor[ConverseEvent]):
     """Feeds ConverseStream events into a builder, by Bedrock's content block index."""
 
-    def __init__(self, builder: MessageBuilder, emit: Any) -> None:
-        self.builder = builder
-        self.emit = emit
+    def __init__(self, builder: MessageBuilder) -> None:
+        super().__init__(builder)
         self.open: dict[int, int] = {}  # Bedrock block index -> our content index
 
-    def handle(self, event_type: str, data: dict[str, Any]) -> None:
+    def handle(self, chunk: ConverseEvent) -> None:
+        event_type, data = chunk
         b = self.builder
         message = b.message
         if event_type == "messageStart":
@@ -508,15 +515,10 @@ def stream_exception(message_type: str, headers: Mapping[str, Any], payload: byt
     return ProviderError(format_error(name, str(text or "UnknownError")))
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
-) -> AsyncIterator[list[StreamEvent]]:
-    """Event-stream frames -> events, a list per frame; exception frames end the stream with
-    pi's wording."""
+async def stream_events(response: httpx.Response) -> AsyncIterator[ConverseEvent]:
+    """The event-stream frames' events; exception frames end the stream with pi's wording."""
     from piko.plugins.providers.aws_eventstream import EventStreamDecoder, EventStreamError
 
-    events: list[StreamEvent] = []
-    processor = ConverseProcessor(builder, events.append)
     decoder = EventStreamDecoder()
     try:
         async for chunk in response.aiter_bytes():
@@ -524,18 +526,19 @@ async def decode(
                 kind = frame.message_type
                 if kind != "event":
                     raise stream_exception(kind, frame.headers, frame.payload)
-                try:
-                    data = json.loads(frame.payload) if frame.payload else {}
-                except ValueError as exc:
-                    raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
-                processor.handle(frame.event_type or "", data if isinstance(data, dict) else {})
-                if events:
-                    yield list(events)
-                    events.clear()
+                data = parse_event_json(frame.payload) if frame.payload else {}
+                yield frame.event_type or "", data if isinstance(data, dict) else {}
         if decoder.pending:
             raise ProviderError("terminated")
     except EventStreamError as exc:
         raise ProviderError(str(exc)) from exc
+
+
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
+) -> AsyncIterator[list[StreamEvent]]:
+    """ConverseStream events as events, a list per frame."""
+    return ConverseProcessor(builder).process(stream_events(response))
 
 
 # ---------------------------------------------------------------------------
@@ -594,10 +597,8 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AsyncItera
     def prepare_request() -> RequestSpec:
         payload, endpoint, region = prepare(model, context, options)
         target.update(endpoint=endpoint, region=region)
-        headers = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
-        headers.update(model.headers or {})
-        headers.update(options.headers or {})
-        return RequestSpec(url="", headers=headers, body=payload)
+        own = {"content-type": "application/json", "accept": "application/vnd.amazon.eventstream"}
+        return RequestSpec(url="", headers=layer_headers(own, model, options), body=payload)
 
     def seal(spec: RequestSpec) -> RequestSpec:
         """Once ``on_payload`` had its say: the model id picks the URL, and the body is signed."""

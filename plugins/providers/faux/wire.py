@@ -39,6 +39,7 @@ Text is streamed in pieces of 3-5 "tokens" (4 characters each), as pi's faux pro
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import inspect
 import json
@@ -454,33 +455,30 @@ async def stream(model: Model, context: Context, options: StreamOptions) -> Asyn
         return not (signal is not None and signal.aborted)
 
     for block in scripted.content:
+        delta: Callable[[int, str], StreamEvent]
+        end: Callable[[], StreamEvent]
         if isinstance(block, ThinkingContent):
             index, event = builder.thinking_start()
-            yield event
-            for piece in _pieces(block.thinking, rng):
-                if not await pace(piece):
-                    yield builder.error(ABORTED, aborted=True)
-                    return
-                yield builder.thinking_delta(index, piece)
-            yield builder.thinking_end(index)
+            text, delta = block.thinking, builder.thinking_delta
+            end = functools.partial(builder.thinking_end, index)
         elif isinstance(block, TextContent):
             index, event = builder.text_start()
-            yield event
-            for piece in _pieces(block.text, rng):
-                if not await pace(piece):
-                    yield builder.error(ABORTED, aborted=True)
-                    return
-                yield builder.text_delta(index, piece)
-            yield builder.text_end(index)
+            text, delta = block.text, builder.text_delta
+            end = functools.partial(builder.text_end, index)
         elif isinstance(block, ToolCall):
             index, event = builder.toolcall_start(block.id, block.name)
-            yield event
-            for piece in _pieces(json.dumps(block.arguments, separators=(",", ":"), ensure_ascii=False), rng):
-                if not await pace(piece):
-                    yield builder.error(ABORTED, aborted=True)
-                    return
-                yield builder.toolcall_delta(index, piece)
-            yield builder.toolcall_end(index, block.arguments)
+            text = json.dumps(block.arguments, separators=(",", ":"), ensure_ascii=False)
+            delta = builder.toolcall_delta
+            end = functools.partial(builder.toolcall_end, index, block.arguments)
+        else:
+            continue
+        yield event
+        for piece in _pieces(text, rng):
+            if not await pace(piece):
+                yield builder.error(ABORTED, aborted=True)
+                return
+            yield delta(index, piece)
+        yield end()
     if scripted.stop_reason in ("error", "aborted"):
         yield builder.error(scripted.error_message or "faux error", aborted=scripted.stop_reason == "aborted")
         return

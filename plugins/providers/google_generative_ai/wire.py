@@ -12,7 +12,7 @@ import itertools
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
@@ -28,7 +28,6 @@ from piko.data.messages import (
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -38,10 +37,14 @@ from piko.plugins.providers.common import (
     clamp_thinking_level,
     fast_json_loads,
     iter_sse_bytes,
-    run_stream,
+    layer_headers,
     sanitize_surrogates,
+    stream_message,
     transform_messages,
+    without_sdk_retries,
 )
+from piko.plugins.providers.stream_loop import RequestBuilder
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -51,7 +54,6 @@ _BASE64_SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
 _tool_call_counter = itertools.count(1)
 
 
-Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
 
@@ -319,24 +321,8 @@ def map_finish_reason(reason: str) -> Any:
     return {"STOP": "stop", "MAX_TOKENS": "length"}.get(reason, "error")
 
 
-class GeminiProcessor:
+class GeminiProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds ``GenerateContentResponse`` chunks into a builder."""
-
-    def __init__(self, builder: MessageBuilder, emit: Emit) -> None:
-        self.builder = builder
-        self.emit = emit
-        self.current: str | None = None  # "text" | "thinking" while a block is open
-
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
-
-    def close_block(self) -> None:
-        if self.current == "text":
-            self.emit(self.builder.text_end(self.index))
-        elif self.current == "thinking":
-            self.emit(self.builder.thinking_end(self.index))
-        self.current = None
 
     def handle(self, chunk: dict[str, Any]) -> None:
         b = self.builder
@@ -348,15 +334,7 @@ class GeminiProcessor:
         parts = ((candidate or {}).get("content") or {}).get("parts") or []
         for part in parts:
             if "text" in part and part["text"] is not None:
-                thinking = part.get("thought") is True
-                wanted = "thinking" if thinking else "text"
-                if self.current != wanted:
-                    self.close_block()
-                    if thinking:
-                        self.emit(b.thinking_start()[1])
-                    else:
-                        self.emit(b.text_start()[1])
-                    self.current = wanted
+                self.open_block("thinking" if part.get("thought") is True else "text")
                 block = message.content[self.index]
                 signature = part.get("thoughtSignature")
                 if isinstance(block, ThinkingContent):
@@ -416,18 +394,14 @@ def stream_url(model: Model) -> str:
 def build_request(model: Model, context: Context, options: StreamOptions) -> RequestSpec:
     if not options.api_key:
         raise ProviderError(f"No API key for provider: {model.provider}")
-    headers = {"content-type": "application/json", "x-goog-api-key": options.api_key}
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
+    headers = layer_headers(
+        {"content-type": "application/json", "x-goog-api-key": options.api_key}, model, options
+    )
     return RequestSpec(url=stream_url(model), headers=headers, body=build_body(model, context, options))
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
-) -> AsyncIterator[list[StreamEvent]]:
-    """Each SSE ``data:`` chunk is a ``GenerateContentResponse``; an error chunk ends the stream."""
-    events: list[StreamEvent] = []
-    processor = GeminiProcessor(builder, events.append)
+async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """Each SSE ``data:`` chunk, a ``GenerateContentResponse``; an error chunk ends the stream."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         data = data.strip()
         if not data:
@@ -443,31 +417,27 @@ async def decode(
         error = chunk.get("error")
         if isinstance(error, dict) and isinstance(error.get("code"), int) and 400 <= error["code"] < 600:
             raise ProviderError(f"got status: {error.get('status')}. {dumps(chunk)}")
-        processor.handle(chunk)
-        if events:
-            batch = events.copy()
-            events.clear()
-            yield batch
-    processor.close_block()
-    if events:
-        yield events
+        yield chunk
 
 
-def without_sdk_retries(options: StreamOptions) -> StreamOptions:
-    """The Google SDK does not retry unless asked to (``options.extra["max_retries"]``)."""
-    if "max_retries" in options.extra:
-        return options
-    return replace(options, extra={**options.extra, "max_retries": 0})
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+) -> AsyncIterator[list[StreamEvent]]:
+    """Gemini's chunks as events, a list per chunk."""
+    return GeminiProcessor(builder).process(stream_chunks(response))
+
+
+def stream_gemini(
+    model: Model, context: Context, options: StreamOptions, *, api: str, build_request: RequestBuilder
+) -> AsyncIterator[StreamEvent]:
+    """Stream one assistant message (``api`` on it) from the request ``build_request`` makes to
+    an endpoint answering as the Gemini API does; the SDK retries only when asked to."""
+    options = without_sdk_retries(options)
+    return stream_message(
+        model, context, options, build_request, decode, api=api, format_error=google_error_message
+    )
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from the Gemini API."""
-    builder = MessageBuilder(model)
-    builder.message.api = "google-generative-ai"
-    return run_stream(
-        builder,
-        without_sdk_retries(options),
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=google_error_message,
-    )
+    return stream_gemini(model, context, options, api="google-generative-ai", build_request=build_request)

@@ -30,15 +30,8 @@ from urllib.parse import quote, urlsplit
 from piko.data.messages import Model
 from piko.data.streaming import Context, StreamEvent, StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import ProviderError, RequestSpec, run_stream
-from piko.plugins.providers.google_generative_ai.wire import (
-    ThinkingBudgets,
-    build_body,
-    decode,
-    google_error_message,
-    without_sdk_retries,
-)
+from piko.plugins.providers.common import ProviderError, RequestSpec, layer_headers
+from piko.plugins.providers.google_generative_ai.wire import ThinkingBudgets, build_body, stream_gemini
 
 API = "google-vertex"
 API_VERSION = "v1"
@@ -148,21 +141,13 @@ async def build_request(model: Model, context: Context, options: StreamOptions) 
         headers["authorization"] = f"Bearer {await google_credentials.access_token(credentials)}"
         if credentials.quota_project:
             headers["x-goog-user-project"] = credentials.quota_project
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
     return RequestSpec(
-        url=url, headers=headers, body=build_body(model, context, options, budgets=VERTEX_BUDGETS)
+        url=url,
+        headers=layer_headers(headers, model, options),
+        body=build_body(model, context, options, budgets=VERTEX_BUDGETS),
     )
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Gemini on Vertex AI."""
-    builder = MessageBuilder(model)
-    builder.message.api = API
-    return run_stream(
-        builder,
-        without_sdk_retries(options),
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=google_error_message,
-    )
+    return stream_gemini(model, context, options, api=API, build_request=build_request)

@@ -24,7 +24,6 @@ from piko.data.messages import (
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.lib.records import replace
 from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -32,14 +31,17 @@ from piko.plugins.providers.common import (
     RequestSpec,
     base_max_tokens,
     clamp_thinking_level,
-    fast_json_loads,
     iter_sse_bytes,
-    run_stream,
+    layer_headers,
+    parse_event_json,
     sanitize_surrogates,
+    stream_message,
     transform_messages,
+    without_sdk_retries,
 )
 from piko.plugins.providers.replay import NON_VISION_USER_IMAGE_PLACEHOLDER
 from piko.plugins.providers.short_hash import short_hash
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
@@ -49,7 +51,6 @@ TOOL_CALL_ID_LENGTH = 9
 MAX_ERROR_BODY_CHARS = 4000
 
 
-Emit = Callable[[StreamEvent], None]
 UNKNOWN_ERROR = "An unknown error occurred"
 
 
@@ -281,31 +282,15 @@ def map_finish_reason(reason: str | None) -> Any:
     return _FINISH_REASONS.get(reason or "stop", "stop")
 
 
-class MistralProcessor:
+class MistralProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds completion chunks into a builder."""
 
-    def __init__(self, builder: MessageBuilder, emit: Emit) -> None:
-        self.builder = builder
-        self.emit = emit
-        self.current: str | None = None
+    def __init__(self, builder: MessageBuilder) -> None:
+        super().__init__(builder)
         self.tool_blocks: dict[str, int] = {}
 
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
-
-    def close_block(self) -> None:
-        if self.current == "text":
-            self.emit(self.builder.text_end(self.index))
-        elif self.current == "thinking":
-            self.emit(self.builder.thinking_end(self.index))
-        self.current = None
-
     def _text(self, delta: str) -> None:
-        if self.current != "text":
-            self.close_block()
-            self.emit(self.builder.text_start()[1])
-            self.current = "text"
+        self.open_block("text")
         self.emit(self.builder.text_delta(self.index, delta))
 
     def handle(self, chunk: dict[str, Any]) -> None:
@@ -345,10 +330,7 @@ class MistralProcessor:
                     text = sanitize_surrogates(text)
                     if not text:
                         continue
-                    if self.current != "thinking":
-                        self.close_block()
-                        self.emit(b.thinking_start()[1])
-                        self.current = "thinking"
+                    self.open_block("thinking")
                     self.emit(b.thinking_delta(self.index, text))
                 elif item.get("type") == "text":
                     self._text(sanitize_surrogates(item.get("text") or ""))
@@ -371,6 +353,7 @@ class MistralProcessor:
             self.emit(b.toolcall_delta(index, fragment))
 
     def finish(self) -> None:
+        """Text and thinking end, then the tool calls, their arguments parsed."""
         self.close_block()
         for index in self.tool_blocks.values():
             arguments = parse_partial_json(self.builder.partial_json(index)) or {}
@@ -385,13 +368,12 @@ class MistralProcessor:
 def build_request(model: Model, context: Context, options: StreamOptions) -> RequestSpec:
     if not options.api_key:
         raise ProviderError(f"No API key for provider: {model.provider}")
-    headers = {
+    own = {
         "content-type": "application/json",
         "accept": "text/event-stream",
         "authorization": f"Bearer {options.api_key}",
     }
-    headers.update(model.headers or {})
-    headers.update(options.headers or {})
+    headers = layer_headers(own, model, options)
     if options.session_id and not any(k.lower() == "x-affinity" for k in headers):
         headers["x-affinity"] = options.session_id
     return RequestSpec(
@@ -401,38 +383,24 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
     )
 
 
-async def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
-) -> AsyncIterator[list[StreamEvent]]:
-    """Completion chunks until ``[DONE]``; tool calls end after the other blocks."""
-    events: list[StreamEvent] = []
-    processor = MistralProcessor(builder, events.append)
+async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """The completion chunks until ``[DONE]``."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.strip() == b"[DONE]":
             break
-        try:
-            chunk = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
+        chunk = parse_event_json(data)
         if isinstance(chunk, dict):
-            processor.handle(chunk)
-        if events:
-            batch = events.copy()
-            events.clear()
-            yield batch
-    processor.finish()
-    if events:
-        yield events
+            yield chunk
+
+
+def decode(
+    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+) -> AsyncIterator[list[StreamEvent]]:
+    """Completion chunks as events, a list per chunk; tool calls end after the other blocks."""
+    return MistralProcessor(builder).process(stream_chunks(response))
 
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from Mistral (pi asks its SDK for no retries)."""
-    if "max_retries" not in options.extra:
-        options = replace(options, extra={**options.extra, "max_retries": 0})
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=mistral_error_message,
-    )
+    options = without_sdk_retries(options)
+    return stream_message(model, context, options, build_request, decode, format_error=mistral_error_message)

@@ -26,22 +26,25 @@ from piko.data.messages import (
 from piko.data.stream_blocks import StreamingTextContent
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
-from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
+from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
     ProviderError,
     RequestSpec,
+    announced,
     base_max_tokens,
     clamp_thinking_level,
     copilot_dynamic_headers,
     fast_json_loads,
     iter_sse_batches,
     openai_http_error,
+    parse_event_json,
+    parse_streaming_json,
     resolve_base_url,
     resolve_cache_retention,
-    run_stream,
     sanitize_surrogates,
     sdk_error_message,
+    stream_message,
     transform_messages,
 )
 
@@ -552,10 +555,7 @@ class ChunkDecoder:
         if data.startswith(b"[DONE]"):
             self.done = True
             return
-        try:
-            chunk = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse chunk as JSON: {exc}") from exc
+        chunk = parse_event_json(data, "chunk")
         if isinstance(chunk, dict):
             self.feed(chunk, out)
             if prefix is None and b'"content":"' in data:
@@ -563,22 +563,28 @@ class ChunkDecoder:
             elif b'"arguments":"' in data:
                 self._learn_tool(chunk, data)
 
-    def _learn(self, chunk: dict[str, Any], data: bytes) -> None:
-        """Remember the bytes around the text of a plain text chunk (see the class docstring)."""
+    def _lone_delta(self, chunk: dict[str, Any]) -> dict[str, Any] | None:
+        """The delta of a chunk of this response holding one choice with a one-field delta and
+        nothing else (no usage, error or finish reason); ``None`` for any other chunk."""
         choices = chunk.get("choices")
         if chunk.get("usage") or chunk.get("error") or not isinstance(choices, list) or len(choices) != 1:
-            return
+            return None
         choice = choices[0]
-        delta = choice.get("delta") if isinstance(choice, dict) else None
+        if not isinstance(choice, dict) or choice.get("finish_reason") is not None or choice.get("usage"):
+            return None
+        delta = choice.get("delta")
+        if not isinstance(delta, dict) or len(delta) != 1 or chunk.get("id") != self.message.response_id:
+            return None
+        return delta
+
+    def _learn(self, chunk: dict[str, Any], data: bytes) -> None:
+        """Remember the bytes around the text of a plain text chunk (see the class docstring)."""
+        delta = self._lone_delta(chunk)
         if (
-            not isinstance(delta, dict)
-            or len(delta) != 1
+            delta is None
             or not isinstance(delta.get("content"), str)
-            or choice.get("finish_reason") is not None
-            or choice.get("usage")
             or b"\\" in data
             or data.count(b'"content":"') != 1
-            or chunk.get("id") != self.message.response_id
         ):
             return
         text = delta["content"].encode()
@@ -592,16 +598,10 @@ class ChunkDecoder:
 
     def _learn_tool(self, chunk: dict[str, Any], data: bytes) -> None:
         """Remember the bytes around the arguments of an argument-only tool call chunk."""
-        choices = chunk.get("choices")
-        if chunk.get("usage") or chunk.get("error") or not isinstance(choices, list) or len(choices) != 1:
-            return
-        choice = choices[0]
-        delta = choice.get("delta") if isinstance(choice, dict) else None
-        calls = delta.get("tool_calls") if isinstance(delta, dict) else None
+        delta = self._lone_delta(chunk)
+        calls = delta.get("tool_calls") if delta is not None else None
         if (
-            not isinstance(delta, dict)
-            or len(delta) != 1
-            or not isinstance(calls, list)
+            not isinstance(calls, list)
             or len(calls) != 1
             or not isinstance(calls[0], dict)
             or set(calls[0]) != {"index", "function"}
@@ -609,10 +609,7 @@ class ChunkDecoder:
             or not isinstance(calls[0]["function"], dict)
             or set(calls[0]["function"]) != {"arguments"}
             or not isinstance(calls[0]["function"]["arguments"], str)
-            or choice.get("finish_reason") is not None
-            or choice.get("usage")
             or data.count(b'"arguments":"') != 1
-            or chunk.get("id") != self.message.response_id
         ):
             return
         index = self.by_stream_index.get(calls[0]["index"], -1)
@@ -741,7 +738,7 @@ class ChunkDecoder:
                 out.append(b.thinking_end(index))
             elif isinstance(block, ToolCall):
                 block.extra.pop("streamIndex", None)
-                out.append(b.toolcall_end(index, _final_arguments(b.partial_json(index))))
+                out.append(b.toolcall_end(index, parse_streaming_json(b.partial_json(index))))
 
 
 async def decode(
@@ -755,44 +752,17 @@ async def decode(
     """
     decoder = ChunkDecoder(b)
     feed = decoder.feed_bytes
-    out: list[StreamEvent]
     async for batch in iter_sse_batches(response.aiter_bytes()):
         for event_name, data in batch:
             if event_name is not None and event_name.startswith("thread."):
                 continue
-            out = []
-            try:
-                feed(data, out)
-            except ProviderError:
-                if out:  # what came before the failure is still announced
-                    yield out
-                raise
-            if out:
-                yield out
-    out = []
+            for events in announced(feed, data):
+                yield events
+    out: list[StreamEvent] = []
     decoder.finish(out)
     yield out
 
 
-def _final_arguments(text: str) -> dict[str, Any]:
-    if not text or not text.strip():
-        return {}
-    try:
-        value = fast_json_loads(text)
-        return value if isinstance(value, dict) else {}
-    except ValueError:
-        from piko.plugins.providers.common import parse_streaming_json
-
-        parsed = parse_streaming_json(text)
-        return parsed if parsed else (parse_partial_json(text) or {})
-
-
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from an OpenAI chat-completions endpoint."""
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        decode,
-        format_error=openai_http_error,
-    )
+    return stream_message(model, context, options, build_request, decode, format_error=openai_http_error)

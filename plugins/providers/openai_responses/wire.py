@@ -8,8 +8,9 @@ items stream as thinking (summary text) and are replayed whole from the thinking
 
 from __future__ import annotations
 
+import functools
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from piko.data.messages import (
@@ -32,22 +33,22 @@ from piko.plugins.providers.common import (
     RequestSpec,
     base_max_tokens,
     clamp_thinking_level,
-    fast_json_loads,
     iter_sse_bytes,
+    parse_event_json,
     resolve_cache_retention,
-    run_stream,
     sanitize_surrogates,
     sdk_error_message,
+    stream_message,
     transform_messages,
 )
 from piko.plugins.providers.short_hash import short_hash
+from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
     import httpx
 
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 UNKNOWN_ERROR = "An unknown error occurred"
-Emit = Callable[[StreamEvent], None]
 
 
 # ---------------------------------------------------------------------------
@@ -306,27 +307,21 @@ def _service_tier_multiplier(model: Model, tier: str | None) -> float:
     return 1.0
 
 
-class ResponsesProcessor:
+class ResponsesProcessor(StreamProcessor[dict[str, Any]]):
     """Feeds responses API events (parsed JSON) into a builder, emitting pi's events."""
 
     def __init__(
         self,
         builder: MessageBuilder,
-        emit: Emit,
         *,
         service_tier: str | None = None,
         apply_service_tier: bool = False,
     ) -> None:
-        self.builder = builder
-        self.emit = emit
+        super().__init__(builder)
         self.service_tier = service_tier
         self.apply_service_tier = apply_service_tier
         self.item: dict[str, Any] | None = None
         self.kind: str | None = None  # "thinking" | "text" | "toolCall" while a block is open
-
-    @property
-    def index(self) -> int:
-        return len(self.builder.message.content) - 1
 
     def handle(self, event: dict[str, Any]) -> None:
         kind = event.get("type")
@@ -500,7 +495,22 @@ def map_stop_reason(status: str | None) -> Any:
     }.get(status, "stop")
 
 
-async def decode(
+async def stream_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+    """A responses SSE body's events, read as the OpenAI SDK reads it."""
+    async for name, data in iter_sse_bytes(response.aiter_bytes()):
+        if data.startswith(b"[DONE]"):
+            break
+        if name is not None and name.startswith("thread."):
+            continue
+        event = parse_event_json(data)
+        if not isinstance(event, dict):
+            continue
+        if event.get("error") and event.get("type") != "error":
+            raise ProviderError(sdk_error_message(None, event["error"], None))
+        yield event
+
+
+def decode(
     response: httpx.Response,
     builder: MessageBuilder,
     guard: AbortGuard,
@@ -508,29 +518,9 @@ async def decode(
     service_tier: str | None = None,
     apply_service_tier: bool = False,
 ) -> AsyncIterator[list[StreamEvent]]:
-    """A responses SSE body -> events, read as the OpenAI SDK reads it."""
-    events: list[StreamEvent] = []
-    processor = ResponsesProcessor(
-        builder, events.append, service_tier=service_tier, apply_service_tier=apply_service_tier
-    )
-    async for name, data in iter_sse_bytes(response.aiter_bytes()):
-        if data.startswith(b"[DONE]"):
-            break
-        if name is not None and name.startswith("thread."):
-            continue
-        try:
-            event = fast_json_loads(data)
-        except ValueError as exc:
-            raise ProviderError(f"Could not parse the stream event as JSON: {exc}") from exc
-        if not isinstance(event, dict):
-            continue
-        if event.get("error") and event.get("type") != "error":
-            raise ProviderError(sdk_error_message(None, event["error"], None))
-        processor.handle(event)
-        if events:
-            batch = events.copy()
-            events.clear()
-            yield batch
+    """A responses SSE body as events, a list per event."""
+    processor = ResponsesProcessor(builder, service_tier=service_tier, apply_service_tier=apply_service_tier)
+    return processor.process(stream_events(response))
 
 
 # ---------------------------------------------------------------------------
@@ -564,13 +554,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
 
 def stream(model: Model, context: Context, options: StreamOptions) -> AsyncIterator[StreamEvent]:
     """Stream one assistant message from the OpenAI responses API."""
-    tier = options.extra.get("service_tier")
-    return run_stream(
-        MessageBuilder(model),
-        options,
-        lambda: build_request(model, context, options),
-        lambda response, builder, guard: decode(
-            response, builder, guard, service_tier=tier, apply_service_tier=True
-        ),
-        format_error=openai_error_message,
+    tiered = functools.partial(
+        decode, service_tier=options.extra.get("service_tier"), apply_service_tier=True
     )
+    return stream_message(model, context, options, build_request, tiered, format_error=openai_error_message)
