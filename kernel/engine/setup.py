@@ -176,9 +176,14 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
         from piko.platform.provenance import explain
 
         for option, entries in choice.unknown.items():
-            app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
-            names = (e.lstrip("+-") for e in entries)
-            app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
+            # a tool of a blocked or broken plugin is said with why; only the others are "unknown"
+            explained = {entry: explain(app, "tools", entry.lstrip("+-")) for entry in entries}
+            unknown = [entry for entry, why in explained.items() if why is None]
+            if unknown:
+                app.notices.append(f"Unknown tool(s) in {option}: {', '.join(unknown)}")
+            app.notices.extend(
+                why for why in explained.values() if why is not None and why not in app.notices
+            )
     return choice.active
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 GATEWAY = """
 from piko import hookimpl, Model
 
@@ -116,3 +118,81 @@ def test_models_json_unknown_keys_and_an_unset_key_variable(run_pi, env) -> None
     assert done.code == 1
     assert "models.json: unknown key providers.acme.models.0.contextwindow (ignored;" in done.stderr
     assert "the environment variable ACME_GATEWAY_KEY is not set" in done.stderr
+
+
+# ---------------------------------------------------------------------------
+# A plugin author's walk-through: what a blocked, broken or refused plugin looks like
+# ---------------------------------------------------------------------------
+
+ACME_TOOLS = """
+from piko import hookimpl
+
+@hookimpl
+def piko_register_tools(register):
+    register(name="acme_tool", description="Acme's tool", execute="acme_tools:execute")
+
+@hookimpl
+def piko_register_providers(register):
+    register("acme", {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                      "apiKey": "k", "models": [{"id": "acme-1"}]})
+
+def execute(tool_call_id, params, signal, on_update, ctx):
+    return "acme"
+"""
+
+BROKEN_COMMANDS = """
+from piko import hookimpl
+
+@hookimpl
+def piko_register_commands(register):
+    raise RuntimeError("no database")
+"""
+
+DUPLICATE_READ = """
+from piko import hookimpl
+
+@hookimpl
+def piko_register_tools(register):
+    register(name="read", description="acme's read", execute="acme_dup:execute")
+
+def execute(tool_call_id, params, signal, on_update, ctx):
+    return "acme"
+"""
+
+BROKEN_IMPORT = "import acme_module_that_is_not_there\n"
+
+
+def _blocked(env, how: str, tmp_path: Path) -> tuple[list[str], dict[str, str], str]:
+    """Arguments and variables that block ``acme.tools`` the way ``how`` says, and what piko calls it."""
+    if how == "flag":
+        return ["--disable-plugin", "acme.tools"], {}, "--disable-plugin"
+    if how == "env":
+        return [], {"PIKO_DISABLE_PLUGINS": "acme.tools"}, "PIKO_DISABLE_PLUGINS"
+    if how == "settings":
+        (env.agent_dir / "settings.json").write_text(json.dumps({"disabledPlugins": ["acme.tools"]}))
+        return [], {}, "settings disabledPlugins"
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"plugins": {"block": ["acme.tools"]}}))
+    return [], {"PIKO_POLICY": str(policy)}, "policy"
+
+
+def _warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith(("Warning:", "Error:"))]
+
+
+@pytest.mark.parametrize("how", ["flag", "env", "settings", "policy"])
+def test_a_tool_of_a_blocked_plugin_says_which_plugin_and_by_what(
+    run_pi, env, fake_dist, tmp_path: Path, how: str
+) -> None:
+    fake_dist("acme_tools", "1.0", {"acme.tools": "acme_tools"}, {"acme_tools": ACME_TOOLS})
+    assert run_pi("plugins", pythonpath=[env.site]).code == 0  # a run that saw the registrations
+    args, variables, by = _blocked(env, how, tmp_path)
+    done = run_pi(
+        *args, "-p", "--provider", "faux", "--tools", "read,acme_tool,nosuch", "hi",
+        pythonpath=[env.site], env=variables,
+    )  # fmt: skip
+    assert done.code == 0, done
+    assert _warnings(done.stderr) == [
+        "Warning: Unknown tool(s) in --tools: nosuch",
+        f"Warning: tool acme_tool comes from plugin acme.tools, blocked by {by}",
+    ]
