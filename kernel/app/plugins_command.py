@@ -32,7 +32,8 @@ def _status(info: Any, overrides: list[str]) -> str:
 @click.pass_obj
 def plugins_command(app: Any, as_json: bool, check: bool) -> None:
     if click.get_current_context().invoked_subcommand:
-        return  # ``pi plugins new ...``
+        app.report()  # ``pi plugins new ...`` lists no diagnostics of its own
+        return
     from piko.platform.registries import Registries
 
     for registry in Registries.SPECS:  # collect registrations so their problems are reported
@@ -47,7 +48,7 @@ def plugins_command(app: Any, as_json: bool, check: bool) -> None:
         from piko.lib import jsonio
 
         plugins = [{**i.to_json(), "overrides": overrides.get(i.name, [])} for i in infos]
-        payload = {"plugins": plugins, "diagnostics": app.diagnostics()}
+        payload = {"plugins": plugins, "diagnostics": _diagnostics(app)}
         sys.stdout.write(jsonio.dumps_pretty(payload) + "\n")
     else:
         _table(app, infos, overrides)
@@ -71,8 +72,13 @@ def _table(app: Any, infos: list[Any], overrides: dict[str, list[str]]) -> None:
     for row in rows:
         lines.append("  ".join(v.ljust(widths[c]) if c < 3 else v for c, v in enumerate(row)))
     sys.stdout.write("\n".join(lines) + "\n")
-    for message in app.diagnostics():
+    for message in _diagnostics(app):
         sys.stdout.write(f"! {message}\n")
+
+
+def _diagnostics(app: Any) -> list[str]:
+    """The run's diagnostics and notices, each once: ``pi plugins`` is where they are printed."""
+    return list(dict.fromkeys([*app.diagnostics(), *app.notices]))
 
 
 plugins_command.add_command(new_command)

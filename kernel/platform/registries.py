@@ -135,11 +135,16 @@ class CommandDefinition(Registration):
 
 
 class CliCommandDefinition(Lazy, Registration):
-    """A CLI subcommand: a ``click.Command`` or an import string naming one."""
+    """A CLI subcommand: a ``click.Command`` or an import string naming one.
+
+    ``reports_diagnostics``: the command prints the run's diagnostics itself (``pi plugins``
+    lists them after its table), so piko does not print them as warnings first.
+    """
 
     name: str
     command: Any = None
     help: str = ""
+    reports_diagnostics: bool = False
     plugin: str = ""
 
 

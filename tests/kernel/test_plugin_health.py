@@ -196,3 +196,24 @@ def test_a_tool_of_a_blocked_plugin_says_which_plugin_and_by_what(
         "Warning: Unknown tool(s) in --tools: nosuch",
         f"Warning: tool acme_tool comes from plugin acme.tools, blocked by {by}",
     ]
+
+
+def test_pi_plugins_in_a_terminal_prints_each_diagnostic_once(run_pi, env, fake_dist) -> None:
+    fake_dist("acme_broken", "1.0", {"acme.broken": "acme_broken"}, {"acme_broken": BROKEN_IMPORT})
+    fake_dist("acme_typo", "1.0", {"acme.typo": "acme_typo"},
+              {"acme_typo": "from piko import hookimpl\n@hookimpl\ndef piko_tool_cal(event):\n    pass\n"})  # fmt: skip
+    done = run_pi("--disable-plugin", "nope", "plugins", pythonpath=[env.site], terminal=True)
+    assert done.code == 0, done
+    for message in (
+        "plugin 'acme.broken' failed to load: ModuleNotFoundError",
+        "plugin 'acme.typo' not loaded: unknown hook piko_tool_cal",
+        "--disable-plugin names no plugin 'nope'",
+    ):
+        assert done.stdout.count(message) == 1, done.stdout
+    assert "acme.broken " in done.stdout and "failed: ModuleNotFoundError" in done.stdout
+    piped = run_pi("--disable-plugin", "nope", "plugins", "--json", pythonpath=[env.site])
+    assert piped.stderr == ""  # the JSON's diagnostics say it
+    assert (
+        "--disable-plugin names no plugin 'nope' (see `pi plugins` for the names)"
+        in json.loads(piped.stdout)["diagnostics"]
+    )
