@@ -366,6 +366,9 @@ async def create_agent_session(
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
     active_tools = select_tools(app, manager)
+    # the commands are registered at start-up, as the tools are (a prompt may be a /command), so
+    # a plugin whose piko_register_commands raises is reported on every run, not only interactively
+    _ = app.registries.commands
     session = AgentSession(
         app,
         manager,

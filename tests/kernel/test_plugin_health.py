@@ -217,3 +217,16 @@ def test_pi_plugins_in_a_terminal_prints_each_diagnostic_once(run_pi, env, fake_
         "--disable-plugin names no plugin 'nope' (see `pi plugins` for the names)"
         in json.loads(piped.stdout)["diagnostics"]
     )
+
+
+def test_a_failing_command_registration_hook_is_reported_once_on_print_runs(run_pi, env, fake_dist) -> None:
+    fake_dist("acme_db", "1.0", {"acme.db": "acme_db"}, {"acme_db": BROKEN_COMMANDS})
+    line = "Warning: plugin 'acme.db': piko_register_commands failed: RuntimeError: no database"
+    for mode in (["-p"], ["--mode", "json"]):
+        done = run_pi(*mode, "--provider", "faux", "hi", pythonpath=[env.site])
+        assert done.code == 0, done
+        assert done.stderr.splitlines().count(line) == 1, done
+    listed = run_pi("plugins", "--check", pythonpath=[env.site])
+    assert listed.code == 1
+    row = next(row for row in listed.stdout.splitlines() if row.startswith("acme.db "))
+    assert "failed: piko_register_commands failed: RuntimeError: no database" in row
