@@ -302,12 +302,33 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
             return restored, None, warnings, False
         reason = "model no longer exists" if restored is None else "no auth configured"
         warnings.append(f"Could not restore model {provider}/{model_id} ({reason}).")
-    saved = registry.find(
-        str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
-    )
+    saved_provider = str(app.settings.get("defaultProvider") or "")
+    saved = registry.find(saved_provider, str(app.settings.get("defaultModel") or ""))
     if saved is not None:
         return saved, None, warnings, False
-    return default_available_model(registry), None, warnings, False
+    fallback = default_available_model(registry)
+    why = _why_not_available(app, saved_provider)
+    if why and fallback is None:  # the one line, not the getting-started screen
+        raise SetupError(why)
+    if why:
+        warnings.append(why)
+    return fallback, None, warnings, False
+
+
+def _why_not_available(app: Any, saved_provider: str) -> str | None:
+    """Why the provider the user chose (settings ``defaultProvider``, a ``--models`` or
+    ``enabledModels`` pattern's provider) is missing, when a policy or a blocked or broken plugin
+    is the cause."""
+    from piko.models.resolver import unavailable_provider
+
+    registry = app.model_registry
+    if saved_provider and not registry.models_of(saved_provider):
+        why = registry.unavailable(saved_provider)
+        if why:
+            return str(why)
+    patterns = app.options.get("models")
+    listed = str(patterns).split(",") if patterns else app.settings.get("enabledModels") or []
+    return next((why for p in listed if (why := unavailable_provider(registry, str(p).strip()))), None)
 
 
 async def create_agent_session(

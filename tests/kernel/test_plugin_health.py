@@ -230,3 +230,30 @@ def test_a_failing_command_registration_hook_is_reported_once_on_print_runs(run_
     assert listed.code == 1
     row = next(row for row in listed.stdout.splitlines() if row.startswith("acme.db "))
     assert "failed: piko_register_commands failed: RuntimeError: no database" in row
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param(["--provider", "acme"], id="provider"),
+        pytest.param(["--provider", "acme", "--model", "acme-1"], id="provider-and-model"),
+        pytest.param(["--model", "acme/acme-1"], id="model"),
+        pytest.param(["--models", "acme/*"], id="models"),
+        pytest.param([], id="settings-default"),
+    ],
+)
+def test_a_provider_of_a_blocked_plugin_is_one_line(run_pi, env, fake_dist, how: list[str]) -> None:
+    fake_dist("acme_tools", "1.0", {"acme.tools": "acme_tools"}, {"acme_tools": ACME_TOOLS})
+    assert run_pi("plugins", pythonpath=[env.site]).code == 0
+    if not how:
+        (env.agent_dir / "settings.json").write_text(
+            json.dumps({"defaultProvider": "acme", "defaultModel": "acme-1"})
+        )
+    done = run_pi(
+        "--disable-plugin", "acme.tools", "-p", *how, "hi", pythonpath=[env.site],
+        env={"PIKO_DISABLE_PLUGINS": "providers.faux"},  # no model at all is left: the help would show
+    )  # fmt: skip
+    assert done.code == 1
+    assert done.stderr.splitlines() == [
+        "Error: provider acme comes from plugin acme.tools, blocked by --disable-plugin"
+    ], done
