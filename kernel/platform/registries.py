@@ -228,7 +228,8 @@ class Registry(Generic[T]):
     A second definition of a name is refused with one line naming both plugins, unless it says
     ``override=True``: then it replaces the first, which stays reachable (:meth:`original`) and is
     listed in :attr:`overrides` for ``pi plugins``. ``overrides_forbidden`` (a policy) refuses
-    overrides too.
+    overrides too. Each refusal is listed in :attr:`refusals` (``pi plugins`` shows the plugin
+    ``refused``).
     """
 
     def __init__(self, kind: str, key: str = "name", group: str = "") -> None:
@@ -238,8 +239,14 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._originals: dict[str, T] = {}
         self.overrides: list[Override] = []
+        self.refusals: list[Refusal] = []
         self.overrides_forbidden: str | None = None  # where the rule comes from, when forbidden
         self.diagnostics: list[str] = []
+
+    def refuse(self, plugin: str, name: str, cause: str) -> None:
+        """Record that ``plugin``'s definition of ``name`` was not taken, and say so in one line."""
+        self.refusals.append(Refusal(group=self.group, name=name, plugin=plugin, cause=cause))
+        self.diagnostics.append(f"plugin '{plugin}': {cause}")
 
     def add(self, definition: T, *, replace: bool = False) -> bool:
         name = getattr(definition, self._key)
@@ -248,15 +255,11 @@ class Registry(Generic[T]):
             owner = getattr(existing, "plugin", "?")
             new_owner = getattr(definition, "plugin", "?")
             if not getattr(definition, "override", False) or owner == new_owner:
-                self.diagnostics.append(
-                    f"plugin '{new_owner}': {self.kind} '{name}' is already registered by plugin "
-                    f"'{owner}'; ignored (register it with override=True to replace it)"
-                )
+                self.refuse(new_owner, name, already_registered(self.kind, name, owner))
                 return False
             if self.overrides_forbidden:
-                self.diagnostics.append(
-                    f"plugin '{new_owner}': {self.kind} '{name}' of plugin '{owner}' not overridden: "
-                    f"overrides are forbidden by {self.overrides_forbidden}"
+                self.refuse(
+                    new_owner, name, override_forbidden(self.kind, name, owner, self.overrides_forbidden)
                 )
                 return False
             self._originals.setdefault(name, existing)
@@ -291,6 +294,32 @@ def _add_runtime(registry: Registry[Any], definition: Any) -> bool:
     held = registry.get(getattr(definition, registry._key))
     own = held is not None and getattr(held, "plugin", None) == getattr(definition, "plugin", None)
     return registry.add(definition, replace=own)
+
+
+def already_registered(kind: str, name: str, owner: str) -> str:
+    """The cause of a refused registration: the name is taken."""
+    return (
+        f"{kind} '{name}' is already registered by plugin '{owner}'; ignored "
+        "(register it with override=True to replace it)"
+    )
+
+
+def override_forbidden(kind: str, name: str, owner: str, rule: str) -> str:
+    """The cause of a refused override: a policy forbids overrides."""
+    return f"{kind} '{name}' of plugin '{owner}' not overridden: overrides are forbidden by {rule}"
+
+
+class Refusal(Record, frozen=True):
+    """One registration that was refused (``pi plugins``: ``refused: CAUSE``, ``--check`` fails)."""
+
+    group: str
+    name: str
+    plugin: str
+    cause: str
+
+    @property
+    def label(self) -> str:
+        return f"refused {self.group}.{self.name}"
 
 
 class Override(Record, frozen=True):
@@ -388,8 +417,8 @@ class Registries:
             if cls is ShortcutDefinition:
                 held = registry.get(definition.key.lower())
                 if held is not None and held.reserved:
-                    registry.diagnostics.append(
-                        f"plugin '{plugin}': shortcut '{definition.key}' is reserved by piko; ignored"
+                    registry.refuse(
+                        plugin, definition.key, f"shortcut '{definition.key}' is reserved by piko; ignored"
                     )
                     return None
             registry.add(definition)
@@ -446,6 +475,14 @@ class Registries:
     def overrides(self) -> list[Override]:
         """Every definition that replaced another plugin's, in every registry filled so far."""
         return [o for attr in Registries.SPECS for o in getattr(self, attr).overrides]
+
+    def refusals(self) -> list[Refusal]:
+        """Every registration refused (a name taken, an override forbidden, a reserved key)."""
+        return [r for attr in Registries.SPECS for r in getattr(self, attr).refusals]
+
+    def owners(self) -> set[str]:
+        """The plugins that have a definition in some registry."""
+        return {getattr(d, "plugin", "") for attr in Registries.SPECS for d in getattr(self, attr)}
 
     def resource_loaders(self, kind: str) -> list[ResourceLoaderDefinition]:
         """The loaders registered for one resource kind, in registration order."""

@@ -257,3 +257,52 @@ def test_a_provider_of_a_blocked_plugin_is_one_line(run_pi, env, fake_dist, how:
     assert done.stderr.splitlines() == [
         "Error: provider acme comes from plugin acme.tools, blocked by --disable-plugin"
     ], done
+
+
+def test_a_plugin_whose_only_registration_was_refused_is_not_active(run_pi, env, fake_dist) -> None:
+    fake_dist("acme_dup", "1.0", {"acme.dup": "acme_dup"}, {"acme_dup": DUPLICATE_READ})
+    cause = (
+        "tool 'read' is already registered by plugin 'tools.read'; ignored "
+        "(register it with override=True to replace it)"
+    )
+    listed = run_pi("plugins", "--check", pythonpath=[env.site])
+    assert listed.code == 1
+    row = next(row for row in listed.stdout.splitlines() if row.startswith("acme.dup "))
+    assert f"refused: {cause}" in row
+    report = json.loads(run_pi("plugins", "--json", pythonpath=[env.site]).stdout)
+    acme = next(p for p in report["plugins"] if p["name"] == "acme.dup")
+    assert acme["refused"] == [cause]
+    assert acme["status"] == f"refused: {cause}"
+    assert (
+        run_pi("plugins", "--check", pythonpath=[env.site], env={"PIKO_DISABLE_PLUGINS": "acme.dup"}).code
+        == 0
+    )
+
+
+PARTLY_REFUSED = """
+from piko import hookimpl
+
+@hookimpl
+def piko_register_tools(register):
+    register(name="acme_count", description="Acme's counter", execute="acme_part:execute")
+
+@hookimpl
+def piko_register_providers(register):
+    register("anthropic", {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                           "apiKey": "k", "models": [{"id": "acme-1"}]})
+
+def execute(tool_call_id, params, signal, on_update, ctx):
+    return "acme"
+"""
+
+
+def test_a_plugin_with_one_registration_refused_and_others_taken_says_both(run_pi, env, fake_dist) -> None:
+    fake_dist("acme_part", "1.0", {"acme.part": "acme_part"}, {"acme_part": PARTLY_REFUSED})
+    listed = run_pi("plugins", "--check", pythonpath=[env.site])
+    assert listed.code == 1
+    row = next(row for row in listed.stdout.splitlines() if row.startswith("acme.part "))
+    assert "active, refused providers.anthropic" in row
+    assert (
+        "! plugin 'acme.part': provider 'anthropic' is already registered by plugin 'providers.catalog'; "
+        "ignored (register it with override=True to replace it)"
+    ) in listed.stdout.splitlines()
