@@ -597,7 +597,19 @@ def provider_config(
         raise RegistrationError(f"{who}a provider needs a name (a non-empty string); got {name!r}")
     models: list[Model] = []
     model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
-    for index, model in enumerate(data.pop("models", None) or []):
+    given = data.pop("models", None) or []
+    if not isinstance(given, (list, tuple)):
+        raise RegistrationError(
+            f"{who}provider '{name}': models is a {type(given).__name__}; "
+            "expected a list of piko.Model objects or dicts of their fields"
+        )
+    for index, model in enumerate(given):
+        model_id = model.get("id") if isinstance(model, dict) else getattr(model, "id", None)
+        if isinstance(model, (dict, Model)) and (not isinstance(model_id, str) or not model_id):
+            raise RegistrationError(
+                f"{who}provider '{name}': models[{index}].id is a {type(model_id).__name__}; "
+                "expected a non-empty string (the model's id)"
+            )
         if isinstance(model, dict):
             try:
                 model = model_from_wire({camel(k) if "_" in k else k: v for k, v in model.items()})
