@@ -315,8 +315,7 @@ def run(argv: list[str]) -> int:
     first = _subcommand_index(argv)
     subcommand = app.registries.cli_commands.get(argv[first]) if first < len(argv) else None
     if subcommand is not None:
-        if not subcommand.reports_diagnostics:
-            app.report()
+        app.report(notices_only=subcommand.reports_diagnostics)
         try:
             return _run_subcommand(app, argv[first], _without_trust_flags(argv[first + 1 :]))
         finally:

@@ -112,8 +112,9 @@ def _table(app: Any, infos: list[Any], health: Health) -> None:
 
 
 def _diagnostics(app: Any) -> list[str]:
-    """The run's diagnostics and notices, each once: ``pi plugins`` is where they are printed."""
-    return list(dict.fromkeys([*app.diagnostics(), *app.notices]))
+    """The run's diagnostics, each once: ``pi plugins`` is where they are printed (its notices,
+    such as an untrusted project's, go to stderr as for every command)."""
+    return list(dict.fromkeys(app.diagnostics()))
 
 
 plugins_command.add_command(new_command)
