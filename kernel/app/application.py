@@ -390,13 +390,14 @@ class App:
             out.extend(self.model_registry.diagnostics)
         return out
 
-    def report(self, stream: TextIO | None = None) -> None:
-        """Print diagnostics and notices to stderr (each once)."""
+    def report(self, stream: TextIO | None = None, *, notices_only: bool = False) -> None:
+        """Print diagnostics and notices to stderr (each once); ``notices_only`` for a command
+        that lists the diagnostics itself (``pi plugins``)."""
         from piko.lib.redaction import redact
 
         stream = stream or sys.stderr
         reported: set[str] = getattr(self, "_reported", set())
-        for line in [*self.diagnostics(), *self.notices]:
+        for line in [*([] if notices_only else self.diagnostics()), *self.notices]:
             if line not in reported:
                 reported.add(line)
                 stream.write(f"Warning: {redact(line)}\n")

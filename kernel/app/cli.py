@@ -313,8 +313,9 @@ def run(argv: list[str]) -> int:
         sys.stdout = stdout
 
     first = _subcommand_index(argv)
-    if first < len(argv) and argv[first] in app.registries.cli_commands:
-        app.report()
+    subcommand = app.registries.cli_commands.get(argv[first]) if first < len(argv) else None
+    if subcommand is not None:
+        app.report(notices_only=subcommand.reports_diagnostics)
         try:
             return _run_subcommand(app, argv[first], _without_trust_flags(argv[first + 1 :]))
         finally:

@@ -13,4 +13,5 @@ def piko_register_cli_commands(register: Any) -> None:
         "plugins",
         "piko.app.plugins_command:plugins_command",
         help="List plugins, where they come from, and what is blocked",
+        reports_diagnostics=True,  # its table ends with them
     )

@@ -176,9 +176,14 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
         from piko.platform.provenance import explain
 
         for option, entries in choice.unknown.items():
-            app.notices.append(f"Unknown tool(s) in {option}: {', '.join(entries)}")
-            names = (e.lstrip("+-") for e in entries)
-            app.notices.extend(why for name in names if (why := explain(app, "tools", name)))
+            # a tool of a blocked or broken plugin is said with why; only the others are "unknown"
+            explained = {entry: explain(app, "tools", entry.lstrip("+-")) for entry in entries}
+            unknown = [entry for entry, why in explained.items() if why is None]
+            if unknown:
+                app.notices.append(f"Unknown tool(s) in {option}: {', '.join(unknown)}")
+            app.notices.extend(
+                why for why in explained.values() if why is not None and why not in app.notices
+            )
     return choice.active
 
 
@@ -297,12 +302,33 @@ def _choose_model(app: Any, context: Any, scoped: list[Any]) -> tuple[Any, str |
             return restored, None, warnings, False
         reason = "model no longer exists" if restored is None else "no auth configured"
         warnings.append(f"Could not restore model {provider}/{model_id} ({reason}).")
-    saved = registry.find(
-        str(app.settings.get("defaultProvider") or ""), str(app.settings.get("defaultModel") or "")
-    )
+    saved_provider = str(app.settings.get("defaultProvider") or "")
+    saved = registry.find(saved_provider, str(app.settings.get("defaultModel") or ""))
     if saved is not None:
         return saved, None, warnings, False
-    return default_available_model(registry), None, warnings, False
+    fallback = default_available_model(registry)
+    why = _why_not_available(app, saved_provider)
+    if why and fallback is None:  # the one line, not the getting-started screen
+        raise SetupError(why)
+    if why:
+        warnings.append(why)
+    return fallback, None, warnings, False
+
+
+def _why_not_available(app: Any, saved_provider: str) -> str | None:
+    """Why the provider the user chose (settings ``defaultProvider``, a ``--models`` or
+    ``enabledModels`` pattern's provider) is missing, when a policy or a blocked or broken plugin
+    is the cause."""
+    from piko.models.resolver import unavailable_provider
+
+    registry = app.model_registry
+    if saved_provider and not registry.models_of(saved_provider):
+        why = registry.unavailable(saved_provider)
+        if why:
+            return str(why)
+    patterns = app.options.get("models")
+    listed = str(patterns).split(",") if patterns else app.settings.get("enabledModels") or []
+    return next((why for p in listed if (why := unavailable_provider(registry, str(p).strip()))), None)
 
 
 async def create_agent_session(
@@ -361,6 +387,9 @@ async def create_agent_session(
         custom_prompt = _text_or_file(str(custom_prompt), Path(app.cwd))
     appended = [_text_or_file(str(v), Path(app.cwd)) for v in options.get("append_system_prompt") or ()]
     active_tools = select_tools(app, manager)
+    # the commands are registered at start-up, as the tools are (a prompt may be a /command), so
+    # a plugin whose piko_register_commands raises is reported on every run, not only interactively
+    _ = app.registries.commands
     session = AgentSession(
         app,
         manager,

@@ -42,7 +42,15 @@ from piko.data.messages import Model
 from piko.lib.records import Record, replace
 from piko.lib.redaction import is_credential_name, register_config_value, register_secret
 from piko.platform.ordering import call_order
-from piko.platform.registries import Override, ProviderConfig, RegistrationError, provider_config
+from piko.platform.registries import (
+    Override,
+    ProviderConfig,
+    Refusal,
+    RegistrationError,
+    already_registered,
+    override_forbidden,
+    provider_config,
+)
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists
@@ -81,6 +89,7 @@ class ModelRegistry:
         # provider -> why its stored credential gave no key (a failing ``!command``), for the request's error
         self.key_problems: dict[str, str] = {}
         self.overrides: list[Override] = []  # providers of one plugin changed by another's, as asked
+        self.refusals: list[Refusal] = []  # providers refused: the name was another plugin's
         self._replaced: dict[
             str, dict[str, tuple[ProviderConfig, list[Model]]]
         ] = {}  # name -> plugin -> before
@@ -113,6 +122,7 @@ class ModelRegistry:
         self._waiting.clear()
         self.diagnostics.clear()
         self.overrides.clear()
+        self.refusals.clear()
         self._replaced.clear()
         self._loaded = False
         return self.load()
@@ -161,6 +171,10 @@ class ModelRegistry:
         policy = getattr(self.app, "policy", None)
         return policy.forbids_overrides() if policy is not None else None
 
+    def _refuse(self, config: ProviderConfig, cause: str) -> None:
+        self.refusals.append(Refusal(group="providers", name=config.name, plugin=config.plugin, cause=cause))
+        self.diagnostics.append(f"plugin '{config.plugin}': {cause}")
+
     def add_provider(self, config: ProviderConfig) -> None:
         """Add a provider, or merge into the one of the same name (see the module docstring)."""
         policy = getattr(self.app, "policy", None)
@@ -175,17 +189,11 @@ class ModelRegistry:
         existing = self.providers.get(config.name)
         if existing is not None and existing.plugin and config.plugin and existing.plugin != config.plugin:
             if not config.override:
-                self.diagnostics.append(
-                    f"plugin '{config.plugin}': provider '{config.name}' is already registered by plugin "
-                    f"'{existing.plugin}'; ignored (register it with override=True to replace it)"
-                )
+                self._refuse(config, already_registered("provider", config.name, existing.plugin))
                 return
             forbidden = self.overrides_forbidden()
             if forbidden:
-                self.diagnostics.append(
-                    f"plugin '{config.plugin}': provider '{config.name}' of plugin '{existing.plugin}' not "
-                    f"overridden: overrides are forbidden by {forbidden}"
-                )
+                self._refuse(config, override_forbidden("provider", config.name, existing.plugin, forbidden))
                 return
             self.overrides.append(
                 Override(group="providers", name=config.name, plugin=config.plugin, replaced=existing.plugin)

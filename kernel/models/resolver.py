@@ -247,7 +247,21 @@ def resolve_cli_model(
         raise ModelResolutionError(
             policy.violation("models", f"{chosen}/{pattern}") or "refused by the managed policy"
         )
-    raise ModelResolutionError(f'Model "{shown}" not found. Use --list-models to see available models.')
+    why = None if chosen else unavailable_provider(registry, model)
+    raise ModelResolutionError(
+        why or f'Model "{shown}" not found. Use --list-models to see available models.'
+    )
+
+
+def unavailable_provider(registry: Any, pattern: str) -> str | None:
+    """Why the provider ``pattern`` starts with (``acme/acme-1``, ``acme/*``) is not there (a policy,
+    or its plugin is blocked or broken), when it names one piko does not have."""
+    if "/" not in pattern or not hasattr(registry, "unavailable"):
+        return None
+    prefix = pattern.split("/", 1)[0]
+    if any(name.lower() == prefix.lower() for name in registry.model_providers()):
+        return None
+    return registry.unavailable(prefix)  # type: ignore[no-any-return]
 
 
 def _refused(registry: Any, provider: str | None, pattern: str, model: str) -> str | None:
@@ -290,7 +304,9 @@ def resolve_model_scope(patterns: list[str], registry: Any) -> tuple[list[Scoped
                 or fnmatch.fnmatchcase(m.id.lower(), glob_lower)
             ]
             if not matching:
-                warnings.append(f'No models match pattern "{pattern}"')
+                warnings.append(
+                    unavailable_provider(registry, pattern) or f'No models match pattern "{pattern}"'
+                )
             for model in matching:
                 add(model, level)
             continue
@@ -298,7 +314,7 @@ def resolve_model_scope(patterns: list[str], registry: Any) -> tuple[list[Scoped
         if warning:
             warnings.append(warning)
         if model is None:
-            warnings.append(f'No models match pattern "{pattern}"')
+            warnings.append(unavailable_provider(registry, pattern) or f'No models match pattern "{pattern}"')
             continue
         add(model, level)
     return scoped, warnings

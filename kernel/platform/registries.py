@@ -135,11 +135,16 @@ class CommandDefinition(Registration):
 
 
 class CliCommandDefinition(Lazy, Registration):
-    """A CLI subcommand: a ``click.Command`` or an import string naming one."""
+    """A CLI subcommand: a ``click.Command`` or an import string naming one.
+
+    ``reports_diagnostics``: the command prints the run's diagnostics itself (``pi plugins``
+    lists them after its table), so piko does not print them as warnings first.
+    """
 
     name: str
     command: Any = None
     help: str = ""
+    reports_diagnostics: bool = False
     plugin: str = ""
 
 
@@ -223,7 +228,8 @@ class Registry(Generic[T]):
     A second definition of a name is refused with one line naming both plugins, unless it says
     ``override=True``: then it replaces the first, which stays reachable (:meth:`original`) and is
     listed in :attr:`overrides` for ``pi plugins``. ``overrides_forbidden`` (a policy) refuses
-    overrides too.
+    overrides too. Each refusal is listed in :attr:`refusals` (``pi plugins`` shows the plugin
+    ``refused``).
     """
 
     def __init__(self, kind: str, key: str = "name", group: str = "") -> None:
@@ -233,8 +239,14 @@ class Registry(Generic[T]):
         self._items: dict[str, T] = {}
         self._originals: dict[str, T] = {}
         self.overrides: list[Override] = []
+        self.refusals: list[Refusal] = []
         self.overrides_forbidden: str | None = None  # where the rule comes from, when forbidden
         self.diagnostics: list[str] = []
+
+    def refuse(self, plugin: str, name: str, cause: str) -> None:
+        """Record that ``plugin``'s definition of ``name`` was not taken, and say so in one line."""
+        self.refusals.append(Refusal(group=self.group, name=name, plugin=plugin, cause=cause))
+        self.diagnostics.append(f"plugin '{plugin}': {cause}")
 
     def add(self, definition: T, *, replace: bool = False) -> bool:
         name = getattr(definition, self._key)
@@ -243,15 +255,11 @@ class Registry(Generic[T]):
             owner = getattr(existing, "plugin", "?")
             new_owner = getattr(definition, "plugin", "?")
             if not getattr(definition, "override", False) or owner == new_owner:
-                self.diagnostics.append(
-                    f"plugin '{new_owner}': {self.kind} '{name}' is already registered by plugin "
-                    f"'{owner}'; ignored (register it with override=True to replace it)"
-                )
+                self.refuse(new_owner, name, already_registered(self.kind, name, owner))
                 return False
             if self.overrides_forbidden:
-                self.diagnostics.append(
-                    f"plugin '{new_owner}': {self.kind} '{name}' of plugin '{owner}' not overridden: "
-                    f"overrides are forbidden by {self.overrides_forbidden}"
+                self.refuse(
+                    new_owner, name, override_forbidden(self.kind, name, owner, self.overrides_forbidden)
                 )
                 return False
             self._originals.setdefault(name, existing)
@@ -286,6 +294,32 @@ def _add_runtime(registry: Registry[Any], definition: Any) -> bool:
     held = registry.get(getattr(definition, registry._key))
     own = held is not None and getattr(held, "plugin", None) == getattr(definition, "plugin", None)
     return registry.add(definition, replace=own)
+
+
+def already_registered(kind: str, name: str, owner: str) -> str:
+    """The cause of a refused registration: the name is taken."""
+    return (
+        f"{kind} '{name}' is already registered by plugin '{owner}'; ignored "
+        "(register it with override=True to replace it)"
+    )
+
+
+def override_forbidden(kind: str, name: str, owner: str, rule: str) -> str:
+    """The cause of a refused override: a policy forbids overrides."""
+    return f"{kind} '{name}' of plugin '{owner}' not overridden: overrides are forbidden by {rule}"
+
+
+class Refusal(Record, frozen=True):
+    """One registration that was refused (``pi plugins``: ``refused: CAUSE``, ``--check`` fails)."""
+
+    group: str
+    name: str
+    plugin: str
+    cause: str
+
+    @property
+    def label(self) -> str:
+        return f"refused {self.group}.{self.name}"
 
 
 class Override(Record, frozen=True):
@@ -383,8 +417,8 @@ class Registries:
             if cls is ShortcutDefinition:
                 held = registry.get(definition.key.lower())
                 if held is not None and held.reserved:
-                    registry.diagnostics.append(
-                        f"plugin '{plugin}': shortcut '{definition.key}' is reserved by piko; ignored"
+                    registry.refuse(
+                        plugin, definition.key, f"shortcut '{definition.key}' is reserved by piko; ignored"
                     )
                     return None
             registry.add(definition)
@@ -441,6 +475,14 @@ class Registries:
     def overrides(self) -> list[Override]:
         """Every definition that replaced another plugin's, in every registry filled so far."""
         return [o for attr in Registries.SPECS for o in getattr(self, attr).overrides]
+
+    def refusals(self) -> list[Refusal]:
+        """Every registration refused (a name taken, an override forbidden, a reserved key)."""
+        return [r for attr in Registries.SPECS for r in getattr(self, attr).refusals]
+
+    def owners(self) -> set[str]:
+        """The plugins that have a definition in some registry."""
+        return {getattr(d, "plugin", "") for attr in Registries.SPECS for d in getattr(self, attr)}
 
     def resource_loaders(self, kind: str) -> list[ResourceLoaderDefinition]:
         """The loaders registered for one resource kind, in registration order."""
@@ -555,7 +597,19 @@ def provider_config(
         raise RegistrationError(f"{who}a provider needs a name (a non-empty string); got {name!r}")
     models: list[Model] = []
     model_headers: dict[str, dict[str, str]] = dict(data.pop("model_headers", None) or {})
-    for index, model in enumerate(data.pop("models", None) or []):
+    given = data.pop("models", None) or []
+    if not isinstance(given, (list, tuple)):
+        raise RegistrationError(
+            f"{who}provider '{name}': models is a {type(given).__name__}; "
+            "expected a list of piko.Model objects or dicts of their fields"
+        )
+    for index, model in enumerate(given):
+        model_id = model.get("id") if isinstance(model, dict) else getattr(model, "id", None)
+        if isinstance(model, (dict, Model)) and (not isinstance(model_id, str) or not model_id):
+            raise RegistrationError(
+                f"{who}provider '{name}': models[{index}].id is a {type(model_id).__name__}; "
+                "expected a non-empty string (the model's id)"
+            )
         if isinstance(model, dict):
             try:
                 model = model_from_wire({camel(k) if "_" in k else k: v for k, v in model.items()})

@@ -31,10 +31,11 @@ async def run_json(app: Any) -> int:
     return await run_print(app, json_output=True)
 
 
-def _error(message: str) -> int:
+def _error(message: str, *, masked: bool = True) -> int:
+    """Write ``message`` to stderr (credentials masked, unless it is piko's own text) and return 1."""
     from piko.lib.redaction import redact
 
-    sys.stderr.write(f"{redact(message)}\n")
+    sys.stderr.write(f"{redact(message) if masked else message}\n")
     sys.stderr.flush()
     return 1
 
@@ -88,7 +89,7 @@ async def _run_print(app: Any, out: Any, *, json_output: bool) -> int:
         from piko.models.guidance import no_models_message
 
         await session.shutdown()
-        return _error(no_models_message())
+        return _error(no_models_message(), masked=False)  # its example "apiKey": "ollama" is no secret
 
     app.dispatcher.error_listeners.append(
         lambda error: sys.stderr.write(f"Extension error ({error.extension_path}): {error.error}\n")

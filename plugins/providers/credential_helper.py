@@ -8,6 +8,9 @@ line of output, kept for ``cacheSeconds``. When the provider answers HTTP 401 th
 dropped and the request is retried once with a fresh one (``piko_classify_error``). The command's
 output is never logged; a failure names the provider and the exit status. pi's ``!command``
 ``apiKey`` values keep working beside this (they run on every request).
+
+The cached keys belong to the app that fetched them: they are kept in a weak mapping keyed by the
+app and dropped when it is unconfigured (an SDK session closed), so a later app never meets them.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
+import weakref
 from typing import Any
 
 from piko import hookimpl
@@ -77,7 +81,14 @@ class KeyCommand:
         return key
 
 
-_commands: dict[tuple[int, str], KeyCommand] = {}
+# app -> provider -> its key command; an entry goes with its app (weakly held, and dropped when
+# the app is unconfigured)
+_commands: weakref.WeakKeyDictionary[Any, dict[str, KeyCommand]] = weakref.WeakKeyDictionary()
+
+
+def _live_commands(provider: str) -> list[KeyCommand]:
+    """The key commands of ``provider`` in every app still running (a hook without the app)."""
+    return [c for commands in list(_commands.values()) if (c := commands.get(provider)) is not None]
 
 
 def _spec(app: Any, provider: str) -> Any:
@@ -100,15 +111,21 @@ def key_command(app: Any, provider: str) -> KeyCommand | None:
         raise KeyCommandError(
             f"apiKeyCommand of provider {provider} must be a command line or an object with 'command'"
         )
-    slot = (id(app), provider)
-    known = _commands.get(slot)
+    commands = _commands.setdefault(app, {})
+    known = commands.get(provider)
     if known is None or known.command != spec["command"]:
         known = KeyCommand(
             provider, spec["command"],
             float(spec.get("cacheSeconds", DEFAULT_CACHE_SECONDS)), float(spec.get("timeoutSeconds", DEFAULT_TIMEOUT_SECONDS)),
         )  # fmt: skip
-        _commands[slot] = known
+        commands[provider] = known
     return known
+
+
+@hookimpl
+def piko_unconfigure(config: Any) -> None:
+    """The app is done: its cached keys go with it."""
+    _commands.pop(config, None)
 
 
 @hookimpl(tryfirst=True)
@@ -124,15 +141,17 @@ def piko_classify_error(message: AssistantMessage, model: Model | None) -> str |
     """A 401 from a provider whose key comes from a command: fetch a new key and try once more."""
     if model is None or not (message.error_message or "").lstrip().startswith("401"):
         return None
-    for (_, provider), command in _commands.items():
-        if provider == model.provider:
-            if command.refreshed_after_401:
-                command.refreshed_after_401 = False
-                return None  # the fresh key was refused as well: let the others decide
-            command.forget()
-            command.refreshed_after_401 = True
-            return "retryable"
-    return None
+    commands = _live_commands(model.provider)
+    if not commands:
+        return None
+    if all(command.refreshed_after_401 for command in commands):
+        for command in commands:
+            command.refreshed_after_401 = False
+        return None  # the fresh key was refused as well: let the others decide
+    for command in commands:
+        command.forget()
+        command.refreshed_after_401 = True
+    return "retryable"
 
 
 @hookimpl
@@ -140,6 +159,5 @@ def piko_message_end(event: Any) -> None:
     """A provider answered: a later 401 may again be worth one fresh key."""
     message = event.message
     if getattr(message, "ROLE", "") == "assistant" and message.stop_reason != "error":
-        for (_, provider), command in _commands.items():
-            if provider == message.provider:
-                command.refreshed_after_401 = False
+        for command in _live_commands(message.provider):
+            command.refreshed_after_401 = False

@@ -341,6 +341,7 @@ def test_no_models_and_no_key(pi_env: Any) -> None:
     (env.home / "models.json").unlink()
     done = env.run("-p", "hi")
     assert done.returncode == 1 and done.stderr.startswith("No models available.\n")
+    assert '"apiKey": "ollama"' in done.stderr  # the example as written, not masked as a secret
     done = env.run("-p", "--model", "anthropic/claude-sonnet-4-5", "hi")
     assert done.returncode == 1 and done.stderr.startswith("No API key found for anthropic.")
 

@@ -145,7 +145,9 @@ class PiResult:
 
 @pytest.fixture
 def run_pi(env: Env) -> Callable[..., PiResult]:
-    """``run_pi(*args, env={...}, pythonpath=[...], input=None, cwd=None)`` runs ``pi`` in a subprocess."""
+    """``run_pi(*args, env={...}, pythonpath=[...], input=None, cwd=None, terminal=False)`` runs ``pi``
+    in a subprocess; ``terminal=True`` gives it a pseudo-terminal for stdin, stdout and stderr (what
+    a user sees is then all in ``stdout``)."""
 
     def runner(
         *args: str,
@@ -155,6 +157,7 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
         cwd: str | os.PathLike[str] | None = None,
         modules_out: Path | None = None,
         timeout: float = 60,
+        terminal: bool = False,
     ) -> PiResult:
         child_env = hermetic_environment()
         child_env.pop("PYTHONPATH", None)
@@ -170,6 +173,8 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
             "-c",
             MODULES_AT_EXIT if modules_out is not None else "from piko.app.cli import main; main()",
         ]
+        if terminal:
+            return _run_in_terminal([*command, *args], cwd or environment.project, child_env, timeout)
         proc = subprocess.run(
             [*command, *args],
             cwd=str(cwd or environment.project),
@@ -183,6 +188,37 @@ def run_pi(env: Env) -> Callable[..., PiResult]:
 
     environment = env
     return runner
+
+
+def _run_in_terminal(
+    command: list[str], cwd: str | os.PathLike[str], child_env: dict[str, str], timeout: float
+) -> PiResult:
+    """Run ``command`` on a pseudo-terminal until it exits; stdout holds all it wrote."""
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        command, cwd=str(cwd), env={**child_env, "TERM": "dumb"},
+        stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+    )  # fmt: skip
+    os.close(follower)
+    chunks: list[bytes] = []
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = process.wait(timeout=timeout)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    output = b"".join(chunks).decode(errors="replace").replace("\r\n", "\n")
+    return PiResult(subprocess.CompletedProcess(command, code, output, ""))
 
 
 @pytest.fixture

@@ -158,10 +158,7 @@ def test_plugins_table_reports_problems(run_pi, fake_dist, env) -> None:
     (line,) = [line for line in result.stdout.splitlines() if line.startswith("broken ")]
     assert "failed: ImportError: needs libfoo (broken_mod.py:1)" in line
     assert "! plugin 'broken' failed to load: ImportError: needs libfoo (broken_mod.py:1)" in result.stdout
-    assert (
-        "Warning: plugin 'broken' failed to load: ImportError: needs libfoo (broken_mod.py:1)"
-        in result.stderr
-    )
+    assert "Warning: plugin 'broken'" not in result.stderr  # the table's diagnostics say it, once
 
 
 def test_plugins_reports_duplicate_tools(run_pi, fake_dist, env) -> None:

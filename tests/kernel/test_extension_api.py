@@ -263,6 +263,24 @@ def test_provider_settings_are_checked() -> None:
         api.register_provider("p", {"baseUrl": "http://127.0.0.1:1", "colour": "red"})
 
 
+@pytest.mark.parametrize(
+    ("models", "message"),
+    [
+        ("acme-1", r"provider 'p': models is a str; expected a list of piko\.Model objects or dicts"),
+        ([{"id": 5}], r"provider 'p': models\[0\]\.id is a int; expected a non-empty string"),
+        ([{"name": "no id"}], r"provider 'p': models\[0\]\.id is a NoneType; expected a non-empty string"),
+    ],
+)
+def test_a_provider_of_the_wrong_shape_names_the_field_and_what_was_expected(
+    models: Any, message: str
+) -> None:
+    api = ExtensionAPI("x")
+    with pytest.raises(ValueError, match=rf"plugin 'x': {message}"):
+        api.register_provider(
+            "p", {"baseUrl": "http://127.0.0.1:1", "api": "openai-completions", "models": models}
+        )
+
+
 def test_context_without_a_session(env) -> None:
     app = App(cwd=env.project, agent_dir=env.agent_dir)
     ctx = app.context()
