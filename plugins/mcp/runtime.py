@@ -313,29 +313,28 @@ class McpRuntime:
         self.registered.add(TOOL_SEARCH)
 
     def search(self, query: str, limit: int) -> list[str]:
-        """Deferred tools not loaded yet, best match first: a query word in the tool's name counts
-        more than in its description; its server's name and description rank the tools that matched."""
-        words = [w for w in query.lower().replace("_", " ").split() if w]
-        scored: list[tuple[float, str]] = []
+        """Deferred tools not declared yet, best match first (BM25 as pi 1.6 ranks them, see
+        :mod:`piko.plugins.mcp.search`), in the order the tools were registered on ties."""
+        from piko.plugins.mcp.search import rank, tool_document
+
+        documents = []
         for name, entry in self.tools.items():
             if entry.reach != "deferred" or entry.withdrawn or name in self.loaded or not self._allowed(name):
                 continue
             server = self.config.servers.get(entry.server)
-            own_name = entry.tool.name.lower().replace("_", " ")
-            description = (entry.tool.description or "").lower()
-            server_text = f"{entry.server} {(server.description if server else '') or ''}".lower()
-            score = sum(3.0 * (w in own_name) + 1.0 * (w in description) for w in words)
-            if score > 0:  # the server's own words only rank the tools that matched
-                score += sum(0.5 * (w in server_text) for w in words)
-                scored.append((-score, name))
-        for name in RESOURCE_TOOLS:
-            if name in self.registered and name not in self.loaded and self._resource_reach() == "deferred":
-                score = sum(
-                    2.0 * (w in name.replace("_", " ")) + 0.5 * (w in "resource resources") for w in words
-                )
-                if score > 0:
-                    scored.append((-score, name))
-        return [name for _score, name in sorted(scored)[:limit]]
+            connection = self.connections.get(entry.server)
+            space = (
+                namespace(entry.server),
+                server.description if server else None,
+                connection.instructions if connection else None,
+            )
+            documents.append(tool_document(name, entry.tool.description or "", entry.tool.inputSchema, space))
+        if self._resource_reach() == "deferred":
+            for name in RESOURCE_TOOLS:
+                if name in self.registered and name not in self.loaded and self._allowed(name):
+                    description, parameters = RESOURCE_TOOL_SPECS[name]
+                    documents.append(tool_document(name, description, parameters))
+        return rank(query, documents, limit)
 
     async def _tool_search(
         self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
@@ -369,7 +368,7 @@ class McpRuntime:
         entry = self.tools.get(name)
         if entry is not None:
             return entry.tool.description or ""
-        return RESOURCE_DESCRIPTIONS.get(name, "")
+        return RESOURCE_TOOL_SPECS[name][0] if name in RESOURCE_TOOL_SPECS else ""
 
     def restore_loaded(self, entries: list[Any]) -> None:
         """What tool_search loaded on the current branch (after resume, fork or /tree)."""
@@ -406,25 +405,20 @@ class McpRuntime:
         ]  # fmt: skip
 
     def _register_resource_tools(self) -> None:
-        server = {"type": "string", "description": "MCP server name."}
-        cursor = {"type": "string", "description": "Cursor from a previous call's nextCursor."}
-        specs = {
-            "list_mcp_resources": ({"server": server, "cursor": cursor}, [], self._list_resources),
-            "list_mcp_resource_templates": ({"server": server, "cursor": cursor}, [], self._list_templates),
-            "read_mcp_resource": (
-                {"server": server, "uri": {"type": "string", "description": "Resource URI."}},
-                ["server", "uri"],
-                self._read_resource,
-            ),
+        executors = {
+            "list_mcp_resources": self._list_resources,
+            "list_mcp_resource_templates": self._list_templates,
+            "read_mcp_resource": self._read_resource,
         }
-        for name, (properties, required, execute) in specs.items():
+        for name, execute in executors.items():
             if name in self.registered:
                 continue
+            description, parameters = RESOURCE_TOOL_SPECS[name]
             self.pi.register_tool(
                 name=name,
                 label=name,
-                description=RESOURCE_DESCRIPTIONS[name],
-                parameters={"type": "object", "properties": properties, "required": required},
+                description=description,
+                parameters=parameters,
                 execute=execute,
                 default_active=False,
                 annotations={"readOnlyHint": True},
@@ -549,13 +543,51 @@ class McpRuntime:
         return "\n".join(lines)
 
 
-RESOURCE_DESCRIPTIONS = {
+def _string(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description}
+
+
+_LIST_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": _string("MCP server name. Omit to list every server with resources."),
+        "cursor": _string(
+            "Opaque cursor from a previous call with the same server; omit for the first page."
+        ),
+    },
+    "additionalProperties": False,
+}
+# the resource tools as pi 1.6 declares them (the wording is the model's, and tool_search ranks by it)
+RESOURCE_TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
     "list_mcp_resources": (
-        "List the resources of MCP servers as JSON. With `server`, one page of that server (continue with "
-        "`cursor`); without it, every resource of every server."
+        "Lists resources provided by MCP servers. Resources allow servers to share data that provides "
+        "context to language models, such as files, database schemas, or application-specific information. "
+        "Prefer resources over web search when possible.",
+        _LIST_PARAMETERS,
     ),
-    "list_mcp_resource_templates": "List the resource URI templates of MCP servers as JSON (same paging as list_mcp_resources).",
-    "read_mcp_resource": "Read one resource of an MCP server by `server` and `uri`.",
+    "list_mcp_resource_templates": (
+        "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to "
+        "share data that takes parameters and provides context to language models, such as files, database "
+        "schemas, or application-specific information. Prefer resource templates over web search when possible.",
+        _LIST_PARAMETERS,
+    ),
+    "read_mcp_resource": (
+        "Read a specific resource from an MCP server given the server name and resource URI.",
+        {
+            "type": "object",
+            "properties": {
+                "server": _string(
+                    "MCP server name exactly as configured. Must match the 'server' field returned by "
+                    "list_mcp_resources."
+                ),
+                "uri": _string(
+                    "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."
+                ),
+            },
+            "required": ["server", "uri"],
+            "additionalProperties": False,
+        },
+    ),
 }
 
 
