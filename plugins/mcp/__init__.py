@@ -158,6 +158,24 @@ def piko_register_cli_commands(register: RegisterCliCommand) -> None:
 
 
 @hookimpl
+def piko_tool_registers_later(name: str, app: Any) -> bool | None:
+    """``mcp__<server>__<tool>`` names in ``--tools`` are registered once their server connects,
+    and ``tool_search`` and the resource tools once a server needs them: not unknown tools."""
+    from piko.plugins.mcp.naming import is_mcp_tool
+
+    if mcp_disabled(app):
+        return None
+    if name.startswith("mcp__"):
+        return True
+    if is_mcp_tool(name) or name == "tool_search":
+        from piko.plugins.mcp.config import has_servers_configured
+
+        registered = bool(getattr(app, "extension_mcp_servers", None))
+        return registered or has_servers_configured(app.agent_dir, str(app.cwd), project_trusted(app)) or None
+    return None
+
+
+@hookimpl
 def piko_unconfigure(config: Any) -> None:
     """piko exits: no stdio server outlives it, even one whose stop was cut short."""
     connection = sys.modules.get("piko.plugins.mcp.connection")

@@ -91,14 +91,18 @@ class McpRuntime:
 
     @staticmethod
     def _tools_selection(options: dict[str, Any]) -> Any:
-        """None: every MCP tool by its exposure; else a matcher of the ``--tools`` entries
-        (only once an entry starts with ``mcp__``); ``--no-tools`` lets none through."""
+        """None: every MCP tool by its exposure; else a matcher of the MCP tools ``--tools`` and
+        ``--exclude-tools`` let through (``--tools`` counts only once an entry starts with
+        ``mcp__``); ``--no-tools`` lets none through."""
         if options.get("no_tools"):
             return lambda _name: False
         listed = [n.strip() for n in str(options.get("tools") or "").split(",") if n.strip()]
-        if listed and any(n.startswith("mcp__") for n in listed):
-            return name_matcher(listed)
-        return None
+        excluded = [n.strip() for n in str(options.get("exclude_tools") or "").split(",") if n.strip()]
+        allowed = name_matcher(listed) if any(n.startswith("mcp__") for n in listed) else None
+        denied = name_matcher(excluded) if excluded else None
+        if allowed is None and denied is None:
+            return None
+        return lambda name: (allowed is None or allowed(name)) and not (denied is not None and denied(name))
 
     def _allowed(self, name: str) -> bool:
         return self._selection is None or bool(self._selection(name))
