@@ -38,7 +38,9 @@ def activate(pi: Any) -> None:
         section = runtime.servers_section()
         if section is None:
             return None
-        return {"system_prompt": f"{ctx.get_system_prompt()}\n\n{section}"}
+        # the prompt as built for this prompt and changed by the handlers before this one (not
+        # ctx.get_system_prompt(), which still holds the last prompt's, section included)
+        return {"system_prompt": f"{event.system_prompt}\n\n{section}"}
 
     async def on_session_shutdown(event: Any, ctx: Any) -> None:
         runtime = _runtime()

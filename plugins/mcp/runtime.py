@@ -31,6 +31,8 @@ TOOL_SEARCH = "tool_search"
 TOOL_SEARCH_LIMIT = 8
 LOADED_ENTRY = "mcp-tool-search"  # custom session entries recording what tool_search loaded
 SECTION = "mcp_servers"
+SECTION_MAX_CHARS = 4096  # the section's lines; summaries shrink, then servers are left out
+SUMMARY_MAX_CHARS = 250  # one server's summary at most
 TOOL_SEARCH_DESCRIPTION = (
     "# Tool discovery\n\nSearches the metadata of tools that are not declared yet and declares the "
     "matches for the next model call.\n\nSome tools, such as the tools of MCP servers, are not given "
@@ -497,7 +499,9 @@ class McpRuntime:
     # -- what the model and the user read --------------------------------------------------------
 
     def servers_section(self) -> str | None:
-        """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared."""
+        """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared,
+        a line each, within :data:`SECTION_MAX_CHARS` as pi 1.6 fits it (summaries shortened to
+        fit, then the last servers left out and counted)."""
         listed = sorted(
             (
                 s
@@ -508,16 +512,27 @@ class McpRuntime:
         )
         if not listed:
             return None
-        lines = [
-            "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
-        ]
-        for server in listed:
+        intro = "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
+        heads = [f"- {namespace(server.name)} (tool_search)" for server in listed]
+
+        def omitted(count: int) -> list[str]:
+            plural = "" if count == 1 else "s"
+            return [f"- … {count} more server{plural}; find their tools with tool_search"] if count else []
+
+        def size(kept: int) -> int:
+            return len("\n".join([intro, *heads[:kept], *omitted(len(listed) - kept)]))
+
+        kept = len(listed)
+        while kept > 0 and size(kept) > SECTION_MAX_CHARS:
+            kept -= 1
+        per_server = 0 if kept == 0 else min(SUMMARY_MAX_CHARS, (SECTION_MAX_CHARS - size(kept)) // kept - 2)
+        lines = [intro]
+        for server, head in zip(listed[:kept], heads, strict=False):
             connection = self.connections[server.name]
-            summary = (server.description or connection.instructions or "").strip().split("\n", 1)[0].strip()
-            if len(summary) > 250:
-                summary = summary[:249].rstrip() + "…"
-            head = f"- {namespace(server.name)} (tool_search)"
+            text = (server.description or "").strip() or (connection.instructions or "").strip()
+            summary = _shorten(text.split("\n", 1)[0].strip(), per_server) if per_server > 0 else ""
             lines.append(f"{head}: {summary}" if summary else head)
+        lines.extend(omitted(len(listed) - kept))
         return f"<{SECTION}>\n" + "\n".join(lines) + f"\n</{SECTION}>"
 
     def new_failures(self) -> list[str]:
@@ -593,6 +608,13 @@ RESOURCE_TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, ending in ``…`` when cut."""
+    if len(text) <= limit:
+        return text
+    return "" if limit <= 1 else text[: limit - 1].rstrip() + "…"
 
 
 def _items_attr(kind: str) -> str:
