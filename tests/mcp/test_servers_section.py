@@ -71,16 +71,22 @@ def section_for(tmp_path, servers: dict[str, dict[str, object]]) -> str | None:
 
 def test_the_section_fits_in_4096_characters(tmp_path) -> None:
     entry = {"command": "x", "exposure": "deferred"}
-    few = section_for(tmp_path, {"a": {**entry, "description": "d" * 400}, "b": {**entry, "description": "  "}})
+    few = section_for(
+        tmp_path, {"a": {**entry, "description": "d" * 400}, "b": {**entry, "description": "  "}}
+    )
     assert few is not None
     assert "- mcp__a (tool_search): " + "d" * 249 + "…\n" in few
     assert "- mcp__b (tool_search)\n" in few  # a blank description is no summary
-    many = section_for(tmp_path, {f"server-{i:03d}": {**entry, "description": "word " * 60} for i in range(200)})
+    many = section_for(
+        tmp_path, {f"server-{i:03d}": {**entry, "description": "word " * 60} for i in range(200)}
+    )
     assert many is not None
     body = many.removeprefix("<mcp_servers>\n").removesuffix("\n</mcp_servers>")
     assert len(body) <= 4096
     lines = body.splitlines()
-    assert lines[-1].startswith("- … ") and lines[-1].endswith(" more servers; find their tools with tool_search")
+    assert lines[-1].startswith("- … ") and lines[-1].endswith(
+        " more servers; find their tools with tool_search"
+    )
     kept = len(lines) - 2
     assert int(lines[-1].split()[2]) == 200 - kept
     assert all(line.startswith("- mcp__server_") and ": " not in line for line in lines[1:-1])

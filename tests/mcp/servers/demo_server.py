@@ -159,6 +159,7 @@ def run_http(server: FastMCP, port: int) -> None:
     import uvicorn
 
     sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart takes the same port
     sock.bind(("127.0.0.1", port))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning")
