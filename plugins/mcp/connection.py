@@ -362,6 +362,7 @@ class ServerConnection:
         async with transport as (read, write), ClientSession(
             read, write, read_timeout_seconds=timedelta(seconds=self.config.timeout_s),
             logging_callback=self._on_log, message_handler=self._on_message, client_info=CLIENT_INFO,
+            list_roots_callback=self._list_roots,
         ) as session:  # fmt: skip
             with anyio.fail_after(self.config.timeout_s):
                 initialized = await session.initialize()
@@ -402,6 +403,17 @@ class ServerConnection:
             result = self.on_tools(self)
             if result is not None:
                 await result
+
+    # -- what the client offers the server --------------------------------------------------------
+    # pi 1.6 offers roots only: sampling and elicitation requests are declined (the SDK's answer
+    # when no callback is given, and then it declares neither capability)
+
+    async def _list_roots(self, context: Any) -> types.ListRootsResult:
+        """``roots/list``: the session's working directory, as pi 1.6 answers."""
+        from pathlib import Path
+
+        folder = Path(os.path.abspath(self.cwd))  # as given, like pi (symlinks kept)
+        return types.ListRootsResult(roots=[types.Root(uri=types.FileUrl(folder.as_uri()), name=folder.name)])
 
     # -- notifications ---------------------------------------------------------------------------
 
