@@ -96,7 +96,9 @@ async def _start(pi: Any, ctx: Any) -> None:
     if not _state["command"]:  # only with servers configured: without, piko is as it was
         _state["command"] = True
         pi.register_command(
-            "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
+            "mcp",
+            description="Manage MCP servers: reconnect, enable or disable, and change exposure",
+            handler=_mcp_command,
         )
 
     config = load_config(app.agent_dir, ctx.cwd, trusted, extra=registered)
@@ -135,6 +137,11 @@ async def _mcp_command(args: str, ctx: Any) -> None:
     if runtime is None:
         ctx.ui.notify("No MCP servers configured.", "info")
         _print("No MCP servers configured.")
+        return
+    if not words and getattr(ctx, "mode", None) == "tui":
+        from piko.plugins.mcp.manager import manage
+
+        await manage(runtime, ctx)
         return
     if len(words) == 2 and words[0] == "reconnect":
         connection = runtime.connections.get(words[1])

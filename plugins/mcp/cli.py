@@ -15,7 +15,9 @@ from piko.plugins.mcp.config import (
     check_entry,
     load_config,
     project_config_path,
+    read_config_file,
     user_config_path,
+    write_config_file,
 )
 
 USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
@@ -48,25 +50,6 @@ def _target(app: Any, local: bool) -> tuple[Path, str]:
     if local:
         return project_config_path(app.cwd), "project"
     return user_config_path(app.agent_dir), "global"
-
-
-def _read(path: Path) -> dict[str, Any]:
-    from piko.lib import jsonio
-
-    if not path.is_file():
-        return {}
-    data = jsonio.read_json_file(path)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
-
-
-def write_servers(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` back whole: keys other than the changed server are kept as they were."""
-    from piko.lib import jsonio
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
 
 
 def _pair(value: str, option: str) -> tuple[str, str]:
@@ -190,7 +173,7 @@ def _add(app: Any, args: list[str]) -> int:
         return 1
     path, scope = _target(app, local)
     try:
-        data = _read(path)
+        data = read_config_file(path)
     except (OSError, ValueError) as error:
         _err(f"Error: {error}")
         return 1
@@ -200,7 +183,7 @@ def _add(app: Any, args: list[str]) -> int:
     replaced = name in servers
     servers[name] = entry
     data["mcpServers"] = servers
-    write_servers(path, data)
+    write_config_file(path, data)
     click.echo(f'{"Replaced" if replaced else "Added"} {scope} MCP server "{name}" in {path}.')
     # the saved decision decides the next start (this run may have found nothing to protect yet)
     if local and not app.trust.is_trusted(app.cwd):
@@ -220,7 +203,7 @@ def _remove(app: Any, args: list[str]) -> int:
     name = names[0]
     path, scope = _target(app, local)
     try:
-        data = _read(path)
+        data = read_config_file(path)
     except (OSError, ValueError) as error:
         _err(f"Error: {error}")
         return 1
@@ -229,7 +212,7 @@ def _remove(app: Any, args: list[str]) -> int:
         _err(f'No {scope} MCP server named "{name}" in {path}.')
         return 1
     del servers[name]
-    write_servers(path, data)
+    write_config_file(path, data)
     click.echo(f'Removed {scope} MCP server "{name}" from {path}.')
     return 0
 

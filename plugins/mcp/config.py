@@ -331,3 +331,37 @@ def apply_policy(config: McpConfig, policy: Any) -> list[str]:
         )
         refused.append(why)
     return refused
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """An ``mcp.json`` as a dict (``{}`` when there is none); ``ValueError`` when it is not an object."""
+    from piko.lib import jsonio
+
+    if not path.is_file():
+        return {}
+    data = jsonio.read_json_file(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def write_config_file(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` back whole: keys other than the changed server are kept as they were."""
+    from piko.lib import jsonio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
+
+
+def update_entry(path: Path, name: str, changes: dict[str, Any]) -> None:
+    """Set ``changes`` in the entry ``name`` of the file at ``path`` (the file that defines the
+    server, or holds its project override), leaving everything else in the file as it was."""
+    data = read_config_file(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        raise ValueError(f"{path}: no mcpServers object")
+    key = next((k for k in servers if canonical_name(k) == canonical_name(name)), None)
+    if key is None or not isinstance(servers[key], dict):
+        raise ValueError(f'{path}: no server "{name}"')
+    servers[key].update(changes)
+    write_config_file(path, data)

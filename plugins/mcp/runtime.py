@@ -153,6 +153,44 @@ class McpRuntime:
                 entry.withdrawn = True
         await connection.stop()
 
+    # -- changes from /mcp ------------------------------------------------------------------------
+
+    def _replace_entry(self, name: str, **changes: Any) -> ServerConfig:
+        old = self.config.servers[name]
+        server = ServerConfig(
+            name=old.name, kind=old.kind, raw={**old.raw, **changes}, source=old.source, scope=old.scope
+        )
+        self.config.servers[name] = server
+        self.connections[name].config = server
+        return server
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """Turn a server on (it connects in the background) or off (closed, its tools withdrawn)."""
+        server = self._replace_entry(name, enabled=enabled)
+        connection = self.connections[name]
+        if not enabled:
+            await connection.stop()
+            connection.state, connection.error = "disabled", None
+            for entry in self.tools.values():
+                if entry.server == name:
+                    entry.withdrawn = True
+        else:
+            connection.state = "idle"
+            connection.start()
+            if self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+                self._register_tool_search()
+        self.refresh_active()
+
+    def set_exposure(self, name: str, exposure: str) -> None:
+        """Give a server's tools a new exposure (``toolExposure`` still wins for the tools it names)."""
+        server = self._replace_entry(name, exposure=exposure)
+        for entry in self.tools.values():
+            if entry.server == name:
+                entry.exposure = tool_exposure(server.exposure, server.tool_exposure, entry.tool.name)
+        if self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+            self._register_tool_search()
+        self.refresh_active()
+
     @staticmethod
     def _reaches_deferred(server: ServerConfig) -> bool:
         exposures = {server.exposure, *server.tool_exposure.values()}
