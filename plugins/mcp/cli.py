@@ -20,6 +20,14 @@ from piko.plugins.mcp.config import (
     write_config_file,
 )
 
+# pi mcp add's OAuth options and the oauth keys they set, in the order pi writes them
+OAUTH_OPTIONS = {
+    "--oauth-client-id": "clientId",
+    "--oauth-client-secret": "clientSecret",
+    "--oauth-callback-port": "callbackPort",
+    "--oauth-client-name": "clientName",
+    "--oauth-client-registration": "clientRegistration",
+}
 USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
 HELP = """Usage: pi mcp <command> [options]
 
@@ -59,6 +67,10 @@ def _pair(value: str, option: str) -> tuple[str, str]:
     return key, rest
 
 
+class AddError(ValueError):
+    """A ``pi mcp add`` mistake that is said alone, without the usage lines."""
+
+
 def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
     """``(name, local, entry)`` from ``pi mcp add`` arguments; raises ``click.UsageError``."""
     name: str | None = None
@@ -76,7 +88,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         "--bearer-token-env-var",
         "--exposure",
         "--description",
+        *OAUTH_OPTIONS,
     }
+    oauth: dict[str, Any] = {}
     while i < len(args):
         arg = args[i]
         if arg == "--":
@@ -105,6 +119,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
                 entry["exposure"] = value
             elif arg == "--description":
                 entry["description"] = value
+            elif arg in OAUTH_OPTIONS:
+                key = OAUTH_OPTIONS[arg]
+                oauth[key] = int(value) if key == "callbackPort" and value.isdigit() else value
         elif arg.startswith("-"):
             raise click.UsageError(f"unknown option {arg}")
         elif name is None:
@@ -114,6 +131,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         i += 1
     if name is None or (not command and "url" not in entry) or (command and "url" in entry):
         raise click.UsageError("")
+    if command and oauth:
+        first = next(option for option, key in OAUTH_OPTIONS.items() if key in oauth)
+        raise AddError(f"{first} only applies to HTTP servers (--url).")
     if command:
         out: dict[str, Any] = {"command": command[0]}
         if command[1:]:
@@ -128,6 +148,8 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         out = {"url": entry.pop("url")}
         if headers:
             out["headers"] = headers
+        if oauth:
+            out["oauth"] = {key: oauth[key] for key in OAUTH_OPTIONS.values() if key in oauth}
     out.update(entry)
     return name, local, out
 
@@ -167,6 +189,9 @@ def _add(app: Any, args: list[str]) -> int:
     except click.UsageError as error:
         _err((f"{error.message}\n" if error.message else "") + USAGE)
         return 1
+    except AddError as error:
+        _err(str(error))
+        return 1
     _kind, problem = check_entry(name, entry)
     if problem:
         _err(problem)
@@ -190,7 +215,10 @@ def _add(app: Any, args: list[str]) -> int:
         click.echo(
             f"The project is not trusted, so {path} is ignored until you start pi in the project and trust it."
         )
-    click.echo("Check it with: pi mcp list")
+    if "url" in entry:
+        click.echo(f"Check it with: pi mcp list. If it requires sign-in: pi mcp login {name}")
+    else:
+        click.echo("Check it with: pi mcp list")
     return 0
 
 
