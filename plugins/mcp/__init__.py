@@ -97,7 +97,7 @@ async def _start(pi: Any, ctx: Any) -> None:
         _state["command"] = True
         pi.register_command(
             "mcp",
-            description="Manage MCP servers: reconnect, enable or disable, and change exposure",
+            description="Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
             handler=_mcp_command,
         )
 
@@ -142,6 +142,11 @@ async def _mcp_command(args: str, ctx: Any) -> None:
         from piko.plugins.mcp.manager import manage
 
         await manage(runtime, ctx)
+        return
+    if len(words) == 2 and words[0] in ("login", "logout"):
+        from piko.plugins.mcp.manager import sign_in, sign_out
+
+        await (sign_in if words[0] == "login" else sign_out)(runtime, ctx, words[1])
         return
     if len(words) == 2 and words[0] == "reconnect":
         connection = runtime.connections.get(words[1])

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -366,11 +364,7 @@ def _sign(app: Any, verb: str, args: list[str]) -> int:
 
     def show(url: str) -> None:
         _err(f"Open this page to sign in to {server.name}:\n{url}")
-        if not os.environ.get("PIKO_NO_BROWSER"):
-            import webbrowser
-
-            with contextlib.suppress(Exception):
-                webbrowser.open(url)
+        oauth.open_in_browser(url)
 
     try:
         asyncio.run(oauth.login(server, app.agent_dir, show, timeout=timeout))

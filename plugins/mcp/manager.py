@@ -1,4 +1,6 @@
-"""The interactive ``/mcp`` screen: servers, their state, tools, reconnect, exposure, enable/disable.
+"""``/mcp`` in a session: the interactive screen, and the ``login``/``logout`` subcommands.
+
+The screen shows the servers, their state, tools, and offers reconnect, exposure, enable/disable.
 
 Menus of the extension UI (``ctx.ui.select``), laid out as pi 1.6's ``/mcp`` manager: the server
 list (those that need attention first), then one server's details and actions. Enabled state and
@@ -172,3 +174,67 @@ def save(server: Any, changes: dict[str, Any]) -> str | None:
     except (OSError, ValueError) as error:
         return f"Could not update {server.source}: {error}"
     return None
+
+
+async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
+    """``/mcp login NAME``: the sign-in page is named in a notice (and opened in the browser);
+    once approved, the tokens are stored and the server reconnects with them."""
+    from piko.plugins.mcp import oauth
+    from piko.plugins.mcp.connection import describe_error
+
+    connection = _oauth_connection(runtime, ctx, name)
+    if connection is None:
+        return
+    if not ctx.has_ui:
+        ctx.ui.notify(f'Signing in to MCP server "{name}" requires interactive mode.', "error")
+        return
+
+    def show(url: str) -> None:
+        ctx.ui.notify(f'Sign in to MCP server "{name}" in your browser:\n{url}', "info")
+        oauth.open_in_browser(url)
+
+    try:
+        await oauth.login(connection.config, runtime.log.agent_dir, show)
+    except Exception as error:
+        ctx.ui.notify(f"Sign-in failed: {describe_error(error)}", "error")
+        return
+    await connection.stop()
+    connection.start()
+    await connection.wait_ready(connection.config.timeout_s)
+    if connection.state != "connected":
+        ctx.ui.notify(f"Signed in, but {connection.status_line()}", "error")
+        return
+    ctx.ui.notify(f'Signed in to MCP server "{name}" ({len(connection.tools)} tools).', "info")
+
+
+async def sign_out(runtime: Any, ctx: Any, name: str) -> None:
+    """``/mcp logout NAME``: delete the stored sign-in; the server is connected again without it."""
+    from piko.plugins.mcp import oauth
+
+    connection = _oauth_connection(runtime, ctx, name)
+    if connection is None:
+        return
+    removed = oauth.logout(connection.config, runtime.log.agent_dir)
+    await connection.stop()
+    connection.start()
+    ctx.ui.notify(
+        f'Signed out of MCP server "{name}".'
+        if removed
+        else f'No stored credentials for MCP server "{name}".',
+        "info",
+    )
+
+
+def _oauth_connection(runtime: Any, ctx: Any, name: str) -> Any:
+    from piko.plugins.mcp import oauth
+
+    connection = runtime.connections.get(name)
+    if connection is None:
+        ctx.ui.notify(f'No MCP server named "{name}".', "error")
+        return None
+    if not oauth.uses_oauth(connection.config):
+        ctx.ui.notify(
+            "No enabled MCP server uses OAuth. Only HTTP servers without an Authorization header do.", "error"
+        )
+        return None
+    return connection

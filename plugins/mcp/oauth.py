@@ -260,6 +260,16 @@ async def login(
         raise RuntimeError("the server accepted the connection without a sign-in")
 
 
+def open_in_browser(url: str) -> None:
+    """Open the sign-in page in the user's browser, unless ``PIKO_NO_BROWSER`` is set."""
+    if os.environ.get("PIKO_NO_BROWSER"):
+        return
+    import webbrowser
+
+    with contextlib.suppress(Exception):
+        webbrowser.open(url)
+
+
 def logout(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
     """Delete the stored credentials of a server; False when there were none."""
     return FileTokenStorage(agent_dir, credential_key(config)).forget()

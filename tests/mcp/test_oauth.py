@@ -110,3 +110,39 @@ def test_a_session_says_in_one_line_that_sign_in_is_needed(mcp_env, auth_server)
         'Warning: MCP server "secure" failed: needs sign-in: run `pi mcp login secure`'
     ]
     assert not (env.home / "mcp-auth.json").exists()  # no client registered behind the user's back
+
+
+def test_mcp_login_and_logout_in_a_running_session(mcp_env, auth_server):
+    """``/mcp login`` names the page in a notice; once approved the session's server connects and
+    its tools work on the next turn; ``/mcp logout`` deletes the sign-in."""
+    from piko.testing.rpc_client import RpcProcess
+
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}, "local": {"command": sys.executable}})
+    args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1"]
+    rpc = RpcProcess(env.home, env.work, args, env.environment({"PIKO_NO_BROWSER": "1"}))
+
+    def notice(start: str) -> str:
+        record = rpc.wait_for(
+            lambda r: r.get("method") == "notify" and str(r.get("message")).startswith(start), 60
+        )
+        return str(record["message"])
+
+    try:
+        rpc.send({"id": "l", "type": "prompt", "message": "/mcp login secure"})
+        page = notice('Sign in to MCP server "secure" in your browser:\n').splitlines()[1]
+        approved = httpx.get(page, follow_redirects=True, timeout=30)
+        assert approved.status_code == 200 and "Signed in" in approved.text
+        assert notice('Signed in to MCP server "secure"') == 'Signed in to MCP server "secure" (1 tools).'
+        rpc.prompt("go", timeout=60)
+        rpc.send({"id": "n", "type": "prompt", "message": "/mcp login local"})
+        assert "Only HTTP servers without an Authorization header do." in notice(
+            "No enabled MCP server uses OAuth"
+        )
+        rpc.send({"id": "o", "type": "prompt", "message": "/mcp logout secure"})
+        assert notice("Signed out") == 'Signed out of MCP server "secure".'
+    finally:
+        assert rpc.close() == 0, rpc.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+    assert f"secure|{url}" not in json.loads((env.home / "mcp-auth.json").read_text())["servers"]
