@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import PrivateAttr
 
 from piko.plugins.mcp.config import ServerConfig, resolve_value
 
@@ -107,6 +108,23 @@ class FileTokenStorage:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._update("client", client_info.model_dump(mode="json", exclude_none=True))
 
+    def extra_scope(self) -> str | None:
+        """Scopes a server asked for later (a step-up), added to the next sign-in's request."""
+        value = self._entry().get("scope")
+        return value if isinstance(value, str) and value else None
+
+    def remember_scope(self, scope: str | None) -> None:
+        if scope and scope != self.extra_scope():
+            self._update("scope", scope)
+
+    def drop_tokens(self) -> None:
+        """Forget the tokens (a new sign-in follows), keeping the client and the scopes asked for."""
+        data = _load(self.path)
+        entry = data.get("servers", {}).get(self.key)
+        if isinstance(entry, dict) and entry.pop("tokens", None) is not None:
+            entry.pop("expiresAt", None)
+            _save(self.path, data)
+
     def drop_client(self) -> None:
         data = _load(self.path)
         entry = data.get("servers", {}).get(self.key)
@@ -134,17 +152,40 @@ def uses_oauth(config: ServerConfig) -> bool:
     return config.kind == "http" and not any(k.lower() == "authorization" for k in headers)
 
 
-def _metadata(config: ServerConfig, redirect_uri: str) -> OAuthClientMetadata:
+def merge_scopes(*scopes: str | None) -> str | None:
+    """Space-separated scopes, each once, in order."""
+    words = [w for scope in scopes if scope for w in scope.split()]
+    return " ".join(dict.fromkeys(words)) or None
+
+
+class _ClientMetadata(OAuthClientMetadata):
+    """Client metadata whose ``scope`` the SDK's scope selection sets before each authorization
+    (to the server's advertised scopes, or none): the configured ``oauth.scope`` stands in when
+    nothing is advertised, and scopes a server asked for later are added."""
+
+    _configured: str | None = PrivateAttr(default=None)
+    _extra: str | None = PrivateAttr(default=None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "scope" and self.__pydantic_private__ is not None:
+            value = merge_scopes(value or self._configured, self._extra)
+        super().__setattr__(name, value)
+
+
+def _metadata(config: ServerConfig, redirect_uri: str, extra_scope: str | None = None) -> OAuthClientMetadata:
     options = _options(config)
     secret = options.get("clientSecret")
-    return OAuthClientMetadata.model_validate({
+    metadata = _ClientMetadata.model_validate({
         "client_name": options.get("clientName") or CLIENT_NAME,
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": "client_secret_post" if secret else "none",
-        **({"scope": options["scope"]} if options.get("scope") else {}),
     })  # fmt: skip
+    metadata._configured = options.get("scope") or None
+    metadata._extra = extra_scope
+    metadata.scope = None  # as the SDK's selection would, with nothing advertised
+    return metadata
 
 
 async def _configured_client(config: ServerConfig, storage: FileTokenStorage, redirect_uri: str) -> None:
@@ -170,6 +211,9 @@ def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAu
         return None
 
     async def no_browser(url: str) -> None:
+        # a sign-in is wanted (the token was refused, or the server asks for more scope, which the
+        # SDK has put in the metadata): remember the scope for the next pi mcp login
+        storage.remember_scope(provider.context.client_metadata.scope)
         raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
 
     async def no_callback() -> tuple[str, str | None]:
@@ -232,6 +276,7 @@ async def login(
     port = callback.sockets[0].getsockname()[1]
     redirect_uri = _redirect_uri(config, port)
     storage = FileTokenStorage(agent_dir, credential_key(config))
+    storage.drop_tokens()  # a sign-in authorizes anew (also for scopes asked for since)
     registered = await storage.get_client_info()
     if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
         storage.drop_client()  # a client registered before stays in use only while its redirect URI matches
@@ -245,9 +290,8 @@ async def login(
     async def wait_for_code() -> tuple[str, str | None]:
         return await arrived
 
-    provider = OAuthClientProvider(
-        str(config.raw["url"]), _metadata(config, redirect_uri), storage, redirect, wait_for_code, timeout
-    )
+    metadata = _metadata(config, redirect_uri, storage.extra_scope())
+    provider = OAuthClientProvider(str(config.raw["url"]), metadata, storage, redirect, wait_for_code, timeout)
     try:
         async with asyncio.timeout(timeout), http_transport(config, auth=provider) as (read, write):
             from mcp.client.session import ClientSession

@@ -70,7 +70,7 @@ def test_login_stores_tokens_and_sessions_use_them(mcp_env, auth_server):
     assert stat.S_IMODE(auth.stat().st_mode) == 0o600
     stored = json.loads(auth.read_text())["servers"][f"secure|{url}"]
     assert stored["tokens"]["access_token"] and stored["client"]["client_id"]
-    assert "secure: connected, 1 tools" in env.run("mcp", "list").stdout
+    assert "secure: connected, 2 tools" in env.run("mcp", "list").stdout
     run = env.prompt("go")
     assert run.returncode == 0, run.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
@@ -134,7 +134,7 @@ def test_mcp_login_and_logout_in_a_running_session(mcp_env, auth_server):
         page = notice('Sign in to MCP server "secure" in your browser:\n').splitlines()[1]
         approved = httpx.get(page, follow_redirects=True, timeout=30)
         assert approved.status_code == 200 and "Signed in" in approved.text
-        assert notice('Signed in to MCP server "secure"') == 'Signed in to MCP server "secure" (1 tools).'
+        assert notice('Signed in to MCP server "secure"') == 'Signed in to MCP server "secure" (2 tools).'
         rpc.prompt("go", timeout=60)
         rpc.send({"id": "n", "type": "prompt", "message": "/mcp login local"})
         assert "Only HTTP servers without an Authorization header do." in notice(
@@ -146,3 +146,24 @@ def test_mcp_login_and_logout_in_a_running_session(mcp_env, auth_server):
         assert rpc.close() == 0, rpc.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
     assert f"secure|{url}" not in json.loads((env.home / "mcp-auth.json").read_text())["servers"]
+
+
+def test_a_server_asking_for_more_scope_asks_for_sign_in_again(mcp_env, auth_server):
+    """A 403 ``insufficient_scope`` step-up: the call fails saying to sign in (no browser opened
+    by a session); the next ``pi mcp login`` asks for the added scope, then the call works."""
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__admin_secret"), answer(), call("mcp__secure__admin_secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct", "oauth": {"scope": "tools"}}})
+    assert login(env, "secure").returncode == 0
+    stored = lambda: json.loads((env.home / "mcp-auth.json").read_text())["servers"][f"secure|{url}"]  # noqa: E731
+    assert stored()["tokens"]["scope"] == "tools"
+    first = env.prompt("go")
+    assert first.returncode == 0, first.stderr
+    refused = tool_messages(env.bodies()[1])[-1]["content"]
+    assert "needs sign-in: run `pi mcp login secure`" in refused, refused
+    assert stored()["scope"] == "tools admin"
+    assert login(env, "secure").returncode == 0
+    assert stored()["tokens"]["scope"] == "tools admin"
+    second = env.prompt("go")
+    assert second.returncode == 0, second.stderr
+    assert tool_messages(env.bodies()[3])[-1]["content"] == "the admin secret"
