@@ -202,6 +202,52 @@ async def _configured_client(config: ServerConfig, storage: FileTokenStorage, re
     await storage.set_client_info(OAuthClientInformationFull.model_validate(info))
 
 
+_DISCOVERY_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+
+
+class ConfiguredMetadataProvider(OAuthClientProvider):
+    """The SDK's provider, but the authorization server's metadata comes from the entry's
+    ``oauth.authServerMetadataUrl`` instead of discovery, and is trusted as configured: its
+    ``issuer`` is the one expected (for servers that advertise the wrong authorization server)."""
+
+    def __init__(self, *args: Any, metadata_url: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.metadata_url = metadata_url
+        self.issuer: str | None = None
+
+    def _expected_issuer(self) -> str:
+        client = self.context.client_info
+        known = self.issuer or (getattr(client, "issuer", None) if client is not None else None)
+        return str(known) if known else super()._expected_issuer()
+
+    async def async_auth_flow(self, request: Any) -> Any:
+        from mcp.client.auth.utils import create_oauth_metadata_request
+
+        if self.issuer is None:  # the SDK settles the expected issuer before it fetches metadata
+            document = yield create_oauth_metadata_request(self.metadata_url)
+            await document.aread()
+            with contextlib.suppress(ValueError, AttributeError):
+                self.issuer = str(document.json().get("issuer") or "") or None
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing.method == "GET" and any(p in outgoing.url.path for p in _DISCOVERY_PATHS):
+                    outgoing = create_oauth_metadata_request(self.metadata_url)
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+
+
+def _provider(config: ServerConfig, *args: Any, **kwargs: Any) -> OAuthClientProvider:
+    """An ``OAuthClientProvider`` for the entry (see :class:`ConfiguredMetadataProvider`)."""
+    url = _options(config).get("authServerMetadataUrl")
+    if isinstance(url, str) and url:
+        return ConfiguredMetadataProvider(str(config.raw["url"]), *args, metadata_url=url, **kwargs)
+    return OAuthClientProvider(str(config.raw["url"]), *args, **kwargs)
+
+
 def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAuthClientProvider | None:
     """The ``httpx.Auth`` of a session's connection: stored tokens, refreshed as needed; a server
     that wants a new sign-in fails with :class:`NeedsSignIn`. None without a stored sign-in (a
@@ -220,7 +266,7 @@ def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAu
         raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
 
     metadata = _metadata(config, _redirect_uri(config, int(_options(config).get("callbackPort") or 0) or 1))
-    provider = OAuthClientProvider(str(config.raw["url"]), metadata, storage, no_browser, no_callback)
+    provider = _provider(config, metadata, storage, no_browser, no_callback)
     # the SDK learns a token's expiry only when it receives the token: tell it the stored one
     provider.context.token_expiry_time = storage.expires_at()
     return provider
@@ -291,7 +337,7 @@ async def login(
         return await arrived
 
     metadata = _metadata(config, redirect_uri, storage.extra_scope())
-    provider = OAuthClientProvider(str(config.raw["url"]), metadata, storage, redirect, wait_for_code, timeout)
+    provider = _provider(config, metadata, storage, redirect, wait_for_code, timeout)
     try:
         async with asyncio.timeout(timeout), http_transport(config, auth=provider) as (read, write):
             from mcp.client.session import ClientSession

@@ -21,8 +21,8 @@ AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py"
 def auth_server():
     processes: list[subprocess.Popen[str]] = []
 
-    def start(token_seconds: int = 3600) -> str:
-        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds)],
+    def start(token_seconds: int = 3600, *extra: str) -> str:
+        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds), *extra],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
         processes.append(process)
         assert process.stdout is not None
@@ -167,3 +167,24 @@ def test_a_server_asking_for_more_scope_asks_for_sign_in_again(mcp_env, auth_ser
     second = env.prompt("go")
     assert second.returncode == 0, second.stderr
     assert tool_messages(env.bodies()[3])[-1]["content"] == "the admin secret"
+
+
+def test_auth_server_metadata_url_replaces_discovery(mcp_env, auth_server):
+    """The server names an authorization server that is not there: sign-in fails, unless
+    ``oauth.authServerMetadataUrl`` points at the right one's metadata."""
+    url = auth_server(3600, "--wrong-authorization-server")
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    failed = subprocess.run([PI, "mcp", "login", "secure", "--timeout", "30"], cwd=env.work,
+                            env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert failed.returncode == 1 and 'Sign-in to MCP server "secure" failed' in failed.stderr
+    metadata = url.removesuffix("/mcp") + "/.well-known/oauth-authorization-server"
+    env.write_mcp(
+        {"secure": {"url": url, "exposure": "direct", "oauth": {"authServerMetadataUrl": metadata}}}
+    )
+    done = login(env, "secure")
+    assert done.returncode == 0, done.stderr
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"

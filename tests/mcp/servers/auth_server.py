@@ -3,7 +3,8 @@
 The authorization server approves every request at once (no login page): its ``/authorize``
 redirects straight to the client's callback with a code. Dynamic client registration is on.
 Access tokens live ``--token-seconds`` (then the client must refresh). The tool ``admin_secret``
-also needs the ``admin`` scope, asked for by a 403 step-up challenge. Prints ``PORT <n>``.
+also needs the ``admin`` scope, asked for by a 403 step-up challenge. With
+``--wrong-authorization-server`` its protected-resource metadata points elsewhere. Prints ``PORT <n>``.
 """
 
 from __future__ import annotations
@@ -147,9 +148,30 @@ class StepUp:
         await self.app(scope, replay, send)
 
 
+class WrongAuthorizationServer:
+    """ASGI middleware: the protected-resource metadata names an authorization server that is not
+    there (as some servers do), so only a configured ``authServerMetadataUrl`` finds the real one."""
+
+    def __init__(self, app: Any, base: str) -> None:
+        self.app, self.base = app, base
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            body = json.dumps({
+                "resource": f"{self.base}/mcp", "authorization_servers": ["http://127.0.0.1:9/"],
+                "scopes_supported": ["tools"], "bearer_methods_supported": ["header"],
+            }).encode()  # fmt: skip
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-seconds", type=int, default=3600)
+    parser.add_argument("--wrong-authorization-server", action="store_true")
     args = parser.parse_args()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -180,7 +202,9 @@ def main() -> None:
         return "the admin secret"
 
     print(f"PORT {port}", flush=True)
-    app = StepUp(server.streamable_http_app(), provider, base)
+    app: Any = StepUp(server.streamable_http_app(), provider, base)
+    if args.wrong_authorization_server:
+        app = WrongAuthorizationServer(app, base)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
