@@ -162,8 +162,9 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
     """Names of the tools to activate (see :mod:`~piko.engine.tool_selection`), for ``manager``'s
     session when given (its recorded loadout applies).
 
-    Entries of ``--tools``/``--exclude-tools`` that name no tool are reported once, with why when
-    a blocked or broken plugin provides them."""
+    Entries of ``--tools``/``--exclude-tools`` that name no tool, and that no plugin says it
+    registers later (``piko_tool_registers_later``), are reported once, with why when a blocked
+    or broken plugin provides them."""
     from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
 
     try:
@@ -172,15 +173,24 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
         raise SetupError(str(exc)) from exc
     recorded = recorded_loadout(manager.get_branch()) if manager is not None else None
     choice = choose_tools(registered_tools(app), request, recorded)
-    if choice.unknown:
+    unknown = {
+        option: kept
+        for option, entries in choice.unknown.items()
+        if (
+            kept := [
+                e for e in entries if not app.pm.hook.piko_tool_registers_later(name=e.lstrip("+-"), app=app)
+            ]
+        )
+    }
+    if unknown:
         from piko.platform.provenance import explain
 
-        for option, entries in choice.unknown.items():
+        for option, entries in unknown.items():
             # a tool of a blocked or broken plugin is said with why; only the others are "unknown"
             explained = {entry: explain(app, "tools", entry.lstrip("+-")) for entry in entries}
-            unknown = [entry for entry, why in explained.items() if why is None]
-            if unknown:
-                app.notices.append(f"Unknown tool(s) in {option}: {', '.join(unknown)}")
+            nobody_provides = [entry for entry, why in explained.items() if why is None]
+            if nobody_provides:
+                app.notices.append(f"Unknown tool(s) in {option}: {', '.join(nobody_provides)}")
             app.notices.extend(
                 why for why in explained.values() if why is not None and why not in app.notices
             )

@@ -38,7 +38,9 @@ def activate(pi: Any) -> None:
         section = runtime.servers_section()
         if section is None:
             return None
-        return {"system_prompt": f"{ctx.get_system_prompt()}\n\n{section}"}
+        # the prompt as built for this prompt and changed by the handlers before this one (not
+        # ctx.get_system_prompt(), which still holds the last prompt's, section included)
+        return {"system_prompt": f"{event.system_prompt}\n\n{section}"}
 
     async def on_session_shutdown(event: Any, ctx: Any) -> None:
         runtime = _runtime()
@@ -94,7 +96,9 @@ async def _start(pi: Any, ctx: Any) -> None:
     if not _state["command"]:  # only with servers configured: without, piko is as it was
         _state["command"] = True
         pi.register_command(
-            "mcp", description="Show MCP servers; /mcp reconnect <server>", handler=_mcp_command
+            "mcp",
+            description="Manage MCP servers: sign in, reconnect, enable or disable, and change exposure",
+            handler=_mcp_command,
         )
 
     config = load_config(app.agent_dir, ctx.cwd, trusted, extra=registered)
@@ -134,6 +138,16 @@ async def _mcp_command(args: str, ctx: Any) -> None:
         ctx.ui.notify("No MCP servers configured.", "info")
         _print("No MCP servers configured.")
         return
+    if not words and getattr(ctx, "mode", None) == "tui":
+        from piko.plugins.mcp.manager import manage
+
+        await manage(runtime, ctx)
+        return
+    if len(words) == 2 and words[0] in ("login", "logout"):
+        from piko.plugins.mcp.manager import sign_in, sign_out
+
+        await (sign_in if words[0] == "login" else sign_out)(runtime, ctx, words[1])
+        return
     if len(words) == 2 and words[0] == "reconnect":
         connection = runtime.connections.get(words[1])
         if connection is None:
@@ -155,6 +169,24 @@ def _print(text: str) -> None:
 @hookimpl
 def piko_register_cli_commands(register: RegisterCliCommand) -> None:
     register("mcp", "piko.plugins.mcp.cli:mcp_group", help="Add, remove, list MCP servers")
+
+
+@hookimpl
+def piko_tool_registers_later(name: str, app: Any) -> bool | None:
+    """``mcp__<server>__<tool>`` names in ``--tools`` are registered once their server connects,
+    and ``tool_search`` and the resource tools once a server needs them: not unknown tools."""
+    from piko.plugins.mcp.naming import is_mcp_tool
+
+    if mcp_disabled(app):
+        return None
+    if name.startswith("mcp__"):
+        return True
+    if is_mcp_tool(name) or name == "tool_search":
+        from piko.plugins.mcp.config import has_servers_configured
+
+        registered = bool(getattr(app, "extension_mcp_servers", None))
+        return registered or has_servers_configured(app.agent_dir, str(app.cwd), project_trusted(app)) or None
+    return None
 
 
 @hookimpl

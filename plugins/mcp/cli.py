@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,9 +13,19 @@ from piko.plugins.mcp.config import (
     check_entry,
     load_config,
     project_config_path,
+    read_config_file,
     user_config_path,
+    write_config_file,
 )
 
+# pi mcp add's OAuth options and the oauth keys they set, in the order pi writes them
+OAUTH_OPTIONS = {
+    "--oauth-client-id": "clientId",
+    "--oauth-client-secret": "clientSecret",
+    "--oauth-callback-port": "callbackPort",
+    "--oauth-client-name": "clientName",
+    "--oauth-client-registration": "clientRegistration",
+}
 USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
 HELP = """Usage: pi mcp <command> [options]
 
@@ -50,30 +58,15 @@ def _target(app: Any, local: bool) -> tuple[Path, str]:
     return user_config_path(app.agent_dir), "global"
 
 
-def _read(path: Path) -> dict[str, Any]:
-    from piko.lib import jsonio
-
-    if not path.is_file():
-        return {}
-    data = jsonio.read_json_file(path)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path}: expected a JSON object")
-    return data
-
-
-def write_servers(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` back whole: keys other than the changed server are kept as they were."""
-    from piko.lib import jsonio
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
-
-
 def _pair(value: str, option: str) -> tuple[str, str]:
     key, sep, rest = value.partition("=")
     if not sep or not key:
         raise click.UsageError(f"{option} expects KEY=VALUE, got {value!r}")
     return key, rest
+
+
+class AddError(ValueError):
+    """A ``pi mcp add`` mistake that is said alone, without the usage lines."""
 
 
 def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
@@ -93,7 +86,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         "--bearer-token-env-var",
         "--exposure",
         "--description",
+        *OAUTH_OPTIONS,
     }
+    oauth: dict[str, Any] = {}
     while i < len(args):
         arg = args[i]
         if arg == "--":
@@ -122,6 +117,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
                 entry["exposure"] = value
             elif arg == "--description":
                 entry["description"] = value
+            elif arg in OAUTH_OPTIONS:
+                key = OAUTH_OPTIONS[arg]
+                oauth[key] = int(value) if key == "callbackPort" and value.isdigit() else value
         elif arg.startswith("-"):
             raise click.UsageError(f"unknown option {arg}")
         elif name is None:
@@ -131,6 +129,9 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         i += 1
     if name is None or (not command and "url" not in entry) or (command and "url" in entry):
         raise click.UsageError("")
+    if command and oauth:
+        first = next(option for option, key in OAUTH_OPTIONS.items() if key in oauth)
+        raise AddError(f"{first} only applies to HTTP servers (--url).")
     if command:
         out: dict[str, Any] = {"command": command[0]}
         if command[1:]:
@@ -145,6 +146,8 @@ def parse_add(args: list[str]) -> tuple[str, bool, dict[str, Any]]:
         out = {"url": entry.pop("url")}
         if headers:
             out["headers"] = headers
+        if oauth:
+            out["oauth"] = {key: oauth[key] for key in OAUTH_OPTIONS.values() if key in oauth}
     out.update(entry)
     return name, local, out
 
@@ -184,13 +187,16 @@ def _add(app: Any, args: list[str]) -> int:
     except click.UsageError as error:
         _err((f"{error.message}\n" if error.message else "") + USAGE)
         return 1
+    except AddError as error:
+        _err(str(error))
+        return 1
     _kind, problem = check_entry(name, entry)
     if problem:
         _err(problem)
         return 1
     path, scope = _target(app, local)
     try:
-        data = _read(path)
+        data = read_config_file(path)
     except (OSError, ValueError) as error:
         _err(f"Error: {error}")
         return 1
@@ -200,14 +206,17 @@ def _add(app: Any, args: list[str]) -> int:
     replaced = name in servers
     servers[name] = entry
     data["mcpServers"] = servers
-    write_servers(path, data)
+    write_config_file(path, data)
     click.echo(f'{"Replaced" if replaced else "Added"} {scope} MCP server "{name}" in {path}.')
     # the saved decision decides the next start (this run may have found nothing to protect yet)
     if local and not app.trust.is_trusted(app.cwd):
         click.echo(
             f"The project is not trusted, so {path} is ignored until you start pi in the project and trust it."
         )
-    click.echo("Check it with: pi mcp list")
+    if "url" in entry:
+        click.echo(f"Check it with: pi mcp list. If it requires sign-in: pi mcp login {name}")
+    else:
+        click.echo("Check it with: pi mcp list")
     return 0
 
 
@@ -220,7 +229,7 @@ def _remove(app: Any, args: list[str]) -> int:
     name = names[0]
     path, scope = _target(app, local)
     try:
-        data = _read(path)
+        data = read_config_file(path)
     except (OSError, ValueError) as error:
         _err(f"Error: {error}")
         return 1
@@ -229,7 +238,7 @@ def _remove(app: Any, args: list[str]) -> int:
         _err(f'No {scope} MCP server named "{name}" in {path}.')
         return 1
     del servers[name]
-    write_servers(path, data)
+    write_config_file(path, data)
     click.echo(f'Removed {scope} MCP server "{name}" from {path}.')
     return 0
 
@@ -355,11 +364,7 @@ def _sign(app: Any, verb: str, args: list[str]) -> int:
 
     def show(url: str) -> None:
         _err(f"Open this page to sign in to {server.name}:\n{url}")
-        if not os.environ.get("PIKO_NO_BROWSER"):
-            import webbrowser
-
-            with contextlib.suppress(Exception):
-                webbrowser.open(url)
+        oauth.open_in_browser(url)
 
     try:
         asyncio.run(oauth.login(server, app.agent_dir, show, timeout=timeout))

@@ -146,8 +146,60 @@ def _check_http(entry: dict[str, Any], url: str) -> str | None:
         return "url must be an http or https URL"
     if "headers" in entry and not _is_string_map(entry["headers"]):
         return "headers must map names to strings"
-    if "oauth" in entry and not isinstance(entry["oauth"], dict):
+    if "oauth" in entry:
+        return _check_oauth(entry["oauth"])
+    return None
+
+
+_LOOPBACK = ("localhost", "127.0.0.1", "::1")  # as urlsplit gives hostnames
+CLIENT_REGISTRATIONS = ("auto", "dcr", "cimd")
+
+
+def _check_oauth(value: Any) -> str | None:
+    """pi 1.6's checks of an ``oauth`` object, with its wording."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, dict):
         return "oauth must be an object"
+    for key in ("clientId", "clientSecret"):
+        if key in value and not isinstance(value[key], str):
+            return f"oauth.{key} must be a string"
+    port = value.get("callbackPort")
+    if port is not None and (isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535):
+        return "oauth.callbackPort must be a port number"
+    url = value.get("callbackUrl")
+    if url is not None:
+        parts = urlsplit(url) if isinstance(url, str) else None
+        loopback = parts is not None and parts.scheme == "http" and parts.hostname in _LOOPBACK
+        if not loopback or parts is None or parts.query or parts.fragment:
+            return "oauth.callbackUrl must be an http URI on localhost, 127.0.0.1, or [::1] without query or fragment"
+        if parts.port and port is not None and parts.port != port:
+            return "oauth.callbackUrl and oauth.callbackPort name different ports"
+    if "scope" in value and not isinstance(value["scope"], str):
+        return "oauth.scope must be a string"
+    name = value.get("clientName")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        return "oauth.clientName must be a non-empty string"
+    registration = value.get("clientRegistration")
+    if registration is not None and registration not in CLIENT_REGISTRATIONS:
+        return 'oauth.clientRegistration must be "auto", "dcr", or "cimd"'
+    if registration == "cimd":
+        if "clientId" in value or "clientName" in value:
+            return (
+                'oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'
+            )
+        return 'oauth.clientRegistration "cimd" is not supported: there are no Client ID Metadata Documents'
+    metadata = value.get("authServerMetadataUrl")
+    if metadata is not None:
+        parts = urlsplit(metadata) if isinstance(metadata, str) else None
+        secure = parts is not None and (
+            (parts.scheme == "https" and bool(parts.netloc))
+            or (parts.scheme == "http" and parts.hostname in _LOOPBACK)
+        )
+        if not secure:
+            return (
+                "oauth.authServerMetadataUrl must be an https URL, or http on localhost, 127.0.0.1, or [::1]"
+            )
     return None
 
 
@@ -331,3 +383,37 @@ def apply_policy(config: McpConfig, policy: Any) -> list[str]:
         )
         refused.append(why)
     return refused
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """An ``mcp.json`` as a dict (``{}`` when there is none); ``ValueError`` when it is not an object."""
+    from piko.lib import jsonio
+
+    if not path.is_file():
+        return {}
+    data = jsonio.read_json_file(path)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object")
+    return data
+
+
+def write_config_file(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` back whole: keys other than the changed server are kept as they were."""
+    from piko.lib import jsonio
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    jsonio.write_atomic(path, jsonio.dumps_pretty(data) + "\n")
+
+
+def update_entry(path: Path, name: str, changes: dict[str, Any]) -> None:
+    """Set ``changes`` in the entry ``name`` of the file at ``path`` (the file that defines the
+    server, or holds its project override), leaving everything else in the file as it was."""
+    data = read_config_file(path)
+    servers = data.get("mcpServers")
+    if not isinstance(servers, dict):
+        raise ValueError(f"{path}: no mcpServers object")
+    key = next((k for k in servers if canonical_name(k) == canonical_name(name)), None)
+    if key is None or not isinstance(servers[key], dict):
+        raise ValueError(f'{path}: no server "{name}"')
+    servers[key].update(changes)
+    write_config_file(path, data)

@@ -29,6 +29,7 @@ STDERR_TAIL_BYTES = 4096
 CONNECT_ATTEMPTS = 3  # HTTP network errors and transient statuses are retried twice
 STOP_GRACE_S = 0.5  # after stdin closes, before SIGTERM; then as long again before SIGKILL
 CLIENT_INFO = types.Implementation(name="pi", version="1.6.0")
+SESSION_TERMINATED = "Session terminated"  # the SDK's answer to a request the server 404s
 
 # every live stdio server's process group, so an exit without a clean stop still kills them
 LIVE_PROCESS_GROUPS: set[int] = set()
@@ -49,6 +50,36 @@ _quiet_sdk_logging()
 
 class ConnectionFailed(Exception):
     """The server could not be reached or did not complete ``initialize``."""
+
+
+class ConnectionDropped(ConnectionFailed):
+    """The session ended while a request waited for its answer; ``unsent`` when it ended on a
+    refused connection or an expired session, so the request cannot have reached the server."""
+
+    def __init__(self, message: str, unsent: bool) -> None:
+        super().__init__(message)
+        self.unsent = unsent
+
+
+def _innermost(error: BaseException) -> BaseException:
+    while isinstance(error, BaseExceptionGroup) and error.exceptions:
+        error = error.exceptions[0]
+    return error
+
+
+def _never_sent(error: BaseException | None) -> bool:
+    """Whether ``error`` says a request did not reach the server: the connection was refused,
+    or the server no longer knows the session (HTTP 404, after a restart)."""
+    import httpx
+
+    if error is None:
+        return False
+    error = _innermost(error)
+    if isinstance(error, httpx.ConnectError):
+        return True
+    from mcp.shared.exceptions import McpError
+
+    return isinstance(error, McpError) and error.error.message == SESSION_TERMINATED
 
 
 def kill_process_group(pgid: int, sig: int = signal.SIGKILL) -> None:
@@ -230,6 +261,7 @@ class ServerConnection:
         self._stop: asyncio.Event | None = None
         self._ready: asyncio.Event | None = None
         self._refresh: asyncio.Task[None] | None = None
+        self.dropped_by: BaseException | None = None  # what ended the last connected session
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -237,7 +269,7 @@ class ServerConnection:
         """Connect in the background (``wait_ready`` waits for the outcome)."""
         if self.state == "disabled" or (self._task is not None and not self._task.done()):
             return
-        self.state, self.error = "connecting", None
+        self.state, self.error, self.dropped_by = "connecting", None, None
         self._stop, self._ready = asyncio.Event(), asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._run(), name=f"mcp:{self.name}")
 
@@ -281,6 +313,7 @@ class ServerConnection:
                 transient = self.config.kind == "http" and _is_transient(error)
                 if self.state == "connected":  # it was up: a dropped connection
                     self.state, self.error = "disconnected", describe_error(error)
+                    self.dropped_by = error
                     break
                 if transient and attempt < CONNECT_ATTEMPTS - 1:
                     await asyncio.sleep(0.2 * (attempt + 1))
@@ -329,6 +362,7 @@ class ServerConnection:
         async with transport as (read, write), ClientSession(
             read, write, read_timeout_seconds=timedelta(seconds=self.config.timeout_s),
             logging_callback=self._on_log, message_handler=self._on_message, client_info=CLIENT_INFO,
+            list_roots_callback=self._list_roots,
         ) as session:  # fmt: skip
             with anyio.fail_after(self.config.timeout_s):
                 initialized = await session.initialize()
@@ -370,6 +404,17 @@ class ServerConnection:
             if result is not None:
                 await result
 
+    # -- what the client offers the server --------------------------------------------------------
+    # pi 1.6 offers roots only: sampling and elicitation requests are declined (the SDK's answer
+    # when no callback is given, and then it declares neither capability)
+
+    async def _list_roots(self, context: Any) -> types.ListRootsResult:
+        """``roots/list``: the session's working directory, as pi 1.6 answers."""
+        from pathlib import Path
+
+        folder = Path(os.path.abspath(self.cwd))  # as given, like pi (symlinks kept)
+        return types.ListRootsResult(roots=[types.Root(uri=types.FileUrl(folder.as_uri()), name=folder.name)])
+
     # -- notifications ---------------------------------------------------------------------------
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
@@ -410,7 +455,27 @@ class ServerConnection:
     # -- requests --------------------------------------------------------------------------------
 
     async def call_tool(self, tool: str, arguments: dict[str, Any], signal: Any = None) -> Any:
-        """``tools/call``; the timeout restarts with each progress notification. Not retried."""
+        """``tools/call``; the timeout restarts with each progress notification. Not retried, the
+        server may have acted, unless the request cannot have reached it (a refused connection,
+        or a server that restarted and no longer knows the session): then it is sent once more on
+        a new session."""
+        try:
+            return await self._call_tool_once(tool, arguments, signal)
+        except Exception as error:
+            unsent = error.unsent if isinstance(error, ConnectionDropped) else _never_sent(error)
+            if not unsent:
+                raise
+            await self._restart()
+        return await self._call_tool_once(tool, arguments, signal)
+
+    async def _restart(self) -> None:
+        """End what is left of the current session, then connect again."""
+        if self.state == "connected":
+            await self.stop()
+        self.state = "disconnected" if self.state != "disabled" else self.state
+        await self.ensure_connected()
+
+    async def _call_tool_once(self, tool: str, arguments: dict[str, Any], signal: Any) -> Any:
         await self.ensure_connected()
         session = self.session
         assert session is not None
@@ -431,7 +496,10 @@ class ServerConnection:
         return result
 
     async def _bounded(self, call: asyncio.Future[Any], last: list[float], signal: Any) -> Any:
+        """The answer to ``call``, within the timeout (restarted by progress, ``last``), unless
+        the abort ``signal`` fires or the session ends first (its pending requests get no answer)."""
         timeout = self.config.timeout_s
+        session_task = self._task
         try:
             while True:
                 remaining = last[0] + timeout - time.monotonic()
@@ -439,24 +507,39 @@ class ServerConnection:
                     raise TimeoutError(f'MCP server "{self.name}" did not answer within {timeout:g} s')
                 if signal is not None and getattr(signal, "aborted", False):
                     raise asyncio.CancelledError
+                waiting: set[asyncio.Future[Any]] = {call}
+                if session_task is not None:
+                    waiting.add(session_task)
                 done, _ = await asyncio.wait(
-                    {call}, timeout=remaining if signal is None else min(remaining, 0.1)
+                    waiting,
+                    timeout=remaining if signal is None else min(remaining, 0.1),
+                    return_when=asyncio.FIRST_COMPLETED,
                 )
-                if done:
+                if call in done:
                     return call.result()
+                if session_task is not None and session_task in done:
+                    raise ConnectionDropped(
+                        f'MCP server "{self.name}" disconnected: {self.error or "connection closed"}',
+                        unsent=_never_sent(self.dropped_by),
+                    )
         finally:
             if not call.done():
                 call.cancel()
 
     async def request(self, make: Callable[[ClientSession], Awaitable[Any]], retry: bool = True) -> Any:
-        """A list/read request; retried once after a transient HTTP error."""
+        """A list/read request; retried once after a transient HTTP error or a dropped session
+        (it changes nothing on the server)."""
         await self.ensure_connected()
         assert self.session is not None
         try:
-            return await asyncio.wait_for(make(self.session), self.config.timeout_s)
+            call = asyncio.ensure_future(make(self.session))
+            return await self._bounded(call, [time.monotonic()], None)
         except Exception as error:
-            if not (retry and self.config.kind == "http" and _is_transient(error)):
+            dropped = isinstance(error, ConnectionDropped) or _never_sent(error)
+            if not (retry and (dropped or (self.config.kind == "http" and _is_transient(error)))):
                 raise
+            if dropped:
+                await self._restart()
         return await self.request(make, retry=False)
 
     def status_line(self) -> str:

@@ -18,6 +18,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.client.auth import OAuthClientProvider
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import PrivateAttr
 
 from piko.plugins.mcp.config import ServerConfig, resolve_value
 
@@ -107,6 +108,23 @@ class FileTokenStorage:
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self._update("client", client_info.model_dump(mode="json", exclude_none=True))
 
+    def extra_scope(self) -> str | None:
+        """Scopes a server asked for later (a step-up), added to the next sign-in's request."""
+        value = self._entry().get("scope")
+        return value if isinstance(value, str) and value else None
+
+    def remember_scope(self, scope: str | None) -> None:
+        if scope and scope != self.extra_scope():
+            self._update("scope", scope)
+
+    def drop_tokens(self) -> None:
+        """Forget the tokens (a new sign-in follows), keeping the client and the scopes asked for."""
+        data = _load(self.path)
+        entry = data.get("servers", {}).get(self.key)
+        if isinstance(entry, dict) and entry.pop("tokens", None) is not None:
+            entry.pop("expiresAt", None)
+            _save(self.path, data)
+
     def drop_client(self) -> None:
         data = _load(self.path)
         entry = data.get("servers", {}).get(self.key)
@@ -134,17 +152,40 @@ def uses_oauth(config: ServerConfig) -> bool:
     return config.kind == "http" and not any(k.lower() == "authorization" for k in headers)
 
 
-def _metadata(config: ServerConfig, redirect_uri: str) -> OAuthClientMetadata:
+def merge_scopes(*scopes: str | None) -> str | None:
+    """Space-separated scopes, each once, in order."""
+    words = [w for scope in scopes if scope for w in scope.split()]
+    return " ".join(dict.fromkeys(words)) or None
+
+
+class _ClientMetadata(OAuthClientMetadata):
+    """Client metadata whose ``scope`` the SDK's scope selection sets before each authorization
+    (to the server's advertised scopes, or none): the configured ``oauth.scope`` stands in when
+    nothing is advertised, and scopes a server asked for later are added."""
+
+    _configured: str | None = PrivateAttr(default=None)
+    _extra: str | None = PrivateAttr(default=None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "scope" and self.__pydantic_private__ is not None:
+            value = merge_scopes(value or self._configured, self._extra)
+        super().__setattr__(name, value)
+
+
+def _metadata(config: ServerConfig, redirect_uri: str, extra_scope: str | None = None) -> OAuthClientMetadata:
     options = _options(config)
     secret = options.get("clientSecret")
-    return OAuthClientMetadata.model_validate({
+    metadata = _ClientMetadata.model_validate({
         "client_name": options.get("clientName") or CLIENT_NAME,
         "redirect_uris": [redirect_uri],
         "grant_types": ["authorization_code", "refresh_token"],
         "response_types": ["code"],
         "token_endpoint_auth_method": "client_secret_post" if secret else "none",
-        **({"scope": options["scope"]} if options.get("scope") else {}),
     })  # fmt: skip
+    metadata._configured = options.get("scope") or None
+    metadata._extra = extra_scope
+    metadata.scope = None  # as the SDK's selection would, with nothing advertised
+    return metadata
 
 
 async def _configured_client(config: ServerConfig, storage: FileTokenStorage, redirect_uri: str) -> None:
@@ -161,6 +202,52 @@ async def _configured_client(config: ServerConfig, storage: FileTokenStorage, re
     await storage.set_client_info(OAuthClientInformationFull.model_validate(info))
 
 
+_DISCOVERY_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
+
+
+class ConfiguredMetadataProvider(OAuthClientProvider):
+    """The SDK's provider, but the authorization server's metadata comes from the entry's
+    ``oauth.authServerMetadataUrl`` instead of discovery, and is trusted as configured: its
+    ``issuer`` is the one expected (for servers that advertise the wrong authorization server)."""
+
+    def __init__(self, *args: Any, metadata_url: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.metadata_url = metadata_url
+        self.issuer: str | None = None
+
+    def _expected_issuer(self) -> str:
+        client = self.context.client_info
+        known = self.issuer or (getattr(client, "issuer", None) if client is not None else None)
+        return str(known) if known else super()._expected_issuer()
+
+    async def async_auth_flow(self, request: Any) -> Any:
+        from mcp.client.auth.utils import create_oauth_metadata_request
+
+        if self.issuer is None:  # the SDK settles the expected issuer before it fetches metadata
+            document = yield create_oauth_metadata_request(self.metadata_url)
+            await document.aread()
+            with contextlib.suppress(ValueError, AttributeError):
+                self.issuer = str(document.json().get("issuer") or "") or None
+        flow = super().async_auth_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                if outgoing.method == "GET" and any(p in outgoing.url.path for p in _DISCOVERY_PATHS):
+                    outgoing = create_oauth_metadata_request(self.metadata_url)
+                response = yield outgoing
+                outgoing = await flow.asend(response)
+        except StopAsyncIteration:
+            return
+
+
+def _provider(config: ServerConfig, *args: Any, **kwargs: Any) -> OAuthClientProvider:
+    """An ``OAuthClientProvider`` for the entry (see :class:`ConfiguredMetadataProvider`)."""
+    url = _options(config).get("authServerMetadataUrl")
+    if isinstance(url, str) and url:
+        return ConfiguredMetadataProvider(str(config.raw["url"]), *args, metadata_url=url, **kwargs)
+    return OAuthClientProvider(str(config.raw["url"]), *args, **kwargs)
+
+
 def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAuthClientProvider | None:
     """The ``httpx.Auth`` of a session's connection: stored tokens, refreshed as needed; a server
     that wants a new sign-in fails with :class:`NeedsSignIn`. None without a stored sign-in (a
@@ -170,13 +257,16 @@ def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAu
         return None
 
     async def no_browser(url: str) -> None:
+        # a sign-in is wanted (the token was refused, or the server asks for more scope, which the
+        # SDK has put in the metadata): remember the scope for the next pi mcp login
+        storage.remember_scope(provider.context.client_metadata.scope)
         raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
 
     async def no_callback() -> tuple[str, str | None]:
         raise NeedsSignIn(f"needs sign-in: run `pi mcp login {config.name}`")
 
     metadata = _metadata(config, _redirect_uri(config, int(_options(config).get("callbackPort") or 0) or 1))
-    provider = OAuthClientProvider(str(config.raw["url"]), metadata, storage, no_browser, no_callback)
+    provider = _provider(config, metadata, storage, no_browser, no_callback)
     # the SDK learns a token's expiry only when it receives the token: tell it the stored one
     provider.context.token_expiry_time = storage.expires_at()
     return provider
@@ -232,6 +322,7 @@ async def login(
     port = callback.sockets[0].getsockname()[1]
     redirect_uri = _redirect_uri(config, port)
     storage = FileTokenStorage(agent_dir, credential_key(config))
+    storage.drop_tokens()  # a sign-in authorizes anew (also for scopes asked for since)
     registered = await storage.get_client_info()
     if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
         storage.drop_client()  # a client registered before stays in use only while its redirect URI matches
@@ -245,9 +336,8 @@ async def login(
     async def wait_for_code() -> tuple[str, str | None]:
         return await arrived
 
-    provider = OAuthClientProvider(
-        str(config.raw["url"]), _metadata(config, redirect_uri), storage, redirect, wait_for_code, timeout
-    )
+    metadata = _metadata(config, redirect_uri, storage.extra_scope())
+    provider = _provider(config, metadata, storage, redirect, wait_for_code, timeout)
     try:
         async with asyncio.timeout(timeout), http_transport(config, auth=provider) as (read, write):
             from mcp.client.session import ClientSession
@@ -258,6 +348,16 @@ async def login(
         callback.close()
     if not storage.has_tokens():
         raise RuntimeError("the server accepted the connection without a sign-in")
+
+
+def open_in_browser(url: str) -> None:
+    """Open the sign-in page in the user's browser, unless ``PIKO_NO_BROWSER`` is set."""
+    if os.environ.get("PIKO_NO_BROWSER"):
+        return
+    import webbrowser
+
+    with contextlib.suppress(Exception):
+        webbrowser.open(url)
 
 
 def logout(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:

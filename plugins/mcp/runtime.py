@@ -31,6 +31,8 @@ TOOL_SEARCH = "tool_search"
 TOOL_SEARCH_LIMIT = 8
 LOADED_ENTRY = "mcp-tool-search"  # custom session entries recording what tool_search loaded
 SECTION = "mcp_servers"
+SECTION_MAX_CHARS = 4096  # the section's lines; summaries shrink, then servers are left out
+SUMMARY_MAX_CHARS = 250  # one server's summary at most
 TOOL_SEARCH_DESCRIPTION = (
     "# Tool discovery\n\nSearches the metadata of tools that are not declared yet and declares the "
     "matches for the next model call.\n\nSome tools, such as the tools of MCP servers, are not given "
@@ -91,14 +93,18 @@ class McpRuntime:
 
     @staticmethod
     def _tools_selection(options: dict[str, Any]) -> Any:
-        """None: every MCP tool by its exposure; else a matcher of the ``--tools`` entries
-        (only once an entry starts with ``mcp__``); ``--no-tools`` lets none through."""
+        """None: every MCP tool by its exposure; else a matcher of the MCP tools ``--tools`` and
+        ``--exclude-tools`` let through (``--tools`` counts only once an entry starts with
+        ``mcp__``); ``--no-tools`` lets none through."""
         if options.get("no_tools"):
             return lambda _name: False
         listed = [n.strip() for n in str(options.get("tools") or "").split(",") if n.strip()]
-        if listed and any(n.startswith("mcp__") for n in listed):
-            return name_matcher(listed)
-        return None
+        excluded = [n.strip() for n in str(options.get("exclude_tools") or "").split(",") if n.strip()]
+        allowed = name_matcher(listed) if any(n.startswith("mcp__") for n in listed) else None
+        denied = name_matcher(excluded) if excluded else None
+        if allowed is None and denied is None:
+            return None
+        return lambda name: (allowed is None or allowed(name)) and not (denied is not None and denied(name))
 
     def _allowed(self, name: str) -> bool:
         return self._selection is None or bool(self._selection(name))
@@ -146,6 +152,44 @@ class McpRuntime:
             if entry.server == name:
                 entry.withdrawn = True
         await connection.stop()
+
+    # -- changes from /mcp ------------------------------------------------------------------------
+
+    def _replace_entry(self, name: str, **changes: Any) -> ServerConfig:
+        old = self.config.servers[name]
+        server = ServerConfig(
+            name=old.name, kind=old.kind, raw={**old.raw, **changes}, source=old.source, scope=old.scope
+        )
+        self.config.servers[name] = server
+        self.connections[name].config = server
+        return server
+
+    async def set_enabled(self, name: str, enabled: bool) -> None:
+        """Turn a server on (it connects in the background) or off (closed, its tools withdrawn)."""
+        server = self._replace_entry(name, enabled=enabled)
+        connection = self.connections[name]
+        if not enabled:
+            await connection.stop()
+            connection.state, connection.error = "disabled", None
+            for entry in self.tools.values():
+                if entry.server == name:
+                    entry.withdrawn = True
+        else:
+            connection.state = "idle"
+            connection.start()
+            if self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+                self._register_tool_search()
+        self.refresh_active()
+
+    def set_exposure(self, name: str, exposure: str) -> None:
+        """Give a server's tools a new exposure (``toolExposure`` still wins for the tools it names)."""
+        server = self._replace_entry(name, exposure=exposure)
+        for entry in self.tools.values():
+            if entry.server == name:
+                entry.exposure = tool_exposure(server.exposure, server.tool_exposure, entry.tool.name)
+        if self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
+            self._register_tool_search()
+        self.refresh_active()
 
     @staticmethod
     def _reaches_deferred(server: ServerConfig) -> bool:
@@ -313,29 +357,28 @@ class McpRuntime:
         self.registered.add(TOOL_SEARCH)
 
     def search(self, query: str, limit: int) -> list[str]:
-        """Deferred tools not loaded yet, best match first: a query word in the tool's name counts
-        more than in its description; its server's name and description rank the tools that matched."""
-        words = [w for w in query.lower().replace("_", " ").split() if w]
-        scored: list[tuple[float, str]] = []
+        """Deferred tools not declared yet, best match first (BM25 as pi 1.6 ranks them, see
+        :mod:`piko.plugins.mcp.search`), in the order the tools were registered on ties."""
+        from piko.plugins.mcp.search import rank, tool_document
+
+        documents = []
         for name, entry in self.tools.items():
             if entry.reach != "deferred" or entry.withdrawn or name in self.loaded or not self._allowed(name):
                 continue
             server = self.config.servers.get(entry.server)
-            own_name = entry.tool.name.lower().replace("_", " ")
-            description = (entry.tool.description or "").lower()
-            server_text = f"{entry.server} {(server.description if server else '') or ''}".lower()
-            score = sum(3.0 * (w in own_name) + 1.0 * (w in description) for w in words)
-            if score > 0:  # the server's own words only rank the tools that matched
-                score += sum(0.5 * (w in server_text) for w in words)
-                scored.append((-score, name))
-        for name in RESOURCE_TOOLS:
-            if name in self.registered and name not in self.loaded and self._resource_reach() == "deferred":
-                score = sum(
-                    2.0 * (w in name.replace("_", " ")) + 0.5 * (w in "resource resources") for w in words
-                )
-                if score > 0:
-                    scored.append((-score, name))
-        return [name for _score, name in sorted(scored)[:limit]]
+            connection = self.connections.get(entry.server)
+            space = (
+                namespace(entry.server),
+                server.description if server else None,
+                connection.instructions if connection else None,
+            )
+            documents.append(tool_document(name, entry.tool.description or "", entry.tool.inputSchema, space))
+        if self._resource_reach() == "deferred":
+            for name in RESOURCE_TOOLS:
+                if name in self.registered and name not in self.loaded and self._allowed(name):
+                    description, parameters = RESOURCE_TOOL_SPECS[name]
+                    documents.append(tool_document(name, description, parameters))
+        return rank(query, documents, limit)
 
     async def _tool_search(
         self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
@@ -369,7 +412,7 @@ class McpRuntime:
         entry = self.tools.get(name)
         if entry is not None:
             return entry.tool.description or ""
-        return RESOURCE_DESCRIPTIONS.get(name, "")
+        return RESOURCE_TOOL_SPECS[name][0] if name in RESOURCE_TOOL_SPECS else ""
 
     def restore_loaded(self, entries: list[Any]) -> None:
         """What tool_search loaded on the current branch (after resume, fork or /tree)."""
@@ -406,25 +449,20 @@ class McpRuntime:
         ]  # fmt: skip
 
     def _register_resource_tools(self) -> None:
-        server = {"type": "string", "description": "MCP server name."}
-        cursor = {"type": "string", "description": "Cursor from a previous call's nextCursor."}
-        specs = {
-            "list_mcp_resources": ({"server": server, "cursor": cursor}, [], self._list_resources),
-            "list_mcp_resource_templates": ({"server": server, "cursor": cursor}, [], self._list_templates),
-            "read_mcp_resource": (
-                {"server": server, "uri": {"type": "string", "description": "Resource URI."}},
-                ["server", "uri"],
-                self._read_resource,
-            ),
+        executors = {
+            "list_mcp_resources": self._list_resources,
+            "list_mcp_resource_templates": self._list_templates,
+            "read_mcp_resource": self._read_resource,
         }
-        for name, (properties, required, execute) in specs.items():
+        for name, execute in executors.items():
             if name in self.registered:
                 continue
+            description, parameters = RESOURCE_TOOL_SPECS[name]
             self.pi.register_tool(
                 name=name,
                 label=name,
-                description=RESOURCE_DESCRIPTIONS[name],
-                parameters={"type": "object", "properties": properties, "required": required},
+                description=description,
+                parameters=parameters,
                 execute=execute,
                 default_active=False,
                 annotations={"readOnlyHint": True},
@@ -499,7 +537,9 @@ class McpRuntime:
     # -- what the model and the user read --------------------------------------------------------
 
     def servers_section(self) -> str | None:
-        """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared."""
+        """The ``<mcp_servers>`` section of the system prompt: servers whose tools are not declared,
+        a line each, within :data:`SECTION_MAX_CHARS` as pi 1.6 fits it (summaries shortened to
+        fit, then the last servers left out and counted)."""
         listed = sorted(
             (
                 s
@@ -510,16 +550,27 @@ class McpRuntime:
         )
         if not listed:
             return None
-        lines = [
-            "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
-        ]
-        for server in listed:
+        intro = "MCP servers whose tools are not declared to you. Load the tools of `tool_search` servers with `tool_search`."
+        heads = [f"- {namespace(server.name)} (tool_search)" for server in listed]
+
+        def omitted(count: int) -> list[str]:
+            plural = "" if count == 1 else "s"
+            return [f"- … {count} more server{plural}; find their tools with tool_search"] if count else []
+
+        def size(kept: int) -> int:
+            return len("\n".join([intro, *heads[:kept], *omitted(len(listed) - kept)]))
+
+        kept = len(listed)
+        while kept > 0 and size(kept) > SECTION_MAX_CHARS:
+            kept -= 1
+        per_server = 0 if kept == 0 else min(SUMMARY_MAX_CHARS, (SECTION_MAX_CHARS - size(kept)) // kept - 2)
+        lines = [intro]
+        for server, head in zip(listed[:kept], heads, strict=False):
             connection = self.connections[server.name]
-            summary = (server.description or connection.instructions or "").strip().split("\n", 1)[0].strip()
-            if len(summary) > 250:
-                summary = summary[:249].rstrip() + "…"
-            head = f"- {namespace(server.name)} (tool_search)"
+            text = (server.description or "").strip() or (connection.instructions or "").strip()
+            summary = _shorten(text.split("\n", 1)[0].strip(), per_server) if per_server > 0 else ""
             lines.append(f"{head}: {summary}" if summary else head)
+        lines.extend(omitted(len(listed) - kept))
         return f"<{SECTION}>\n" + "\n".join(lines) + f"\n</{SECTION}>"
 
     def new_failures(self) -> list[str]:
@@ -549,14 +600,59 @@ class McpRuntime:
         return "\n".join(lines)
 
 
-RESOURCE_DESCRIPTIONS = {
-    "list_mcp_resources": (
-        "List the resources of MCP servers as JSON. With `server`, one page of that server (continue with "
-        "`cursor`); without it, every resource of every server."
-    ),
-    "list_mcp_resource_templates": "List the resource URI templates of MCP servers as JSON (same paging as list_mcp_resources).",
-    "read_mcp_resource": "Read one resource of an MCP server by `server` and `uri`.",
+def _string(description: str) -> dict[str, str]:
+    return {"type": "string", "description": description}
+
+
+_LIST_PARAMETERS: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "server": _string("MCP server name. Omit to list every server with resources."),
+        "cursor": _string(
+            "Opaque cursor from a previous call with the same server; omit for the first page."
+        ),
+    },
+    "additionalProperties": False,
 }
+# the resource tools as pi 1.6 declares them (the wording is the model's, and tool_search ranks by it)
+RESOURCE_TOOL_SPECS: dict[str, tuple[str, dict[str, Any]]] = {
+    "list_mcp_resources": (
+        "Lists resources provided by MCP servers. Resources allow servers to share data that provides "
+        "context to language models, such as files, database schemas, or application-specific information. "
+        "Prefer resources over web search when possible.",
+        _LIST_PARAMETERS,
+    ),
+    "list_mcp_resource_templates": (
+        "Lists resource templates provided by MCP servers. Parameterized resource templates allow servers to "
+        "share data that takes parameters and provides context to language models, such as files, database "
+        "schemas, or application-specific information. Prefer resource templates over web search when possible.",
+        _LIST_PARAMETERS,
+    ),
+    "read_mcp_resource": (
+        "Read a specific resource from an MCP server given the server name and resource URI.",
+        {
+            "type": "object",
+            "properties": {
+                "server": _string(
+                    "MCP server name exactly as configured. Must match the 'server' field returned by "
+                    "list_mcp_resources."
+                ),
+                "uri": _string(
+                    "Resource URI to read. Must be one of the URIs returned by list_mcp_resources."
+                ),
+            },
+            "required": ["server", "uri"],
+            "additionalProperties": False,
+        },
+    ),
+}
+
+
+def _shorten(text: str, limit: int) -> str:
+    """``text`` within ``limit`` characters, ending in ``…`` when cut."""
+    if len(text) <= limit:
+        return text
+    return "" if limit <= 1 else text[: limit - 1].rstrip() + "…"
 
 
 def _items_attr(kind: str) -> str:

@@ -157,3 +157,28 @@ def test_transient_http_errors_are_retried_twice(mcp_env):
     assert "busy: failed" in done.stdout
     assert "503" in done.stdout
     assert len(posts) == 3
+
+
+def test_add_writes_oauth_options_and_checks_them(mcp_env):
+    env = mcp_env([])
+    path = env.home / "mcp.json"
+    done = env.run("mcp", "add", "s", "--url", "http://127.0.0.1:9/mcp", "--oauth-client-registration", "dcr",
+                   "--oauth-client-id", "cid", "--oauth-client-secret", "${SEC}", "--oauth-callback-port", "8765",
+                   "--oauth-client-name", "Claude Code")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (
+        f'Added global MCP server "s" in {path}.\nCheck it with: pi mcp list. If it requires sign-in: pi mcp login s\n'
+    )
+    oauth = json.loads(path.read_text())["mcpServers"]["s"]["oauth"]
+    assert list(oauth.items()) == [("clientId", "cid"), ("clientSecret", "${SEC}"), ("callbackPort", 8765),
+                                   ("clientName", "Claude Code"), ("clientRegistration", "dcr")]  # fmt: skip
+    for args, error in [
+        (["--oauth-client-id", "x", "--", "cmd"], "--oauth-client-id only applies to HTTP servers (--url).\n"),
+        (["--url", "http://127.0.0.1:9/mcp", "--oauth-callback-port", "99999"],
+         'server "t": oauth.callbackPort must be a port number\n'),
+        (["--url", "http://127.0.0.1:9/mcp", "--oauth-client-registration", "bogus"],
+         'server "t": oauth.clientRegistration must be "auto", "dcr", or "cimd"\n'),
+    ]:  # fmt: skip
+        done = env.run("mcp", "add", "t", *args)
+        assert (done.returncode, done.stderr) == (1, error)
+    assert list(json.loads(path.read_text())["mcpServers"]) == ["s"]  # nothing written

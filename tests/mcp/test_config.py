@@ -12,6 +12,8 @@ from piko.plugins.mcp.config import check_entry, load_config, resolve_value
 from piko.plugins.mcp.naming import assign_names, name_matcher, tool_exposure, tool_name
 from piko.plugins.mcp.results import truncate_middle
 
+U = "https://example.com/mcp"
+
 
 def write(path: Path, servers: dict[str, Any], **top: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -45,6 +47,30 @@ def write(path: Path, servers: dict[str, Any], **top: Any) -> None:
         ("x", {"command": "x", "toolExposure": {"a": "nope"}}, None,
          'server "x": toolExposure "a" must be one of "codemode", "deferred", "direct", "hidden"'),
         ("s", "just a string", None, 'server "s" must be an object'),
+        # oauth, with pi 1.6's wording
+        ("o", {"url": U, "oauth": {"clientId": "c", "clientSecret": "${S}", "callbackPort": 8765,
+                                  "clientName": "N", "clientRegistration": "dcr", "scope": "a b",
+                                  "authServerMetadataUrl": "https://idp.example/.well-known/openid-configuration"}},
+         "http", ""),
+        ("o", {"url": U, "oauth": []}, None, 'server "o": oauth must be an object'),
+        ("o", {"url": U, "oauth": {"clientId": 1}}, None, 'server "o": oauth.clientId must be a string'),
+        ("o", {"url": U, "oauth": {"callbackPort": 70000}}, None, 'server "o": oauth.callbackPort must be a port number'),
+        ("o", {"url": U, "oauth": {"callbackUrl": "http://127.0.0.1/cb"}}, "http", ""),
+        ("o", {"url": U, "oauth": {"callbackUrl": "http://[::1]:9/cb", "callbackPort": 9}}, "http", ""),
+        ("o", {"url": U, "oauth": {"callbackUrl": "https://127.0.0.1/cb"}}, None,
+         'server "o": oauth.callbackUrl must be an http URI on localhost, 127.0.0.1, or [::1] without query or fragment'),
+        ("o", {"url": U, "oauth": {"callbackUrl": "http://localhost:8/cb", "callbackPort": 9}}, None,
+         'server "o": oauth.callbackUrl and oauth.callbackPort name different ports'),
+        ("o", {"url": U, "oauth": {"clientName": " "}}, None, 'server "o": oauth.clientName must be a non-empty string'),
+        ("o", {"url": U, "oauth": {"clientRegistration": "x"}}, None,
+         'server "o": oauth.clientRegistration must be "auto", "dcr", or "cimd"'),
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientId": "c"}}, None,
+         'server "o": oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'),
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd"}}, None,
+         'server "o": oauth.clientRegistration "cimd" is not supported: there are no Client ID Metadata Documents'),
+        ("o", {"url": U, "oauth": {"authServerMetadataUrl": "http://idp.example/x"}}, None,
+         'server "o": oauth.authServerMetadataUrl must be an https URL, or http on localhost, 127.0.0.1, or [::1]'),
+        ("o", {"url": U, "oauth": {"authServerMetadataUrl": "http://127.0.0.1:9/x"}}, "http", ""),
     ],
 )  # fmt: skip
 def test_check_entry(name: str, entry: Any, kind: str | None, error: str) -> None:

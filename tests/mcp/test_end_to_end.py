@@ -73,14 +73,14 @@ def test_deferred_tool_is_declared_after_tool_search(mcp_env):
     env = mcp_env(
         [call("tool_search", {"query": "echo"}), call("mcp__demo__echo", {"text": "found"}), answer()]
     )
-    env.write_mcp({"demo": stdio_entry(exposure="deferred", description="Echo things for tests")})
+    env.write_mcp({"demo": stdio_entry(exposure="deferred", description="Things for tests")})
     done = env.prompt("go")
     assert done.returncode == 0, done.stderr
     first, second, third = env.bodies()
     assert "tool_search" in tool_names(first)
     assert "mcp__demo__echo" not in tool_names(first)
     system = first["messages"][0]["content"]
-    assert "<mcp_servers>" in system and "- mcp__demo (tool_search): Echo things for tests" in system
+    assert "<mcp_servers>" in system and "- mcp__demo (tool_search): Things for tests" in system
     assert "Loaded 1 tool" in tool_messages(second)[0]["content"]
     assert "mcp__demo__echo" in tool_names(second)
     assert tool_messages(third)[-1]["content"] == "echo: found"

@@ -21,8 +21,8 @@ AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py"
 def auth_server():
     processes: list[subprocess.Popen[str]] = []
 
-    def start(token_seconds: int = 3600) -> str:
-        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds)],
+    def start(token_seconds: int = 3600, *extra: str) -> str:
+        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds), *extra],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
         processes.append(process)
         assert process.stdout is not None
@@ -70,7 +70,7 @@ def test_login_stores_tokens_and_sessions_use_them(mcp_env, auth_server):
     assert stat.S_IMODE(auth.stat().st_mode) == 0o600
     stored = json.loads(auth.read_text())["servers"][f"secure|{url}"]
     assert stored["tokens"]["access_token"] and stored["client"]["client_id"]
-    assert "secure: connected, 1 tools" in env.run("mcp", "list").stdout
+    assert "secure: connected, 2 tools" in env.run("mcp", "list").stdout
     run = env.prompt("go")
     assert run.returncode == 0, run.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
@@ -110,3 +110,81 @@ def test_a_session_says_in_one_line_that_sign_in_is_needed(mcp_env, auth_server)
         'Warning: MCP server "secure" failed: needs sign-in: run `pi mcp login secure`'
     ]
     assert not (env.home / "mcp-auth.json").exists()  # no client registered behind the user's back
+
+
+def test_mcp_login_and_logout_in_a_running_session(mcp_env, auth_server):
+    """``/mcp login`` names the page in a notice; once approved the session's server connects and
+    its tools work on the next turn; ``/mcp logout`` deletes the sign-in."""
+    from piko.testing.rpc_client import RpcProcess
+
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}, "local": {"command": sys.executable}})
+    args = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1"]
+    rpc = RpcProcess(env.home, env.work, args, env.environment({"PIKO_NO_BROWSER": "1"}))
+
+    def notice(start: str) -> str:
+        record = rpc.wait_for(
+            lambda r: r.get("method") == "notify" and str(r.get("message")).startswith(start), 60
+        )
+        return str(record["message"])
+
+    try:
+        rpc.send({"id": "l", "type": "prompt", "message": "/mcp login secure"})
+        page = notice('Sign in to MCP server "secure" in your browser:\n').splitlines()[1]
+        approved = httpx.get(page, follow_redirects=True, timeout=30)
+        assert approved.status_code == 200 and "Signed in" in approved.text
+        assert notice('Signed in to MCP server "secure"') == 'Signed in to MCP server "secure" (2 tools).'
+        rpc.prompt("go", timeout=60)
+        rpc.send({"id": "n", "type": "prompt", "message": "/mcp login local"})
+        assert "Only HTTP servers without an Authorization header do." in notice(
+            "No enabled MCP server uses OAuth"
+        )
+        rpc.send({"id": "o", "type": "prompt", "message": "/mcp logout secure"})
+        assert notice("Signed out") == 'Signed out of MCP server "secure".'
+    finally:
+        assert rpc.close() == 0, rpc.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+    assert f"secure|{url}" not in json.loads((env.home / "mcp-auth.json").read_text())["servers"]
+
+
+def test_a_server_asking_for_more_scope_asks_for_sign_in_again(mcp_env, auth_server):
+    """A 403 ``insufficient_scope`` step-up: the call fails saying to sign in (no browser opened
+    by a session); the next ``pi mcp login`` asks for the added scope, then the call works."""
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__admin_secret"), answer(), call("mcp__secure__admin_secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct", "oauth": {"scope": "tools"}}})
+    assert login(env, "secure").returncode == 0
+    stored = lambda: json.loads((env.home / "mcp-auth.json").read_text())["servers"][f"secure|{url}"]  # noqa: E731
+    assert stored()["tokens"]["scope"] == "tools"
+    first = env.prompt("go")
+    assert first.returncode == 0, first.stderr
+    refused = tool_messages(env.bodies()[1])[-1]["content"]
+    assert "needs sign-in: run `pi mcp login secure`" in refused, refused
+    assert stored()["scope"] == "tools admin"
+    assert login(env, "secure").returncode == 0
+    assert stored()["tokens"]["scope"] == "tools admin"
+    second = env.prompt("go")
+    assert second.returncode == 0, second.stderr
+    assert tool_messages(env.bodies()[3])[-1]["content"] == "the admin secret"
+
+
+def test_auth_server_metadata_url_replaces_discovery(mcp_env, auth_server):
+    """The server names an authorization server that is not there: sign-in fails, unless
+    ``oauth.authServerMetadataUrl`` points at the right one's metadata."""
+    url = auth_server(3600, "--wrong-authorization-server")
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    failed = subprocess.run([PI, "mcp", "login", "secure", "--timeout", "30"], cwd=env.work,
+                            env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert failed.returncode == 1 and 'Sign-in to MCP server "secure" failed' in failed.stderr
+    metadata = url.removesuffix("/mcp") + "/.well-known/oauth-authorization-server"
+    env.write_mcp(
+        {"secure": {"url": url, "exposure": "direct", "oauth": {"authServerMetadataUrl": metadata}}}
+    )
+    done = login(env, "secure")
+    assert done.returncode == 0, done.stderr
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"

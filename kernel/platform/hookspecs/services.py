@@ -134,6 +134,22 @@ def piko_classify_error(message: AssistantMessage, model: Model | None) -> str |
     """
 
 
+@hookspec(firstresult=True)
+def piko_tool_registers_later(name: str, app: App) -> bool | None:
+    """Say that a tool of this name may be registered later in the session.
+
+    Asked at session start for each ``--tools`` / ``--exclude-tools`` entry that names no
+    registered tool (``+``/``-`` stripped), before piko reports ``Unknown tool(s) in --tools``.
+    A plugin whose tools appear while the session runs (the MCP plugin's ``mcp__<server>__<tool>``,
+    registered as servers connect) answers ``True`` for its names, so naming one exactly is not
+    reported; selecting it is then that plugin's part. Patterns (``*``) are never reported.
+
+    :param name: the entry's tool name.
+    :param app: the running :class:`piko.app.application.App` (its flags and settings).
+    Return value: ``True`` to leave the entry unreported, or ``None`` to let the next plugin answer.
+    """
+
+
 @event(Semantics.FIRST, service=True)
 def piko_compaction_prepare(request: Any, ctx: Context) -> Any:
     """Decide what compaction keeps and what it summarizes (the compaction strategy is a plugin).

@@ -2,15 +2,19 @@
 
 The authorization server approves every request at once (no login page): its ``/authorize``
 redirects straight to the client's callback with a code. Dynamic client registration is on.
-Access tokens live ``--token-seconds`` (then the client must refresh). Prints ``PORT <n>``.
+Access tokens live ``--token-seconds`` (then the client must refresh). The tool ``admin_secret``
+also needs the ``admin`` scope, asked for by a 403 step-up challenge. With
+``--wrong-authorization-server`` its protected-resource metadata points elsewhere. Prints ``PORT <n>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import secrets
 import socket
 import time
+from typing import Any
 
 import uvicorn
 from mcp.server.auth.provider import (
@@ -96,23 +100,93 @@ class ApproveAll:
         self.refresh.pop(token.token, None)
 
 
+class StepUp:
+    """ASGI middleware: calling the tool ``admin_secret`` needs the ``admin`` scope, asked for with
+    a 403 ``insufficient_scope`` challenge (the MCP spec's scope step-up)."""
+
+    def __init__(self, app: Any, provider: ApproveAll, base: str) -> None:
+        self.app, self.provider, self.base = app, provider, base
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await self.app(scope, receive, send)
+            return
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        wants_admin = (
+            isinstance(request, dict) and request.get("method") == "tools/call"
+            and (request.get("params") or {}).get("name") == "admin_secret"
+        )  # fmt: skip
+        token = dict(scope["headers"]).get(b"authorization", b"").decode().removeprefix("Bearer ")
+        granted = self.provider.access.get(token)
+        if wants_admin and (granted is None or "admin" not in granted.scopes):
+            challenge = (
+                f'Bearer error="insufficient_scope", scope="tools admin", '
+                f'resource_metadata="{self.base}/.well-known/oauth-protected-resource/mcp"'
+            )
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"www-authenticate", challenge.encode()), (b"content-length", b"0")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": b""})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class WrongAuthorizationServer:
+    """ASGI middleware: the protected-resource metadata names an authorization server that is not
+    there (as some servers do), so only a configured ``authServerMetadataUrl`` finds the real one."""
+
+    def __init__(self, app: Any, base: str) -> None:
+        self.app, self.base = app, base
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("/.well-known/oauth-protected-resource"):
+            body = json.dumps({
+                "resource": f"{self.base}/mcp", "authorization_servers": ["http://127.0.0.1:9/"],
+                "scopes_supported": ["tools"], "bearer_methods_supported": ["header"],
+            }).encode()  # fmt: skip
+            await send({"type": "http.response.start", "status": 200, "headers": [
+                (b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+        await self.app(scope, receive, send)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-seconds", type=int, default=3600)
+    parser.add_argument("--wrong-authorization-server", action="store_true")
     args = parser.parse_args()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
+    provider = ApproveAll(args.token_seconds)
     server = FastMCP(
         "secure",
-        auth_server_provider=ApproveAll(args.token_seconds),
+        auth_server_provider=provider,
         auth=AuthSettings(
             issuer_url=base,
             resource_server_url=f"{base}/mcp",
             required_scopes=["tools"],
             client_registration_options=ClientRegistrationOptions(
-                enabled=True, valid_scopes=["tools"], default_scopes=["tools"]
+                enabled=True, valid_scopes=["tools", "admin"], default_scopes=["tools"]
             ),
         ),
     )
@@ -122,8 +196,16 @@ def main() -> None:
         """Only for signed-in clients."""
         return "the secret"
 
+    @server.tool()
+    def admin_secret() -> str:
+        """Only for clients granted the admin scope."""
+        return "the admin secret"
+
     print(f"PORT {port}", flush=True)
-    uvicorn.Server(uvicorn.Config(server.streamable_http_app(), log_level="warning")).run(sockets=[sock])
+    app: Any = StepUp(server.streamable_http_app(), provider, base)
+    if args.wrong_authorization_server:
+        app = WrongAuthorizationServer(app, base)
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 stdio by default; ``--http PORT`` serves streamable HTTP on 127.0.0.1 (port 0: a free one, printed
 as ``PORT <n>`` on stdout). Behaviours: ``normal``, ``crash-on-start``, ``hang-initialize``,
 ``flood-stderr``, ``garbage`` (malformed JSON-RPC lines before the real answers), ``grandchild``
-(starts a sleeping grandchild and writes its pid to ``$DEMO_PID_FILE``).
+(starts a sleeping grandchild and writes its pid to ``$DEMO_PID_FILE``), ``client-features``
+(more tools, asking the client for roots, sampling and elicitation).
 """
 
 from __future__ import annotations
@@ -122,6 +123,48 @@ def build(name: str) -> FastMCP:
     return server
 
 
+def add_client_feature_tools(server: FastMCP) -> None:
+    """Tools that ask the client for what MCP clients may offer: roots, sampling, elicitation."""
+    import json
+
+    from mcp.shared.exceptions import McpError
+    from mcp.types import SamplingMessage
+    from mcp.types import TextContent as Text
+
+    @server.tool()
+    async def client_info(ctx: Context) -> str:
+        """The capabilities and name the client declared in initialize."""
+        params = ctx.session.client_params
+        assert params is not None
+        caps = params.capabilities.model_dump(mode="json", exclude_none=True)
+        return json.dumps({"capabilities": caps, "client": params.clientInfo.name})
+
+    @server.tool()
+    async def roots(ctx: Context) -> str:
+        """The client's roots."""
+        listed = await ctx.session.list_roots()
+        return json.dumps([r.model_dump(mode="json", exclude_none=True) for r in listed.roots])
+
+    @server.tool()
+    async def sample(ctx: Context) -> str:
+        """Ask the client's model for a completion."""
+        message = SamplingMessage(role="user", content=Text(type="text", text="hi"))
+        try:
+            result = await ctx.session.create_message([message], max_tokens=10)
+        except McpError as error:
+            return f"declined: {error.error.message}"
+        return f"sampled: {result.content}"
+
+    @server.tool()
+    async def ask(ctx: Context) -> str:
+        """Ask the user a question through the client."""
+        try:
+            result = await ctx.session.elicit_form("Your name?", {"type": "object", "properties": {}})
+        except McpError as error:
+            return f"declined: {error.error.message}"
+        return f"answered: {result.action}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--behave", default="normal")
@@ -147,6 +190,8 @@ def main() -> None:
         with open(os.environ["DEMO_PID_FILE"], "w") as out:
             out.write(f"{os.getpid()} {child.pid}\n")
     server = build(args.name)
+    if behave == "client-features":
+        add_client_feature_tools(server)
     if args.http is not None:
         run_http(server, args.http)
     else:
@@ -159,6 +204,7 @@ def run_http(server: FastMCP, port: int) -> None:
     import uvicorn
 
     sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # a restart takes the same port
     sock.bind(("127.0.0.1", port))
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(server.streamable_http_app(), log_level="warning")

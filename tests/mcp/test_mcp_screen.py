@@ -1,0 +1,93 @@
+"""The interactive ``/mcp`` screen in a real terminal (tmux): the server list, a server's details
+and tools, disable/enable and exposure saved to ``mcp.json`` with the rest of the file kept."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from mcp_support import stdio_entry
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
+from tmux_terminal import Terminal
+
+pytestmark = pytest.mark.timeout(180)  # needs tmux, as tests/interactive do
+
+
+def open_when_connected(term: Terminal) -> str:
+    """Open ``/mcp`` once both servers are connected (the list shows states as they are)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        term.submit("/mcp")
+        screen = term.wait_for("MCP servers")
+        if screen.count("connected · 11 tools") == 2:
+            return screen
+        term.keys("Escape")
+        time.sleep(0.5)
+    raise AssertionError(f"servers did not connect:\n{term.screen()}")
+
+
+def test_the_mcp_screen_lists_inspects_and_changes_servers(tmp_path: Path) -> None:
+    config = {
+        "mcpServers": {"demo": stdio_entry(exposure="direct"), "other": stdio_entry(exposure="deferred")},
+        "keep": {"me": True},
+    }
+    term = Terminal(
+        tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)}, height=40
+    )
+    path = term.agent / "mcp.json"
+    try:
+        term.start()
+        term.wait_ready()
+        screen = open_when_connected(term)
+        assert "demo  connected · 11 tools · resources · direct · global" in screen
+        assert "other  connected · 11 tools · resources · deferred · global" in screen
+
+        term.keys("Enter")  # demo
+        screen = term.wait_for("MCP server demo")
+        assert f"global: {path}" in screen and "State: connected · 11 tools · resources" in screen
+        assert (
+            "Tools  11 offered" in screen
+            and "Reconnect" in screen
+            and "Disable  saved to the global mcp.json" in screen
+        )
+        term.keys("Enter")  # Tools
+        screen = term.wait_for("Tools of demo")
+        assert "Exposure direct: declared to the model like built-in tools" in screen
+        assert "echo  Echo the text back." in screen
+        term.keys("Escape")
+        term.wait_for("MCP server demo")
+
+        term.keys("Down", "Down", "Down", "Enter")  # Disable
+        screen = term.wait_for("State: disabled")
+        assert "Enable  saved to the global mcp.json" in screen
+        saved = json.loads(path.read_text())
+        assert saved["mcpServers"]["demo"]["enabled"] is False
+        assert saved["keep"] == {"me": True} and saved["mcpServers"]["other"] == config["mcpServers"]["other"]
+
+        term.keys("Escape")  # the list: the disabled server last
+        screen = term.wait_for("demo  disabled · direct · global")
+        assert screen.index("other  connected") < screen.index("demo  disabled")
+        term.keys("Enter")  # other
+        term.wait_for("MCP server other")
+        term.keys("Down", "Down", "Enter")  # Exposure
+        screen = term.wait_for("Exposure of other")
+        assert "✓ deferred" in screen and f"Saved to {path}." in screen
+        term.keys("Down", "Enter")  # direct
+        screen = term.wait_for("Exposure  direct")
+        assert json.loads(path.read_text())["mcpServers"]["other"]["exposure"] == "direct"
+
+        term.keys("Escape")
+        term.wait_for("demo  disabled")
+        term.keys("Down", "Enter")  # demo again
+        term.wait_for("MCP server demo")
+        term.keys("Enter")  # Enable: it connects again
+        term.wait_for("State: connected · 11 tools", timeout=60)
+        assert json.loads(path.read_text())["mcpServers"]["demo"]["enabled"] is True
+        term.keys("Escape", "Escape")
+        term.wait_for(lambda s: "MCP servers" not in s)
+    finally:
+        term.close()
