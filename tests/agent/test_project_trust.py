@@ -369,3 +369,44 @@ def test_handler_dialogs_answer_at_once_in_print_json_and_rpc(pi_env: Any, tmp_p
     assert json.loads(out.splitlines()[0])["success"] is True, err  # stdin reached the RPC mode
     calls = [json.loads(line) for line in log.read_text().splitlines()]
     assert calls == [{"ui": False, "answers": [None, False, None]}] * 3
+
+
+PACKAGE_VOTER = """
+import os
+
+def activate(pi):
+    with open(os.environ["TRUST_LOG"], "a") as log:
+        log.write("loaded WHO\\n")
+
+    def vote(event, ctx):
+        with open(os.environ["TRUST_LOG"], "a") as log:
+            log.write("vote WHO\\n")
+        return {"trusted": "undecided"}
+
+    pi.on("project_trust", vote)
+"""
+
+
+def test_user_packages_vote_and_project_packages_load_only_once_trusted(pi_env: Any, tmp_path: Path) -> None:
+    """pi 1.6 (checked with the real pi): the extensions of packages in the user's settings take
+    part in ``project_trust``; those of packages the project's settings configure load only once
+    the project is trusted, after the decision, so they never vote on it."""
+    env = pi_env(OK)
+    for who in ("user", "project"):
+        package = tmp_path / f"{who}-pkg"
+        (package / "extensions").mkdir(parents=True)
+        (package / "extensions" / f"{who}_voter.py").write_text(PACKAGE_VOTER.replace("WHO", who))
+    env.settings({"packages": [str(tmp_path / "user-pkg")]})
+    env.settings({"packages": [str(tmp_path / "project-pkg")]}, project=True)
+    log = tmp_path / "log"
+
+    def run(*flags: str) -> list[str]:
+        log.unlink(missing_ok=True)
+        done = env.run(*flags, "-p", *MOCK, "hi", env={"TRUST_LOG": str(log)})
+        assert done.returncode == 0, done.stderr
+        return log.read_text().splitlines()
+
+    assert run() == ["loaded user", "vote user"]  # untrusted: the project's package never loads
+    env.trust()
+    assert run() == ["loaded user", "vote user", "loaded project"]  # trusted by the saved decision
+    assert run("--approve") == ["loaded user", "loaded project"]  # the flag decides: no vote at all
