@@ -723,7 +723,9 @@ def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
 def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
-    :param event: ``AgentEndEvent(messages)``: the messages this run added.
+    :param event: ``AgentEndEvent(messages, will_retry)``: the messages this run added;
+        ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its last
+        answer failed with a retryable error and retries are left).
     Semantics: notify.
     """
 
@@ -852,7 +854,9 @@ def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: Context) ->
 def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
     """A tool finished running.
 
-    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error)``.
+    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error,
+        duration_ms)``; ``duration_ms`` (pi 1.6's ``durationMs``) is how long the tool's
+        ``execute`` took, None when the tool did not run (unknown, invalid arguments, blocked).
     Semantics: notify.
     """
 
