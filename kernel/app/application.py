@@ -186,8 +186,8 @@ class App:
 
         asked: dict[str, str] = {}
         for name in _names(self.settings.project_data.get("disabledPlugins")):
-            if self.pm.is_blocked(name):
-                continue
+            if self.pm.is_blocked(name) or self.policy.requires_plugin(name):
+                continue  # a required plugin stays (the managed policy wins)
             if name in ESSENTIAL_PLUGINS:
                 raise EssentialPluginError(
                     f"plugin '{name}' is essential and cannot be blocked (asked by {PROJECT_DISABLED})"
@@ -241,6 +241,8 @@ class App:
             for part in name.split(","):
                 if part.strip():
                     blocked[part.strip()] = "--disable-plugin"
+        for name in [n for n in blocked if self.policy.requires_plugin(n)]:
+            del blocked[name]  # a required plugin: no settings file or flag switches it off
         blocked.update(_policy_blocked(self, records or []))
         for message in self.policy.errors:
             self.pm.diagnose(
