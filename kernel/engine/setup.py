@@ -391,15 +391,11 @@ async def create_agent_session(
         manager.append_model_change(model.provider, model.id)
     if model is not None and (fresh or context.thinking_level != session.thinking_level):
         manager.append_thinking_level_change(session.thinking_level)
-    from piko.data.wire import message_from_wire
     from piko.engine.tool_selection import LoadoutRecorder
 
     session.loadout = LoadoutRecorder(
-        lambda: session.session_manager,
-        default_selection(app),
-        lambda name: tool_declaration(app, name),
-        lambda record: session.agent.state.messages.append(message_from_wire(record)),
-    )  # noted as runs start; the record joins the messages, as a resumed session reads it
+        lambda: session.session_manager, default_selection(app), lambda name: tool_declaration(app, name)
+    )  # noted as runs start
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)
     if not freeze_startup:

@@ -244,12 +244,10 @@ class LoadoutRecorder:
         manager: Callable[[], Any],
         default_active: Sequence[str],
         declare: Callable[[str], dict[str, Any]],
-        on_record: Callable[[dict[str, Any]], Any] | None = None,
     ) -> None:
         self.manager = manager  # the session's current session manager (it changes on /resume, /new)
         self.default_active = tuple(default_active)
         self.declare = declare  # a tool's declaration by name: {"name", "description", "parameters"}
-        self.on_record = on_record  # the record (wire form) is a message of the run too, as in pi
 
     def record(self, active: Sequence[str], known: Sequence[str]) -> None:
         import time
@@ -261,7 +259,4 @@ class LoadoutRecorder:
         if tuple(active) == on_file:
             return
         before = recorded.active if recorded is not None and has_tool_record(branch) else None
-        record = tool_record(active, known, before, self.declare, int(time.time() * 1000))
-        manager.append_message(record)
-        if self.on_record is not None:
-            self.on_record(record)
+        manager.append_message(tool_record(active, known, before, self.declare, int(time.time() * 1000)))
