@@ -121,14 +121,16 @@ class App:
         blocked = self._blocked(options, records)
         self.pm.apply_blocking(blocked, self._allowlist())
         self.pm.load_entry_points(records, self.make_extension_api)
-        for path in self._user_extension_paths(options):
+        user_packages = _start_packages(self, options)  # the user's packages vote too, as in pi 1.6
+        for path in [*self._user_extension_paths(options), *user_packages]:
             self.pm.load_extension_file(path, self.make_extension_api)
         trust.settle(self, interactive=options.interactive, command=options.command, approve=options.approve)
+        project_packages: list[Path] = []
         if self.project_trusted:
             records = self._load_project_plugins(records)
             blocked.update(self._project_blocked())
-        package_extensions = _start_packages(self, options)
-        for path in [*package_extensions, *self._project_extension_paths(options)]:
+            project_packages = [p for p in _start_packages(self, options) if p not in user_packages]
+        for path in [*project_packages, *self._project_extension_paths(options)]:
             self.pm.load_extension_file(path, self.make_extension_api)
         for name, factory in options.inline_extensions:
             self.pm.load_inline_extension(name, factory, self.make_extension_api)
@@ -139,7 +141,7 @@ class App:
         self.notices.extend(self._project_disabled_notices(records))
         self.pm.hook.piko_configure.call_historic(kwargs={"config": self})
         self._boot_options = options
-        self._package_extensions = package_extensions
+        self._package_extensions = [*user_packages, *project_packages]
         self.booted = True
         return self
 
@@ -185,8 +187,8 @@ class App:
 
         asked: dict[str, str] = {}
         for name in _names(self.settings.project_data.get("disabledPlugins")):
-            if self.pm.is_blocked(name):
-                continue
+            if self.pm.is_blocked(name) or self.policy.requires_plugin(name):
+                continue  # a required plugin stays (the managed policy wins)
             if name in ESSENTIAL_PLUGINS:
                 raise EssentialPluginError(
                     f"plugin '{name}' is essential and cannot be blocked (asked by {PROJECT_DISABLED})"
@@ -240,6 +242,8 @@ class App:
             for part in name.split(","):
                 if part.strip():
                     blocked[part.strip()] = "--disable-plugin"
+        for name in [n for n in blocked if self.policy.requires_plugin(n)]:
+            del blocked[name]  # a required plugin: no settings file or flag switches it off
         blocked.update(_policy_blocked(self, records or []))
         for message in self.policy.errors:
             self.pm.diagnose(

@@ -396,6 +396,10 @@ def run_mode(app: Any, argv: list[str]) -> int:
             f"the managed policy cannot be used ({'; '.join(policy.errors)}); piko does not start until "
             "it is fixed (`pi policy show` shows what it read)"
         )
+    if policy is not None:
+        missing = policy.missing_required(n for n, info in app.pm.infos.items() if not info.blocked)
+        if missing is not None:
+            return _say_error(missing)
     name = selected_mode(app, argv)
     mode = app.registries.modes.get(name)
     if mode is None:

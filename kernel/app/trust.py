@@ -325,7 +325,7 @@ def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool |
         saved = store.decision(app.cwd)
         return TrustDecision(trusted=saved is not False, by="no protected inputs", found=found)
     if command not in QUIET_COMMANDS:
-        answer = _ask_extensions(app, found)
+        answer = _ask_extensions(app, found, interactive=interactive)
         if answer is not None:
             trusted = answer["trusted"] == "yes"
             if answer["remember"]:
@@ -362,17 +362,21 @@ def _save(app: Any, write: Any) -> None:
         app.notices.append(f"the trust decision was not saved: {exc}")
 
 
-def _ask_extensions(app: Any, found: list[str]) -> dict[str, Any] | None:
-    """Fire ``project_trust`` for the plugins loaded so far; the deciding answer, or None."""
+def _ask_extensions(app: Any, found: list[str], *, interactive: bool) -> dict[str, Any] | None:
+    """Fire ``project_trust`` for the plugins loaded so far; the deciding answer, or None.
+
+    Handlers may ask the user (``ctx.ui.select``/``confirm``/``input``) on the terminal in an
+    interactive run; elsewhere their dialogs answer at once (:mod:`piko.extensions.startup_ui`)."""
     import asyncio
 
     from piko.data.events import ProjectTrustEvent
+    from piko.extensions.startup_ui import StartupTerminalUI
 
     dispatcher = app.dispatcher
     if not dispatcher.has_handlers("project_trust"):
         return None
     event = ProjectTrustEvent(cwd=str(canonical(app.cwd)), found=list(found))
-    ctx = app.context(mode="startup")
+    ctx = app.context(ui=StartupTerminalUI(interactive=interactive), mode="startup")
 
     def on_error(error: Any) -> None:  # no mode listens yet: pi's line, on stderr with the notices
         app.notices.append(f'Extension "{error.extension_path}" project_trust error: {error.error}')

@@ -5,7 +5,7 @@ the file named by ``$PIKO_POLICY`` are both enforced when they exist; neither us
 settings can loosen them. The format::
 
     {
-      "plugins":        {"allow": ["acme.*"], "block": ["tools.bash"]},
+      "plugins":        {"allow": ["acme.*"], "block": ["tools.bash"], "require": ["acme.audit"]},
       "providers":      {"allow": ["acme-gateway"], "block": ["openai"]},
       "models":         {"allow": ["acme-gateway/*", "anthropic/claude-*"], "block": ["*/*-preview"]},
       "tools":          {"block": ["bash"]},
@@ -19,7 +19,9 @@ settings can loosen them. The format::
 Entries are glob patterns (``*``, ``?``, ``[...]``). ``block`` always wins over ``allow``.
 ``plugins.allow`` applies to plugins that do not ship with piko (third-party distributions and
 extension files); built-in plugins are only affected by ``plugins.block``, and the essential
-ones cannot be blocked at all. ``packageSources`` patterns match a source's identity
+ones cannot be blocked at all. ``plugins.require`` names plugins (exact names) that must load:
+no settings file or flag can switch them off, and a run in which one is not loaded (not
+installed, or blocked by the policy itself) does not start. ``packageSources`` patterns match a source's identity
 (``pip:<name>``, ``git:<host>/<path>``, ``npm:<name>``, ``path:<absolute dir>``) or the source as
 written. ``models`` patterns match ``provider/id``; ``tools`` patterns match tool names (a blocked
 tool is never registered, so no run, extension or mode can activate it); ``mcpServers`` patterns
@@ -91,11 +93,15 @@ class Rule(_Plain):
         block: list[str] | None = None,
         allow_from: list[str] | None = None,
         block_from: dict[str, str] | None = None,
+        require: list[str] | None = None,
+        require_from: dict[str, str] | None = None,
     ) -> None:
         self.allow: list[list[str]] = allow or []
         self.block: list[str] = block or []
         self.allow_from: list[str] = allow_from or ["policy"] * len(self.allow)
         self.block_from: dict[str, str] = block_from or {}
+        self.require: list[str] = require or []  # names that must be present (plugins only)
+        self.require_from: dict[str, str] = require_from or {}
 
     def why_refused(self, *values: str) -> tuple[str, str] | None:
         """``("block" | "allow", file)`` of the first rule refusing ``values``; ``None`` if permitted."""
@@ -127,6 +133,8 @@ class Rule(_Plain):
             block=[*self.block, *other.block],
             allow_from=[*self.allow_from, *other.allow_from],
             block_from={**other.block_from, **self.block_from},
+            require=[*self.require, *(n for n in other.require if n not in self.require)],
+            require_from={**other.require_from, **self.require_from},
         )
 
 
@@ -182,6 +190,22 @@ class Policy(_Plain):
         if self.plugins.blocked(name):
             return True
         return not builtin and not self.plugins.allowed(name)
+
+    def requires_plugin(self, name: str) -> bool:
+        """Whether ``plugins.require`` names the plugin ``name`` (no setting may switch it off)."""
+        return name in self.plugins.require
+
+    def missing_required(self, loaded: Iterable[str]) -> str | None:
+        """The line for the first required plugin not among ``loaded`` (None: all loaded)."""
+        present = set(loaded)
+        for name in self.plugins.require:
+            if name not in present:
+                source = self.plugins.require_from.get(name, "policy")
+                return (
+                    f"plugin '{name}' is required by plugins.require of the managed policy {source} "
+                    "but is not loaded"
+                )
+        return None
 
     def allows_provider(self, name: str) -> bool:
         """Whether models of provider ``name`` may be used."""
@@ -267,14 +291,17 @@ def parse_policy(data: Any, path: str = "policy") -> Policy:
         raw = data.get(section, {})
         if not isinstance(raw, dict):
             raise ValueError(f"'{section}' must be an object with 'allow' and/or 'block'")
-        extra = sorted(k for k in raw if k not in ("allow", "block"))
+        keys = ("allow", "block", "require") if section == "plugins" else ("allow", "block")
+        extra = sorted(k for k in raw if k not in keys)
         if extra:
             raise ValueError(f"unknown key(s) in '{section}': {', '.join(extra)}")
         allow = [_patterns(raw["allow"], f"{section}.allow")] if "allow" in raw else []
         block = _patterns(raw.get("block", []), f"{section}.block")
+        require = _patterns(raw.get("require", []), f"{section}.require")
         rules[section] = Rule(
-            allow=allow, block=block, allow_from=[path] * len(allow), block_from=dict.fromkeys(block, path)
-        )
+            allow=allow, block=block, allow_from=[path] * len(allow), block_from=dict.fromkeys(block, path),
+            require=require, require_from=dict.fromkeys(require, path),
+        )  # fmt: skip
     forced = data.get("settings", {})
     if not isinstance(forced, dict):
         raise ValueError("'settings' must be an object of forced setting values")

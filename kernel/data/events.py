@@ -148,9 +148,12 @@ class AgentStartEvent(Record):
 
 
 class AgentEndEvent(Record):
+    """A run ended; ``will_retry``: the session retries it next (pi 1.6's ``willRetry``)."""
+
     TYPE: ClassVar[str] = "agent_end"
     messages: list[Any] = field(factory=list)
     error: str | None = None
+    will_retry: bool = False
 
 
 class AgentSettledEvent(Record):
@@ -247,9 +250,12 @@ class ToolExecutionUpdateEvent(_ToolEvent):
 
 
 class ToolExecutionEndEvent(_ToolEvent):
+    """A tool call finished; ``duration_ms``: how long its ``execute`` took (None: it did not run)."""
+
     TYPE: ClassVar[str] = "tool_execution_end"
     result: Any = None
     is_error: bool = False
+    duration_ms: int | None = None
 
 
 # ---------------------------------------------------------------------------

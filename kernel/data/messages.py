@@ -226,6 +226,7 @@ class ToolResultMessage(_Message):
     content: list[UserContentBlock] = field(factory=list)
     details: Any = None
     is_error: bool = False
+    duration_ms: int | None = None  # pi 1.6: how long the tool's execute took (None: it did not run)
     timestamp: int = 0
     extra: dict[str, Any] = _extra()
 

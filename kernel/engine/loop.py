@@ -274,13 +274,14 @@ async def _execute_tool_calls(
     finished = iter(await asyncio.gather(*coroutines))
     results: list[ToolResultMessage] = []
     for call, job in jobs:
-        result = job if isinstance(job, ToolResult) else next(finished)
+        result, duration_ms = (job, None) if isinstance(job, ToolResult) else next(finished)
         message = ToolResultMessage(
             tool_call_id=call.id,
             tool_name=call.name,
             content=list(result.content),
             details=result.details,
             is_error=result.is_error,
+            duration_ms=duration_ms,
             timestamp=now_ms(),
         )
         results.append(message)
@@ -360,7 +361,9 @@ async def _run_tool(
     tool: Any,
     args: dict[str, Any],
     context: CallContext,
-) -> ToolResult:
+) -> tuple[ToolResult, int]:
+    """Run the tool; its result and how long ``execute`` took in ms (pi 1.6's ``durationMs``,
+    from a monotonic clock)."""
     from piko.extensions.context import collecting_additional_context, running_tool
 
     updates: list[asyncio.Future[None]] = []
@@ -375,11 +378,13 @@ async def _run_tool(
         previous = updates[-1] if updates else None
         updates.append(asyncio.ensure_future(_after(previous, emit(event))))
 
+    started = time.monotonic()
     try:
         with collecting_additional_context(context.own), running_tool(call.name, signal, on_update):
             result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
+    duration_ms = max(0, round((time.monotonic() - started) * 1000))
     if updates:
         await asyncio.gather(*updates, return_exceptions=True)
     if config.after_tool_call is not None:
@@ -400,10 +405,11 @@ async def _run_tool(
             result = error_result(str(exc) or type(exc).__name__)
     await emit(
         ToolExecutionEndEvent(
-            tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error
+            tool_call_id=call.id, tool_name=call.name, result=result, is_error=result.is_error,
+            duration_ms=duration_ms,
         )
-    )
-    return result
+    )  # fmt: skip
+    return result, duration_ms
 
 
 def tool_spec(tool: Any) -> ToolSpec:

@@ -37,6 +37,7 @@ class RetryPolicy:
         self._save_setting = save_setting
         self._attempt = 0
         self._controller: AbortController | None = None
+        self._classified: tuple[AssistantMessage, bool] | None = None  # the last message asked about
 
     @property
     def enabled(self) -> bool:
@@ -61,10 +62,25 @@ class RetryPolicy:
             self._controller.abort()
 
     def is_retryable(self, message: AssistantMessage, model: Model | None) -> bool:
-        """Whether ``message`` failed with an error worth retrying (a context overflow is not)."""
+        """Whether ``message`` failed with an error worth retrying (a context overflow is not).
+
+        Asked once per message: ``piko_classify_error`` answers may have effects (a credential
+        helper fetches a fresh key once), and ``agent_end``'s ``willRetry`` asks before the run does."""
         from piko.engine.overflow import error_kind
 
-        return error_kind(self._pm, message, model) == "retryable"
+        if self._classified is not None and self._classified[0] is message:
+            return self._classified[1]
+        retryable = error_kind(self._pm, message, model) == "retryable"
+        self._classified = (message, retryable)
+        return retryable
+
+    def will_retry(self, messages: list[Any], model: Model | None, *, aborted: bool) -> bool:
+        """Whether a run that ended with ``messages`` is retried next (pi 1.6's ``agent_end``
+        ``willRetry``): not aborted, retries on and left, and its last answer failed retryably."""
+        if aborted or not self.enabled or self._attempt >= int(self._settings.get("retry.maxRetries", 3)):
+            return False
+        last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
+        return last is not None and self.is_retryable(last, model)
 
     async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
         """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when

@@ -146,6 +146,8 @@ class AgentSession:
         )  # fmt: skip
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
         self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
+        self.prompt_disposition = "started"  # how the last prompt went (pi 1.6's RPC disposition)
+        self._disposition = "started"
         if active_tools is None:
             from piko.engine.setup import default_tool_order
 
@@ -266,6 +268,10 @@ class AgentSession:
         if kind == "message_start" and isinstance(event.message, UserMessage):
             self.runs.user_message_started()
             await self.queues.delivered(event.message)
+        if kind == "agent_end":
+            event.will_retry = self.retry.will_retry(
+                event.messages, self.model, aborted=self.runs.abort_requested
+            )
         await self._extension_events.forward(event)
         await self.listeners.notify(event)
         if kind == "turn_end":
@@ -298,7 +304,9 @@ class AgentSession:
         ``preflight_result(ok)`` is called once the prompt was accepted (queued, handled, or about
         to run) or refused (the exception follows), before the agent runs (RPC answers then).
         ``attribution`` (``"user"``/``"agent"``, from ``pi.send_user_message``) is recorded on the
-        user message.
+        user message. :attr:`prompt_disposition` holds pi 1.6's disposition of the prompt by the
+        time ``preflight_result`` is called: ``"handled"`` (an extension command or ``input``
+        handler consumed it), ``"queued"`` (streaming) or ``"started"``.
         """
         try:
             with self._input.preparation() as signal:  # abort() cancels its handlers too
@@ -310,6 +318,7 @@ class AgentSession:
             if preflight_result is not None:
                 preflight_result(False)
             raise
+        self.prompt_disposition = self._disposition if messages is None else "started"
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
@@ -352,7 +361,9 @@ class AgentSession:
         self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
         source: str, signal: Any, attribution: str | None = None,
     ) -> list[Any] | None:  # fmt: skip
-        """Everything :meth:`prompt` does before the run; the messages to send, or None when done."""
+        """Everything :meth:`prompt` does before the run; the messages to send, or None when done
+        (``self._disposition`` says how: handled or queued)."""
+        self._disposition = "handled"
         if expand and text.startswith("/") and await self._input.run_command(text):
             return None
         transformed = await self._input.transform(text, images, source=source, signal=signal)
@@ -369,6 +380,7 @@ class AgentSession:
             await self.queues.add(
                 text, images, follow_up=streaming_behavior == "followUp", attribution=attribution
             )
+            self._disposition = "queued"
             return None
         self.shell.flush_pending()
         self.models.require_ready()
@@ -395,27 +407,30 @@ class AgentSession:
 
     async def steer(
         self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
-    ) -> None:
+    ) -> str:
         """Queue a message delivered before the next model call (expanded; no extension commands).
-        With a ``source`` (``"rpc"``), the ``input`` handlers see it first and may change or handle it."""
-        await self._queue(text, images, follow_up=False, source=source)
+        With a ``source`` (``"rpc"``), the ``input`` handlers see it first and may change or handle it.
+        Returns ``"queued"``, or ``"handled"`` when a handler consumed it (pi 1.6's disposition)."""
+        return await self._queue(text, images, follow_up=False, source=source)
 
     async def follow_up(
         self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
-    ) -> None:
-        """Queue a message delivered once the agent would stop (``source`` as for :meth:`steer`)."""
-        await self._queue(text, images, follow_up=True, source=source)
+    ) -> str:
+        """Queue a message delivered once the agent would stop (``source`` and the answer as for
+        :meth:`steer`)."""
+        return await self._queue(text, images, follow_up=True, source=source)
 
     async def _queue(
         self, text: str, images: list[ImageContent] | None, *, follow_up: bool, source: str | None
-    ) -> None:
+    ) -> str:
         self._input.refuse_queued_command(text)
         if source is not None:
             transformed = await self._input.transform(text, images, source=source)
             if transformed is None:
-                return
+                return "handled"
             text, images = transformed
         await self.queues.add(self._input.expand(text), images, follow_up=follow_up)
+        return "queued"
 
     async def _with_policy(self, batch: list[Any]) -> list[Any]:
         """A dequeued steer or follow-up batch holding user work goes through ``before_agent_start``

@@ -197,6 +197,16 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
     return choice.active
 
 
+def tool_declaration(app: Any, name: str) -> dict[str, Any]:
+    """A registered tool as pi 1.6's tool records declare it: name, description, parameters."""
+    from piko.data.wire import to_wire
+
+    tool = app.registries.tools.get(name)
+    if tool is None:
+        return {"name": name}
+    return {"name": name, "description": tool.description or "", "parameters": to_wire(tool.parameters or {})}
+
+
 def default_selection(app: Any) -> list[str]:
     """The tools of the default selection (``defaultTools`` and the tools plugins switch on): what
     a session that records no tools gets without tool flags."""
@@ -423,7 +433,7 @@ async def create_agent_session(
     from piko.engine.tool_selection import LoadoutRecorder
 
     session.loadout = LoadoutRecorder(
-        lambda: session.session_manager, default_selection(app)
+        lambda: session.session_manager, default_selection(app), lambda name: tool_declaration(app, name)
     )  # noted as runs start
     app.runtime = session
     await app.dispatcher.emit("session_start", SessionStartEvent(reason="startup"), session.ctx)

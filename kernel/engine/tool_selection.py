@@ -34,7 +34,8 @@ from piko.lib.tool_names import (
     unmatched,
 )
 
-# the custom entry in which piko records a session's active tools (pi ignores custom entries)
+# the custom entry in which piko recorded a session's active tools before it wrote pi 1.6's
+# system-message records (still read: older sessions hold it)
 LOADOUT_ENTRY = "piko.active_tools"
 
 
@@ -164,9 +165,10 @@ def choose_tools(
 def recorded_loadout(branch: Sequence[Any]) -> Loadout | None:
     """The last loadout recorded on ``branch`` (session entries, root first), or None.
 
-    piko records ``custom`` entries of type :data:`LOADOUT_ENTRY`; pi 1.6 records ``system``
-    messages whose ``toolsAdded``/``toolsRemoved`` replayed in order give the loadout. The later
-    of the two kinds wins.
+    The records are pi 1.6's: ``system`` messages whose ``toolsAdded``/``toolsRemoved`` replayed in
+    order give the loadout (the branch's first one declares it whole). Older piko sessions hold
+    ``custom`` entries of type :data:`LOADOUT_ENTRY` (read still); the later record wins, and a
+    ``system`` message after such an entry patches what it recorded.
     """
     active: list[str] | None = None
     known: set[str] = set()
@@ -184,13 +186,17 @@ def recorded_loadout(branch: Sequence[Any]) -> Loadout | None:
                 continue
             added = _tool_names(message.get("toolsAdded"))
             removed = _tool_names(message.get("toolsRemoved"))
-            if active is None:
-                active = []
-            active = [n for n in active if n not in removed] + [n for n in added if n not in active]
+            kept = [n for n in active or [] if n not in removed]  # pi: removals first, then additions
+            active = kept + [n for n in added if n not in kept]
             known.update(added + removed)
     if active is None:
         return None
     return Loadout(active=tuple(active), known=tuple(sorted(known)))
+
+
+def has_tool_record(branch: Sequence[Any]) -> bool:
+    """Whether ``branch`` holds a pi 1.6 tool record (a ``system`` message) that a patch builds on."""
+    return any(entry.type == "message" and getattr(entry, "role", None) == "system" for entry in branch)
 
 
 def _tool_names(tools: Any) -> list[str]:
@@ -199,23 +205,58 @@ def _tool_names(tools: Any) -> list[str]:
     return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
 
 
-def loadout_record(active: Sequence[str], known: Sequence[str]) -> dict[str, list[str]]:
-    """The ``data`` of a :data:`LOADOUT_ENTRY` custom entry."""
-    return {"active": list(active), "known": list(known)}
+def tool_record(
+    active: Sequence[str],
+    known: Sequence[str],
+    before: Sequence[str] | None,
+    declare: Callable[[str], dict[str, Any]],
+    timestamp: int,
+) -> dict[str, Any]:
+    """The ``system`` message (wire form) pi 1.6 writes when the active tools change.
+
+    ``before`` is the loadout the branch's records already give (None: none yet). Without one the
+    message declares every active tool (``toolsAdded``, each as ``declare(name)`` gives it: name,
+    description, parameters) and names the known inactive ones in ``toolsRemoved`` (a no-op for
+    pi; piko reads them as tools the session knew). With one it lists only what changed.
+    """
+    if before is None:
+        added = list(active)
+        removed = [n for n in known if n not in active]
+    else:
+        added = [n for n in active if n not in before]
+        removed = [n for n in before if n not in active]
+    message: dict[str, Any] = {"role": "system", "content": "", "timestamp": timestamp}
+    if added:
+        message["toolsAdded"] = [declare(n) for n in added]
+    if removed:
+        message["toolsRemoved"] = [{"name": n} for n in removed]
+    return message
 
 
 class LoadoutRecorder:
     """Records a session's active tools in its file whenever they differ from what the file implies
-    (its last recorded loadout, or the default selection when it recorded none), so a plain
-    resume gets them back; a session on the default tools records nothing."""
+    (its last recorded loadout, or the default selection when it recorded none), as pi 1.6 does:
+    a ``system`` message with ``toolsAdded``/``toolsRemoved`` (:func:`tool_record`), so a plain
+    resume in piko or pi 1.6 gets them back; a session on the default tools records nothing."""
 
-    def __init__(self, manager: Callable[[], Any], default_active: Sequence[str]) -> None:
+    def __init__(
+        self,
+        manager: Callable[[], Any],
+        default_active: Sequence[str],
+        declare: Callable[[str], dict[str, Any]],
+    ) -> None:
         self.manager = manager  # the session's current session manager (it changes on /resume, /new)
         self.default_active = tuple(default_active)
+        self.declare = declare  # a tool's declaration by name: {"name", "description", "parameters"}
 
     def record(self, active: Sequence[str], known: Sequence[str]) -> None:
+        import time
+
         manager = self.manager()
-        recorded = recorded_loadout(manager.get_branch())
+        branch = manager.get_branch()
+        recorded = recorded_loadout(branch)
         on_file = recorded.active if recorded is not None else self.default_active
-        if tuple(active) != on_file:
-            manager.append_custom(LOADOUT_ENTRY, loadout_record(active, known))
+        if tuple(active) == on_file:
+            return
+        before = recorded.active if recorded is not None and has_tool_record(branch) else None
+        manager.append_message(tool_record(active, known, before, self.declare, int(time.time() * 1000)))

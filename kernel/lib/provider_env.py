@@ -27,3 +27,8 @@ def provider_getenv(provider: str | None, name: str) -> str | None:
     """``name`` as ``provider`` sees it: its own variable first, then the process environment."""
     value = _scoped.get(provider or "", {}).get(name)
     return value if value else os.environ.get(name)
+
+
+def forget_provider_envs() -> None:
+    """Drop every provider's variables (a new run, or a test that booted another App)."""
+    _scoped.clear()

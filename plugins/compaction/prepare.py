@@ -107,11 +107,13 @@ def entry_message(entry: Any, *, with_compactions: bool = False) -> Any:
     """The agent message an entry stands for in the context, or ``None``.
 
     Compaction entries are left out unless ``with_compactions`` (the summary being replaced is
-    handed to the summarizer as the previous summary instead).
+    handed to the summarizer as the previous summary instead), and so are ``system`` messages
+    (pi 1.6's prompt and tool records, which piko writes too): they are no conversation to
+    summarize or keep.
     """
     kind = getattr(entry, "type", "")
     if kind == "message":
-        return readable_message(entry)
+        return None if _role(entry) == "system" else readable_message(entry)
     timestamp = ms_from_iso(getattr(entry, "timestamp", "")) or 0
     if kind == "custom_message":
         return CustomMessage(

@@ -105,7 +105,7 @@ async def _start(pi: Any, ctx: Any) -> None:
     from piko.plugins.mcp.config import apply_policy
 
     for line in apply_policy(config, getattr(app, "policy", None)):
-        sys.stderr.write(f"Warning: {line}\n")
+        _warn(ctx, line)
 
     def emit(name: str, event: Any) -> None:
         if app.dispatcher.has_handlers(name):
@@ -118,11 +118,20 @@ async def _start(pi: Any, ctx: Any) -> None:
     )
     _state["runtime"] = runtime
     for error in config.errors:
-        sys.stderr.write(f"Warning: MCP config error: {error}\n")
+        _warn(ctx, f"MCP config error: {error}")
     runtime.start()
     for notice in runtime.notices:
-        sys.stderr.write(f"Warning: {notice}\n")
+        _warn(ctx, notice)
     runtime.restore_loaded(list(ctx.session_manager.get_branch()))
+
+
+def _warn(ctx: Any, line: str) -> None:
+    """A start-up warning: shown by the interactive screen (raw stderr would land on it unstyled,
+    cut at the terminal's width); on stderr in the other modes."""
+    if getattr(ctx, "mode", None) == "tui":
+        ctx.ui.notify(line, "warning")
+    else:
+        sys.stderr.write(f"Warning: {line}\n")
 
 
 def project_trusted(app: Any) -> bool:

@@ -100,7 +100,8 @@ class PackageManager:
         self.app = app
         self.problems: list[str] = []
         self._handlers: dict[str, Any] | None = None
-        self._startup: StartupResult | None = None
+        self._startup: dict[bool, StartupResult] = {}  # by whether the project was trusted then
+        self._said: set[str] = set()
         self._resources: list[Resource] | None = None
 
     # -- sources -------------------------------------------------------------------------------
@@ -364,12 +365,16 @@ class PackageManager:
     # -- start-up ------------------------------------------------------------------------------
 
     def startup(self, *, offline: bool = False, command: str | None = None) -> StartupResult:
-        """Install missing packages (not for package commands or offline), name extension files."""
-        if self._startup is not None:
-            return self._startup
+        """Install missing packages (not for package commands or offline), name extension files.
+
+        Done once before the trust decision (the user's packages, whose extensions may vote in
+        ``project_trust``) and once more if the project is then trusted (its packages too)."""
+        trusted = bool(getattr(self.app, "project_trusted", False))
+        if trusted in self._startup:
+            return self._startup[trusted]
         result = StartupResult()
         result.orphans = {s for s, h in self.handlers().items() if not callable(getattr(h, "startup", None))}
-        self._startup = result
+        self._startup[trusted] = result
 
         def notice(scheme: str, message: str) -> None:
             result.notices.setdefault(scheme, []).append(message)
@@ -380,7 +385,7 @@ class PackageManager:
             if not self.allowed(item.ref):
                 policy = getattr(self.app, "policy", None)
                 message = f"package {item.source} blocked by policy ({policy.source if policy else 'policy'})"
-                self.app.pm.diagnose(message)
+                self._diagnose_once(message)
                 continue
             ctx = self.context(item.scope, quiet=True)
             try:
@@ -414,5 +419,11 @@ class PackageManager:
                 f"({', '.join(names)})",
             )
         for problem in self.problems:
-            self.app.pm.diagnose(problem)
+            self._diagnose_once(problem)
         return result
+
+    def _diagnose_once(self, message: str) -> None:
+        """A start-up diagnostic, said once however many start-up passes find it."""
+        if message not in self._said:
+            self._said.add(message)
+            self.app.pm.diagnose(message)

@@ -24,6 +24,10 @@ def policy_rules(policy: Any) -> dict[str, Any]:
         entries += [
             {"rule": "block", "patterns": [p], "file": rule.block_from.get(p, "policy")} for p in rule.block
         ]
+        entries += [
+            {"rule": "require", "patterns": [n], "file": rule.require_from.get(n, "policy")}
+            for n in rule.require
+        ]
         if entries:
             sections[section] = entries
     return {

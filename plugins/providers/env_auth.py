@@ -7,7 +7,6 @@ then the credential chains of Google Vertex (Application Default Credentials) an
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -26,15 +25,15 @@ def first_set(names: Iterable[str], provider: str | None = None) -> str | None:
     return None
 
 
-def _vertex_adc() -> bool:
-    path = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+def _vertex_adc(provider: str) -> bool:
+    path = provider_getenv(provider, "GOOGLE_APPLICATION_CREDENTIALS")
     if path:
         return Path(path).exists()
     return (Path.home() / ".config" / "gcloud" / "application_default_credentials.json").exists()
 
 
-def _env(name: str) -> bool:
-    return bool(os.environ.get(name))
+def _env(name: str, provider: str) -> bool:
+    return bool(provider_getenv(provider, name))
 
 
 ANTHROPIC_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
@@ -42,23 +41,23 @@ ANTHROPIC_AUTH_TOKEN = "ANTHROPIC_AUTH_TOKEN"
 
 def env_api_key(provider: str, env_keys: Iterable[str]) -> str | None:
     """The key the environment gives ``provider``, or ``None``."""
-    if provider == "anthropic" and _env(ANTHROPIC_AUTH_TOKEN):
+    if provider == "anthropic" and _env(ANTHROPIC_AUTH_TOKEN, provider):
         return AUTHENTICATED
     value = first_set(env_keys, provider)
     if value:
         return value
     if provider == "google-vertex":
         has_project = first_set(("GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT"), provider)
-        if has_project and first_set(("GOOGLE_CLOUD_LOCATION",), provider) and _vertex_adc():
+        if has_project and first_set(("GOOGLE_CLOUD_LOCATION",), provider) and _vertex_adc(provider):
             return AUTHENTICATED
     if provider == "amazon-bedrock":
         if (
-            _env("AWS_PROFILE")
-            or (_env("AWS_ACCESS_KEY_ID") and _env("AWS_SECRET_ACCESS_KEY"))
-            or _env("AWS_BEARER_TOKEN_BEDROCK")
-            or _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI")
-            or _env("AWS_CONTAINER_CREDENTIALS_FULL_URI")
-            or _env("AWS_WEB_IDENTITY_TOKEN_FILE")
+            _env("AWS_PROFILE", provider)
+            or (_env("AWS_ACCESS_KEY_ID", provider) and _env("AWS_SECRET_ACCESS_KEY", provider))
+            or _env("AWS_BEARER_TOKEN_BEDROCK", provider)
+            or _env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", provider)
+            or _env("AWS_CONTAINER_CREDENTIALS_FULL_URI", provider)
+            or _env("AWS_WEB_IDENTITY_TOKEN_FILE", provider)
         ):
             return AUTHENTICATED
     return None

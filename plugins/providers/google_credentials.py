@@ -22,7 +22,6 @@ import asyncio
 import base64
 import hashlib
 import json
-import os
 import time
 import weakref
 from pathlib import Path
@@ -30,6 +29,7 @@ from typing import Any
 
 from attrs import define
 
+from piko.lib.provider_env import provider_getenv
 from piko.lib.redaction import register_secret
 from piko.plugins.providers.provider_errors import ProviderError
 
@@ -47,9 +47,10 @@ def gcloud_credentials_path() -> Path:
     return Path.home() / ".config" / "gcloud" / "application_default_credentials.json"
 
 
-def credentials_path() -> Path:
-    """The Application Default Credentials file: ``$GOOGLE_APPLICATION_CREDENTIALS``, else gcloud's."""
-    configured = os.environ.get(CREDENTIALS_ENV)
+def credentials_path(provider: str | None = None) -> Path:
+    """The Application Default Credentials file: ``$GOOGLE_APPLICATION_CREDENTIALS`` (``provider``'s
+    auth.json ``env`` map first), else gcloud's."""
+    configured = provider_getenv(provider, CREDENTIALS_ENV)
     return Path(configured).expanduser() if configured else gcloud_credentials_path()
 
 
@@ -75,9 +76,10 @@ _REQUIRED = {
 }
 
 
-def load_credentials(path: Path | None = None) -> Credentials:
-    """Read and check the credentials file; raises :class:`ProviderError` saying what is wrong."""
-    path = path or credentials_path()
+def load_credentials(path: Path | None = None, provider: str | None = None) -> Credentials:
+    """Read and check the credentials file (``provider``'s); raises :class:`ProviderError` saying
+    what is wrong."""
+    path = path or credentials_path(provider)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:

@@ -15,6 +15,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import StreamOptions
+from piko.lib.provider_env import provider_getenv
 from piko.lib.records import replace
 from piko.plugins.providers.provider_errors import ProviderError
 
@@ -70,13 +71,14 @@ _PLACEHOLDER = re.compile(r"\{([A-Z_][A-Z0-9_]*)\}")
 
 
 def resolve_base_url(model: Model) -> str:
-    """The model's base URL with ``{ENV_VAR}`` placeholders (Cloudflare) filled from the environment."""
+    """The model's base URL with ``{ENV_VAR}`` placeholders (Cloudflare) filled from the provider's
+    auth.json ``env`` map or the environment."""
     url = model.base_url
     if "{" not in url:
         return url
 
     def substitute(match: re.Match[str]) -> str:
-        value = os.environ.get(match.group(1))
+        value = provider_getenv(model.provider, match.group(1))
         if not value:
             raise ProviderError(f"{match.group(1)} is required for provider {model.provider} but is not set.")
         return value

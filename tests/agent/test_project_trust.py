@@ -325,3 +325,88 @@ def test_subcommands_take_the_trust_flags_before_or_after_their_name(pi_env: Any
         done = env.run(*args)
         assert done.returncode == 0, (args, done.stderr)
         assert bool(_notices(done.stderr)) is ("-a" not in args), (args, done.stderr)
+
+
+ASKS_THE_USER = """
+import json, os
+
+def activate(pi):
+    async def decide(event, ctx):
+        answers = [await ctx.ui.select("Trust?", ["yes", "no"]), await ctx.ui.confirm("Trust?", event.cwd),
+                   await ctx.ui.input("Why?")]
+        ctx.ui.notify("trust asker saw no UI", "warning")
+        with open(os.environ["TRUST_LOG"], "a") as log:
+            log.write(json.dumps({"ui": ctx.has_ui, "answers": answers}) + "\\n")
+        return {"trusted": "undecided"}
+
+    pi.on("project_trust", decide)
+"""
+
+
+def test_handler_dialogs_answer_at_once_in_print_json_and_rpc(pi_env: Any, tmp_path: Path) -> None:
+    """Outside the interactive mode a handler's dialogs give their cancel value without reading
+    stdin (RPC commands on stdin are not eaten); the saved decision then applies."""
+    env = pi_env(OK)
+    env.write(".pi/prompts/hi.md", "EXPANDED\n")
+    env.trust()
+    ext = tmp_path / "asks.py"
+    ext.write_text(ASKS_THE_USER)
+    log = tmp_path / "log"
+    run_env = {**env.environment(), "TRUST_LOG": str(log)}
+    for mode in ("text", "json"):
+        done = subprocess.run(
+            [PI, "--mode", mode, "-e", str(ext), *MOCK, "-p", "/hi"], cwd=env.work, env=run_env,
+            capture_output=True, text=True, timeout=60, input="1\n1\n",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert "Warning: trust asker saw no UI" in done.stderr
+        assert env.user_texts()[0].startswith("1\n1")  # piped stdin became the prompt, unread by the dialogs
+    proc = subprocess.Popen(
+        [PI, "--mode", "rpc", "-e", str(ext), *MOCK, "--no-session"], cwd=env.work, env=run_env,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    out, err = proc.communicate(json.dumps({"id": "1", "type": "get_state"}) + "\n", timeout=60)
+    assert json.loads(out.splitlines()[0])["success"] is True, err  # stdin reached the RPC mode
+    calls = [json.loads(line) for line in log.read_text().splitlines()]
+    assert calls == [{"ui": False, "answers": [None, False, None]}] * 3
+
+
+PACKAGE_VOTER = """
+import os
+
+def activate(pi):
+    with open(os.environ["TRUST_LOG"], "a") as log:
+        log.write("loaded WHO\\n")
+
+    def vote(event, ctx):
+        with open(os.environ["TRUST_LOG"], "a") as log:
+            log.write("vote WHO\\n")
+        return {"trusted": "undecided"}
+
+    pi.on("project_trust", vote)
+"""
+
+
+def test_user_packages_vote_and_project_packages_load_only_once_trusted(pi_env: Any, tmp_path: Path) -> None:
+    """pi 1.6 (checked with the real pi): the extensions of packages in the user's settings take
+    part in ``project_trust``; those of packages the project's settings configure load only once
+    the project is trusted, after the decision, so they never vote on it."""
+    env = pi_env(OK)
+    for who in ("user", "project"):
+        package = tmp_path / f"{who}-pkg"
+        (package / "extensions").mkdir(parents=True)
+        (package / "extensions" / f"{who}_voter.py").write_text(PACKAGE_VOTER.replace("WHO", who))
+    env.settings({"packages": [str(tmp_path / "user-pkg")]})
+    env.settings({"packages": [str(tmp_path / "project-pkg")]}, project=True)
+    log = tmp_path / "log"
+
+    def run(*flags: str) -> list[str]:
+        log.unlink(missing_ok=True)
+        done = env.run(*flags, "-p", *MOCK, "hi", env={"TRUST_LOG": str(log)})
+        assert done.returncode == 0, done.stderr
+        return log.read_text().splitlines()
+
+    assert run() == ["loaded user", "vote user"]  # untrusted: the project's package never loads
+    env.trust()
+    assert run() == ["loaded user", "vote user", "loaded project"]  # trusted by the saved decision
+    assert run("--approve") == ["loaded user", "loaded project"]  # the flag decides: no vote at all

@@ -130,7 +130,7 @@ def test_resumed_sessions_keep_their_tools(pi_env: Any) -> None:
         (("--tools", "bash"), ["bash"]),
         ((), ["bash"]),
         (("--tools", "read,bash,edit,write"), ["read", "bash", "edit", "write"]),
-        ((), ["read", "bash", "edit", "write"]),
+        ((), ["bash", "read", "edit", "write"]),  # the records' replay order, as pi 1.6 resumes it
     ]
     for i, (flags, _tools) in enumerate(runs):
         resume = ("-c",) if i else ()
@@ -138,8 +138,19 @@ def test_resumed_sessions_keep_their_tools(pi_env: Any) -> None:
         assert done.returncode == 0, done.stderr
     assert [env.tool_names(i) for i in range(len(runs))] == [tools for _flags, tools in runs]
     assert len(env.sessions()) == 1
-    records = [e["data"]["active"] for e in env.session_lines() if e["type"] == "custom"]
-    assert records == [["read", "grep"], ["read", "grep", "ls"], ["bash"], ["read", "bash", "edit", "write"]]
+    records = [
+        ([t["name"] for t in m.get("toolsAdded") or []], [t["name"] for t in m.get("toolsRemoved") or []])
+        for e in env.session_lines() if (m := e.get("message") or {}).get("role") == "system"
+    ]  # fmt: skip
+    assert records == [
+        (
+            ["read", "grep"],
+            ["bash", "edit", "find", "ls", "write"],
+        ),  # declared whole (known inactive: removed)
+        (["ls"], []),
+        (["bash"], ["read", "grep", "ls"]),
+        (["read", "edit", "write"], []),
+    ]  # pi 1.6's records: patches after the first
     assert len([e for e in env.session_lines() if e.get("message", {}).get("role") == "user"]) == 8
 
 
@@ -147,7 +158,7 @@ def test_default_sessions_record_no_tools(pi_env: Any) -> None:
     env = pi_env(OK * 2)
     assert env.run("-p", *MOCK, "one").returncode == 0
     assert env.run("-p", "-c", *MOCK, "two").returncode == 0
-    assert [e["type"] for e in env.session_lines()].count("custom") == 0
+    assert not [e for e in env.session_lines() if (e.get("message") or {}).get("role") == "system"]
     assert env.tool_names(1) == ["read", "bash", "edit", "write"]
 
 
@@ -187,3 +198,18 @@ def test_resume_reads_the_loadout_pi_1_6_records(pi_env: Any) -> None:
     done = env.run("-p", "-c", *MOCK, "two")
     assert done.returncode == 0, done.stderr
     assert env.tool_names(1) == ["grep", "find"]
+
+
+def test_a_record_that_removes_and_adds_a_tool_keeps_it() -> None:
+    """pi 1.6 re-declares a tool whose declaration changed (removed and added in one record)."""
+    from types import SimpleNamespace
+
+    from piko.engine.tool_selection import recorded_loadout
+
+    def system(added: list[str], removed: list[str]) -> Any:
+        message = {"role": "system", "toolsAdded": [{"name": n} for n in added],
+                   "toolsRemoved": [{"name": n} for n in removed]}  # fmt: skip
+        return SimpleNamespace(type="message", role="system", raw={"message": message})
+
+    loadout = recorded_loadout([system(["read", "grep"], []), system(["grep", "ls"], ["grep", "read"])])
+    assert loadout is not None and loadout.active == ("grep", "ls")

@@ -106,8 +106,9 @@ def test_threshold_compaction_after_a_long_exchange(world, run) -> None:
     # the session file: the compaction entry in pi's format, after the third answer
     lines = session_lines(session)
     third_question = next(
-        e for e in lines if e["type"] == "message" and e["message"]["content"][0]["text"] == questions[2]
-    )
+        e for e in lines
+        if e["type"] == "message" and e["message"]["role"] == "user" and e["message"]["content"][0]["text"] == questions[2]
+    )  # fmt: skip
     third_answer = next(e for e in lines if e.get("parentId") == third_question["id"])
     (entry,) = [e for e in lines if e["type"] == "compaction"]
     assert list(entry) == [
@@ -618,7 +619,7 @@ from piko.data.events import CompactionResult
 
 class KeepLastTwo:
     def __init__(self, entries):
-        messages = [e for e in entries if e.type == "message"]
+        messages = [e for e in entries if e.type == "message" and e.role != "system"]  # tool records aside
         self.first_kept_entry_id = messages[-2].id
         self.tokens_before = 1
         self.dropped = len(messages) - 2

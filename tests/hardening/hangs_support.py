@@ -86,12 +86,13 @@ def run_print(
 
 
 def session_messages(root: Path) -> list[dict[str, Any]]:
-    """The ``message`` entries of every session file under ``root/sessions``, in file order."""
+    """The ``message`` entries of every session file under ``root/sessions``, in file order (the
+    conversation: pi 1.6's tool records, ``system`` messages, left aside)."""
     messages: list[dict[str, Any]] = []
     for path in sorted((root / "sessions").rglob("*.jsonl")):
         for line in path.read_text(encoding="utf-8").splitlines():
             entry = json.loads(line)
-            if entry.get("type") == "message":
+            if entry.get("type") == "message" and entry["message"].get("role") != "system":
                 messages.append(entry["message"])
     return messages
 

@@ -64,7 +64,8 @@ def _roles(path: str | None) -> list[str]:
     if path is None or not Path(path).exists():
         return []
     lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [e["message"]["role"] for e in map(json.loads, lines) if e["type"] == "message"]
+    roles = [e["message"]["role"] for e in map(json.loads, lines) if e["type"] == "message"]
+    return [r for r in roles if r != "system"]  # the conversation: pi 1.6's tool records aside
 
 
 async def _one_session(sdk: SdkRig, index: int, refs: list[Any]) -> tuple[str | None, str | None]:

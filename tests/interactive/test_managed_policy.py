@@ -1,11 +1,14 @@
 """The managed policy in interactive mode: a blocked tool cannot run, a refused model cannot be
-chosen, and a policy that cannot be read stops the start with one line."""
+chosen, a policy that cannot be read stops the start with one line, and every rule of the table
+in ``support/policy_cases.py``."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
 from scripted_turns import bash_then_answer
+from support.policy_cases import CASES, PROBE_ENV, PolicyCase, check_run
 
 
 def _policy(t, data) -> None:
@@ -42,3 +45,25 @@ def test_a_broken_policy_stops_the_start_with_one_line(term) -> None:
     )
     text = t.errors() + t.history()
     assert "the managed policy cannot be used" in text and str(path) in text
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
+def test_each_rule_in_interactive_mode(term, case: PolicyCase) -> None:
+    """The table of ``support/policy_cases.py`` (print and RPC: ``tests/packages/test_policy_modes.py``)."""
+    t = term(settings=case.settings, agent_files=case.agent_files, env=dict(case.env), start=False)
+    policy, probe = t.root / "policy.json", t.root / "facts.json"
+    args = case.write(policy, t.agent, t.root)
+    t.env.update({"PIKO_POLICY": str(policy), PROBE_ENV: str(probe)})
+    t.start(["--provider", "faux", *args])
+    if case.starts:
+        t.wait_ready()
+        t.wait_for(lambda _: probe.exists(), timeout=20)
+        line = case.expected_line(policy)
+        if line is not None:
+            flat = " ".join(line.split())
+            t.wait_for(lambda _: flat in " ".join((t.errors() + t.history()).split()), timeout=20)
+        returncode = None
+    else:
+        t.wait_for(r"\[piko exited with 1\]", timeout=20, scrollback=True)
+        returncode = 1
+    check_run(case, policy, probe, t.errors() + t.history(), returncode)

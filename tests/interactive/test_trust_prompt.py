@@ -44,3 +44,27 @@ def test_startup_question_then_trust_command_saves_for_the_next_run(term: Callab
     panel = again.wait_for("Project trust")
     assert "Saved decision: trusted" in panel and "Current session: trusted" in panel
     assert "Choice [" not in again.errors()  # a saved decision asks nothing
+
+
+def test_a_project_trust_handler_asks_the_user_on_the_terminal(term: Callable[..., Terminal]) -> None:
+    """pi 1.6: ``project_trust`` handlers have ``ctx.ui.select``/``confirm`` in an interactive run;
+    their decision takes the place of the built-in question."""
+    files = {".pi/prompts/hi.md": "hello $1\n"}
+    t = term(work_files=files, extensions=("trust_asker_ext.py",), start=True)
+    asked = _wait_stderr(t, "Choice [1-2")
+    assert "Which way for this project?" in asked and "1. trust it" in asked
+    t.submit("1")
+    asked = _wait_stderr(t, f"Trust project?\n{os.path.realpath(t.work)}")
+    t.submit("1")  # Yes
+    t.wait_ready()
+    assert "Trust project folder?" not in t.errors()  # the extension decided: no built-in question
+    t.submit("/trust")
+    panel = t.wait_for("Project trust")
+    assert "Current session: trusted" in panel and "Saved decision: none" in panel
+    t.close()
+    again = term(work_files=files, extensions=("trust_asker_ext.py",), start=True)
+    _wait_stderr(again, "Choice [1-2")
+    again.submit("2")  # leave it: the handler says no
+    again.wait_ready()
+    again.submit("/trust")
+    assert "Current session: untrusted" in again.wait_for("Project trust")

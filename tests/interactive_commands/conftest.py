@@ -78,13 +78,16 @@ class World(support.world.World):
         (self.agent_dir / "models.json").write_text(
             json.dumps(models_json(self.server.base_url)), encoding="utf-8"
         )
-        if settings is not None:
-            (self.agent_dir / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+        # read only, as the default selection: a session on its defaults writes no tool record
+        path = self.agent_dir / "settings.json"
+        current = json.loads(path.read_text(encoding="utf-8")) if settings is None and path.exists() else {}
+        data = {"defaultTools": ["read"], **(current if settings is None else settings)}
+        path.write_text(json.dumps(data), encoding="utf-8")
         app = App(cwd=cwd or self.project, agent_dir=self.agent_dir).boot(BootOptions())
         if model:
             provider, _, model_id = model.partition("/")
             app.options.update({"provider": provider, "model": model_id})
-        app.options.update({"tools": "read", **(options or {})})
+        app.options.update(dict(options or {}))
         session = await app.create_agent_session()
         self.apps.append(app)
         return session

@@ -696,7 +696,9 @@ def test_results_may_be_objects_or_camel_case_mappings() -> None:
         "block": True,
         "reason": "r",
     }
-    assert normalize_result(ev.AgentEndEvent(messages=[], error="e")) == {"messages": [], "error": "e"}
+    assert normalize_result(ev.AgentEndEvent(messages=[], error="e")) == {
+        "messages": [], "error": "e", "will_retry": False,
+    }  # fmt: skip
     assert normalize_result(None) is None
     assert normalize_result(5) == {"value": 5}
     assert result_field({"isError": True}, "is_error") is True

@@ -269,3 +269,25 @@ def test_policy_rules_hold_in_rpc_mode(pienv: PiEnv) -> None:
     assert answers["2"]["success"] is False
     assert answers["3"]["data"]["model"]["provider"] == "faux"
     assert "tool 'bash' is blocked by tools.block" in done.stderr
+
+
+def test_required_plugins_load_despite_settings_and_a_missing_one_stops_the_start(pienv: PiEnv) -> None:
+    """``plugins.require``: settings and flags cannot switch a required plugin off, and a required
+    plugin that is not installed stops every mode with one line naming the rule and the file."""
+    _write(pienv.policy, {"plugins": {"require": ["tools.grep"]}})
+    _write(pienv.agent_dir / "settings.json", {"disabledPlugins": ["tools.grep"]})
+    probe = pienv.probe()
+    assert "grep" in probe["tools"]
+    assert "tools.grep" in pienv.pi("policy", "show").stdout
+    shown = json.loads(pienv.pi("policy", "show", "--json").stdout)
+    assert shown["rules"]["plugins"] == [
+        {"rule": "require", "patterns": ["tools.grep"], "file": str(pienv.policy)}
+    ]
+    _write(pienv.policy, {"plugins": {"require": ["acme.audit"]}})
+    line = f"plugin 'acme.audit' is required by plugins.require of the managed policy {pienv.policy} but is not loaded"
+    for args in (["--provider", "faux", "-p", "hi"], ["--provider", "faux", "--mode", "rpc"]):
+        refused = pienv.pi(*args, check=False)
+        assert refused.returncode == 1, args
+        assert [x for x in refused.stderr.splitlines() if x.startswith("Error:")] == [f"Error: {line}"]
+    with pytest.raises(ValueError, match="unknown key"):
+        parse_policy({"tools": {"require": ["bash"]}})

@@ -255,3 +255,50 @@ def test_switching_sessions_brings_their_tools(rpc: Any) -> None:
     process.request({"id": "p3", "type": "prompt", "message": "four"})
     until_idle(process)
     assert _declared(process, 2) == ["read", "grep"]
+
+
+def test_prompt_steer_and_follow_up_say_their_disposition(rpc: Any) -> None:
+    """pi 1.6's ``data.disposition``: ``started``, ``queued`` (during a run) or ``handled``."""
+    process = rpc(
+        [SLOW, text_turn("two"), text_turn("three")], args=SESSION_ARGS, extensions=["pi16_handles_input.py"]
+    )
+    started = process.request({"id": "p", "type": "prompt", "message": "hi"})
+    process.wait_for(lambda r: r.get("type") == "message_update")
+    queued = [
+        process.request({"id": "s", "type": "steer", "message": "steer me"}),
+        process.request({"id": "f", "type": "follow_up", "message": "after"}),
+        process.request({"id": "q", "type": "prompt", "message": "more", "streamingBehavior": "followUp"}),
+    ]
+    handled = process.request({"id": "h", "type": "steer", "message": "swallow this"})
+    until_idle(process)
+    assert started["data"] == {"disposition": "started"}
+    assert [r["data"] for r in queued] == [{"disposition": "queued"}] * 3
+    assert handled["data"] == {"disposition": "handled"}
+    swallowed = process.request({"id": "x", "type": "prompt", "message": "swallow this too"})
+    assert swallowed["data"] == {"disposition": "handled"}
+
+
+def test_tool_durations_and_will_retry(rpc: Any) -> None:
+    """pi 1.6: a tool result's ``durationMs`` (in the message and ``tool_execution_end``; absent
+    when the tool did not run) and ``agent_end``'s ``willRetry``."""
+    process = rpc(
+        [{"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "true"}}},
+                     {"tool_call": {"name": "no_such_tool", "arguments": {}}}]},
+         text_turn("ok"), {"status": 500}, text_turn("after the retry")],
+        settings={"retry": {"baseDelayMs": 1, "provider": {"maxRetries": 0}}},
+    )  # fmt: skip
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    ends = {r["toolName"]: r for r in process.records if r.get("type") == "tool_execution_end"}
+    assert isinstance(ends["bash"]["durationMs"], int) and "durationMs" not in ends["no_such_tool"]
+    assert list(ends["bash"]) == ["type", "toolCallId", "toolName", "result", "isError", "durationMs"]
+    results = [
+        r["message"]
+        for r in process.records
+        if r.get("type") == "message_end" and r["message"]["role"] == "toolResult"
+    ]
+    assert [isinstance(m.get("durationMs"), int) for m in results] == [True, False]
+    assert list(results[0])[-2:] == ["durationMs", "timestamp"]
+    process.request({"id": "q", "type": "prompt", "message": "again"})
+    until_idle(process)
+    assert [r["willRetry"] for r in process.records if r.get("type") == "agent_end"] == [False, True, False]

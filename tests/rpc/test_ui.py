@@ -53,7 +53,8 @@ def test_dialog_waits_for_the_matching_response(
     process.send({"type": "extension_ui_response", "id": request["id"], **answer})
     assert notice(process) == result
     response = process.wait_for(lambda r: r.get("id") == "p")
-    assert response == {"id": "p", "type": "response", "command": "prompt", "success": True}
+    assert response == {"id": "p", "type": "response", "command": "prompt", "success": True,
+                        "data": {"disposition": "handled"}}  # fmt: skip
     assert process.close() == 0
 
 

@@ -403,3 +403,56 @@ def test_session_manager_find_by_id_matches_whole_ids_and_this_project_only(tmp_
     assert SessionManager.find_by_id(str(here), "abcd", str(shared)) is None  # another project's
     with pytest.raises(ValueError, match="Session id must be non-empty"):
         SessionManager.create(str(here), str(shared), session_id="bad id")
+
+
+# ---------------------------------------------------------------------------
+# Active tools: pi 1.6's toolsAdded/toolsRemoved records, written and read by both
+# ---------------------------------------------------------------------------
+
+
+def tools_of(request: dict[str, Any]) -> list[str]:
+    return [t.get("function", t).get("name") for t in request["body"].get("tools") or []]
+
+
+def tool_records(path: Path) -> list[tuple[list[str], list[str]]]:
+    """``(added, removed)`` of each system-role message of the file."""
+    out = []
+    for line in path.read_text().splitlines():
+        message = json.loads(line).get("message") or {}
+        if message.get("role") == "system":
+            out.append(([t["name"] for t in message.get("toolsAdded") or []],
+                        [t["name"] for t in message.get("toolsRemoved") or []]))  # fmt: skip
+    return out
+
+
+@needs_pi16
+def test_active_tools_carry_over_between_piko_and_pi16_both_ways(dirs: tuple[Path, Path]) -> None:
+    """piko records a change of active tools as pi 1.6 does (a ``system`` message listing
+    ``toolsAdded``, with each tool's declaration, and ``toolsRemoved``), so each program resumes the
+    other's session with the same tools."""
+    agent, work = dirs
+    turns = [{"blocks": [{"text": f"answer {n}"}]} for n in range(1, 7)]
+    with LLMServer(turns) as server:
+        write_mock_models(agent, server.base_url, MODELS)
+        run("piko", agent, work, "-p", "--tools", "read,grep", "q1")
+        [path] = (agent / "sessions" / encode_cwd(str(work))).glob("*.jsonl")
+        assert not [line for line in path.read_text().splitlines() if '"custom"' in line]
+        [(added, _removed)] = tool_records(path)
+        assert added == ["read", "grep"]
+        declared = next(
+            t for line in path.read_text().splitlines()
+            for t in (json.loads(line).get("message") or {}).get("toolsAdded") or [] if t["name"] == "grep"
+        )  # fmt: skip
+        assert declared["description"] and declared["parameters"]["type"] == "object"
+        run("pi16", agent, work, "-p", "--continue", "q2")  # pi 1.6 resumes piko's tools
+        run("piko", agent, work, "-p", "--continue", "--tools", "read,find", "q3")  # a change: a patch
+        assert tool_records(path)[-1] == (["find"], ["grep"])
+        run("pi16", agent, work, "-p", "--continue", "q4")
+        run("pi16", agent, work, "-p", "--continue", "--tools", "read,ls", "q5")  # pi 1.6's change...
+        run("piko", agent, work, "-p", "--continue", "q6")  # ...resumed by piko
+        tools = [tools_of(r) for r in server.requests]
+    assert [sorted(t) for t in tools] == [
+        ["grep", "read"], ["grep", "read"], ["find", "read"], ["find", "read"], ["ls", "read"], ["ls", "read"],
+    ]  # fmt: skip
+    manager = SessionManager.open(str(path))
+    assert manager.diagnostics == []

@@ -1,7 +1,10 @@
 """What piko adds to pi 0.73.1's records as pi 1.6 does, taken out again to compare with 0.73 transcripts.
 
 The additions are strictly additive (a 0.73 client ignores them): the ``agent_settled`` and
-``bash_execution_update`` events and the assistant message fields ``rawStopReason``, ``durationMs`` and ``thinkingLevel``. Comparing
+``bash_execution_update`` events, the assistant message fields ``rawStopReason``, ``durationMs`` and
+``thinkingLevel``, a tool result's ``durationMs`` (message and ``tool_execution_end``),
+``agent_end``'s ``willRetry`` and the ``data.disposition`` of ``prompt``/``steer``/``follow_up``
+responses. Comparing
 our output with a 0.73 transcript after :func:`without_additions` shows everything else is
 still pi 0.73.1's, key order and bytes included.
 """
@@ -15,6 +18,12 @@ ADDED_EVENTS = ("agent_settled", "bash_execution_update")
 ADDED_ASSISTANT_FIELDS = ("rawStopReason", "durationMs", "thinkingLevel")
 # in an assistant message the three come together, in this order (get_state's thinkingLevel stays)
 _FIELD = re.compile(r'(?:,"rawStopReason":"[^"]*")?,"durationMs":\d+,"thinkingLevel":"[^"]*"')
+# a tool result's durationMs (before the message's timestamp, or last in tool_execution_end),
+# agent_end's willRetry, and a prompt/steer/follow_up response's data
+_OTHER_FIELDS = re.compile(
+    r',"durationMs":\d+(?=,"timestamp"|\}$)|,"willRetry":(?:true|false)|,"data":\{"disposition":"[a-z]+"\}'
+)
+DISPOSITION_COMMANDS = ("prompt", "steer", "follow_up")
 
 
 def without_additions(value: Any) -> Any:
@@ -22,13 +31,21 @@ def without_additions(value: Any) -> Any:
     if isinstance(value, list):
         return [without_additions(v) for v in value if not _added_record(v)]
     if isinstance(value, dict):
-        assistant = value.get("role") == "assistant"
-        return {
-            k: without_additions(v)
-            for k, v in value.items()
-            if not (assistant and k in ADDED_ASSISTANT_FIELDS)
-        }
+        return {k: without_additions(v) for k, v in value.items() if not _added_field(value, k)}
     return value
+
+
+def _added_field(record: dict[str, Any], key: str) -> bool:
+    role, kind = record.get("role"), record.get("type")
+    if role == "assistant":
+        return key in ADDED_ASSISTANT_FIELDS
+    if key == "durationMs":
+        return role == "toolResult" or kind == "tool_execution_end"
+    if key == "willRetry":
+        return kind == "agent_end"
+    if key == "data" and kind == "response" and record.get("command") in DISPOSITION_COMMANDS:
+        return isinstance(record[key], dict) and list(record[key]) == ["disposition"]
+    return False
 
 
 def _added_record(value: Any) -> bool:
@@ -38,7 +55,7 @@ def _added_record(value: Any) -> bool:
 def lines_without_additions(lines: list[str]) -> list[str]:
     """Raw JSON lines without the added records and with the added fields cut out of the text."""
     return [
-        _FIELD.sub("", line)
+        _OTHER_FIELDS.sub("", _FIELD.sub("", line))
         for line in lines
         if not any(line.startswith(f'{{"type":"{t}"') for t in ADDED_EVENTS)
     ]

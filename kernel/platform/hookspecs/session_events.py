@@ -39,8 +39,11 @@ def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
     ``extensions`` list, installed distributions) and ``-e`` extensions take part.
 
     :param event: ``ProjectTrustEvent(cwd, found)``; ``found`` names what the project would load.
-    :param ctx: a context without a session: ``cwd``, ``mode``, ``has_ui`` (False: nothing can
-        be asked while piko starts).
+    :param ctx: a context without a session: ``cwd``, ``mode``, ``has_ui`` and ``ui``. In an
+        interactive run ``has_ui`` is True and ``ctx.ui.select``/``confirm``/``input`` ask on the
+        terminal (before the interactive screen starts); in print, JSON and RPC runs ``has_ui``
+        is False and those dialogs answer ``None``/``False`` at once (they never wait);
+        ``ctx.ui.notify`` writes its line to stderr in every mode.
     Return value: ``{"trusted": "yes" | "no" | "undecided", "remember": bool}``. The first
     handler answering ``"yes"`` or ``"no"`` decides (``remember: true`` saves it in
     ``trust.json``); ``"undecided"`` (or nothing) lets the next handler, the saved decisions and

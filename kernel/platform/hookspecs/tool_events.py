@@ -86,7 +86,9 @@ def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: Context) ->
 def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
     """A tool finished running.
 
-    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error)``.
+    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error,
+        duration_ms)``; ``duration_ms`` (pi 1.6's ``durationMs``) is how long the tool's
+        ``execute`` took, None when the tool did not run (unknown, invalid arguments, blocked).
     Semantics: notify.
     """
 

@@ -104,7 +104,9 @@ def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
 def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
-    :param event: ``AgentEndEvent(messages)``: the messages this run added.
+    :param event: ``AgentEndEvent(messages, will_retry)``: the messages this run added;
+        ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its last
+        answer failed with a retryable error and retries are left).
     Semantics: notify.
     """
 

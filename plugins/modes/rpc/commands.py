@@ -133,7 +133,7 @@ async def prompt(host: Any, command: dict[str, Any]) -> Any:
         nonlocal accepted
         if ok and not accepted:
             accepted = True
-            host.respond(command, "prompt", NO_DATA)
+            host.respond(command, "prompt", {"disposition": host.session.prompt_disposition})
 
     try:
         await host.session.prompt(
@@ -151,13 +151,11 @@ async def prompt(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def steer(host: Any, command: dict[str, Any]) -> Any:
-    await host.session.steer(command["message"], _images(command), source="rpc")
-    return NO_DATA
+    return {"disposition": await host.session.steer(command["message"], _images(command), source="rpc")}
 
 
 async def follow_up(host: Any, command: dict[str, Any]) -> Any:
-    await host.session.follow_up(command["message"], _images(command), source="rpc")
-    return NO_DATA
+    return {"disposition": await host.session.follow_up(command["message"], _images(command), source="rpc")}
 
 
 async def abort(host: Any, command: dict[str, Any]) -> Any:

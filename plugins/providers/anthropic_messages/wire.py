@@ -8,7 +8,6 @@ as ``input_json_delta``, usage with cache reads and writes, stop reasons, ``erro
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +22,7 @@ from piko.data.messages import (
     UserMessage,
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.lib.provider_env import provider_getenv
 from piko.lib.redaction import register_secret
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
@@ -336,7 +336,7 @@ def build_params(model: Model, context: Context, options: StreamOptions, oauth: 
 _AUTH_HEADERS = frozenset({"authorization", "x-api-key", "cf-aig-authorization"})
 
 
-def credentials(options: StreamOptions) -> tuple[str, str]:
+def credentials(options: StreamOptions, provider: str | None = None) -> tuple[str, str]:
     """``(api_key, bearer_token)`` of a request.
 
     The environment lookup answers ``<authenticated>`` for ``ANTHROPIC_AUTH_TOKEN`` (a gateway's
@@ -345,7 +345,7 @@ def credentials(options: StreamOptions) -> tuple[str, str]:
     api_key = options.api_key or ""
     if api_key != AUTHENTICATED:
         return api_key, ""
-    token = os.environ.get(ANTHROPIC_AUTH_TOKEN) or ""
+    token = provider_getenv(provider, ANTHROPIC_AUTH_TOKEN) or ""
     register_secret(token)
     return "", token
 
@@ -357,7 +357,7 @@ def has_auth_header(*header_sets: dict[str, str] | None) -> bool:
 
 def build_headers(model: Model, context: Context, options: StreamOptions) -> tuple[dict[str, str], bool]:
     """Request headers and whether the key is a Claude Code OAuth token."""
-    api_key, bearer = credentials(options)
+    api_key, bearer = credentials(options, model.provider)
     betas = []
     if context.tools and not _compat(model)["supportsEagerToolInputStreaming"]:
         betas.append(FINE_GRAINED_TOOL_STREAMING_BETA)
@@ -396,7 +396,7 @@ def build_headers(model: Model, context: Context, options: StreamOptions) -> tup
 
 
 def build_request(model: Model, context: Context, options: StreamOptions) -> tuple[RequestSpec, bool]:
-    if not any(credentials(options)) and not has_auth_header(model.headers, options.headers):
+    if not any(credentials(options, model.provider)) and not has_auth_header(model.headers, options.headers):
         raise ProviderError(f"No API key for provider: {model.provider}")
     headers, oauth = build_headers(model, context, options)
     base = resolve_base_url(model).rstrip("/")

@@ -1,7 +1,9 @@
 """The ``bedrock-converse-stream`` API: Amazon Bedrock's ConverseStream over plain HTTP.
 
 The request is signed with our own SigV4 (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``/
-``AWS_SESSION_TOKEN``) or carries ``AWS_BEARER_TOKEN_BEDROCK``; the answer is an AWS
+``AWS_SESSION_TOKEN``, or a named ``AWS_PROFILE``'s keys) or carries a bearer token (the key, or
+``AWS_BEARER_TOKEN_BEDROCK``); every variable is read from the provider's auth.json ``env`` map
+first. The answer is an AWS
 event-stream decoded by :mod:`piko.plugins.providers.aws_eventstream`. Region and endpoint
 follow pi: ``AWS_REGION``/``AWS_DEFAULT_REGION``, else the region of a standard Bedrock base
 URL, else ``us-east-1``; a custom base URL (a proxy, a VPC endpoint) is used as it is.
@@ -29,6 +31,7 @@ from piko.data.messages import (
 )
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
+from piko.lib.provider_env import provider_env, provider_getenv
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -44,6 +47,7 @@ from piko.plugins.providers.common import (
     sanitize_surrogates,
     transform_messages,
 )
+from piko.plugins.providers.env_auth import AUTHENTICATED
 from piko.plugins.providers.http_client import RetryRules
 from piko.plugins.providers.stream_processor import StreamProcessor
 
@@ -114,7 +118,7 @@ def supports_adaptive_thinking(model: Model) -> bool:
 def supports_prompt_caching(model: Model) -> bool:
     candidates = _candidates(model)
     if not any("claude" in c for c in candidates):
-        return os.environ.get("AWS_BEDROCK_FORCE_CACHE") == "1"
+        return provider_getenv(model.provider, "AWS_BEDROCK_FORCE_CACHE") == "1"
     return any("-4-" in c or "claude-3-7-sonnet" in c or "claude-3-5-haiku" in c for c in candidates)
 
 
@@ -242,11 +246,13 @@ def convert_tool_config(tools: list[ToolSpec], tool_choice: Any) -> dict[str, An
     return config
 
 
-def configured_region(options: StreamOptions) -> str | None:
+def configured_region(options: StreamOptions, provider: str | None = None) -> str | None:
+    """The region asked for: the ``region`` option, else ``AWS_REGION``/``AWS_DEFAULT_REGION``
+    (``provider``'s auth.json ``env`` map first)."""
     return (
         options.extra.get("region")
-        or os.environ.get("AWS_REGION")
-        or os.environ.get("AWS_DEFAULT_REGION")
+        or provider_getenv(provider, "AWS_REGION")
+        or provider_getenv(provider, "AWS_DEFAULT_REGION")
         or None
     )
 
@@ -261,8 +267,8 @@ def standard_endpoint_region(base_url: str) -> str | None:
 
 def resolve_endpoint(model: Model, options: StreamOptions) -> tuple[str, str]:
     """``(endpoint, region)``: pi keeps a custom base URL; a standard one only without a region."""
-    region = configured_region(options)
-    has_profile = bool(os.environ.get("AWS_PROFILE"))
+    region = configured_region(options, model.provider)
+    has_profile = bool(os.environ.get("AWS_PROFILE"))  # pi: only an ambient profile leaves the region to it
     endpoint_region = standard_endpoint_region(model.base_url)
     explicit = not endpoint_region or (not region and not has_profile)
     if not region:
@@ -280,7 +286,7 @@ def additional_fields(
 ) -> dict[str, Any] | None:
     if not level or not model.reasoning or not is_claude(model):
         return None
-    region = configured_region(options) or ""
+    region = configured_region(options, model.provider) or ""
     gov = region.lower().startswith("us-gov-") or model.id.lower().startswith(("us-gov.", "arn:aws-us-gov:"))
     display = None if gov else (options.extra.get("thinking_display") or "summarized")
     result: dict[str, Any]
@@ -557,27 +563,49 @@ def prepare(model: Model, context: Context, options: StreamOptions) -> tuple[dic
 
 
 def authorize(
-    url: str, headers: dict[str, str], body: bytes, region: str, options: StreamOptions
+    url: str,
+    headers: dict[str, str],
+    body: bytes,
+    region: str,
+    options: StreamOptions,
+    provider: str | None = None,
 ) -> dict[str, str]:
-    """Sign with SigV4, or add the bearer token; no credentials at all is an error."""
-    from piko.plugins.providers import aws_sigv4
+    """Sign with SigV4, or add the bearer token; no credentials at all is an error.
 
-    if os.environ.get("AWS_BEDROCK_SKIP_AUTH") == "1":
+    As pi 1.6: the bearer token is the ``bearer_token`` option, the key (an auth.json key of
+    ``amazon-bedrock`` is a bearer token) or ``AWS_BEARER_TOKEN_BEDROCK``; then a profile set in
+    ``provider``'s auth.json ``env`` map wins over access keys, which win over an ambient
+    ``AWS_PROFILE``. Every variable is read from ``provider``'s ``env`` map first.
+    """
+    from piko.plugins.providers import aws_sigv4
+    from piko.plugins.providers.aws_profiles import profile_keys
+
+    def getenv(name: str) -> str | None:
+        return provider_getenv(provider, name)
+
+    if getenv("AWS_BEDROCK_SKIP_AUTH") == "1":
         credentials = aws_sigv4.Credentials(
             access_key_id="dummy-access-key", secret_access_key="dummy-secret-key"
         )
+        return aws_sigv4.sign("POST", url, headers, body, credentials, region=region, service=SERVICE).headers
+    key = options.api_key if options.api_key and options.api_key != AUTHENTICATED else None
+    bearer = options.extra.get("bearer_token") or key or getenv("AWS_BEARER_TOKEN_BEDROCK")
+    if bearer:
+        return {**headers, "authorization": f"Bearer {bearer}"}
+    scoped_profile = provider_env(provider).get("AWS_PROFILE")
+    key_id, secret = getenv("AWS_ACCESS_KEY_ID"), getenv("AWS_SECRET_ACCESS_KEY")
+    if key_id and secret and not scoped_profile:
+        credentials = aws_sigv4.Credentials(
+            access_key_id=key_id, secret_access_key=secret, session_token=getenv("AWS_SESSION_TOKEN") or None
+        )
     else:
-        bearer = options.extra.get("bearer_token") or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
-        if bearer:
-            return {**headers, "authorization": f"Bearer {bearer}"}
-        key_id = os.environ.get("AWS_ACCESS_KEY_ID")
-        secret = os.environ.get("AWS_SECRET_ACCESS_KEY")
-        if not key_id or not secret:
+        found = profile_keys(scoped_profile or getenv("AWS_PROFILE") or "default", getenv)
+        if found is None:
             raise ProviderError("Could not load credentials from any providers")
         credentials = aws_sigv4.Credentials(
-            access_key_id=key_id,
-            secret_access_key=secret,
-            session_token=os.environ.get("AWS_SESSION_TOKEN") or None,
+            access_key_id=found.access_key_id,
+            secret_access_key=found.secret_access_key,
+            session_token=found.session_token,
         )
     return aws_sigv4.sign("POST", url, headers, body, credentials, region=region, service=SERVICE).headers
 
@@ -607,7 +635,9 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AsyncItera
         url = model_url(target["endpoint"], str(model_id or model.id))
         body = dumps(_without_model_id(payload)).encode("utf-8")
         return RequestSpec(
-            url=url, headers=authorize(url, spec.headers, body, target["region"], options), body=body
+            url=url,
+            headers=authorize(url, spec.headers, body, target["region"], options, model.provider),
+            body=body,
         )
 
     return run_stream(

@@ -137,7 +137,7 @@ async def build_request(model: Model, context: Context, options: StreamOptions) 
             project=resolve_project(options, model.provider),
             location=resolve_location(options, model.provider),
         )
-        credentials = google_credentials.load_credentials()
+        credentials = google_credentials.load_credentials(provider=model.provider)
         headers["authorization"] = f"Bearer {await google_credentials.access_token(credentials)}"
         if credentials.quota_project:
             headers["x-goog-user-project"] = credentials.quota_project
