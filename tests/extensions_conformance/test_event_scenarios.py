@@ -255,3 +255,14 @@ def test_minimal_event_logs_at_agent_start(piko_home: Any, llm_server: Any) -> N
     for piece in item["expect"]["log_contains"]:
         assert done.stderr.count(piece) == 1, done.stderr
     assert done.stdout == "ok\n"
+
+
+def test_status_line_themes_its_text_without_a_terminal(piko_session: Any, llm_server: Any) -> None:
+    """The port styles its status with ``ctx.ui.theme`` as pi's example does; pi has a theme in
+    every mode (checked with pi 0.73.1 in print, JSON and RPC mode), so print mode must too."""
+    item = scenario("scn-status-line-001")
+    run = piko_session.run(
+        "Run scenario.", turns=[{"blocks": [{"text": "ok"}]}], extensions=[port("status-line")]
+    )
+    assert run.extension_errors == []
+    assert plain(run.ui.statuses[item["expect"]["ui_status_key"]]) == "✓ Turn 1 complete"
