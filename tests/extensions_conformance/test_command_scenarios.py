@@ -36,6 +36,8 @@ def test_plan_command_switches_to_the_read_only_tools(port_rpc: Any, llm_server:
     pi = port_rpc("plan-mode")
     send_prompt(pi, f"/{item['command_name']}")
     pi.wait_for(lambda r: r.get("type") == "extension_ui_request" and r.get("method") == "notify")
+    # the status is set after the notice: wait for it too before reading both
+    pi.wait_for(lambda r: r.get("method") == "setStatus" and bool(r.get("statusText")))
     notes = [r["message"] for r in ui_requests(pi, "notify")]
     captured = [r["message"] for r in golden_of_type(item, "extension_ui_request") if r["method"] == "notify"]
     assert notes == captured
