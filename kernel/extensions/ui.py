@@ -110,8 +110,10 @@ class NoOpUI:
 
     @property
     def theme(self) -> Any:
-        """The current theme (``None``: there is nothing to draw)."""
-        return None
+        """The current theme: where nothing is drawn, one whose styles give the text back."""
+        from piko.extensions.plain_theme import PLAIN_THEME
+
+        return PLAIN_THEME
 
 
 UI_METHODS: tuple[str, ...] = (
