@@ -75,7 +75,7 @@ def expected(oracle: dict[str, Any], known_events: set[str]) -> dict[str, Any]:
 
 
 def known_events() -> set[str]:
-    from piko.platform.extension_api import subscribable_events
+    from piko.extensions.extension_api import subscribable_events
 
     return set(subscribable_events())
 
