@@ -24,7 +24,7 @@ from piko.sessions.manager import SessionContext
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SAMPLES = sorted((FIXTURES / "pi_samples").glob("*/session.jsonl"))
 PI_WRITTEN = [*SAMPLES, FIXTURES / "pi_rich" / "session.jsonl"]
-PI_PREFIX = Path(os.environ.get("PI_PREFIX", "/work/scratch/pi"))
+PI_PREFIX = Path(os.environ.get("PI_PREFIX", "/work/scratch/pi073"))
 PI_BIN = PI_PREFIX / "node_modules" / ".bin" / "pi"
 PI_DIST = PI_PREFIX / "node_modules" / "@mariozechner" / "pi-coding-agent" / "dist"
 
