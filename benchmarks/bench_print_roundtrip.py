@@ -77,7 +77,7 @@ def measure(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, f
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=15)
-    parser.add_argument("--pi", default="/work/scratch/pi", help="npm prefix holding node_modules/.bin/pi")
+    parser.add_argument("--pi", default="/work/scratch/pi073", help="npm prefix holding node_modules/.bin/pi")
     parser.add_argument("--skills", type=int, default=0, help="skills in the agent folder")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()

@@ -346,7 +346,7 @@ def main() -> int:
         "--no-compaction", action="store_true", help="no compaction entries (worst case, no target)"
     )
     parser.add_argument("--file", help="use (or create) this session file instead of a temporary one")
-    parser.add_argument("--compare-pi", metavar="PREFIX", nargs="?", const="/work/scratch/pi",
+    parser.add_argument("--compare-pi", metavar="PREFIX", nargs="?", const="/work/scratch/pi073",
                         help="also time pi's SessionManager (npm prefix holding pi 0.73.1)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()

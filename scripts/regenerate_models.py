@@ -45,7 +45,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 DEFAULT_OUTPUT = REPO / "plugins" / "providers" / "data" / "models.json"
-DEFAULT_PREFIX = Path("/work/scratch/pi")
+DEFAULT_PREFIX = Path("/work/scratch/pi073")
 MODEL_KEY_ORDER = (
     "id", "name", "api", "baseUrl", "reasoning", "input", "cost", "contextWindow", "maxTokens",
     "headers", "compat", "thinkingLevelMap",

@@ -21,7 +21,7 @@ from builders import words
 from piko.plugins.compaction import prompts
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "pi_split_turn"
-PI_BIN = Path(os.environ.get("PI_PREFIX", "/work/scratch/pi")) / "node_modules" / ".bin" / "pi"
+PI_BIN = Path(os.environ.get("PI_PREFIX", "/work/scratch/pi073")) / "node_modules" / ".bin" / "pi"
 MOCK_MODEL = ("--provider", "mock", "--model", "mock-1")
 NOTES = "line of notes text " * 200 + "\n"
 

@@ -15,7 +15,7 @@ from support.modules import load_module
 from piko.plugins.providers import catalog
 
 REPO = Path(__file__).resolve().parents[2]
-PI_PREFIX = Path("/work/scratch/pi")
+PI_PREFIX = Path("/work/scratch/pi073")
 
 
 def raw() -> dict:
