@@ -145,6 +145,7 @@ class AfterProviderResponseEvent(Record):
 
 class AgentStartEvent(Record):
     TYPE: ClassVar[str] = "agent_start"
+    session_id: str = field(default="", wire=False)  # for handlers; pi's wire event has none
 
 
 class AgentEndEvent(Record):
@@ -152,6 +153,7 @@ class AgentEndEvent(Record):
 
     TYPE: ClassVar[str] = "agent_end"
     messages: list[Any] = field(factory=list)
+    session_id: str = field(default="", wire=False)
     error: str | None = None
     will_retry: bool = False
 
@@ -167,11 +169,13 @@ class TurnStartEvent(Record):
     TYPE: ClassVar[str] = "turn_start"
     turn_index: int = field(default=0, wire=False)
     timestamp: int = field(default=0, wire=False)
+    session_id: str = field(default="", wire=False)
 
 
 class TurnEndEvent(Record):
     TYPE: ClassVar[str] = "turn_end"
     turn_index: int = field(default=0, wire=False)
+    session_id: str = field(default="", wire=False)
     message: Any = None
     tool_results: list[Any] = field(factory=list)
 

@@ -21,8 +21,15 @@ class ExtensionEvents:
     takes the message's place in ``messages()``."""
 
     def __init__(
-        self, dispatcher: Any, ctx: Any, *, signal: Callable[[], Any], messages: Callable[[], list[Any]]
+        self,
+        dispatcher: Any,
+        ctx: Any,
+        *,
+        signal: Callable[[], Any],
+        messages: Callable[[], list[Any]],
+        session_id: Callable[[], str] = lambda: "",
     ) -> None:
+        self._session_id = session_id
         self._dispatcher = dispatcher
         self._ctx = ctx
         self._signal = signal
@@ -35,11 +42,18 @@ class ExtensionEvents:
         d = self._dispatcher
         if kind == "agent_start":
             self._turn_index = 0
-            await d.emit("agent_start", AgentStartEvent(), self._ctx, signal=self._signal())
+            await d.emit(
+                "agent_start",
+                AgentStartEvent(session_id=self._session_id()),
+                self._ctx,
+                signal=self._signal(),
+            )
         elif kind == "turn_start":
             await d.emit(
                 "turn_start",
-                TurnStartEvent(turn_index=self._turn_index, timestamp=now_ms()),
+                TurnStartEvent(
+                    turn_index=self._turn_index, timestamp=now_ms(), session_id=self._session_id()
+                ),
                 self._ctx,
                 signal=self._signal(),
             )
@@ -47,7 +61,10 @@ class ExtensionEvents:
             await d.emit(
                 "turn_end",
                 TurnEndEvent(
-                    turn_index=self._turn_index, message=event.message, tool_results=event.tool_results
+                    turn_index=self._turn_index,
+                    message=event.message,
+                    tool_results=event.tool_results,
+                    session_id=self._session_id(),
                 ),
                 self._ctx,
                 signal=self._signal(),
@@ -63,6 +80,8 @@ class ExtensionEvents:
                     event.message = replacement
         elif kind in AS_THEY_ARE:
             if d.has_handlers(kind):
+                if kind == "agent_end":
+                    event.session_id = self._session_id()
                 await d.emit(kind, event, self._ctx, signal=self._signal())
 
 

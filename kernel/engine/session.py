@@ -135,7 +135,9 @@ class AgentSession:
             self.queues, self.listeners, is_streaming=lambda: self.is_streaming, add=self._recorder.add,
             start_turn=self._start_turn, prompt=self.prompt,
         )  # fmt: skip
-        self._extension_events = ExtensionEvents(self.dispatcher, self.ctx, signal=signal, messages=messages)
+        self._extension_events = ExtensionEvents(
+            self.dispatcher, self.ctx, signal=signal, messages=messages, session_id=lambda: self.session_id
+        )
         self._stop_hook = StopHook(
             self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
         )

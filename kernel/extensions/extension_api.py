@@ -541,11 +541,25 @@ class ExtensionAPI:
             return
         self._runtime("set_label").set_label(label_or_entry_id, label)
 
-    async def exec(self, command: str, args: list[str] | None = None, **options: Any) -> Any:
-        """Run a program (no shell) and return ``ExecResult(stdout, stderr, code, killed)``."""
+    async def exec(
+        self, command: str, args: list[str] | None = None, options: Any = None, **keywords: Any
+    ) -> Any:
+        """Run a program (no shell) and return ``ExecResult(stdout, stderr, code, killed)``.
+
+        Options as keywords (``timeout`` in seconds, ``signal``, ``cwd``, ``env``) or as pi's
+        object, ``pi.exec(cmd, args, {"signal": s, "timeout": 5000})``, whose ``timeout`` is in
+        milliseconds as in the reference.
+        """
+        from piko.extensions.extension_shapes import options_of
         from piko.lib.exec import run_command
 
-        return await run_command(command, list(args or []), **options)
+        given = options_of(options)
+        if "timeout" in given and given["timeout"] is not None:
+            given["timeout"] = given["timeout"] / 1000  # pi's object gives milliseconds
+        unknown = sorted(set(given) - {"timeout", "signal", "cwd", "env"})
+        if unknown:
+            raise TypeError(f"pi.exec: unknown options {', '.join(unknown)} (timeout, signal, cwd, env)")
+        return await run_command(command, list(args or []), **{**given, **keywords})
 
     # -- session actions (available once the session runs) -----------------------------------
 

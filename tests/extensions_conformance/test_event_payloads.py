@@ -35,7 +35,7 @@ RENAMED = {
 # the Rust port's fields that pi's events do not have (``ctx.session_manager`` tells the session)
 NOT_IN_PI = {("session_before_fork", "currentSession"), ("session_before_switch", "currentSession")}
 # what the payloads rely on and piko does not have
-MISSING_SESSION_ID = {(name, "sessionId") for name in ("agent_start", "agent_end", "turn_start", "turn_end")}
+WITH_SESSION_ID = ("agent_start", "agent_end", "turn_start", "turn_end")
 MISSING_EVENTS = {"startup"}
 
 
@@ -66,7 +66,7 @@ def pi_fields(event: str, payload: dict[str, Any]) -> dict[str, Any]:
     """The payload in the reference's camelCase names (renamed, without what pi does not have)."""
     out = {}
     for key, value in payload.items():
-        if key == "type" or (event, key) in NOT_IN_PI or (event, key) in MISSING_SESSION_ID:
+        if key == "type" or (event, key) in NOT_IN_PI:
             continue
         out[RENAMED.get((event, key), key)] = value
     return out
@@ -171,11 +171,7 @@ def test_payload_reaches_a_handler_and_its_response_counts(
     check_effect(event, case["payload"], case["default_response"], result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="piko's agent_start, agent_end, turn_start and turn_end events carry no sessionId (issue 16 item 12 asks for sessionId in payloads; pi's have none)",
-)
-@pytest.mark.parametrize("event", sorted({name for name, _ in MISSING_SESSION_ID}))
+@pytest.mark.parametrize("event", WITH_SESSION_ID)
 def test_agent_and_turn_events_carry_the_session_id(event: str) -> None:
     assert "session_id" in {f.name for f in EVENT_CLASSES[event].FIELDS}
 
@@ -190,4 +186,28 @@ def test_the_divergence_lists_are_exact() -> None:
         names = {f.name for f in EVENT_CLASSES[event].FIELDS}
         for case in payloads:
             unknown |= {(event, key) for key in case["payload"] if key != "type" and snake(key) not in names}
-    assert unknown == set(RENAMED) | NOT_IN_PI | MISSING_SESSION_ID
+    assert unknown == set(RENAMED) | NOT_IN_PI
+
+
+SESSION_ID_RECORDER = """
+import json, os
+
+def activate(pi):
+    def record(event, ctx):
+        with open(os.environ["SESSION_ID_LOG"], "a") as fh:
+            fh.write(json.dumps([event.TYPE, event.session_id, ctx.session_manager.get_session_id()]) + "\\n")
+    for name in ("agent_start", "turn_start", "turn_end", "agent_end"):
+        pi.on(name, record)
+"""
+
+
+def test_a_handler_of_agent_and_turn_events_gets_the_session_id(
+    piko_session: Any, piko_home: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = piko_home.root / "ids.jsonl"
+    monkeypatch.setenv("SESSION_ID_LOG", str(log))
+    extension = piko_home.write("session_ids.py", SESSION_ID_RECORDER)
+    piko_session.run("hello", turns=[{"blocks": [{"text": "hi"}]}], extensions=[extension])
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [kind for kind, _, _ in seen] == ["agent_start", "turn_start", "turn_end", "agent_end"]
+    assert all(given == own and given for _, given, own in seen)

@@ -219,6 +219,19 @@ def test_exec_timeout_kills(env) -> None:
     assert result.killed is True and result.code != 0
 
 
+def test_exec_takes_pis_options_object_with_milliseconds(env, tmp_path) -> None:
+    api = ExtensionAPI("x")
+    sleeper = [sys.executable, "-c", "import time; time.sleep(30)"]
+    result = asyncio.run(api.exec(sleeper[0], sleeper[1:], {"timeout": 200}))
+    assert result.killed is True and result.code != 0
+    where = asyncio.run(
+        api.exec(sys.executable, ["-c", "import os; print(os.getcwd())"], {"cwd": str(tmp_path)})
+    )
+    assert where.stdout.strip() == str(tmp_path)
+    with pytest.raises(TypeError, match="unknown options shell"):
+        asyncio.run(api.exec(sys.executable, [], {"shell": True}))
+
+
 def test_registrations_after_start_up_take_effect(env, only_site, app_factory) -> None:
     path = env.write(
         "exts/late.py",

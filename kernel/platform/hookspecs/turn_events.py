@@ -95,7 +95,7 @@ def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: Context
 def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
     """The agent loop started for a prompt.
 
-    :param event: ``AgentStartEvent()``.
+    :param event: ``AgentStartEvent(session_id)``.
     Semantics: notify.
     """
 
@@ -104,7 +104,7 @@ def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
 def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
-    :param event: ``AgentEndEvent(messages, will_retry)``: the messages this run added;
+    :param event: ``AgentEndEvent(messages, will_retry, session_id)``: the messages this run added;
         ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its last
         answer failed with a retryable error and retries are left).
     Semantics: notify.
@@ -115,7 +115,9 @@ def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
 def piko_turn_start(event: TurnStartEvent, ctx: Context) -> None:
     """A turn (one assistant response and its tool calls) starts.
 
-    :param event: ``TurnStartEvent(turn_index, timestamp)``.
+    :param event: ``TurnStartEvent(turn_index, timestamp, session_id)``; ``session_id``, as on
+        ``agent_start``, ``agent_end`` and ``turn_end``, is the running session's (handlers only:
+        pi's JSON and RPC events do not carry it).
     Semantics: notify.
     """
 
@@ -124,7 +126,7 @@ def piko_turn_start(event: TurnStartEvent, ctx: Context) -> None:
 def piko_turn_end(event: TurnEndEvent, ctx: Context) -> None:
     """A turn ended.
 
-    :param event: ``TurnEndEvent(turn_index, message, tool_results)``.
+    :param event: ``TurnEndEvent(turn_index, message, tool_results, session_id)``.
     Semantics: notify.
     """
 
