@@ -45,7 +45,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=5_000)
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--compare-pi", metavar="PREFIX", nargs="?", const="/work/scratch/pi073", default=None)
+    parser.add_argument(
+        "--compare-pi", metavar="PREFIX", nargs="?", const="/work/scratch/pi073", default=None
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 

@@ -113,7 +113,7 @@ def test_results_may_be_objects_or_camel_case_mappings() -> None:
         "reason": "r",
     }
     assert normalize_result(ev.AgentEndEvent(messages=[], error="e")) == {
-        "messages": [], "error": "e", "will_retry": False,
+        "messages": [], "session_id": "", "error": "e", "will_retry": False,
     }  # fmt: skip
     assert normalize_result(None) is None
     assert normalize_result(5) == {"value": 5}

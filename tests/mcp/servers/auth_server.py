@@ -2,8 +2,8 @@
 
 The authorization server approves every request at once (no login page): its ``/authorize``
 redirects straight to the client's callback with a code. Dynamic client registration is on.
-Access tokens live ``--token-seconds`` (then the client must refresh). The tool ``admin_secret``
-also needs the ``admin`` scope, asked for by a 403 step-up challenge. With
+Access tokens from a sign-in live ``--token-seconds`` (then the client must refresh; refreshed
+tokens live an hour). The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a 403 step-up challenge. With
 ``--wrong-authorization-server`` its protected-resource metadata points elsewhere. Prints ``PORT <n>``.
 """
 
@@ -61,15 +61,18 @@ class ApproveAll:
     ) -> AuthorizationCode | None:
         return self.codes.get(code)
 
-    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+    def _issue(
+        self, client_id: str, scopes: list[str], resource: str | None, lifetime: int | None = None
+    ) -> OAuthToken:
+        lifetime = self.token_seconds if lifetime is None else lifetime
         token, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
-        expires = int(time.time()) + self.token_seconds
+        expires = int(time.time()) + lifetime
         self.access[token] = AccessToken(token=token, client_id=client_id, scopes=scopes, expires_at=expires,
                                          resource=resource)  # fmt: skip
         self.refresh[refresh] = RefreshToken(
             token=refresh, client_id=client_id, scopes=scopes, resource=resource
         )
-        return OAuthToken(access_token=token, token_type="Bearer", expires_in=self.token_seconds,
+        return OAuthToken(access_token=token, token_type="Bearer", expires_in=lifetime,
                           scope=" ".join(scopes), refresh_token=refresh)  # fmt: skip
 
     async def exchange_authorization_code(
@@ -87,7 +90,11 @@ class ApproveAll:
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
-        return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource)
+        # a refreshed token lives an hour: a short --token-seconds tests the refresh, and the
+        # refreshed token must not expire again while a slow machine is still connecting
+        return self._issue(
+            refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource, lifetime=3600
+        )
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         found = self.access.get(token)
