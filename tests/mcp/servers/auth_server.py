@@ -3,8 +3,9 @@
 The authorization server approves every request at once (no login page): its ``/authorize``
 redirects straight to the client's callback with a code. Dynamic client registration is on.
 Access tokens from a sign-in live ``--token-seconds`` (then the client must refresh; refreshed
-tokens live an hour). The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a 403 step-up challenge. With
-``--wrong-authorization-server`` its protected-resource metadata points elsewhere. Prints ``PORT <n>``.
+tokens live an hour). The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a
+403 step-up challenge. With ``--wrong-authorization-server`` its protected-resource metadata
+points elsewhere. Prints ``PORT <n>``.
 """
 
 from __future__ import annotations
