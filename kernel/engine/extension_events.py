@@ -27,7 +27,7 @@ class ExtensionEvents:
         *,
         signal: Callable[[], Any],
         messages: Callable[[], list[Any]],
-        session_id: Callable[[], str] = lambda: "",
+        session_id: Callable[[], str],
     ) -> None:
         self._session_id = session_id
         self._dispatcher = dispatcher

@@ -151,6 +151,11 @@ class EntryParseError(ValueError):
     """A line that is not a usable session entry (invalid JSON, not an object, no id or type)."""
 
 
+def is_line_of(data: bytes, size: int, entry_id: str) -> bool:
+    """Whether ``data``, read where an entry's line of ``size`` bytes was, is still that line."""
+    return len(data) == size and data.endswith(b"\n") and f'"id":"{entry_id}"'.encode() in data[:300]
+
+
 class LineSource:
     """The session file that entries read with their lines left on disk take their bytes from
     (one file descriptor, opened on first use, shared by all of them)."""
@@ -165,9 +170,15 @@ class LineSource:
         self.written = written
         if written:
             try:
-                self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                self._opened()
             except OSError:
                 pass  # opened on first use, which reports what is wrong
+
+    def _opened(self) -> int:
+        """The file descriptor, opened on first use."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return self._fd
 
     def is_file_at_path(self) -> bool:
         """Whether the open file is still the one at :attr:`path` (not replaced or removed)."""
@@ -182,20 +193,16 @@ class LineSource:
     def read(self, at: int, size: int, entry_id: str) -> bytes:
         """The line of ``entry_id`` at ``at``; :class:`EntryParseError` if the file no longer has it there."""
         try:
-            if self._fd is None:
-                self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-            data = os.pread(self._fd, size, at)
+            data = os.pread(self._opened(), size, at)
         except OSError as exc:
             raise EntryParseError(f"the session file cannot be read again ({exc.strerror or exc})") from None
-        if len(data) != size or not data.endswith(b"\n") or f'"id":"{entry_id}"'.encode() not in data[:300]:
+        if not is_line_of(data, size, entry_id):
             raise EntryParseError("the session file changed on disk since it was opened")
         return data
 
     def read_span(self, at: int, size: int) -> bytes:
         """``size`` bytes of the file from ``at`` (fewer at its end)."""
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        return os.pread(self._fd, size, at)
+        return os.pread(self._opened(), size, at)
 
     def __del__(self) -> None:
         if self._fd is not None:
@@ -335,7 +342,7 @@ class MessageEntry(SessionEntry):
         from piko.lib.redaction import mask_known_in
 
         raw = {"type": "message", "id": self.id, "parentId": self.parent_id, "timestamp": self.timestamp}
-        return jsonio.dumpb(mask_known_in({**raw, "message": to_wire(self._message)})) + b"\n"
+        return entry_line(mask_known_in({**raw, "message": to_wire(self._message)}))[0]
 
     @property
     def message(self) -> Any:
@@ -600,13 +607,18 @@ def _jsonable(value: Any) -> Any:
     return str(value) if wire is value else _jsonable(wire)
 
 
+def entry_line(raw: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
+    """The line of an entry piko writes, and the object it holds (what JSON cannot hold made plain)."""
+    try:
+        return jsonio.dumpb(raw) + b"\n", raw
+    except TypeError:
+        plain = _jsonable(raw)
+        return jsonio.dumpb(plain) + b"\n", plain
+
+
 def new_entry(entry_type: str, raw: dict[str, Any], message: Any = None) -> SessionEntry:
     """An entry piko creates (``raw`` in pi's key order); serialized now."""
-    try:
-        line = jsonio.dumpb(raw) + b"\n"
-    except TypeError:
-        raw = _jsonable(raw)
-        line = jsonio.dumpb(raw) + b"\n"
+    line, raw = entry_line(raw)
     if entry_type == "message":
         wire = raw["message"]
         role = wire.get("role", "") if isinstance(wire, dict) else ""

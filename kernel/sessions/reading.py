@@ -16,6 +16,7 @@ from piko.sessions.entries import (
     LineSource,
     MessageEntry,
     SessionEntry,
+    is_line_of,
     parse_entry_object,
 )
 
@@ -246,11 +247,7 @@ def decode_messages(entries: list[SessionEntry]) -> None:
         for entry in lazy[first:last]:
             size, at = divmod(entry._at, OFFSET_SPAN)
             line = span[at - start : at - start + size]
-            if (
-                len(line) != size
-                or not line.endswith(b"\n")
-                or f'"id":"{entry.id}"'.encode() not in line[:300]
-            ):
+            if not is_line_of(line, size, entry.id):
                 continue
             try:
                 entry._decode(parse_entry_object(line))
