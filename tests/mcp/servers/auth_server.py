@@ -2,8 +2,9 @@
 
 The authorization server approves every request at once (no login page): its ``/authorize``
 redirects straight to the client's callback with a code. Dynamic client registration is on.
-Access tokens from a sign-in live ``--token-seconds`` (then the client must refresh; refreshed
-tokens live an hour). The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a
+Access tokens are said to live ``--token-seconds`` (then the client must refresh), but the server
+honours each for a minute more: the client's clock decides when to refresh, and a slow machine
+never meets a 401 between signing in and first using the token. The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a
 403 step-up challenge. With ``--wrong-authorization-server`` its protected-resource metadata
 points elsewhere. Prints ``PORT <n>``.
 """
@@ -28,6 +29,8 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+GRACE_SECONDS = 60  # how long past its stated lifetime the server still accepts a token
 
 
 class ApproveAll:
@@ -62,12 +65,10 @@ class ApproveAll:
     ) -> AuthorizationCode | None:
         return self.codes.get(code)
 
-    def _issue(
-        self, client_id: str, scopes: list[str], resource: str | None, lifetime: int | None = None
-    ) -> OAuthToken:
-        lifetime = self.token_seconds if lifetime is None else lifetime
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None) -> OAuthToken:
+        lifetime = self.token_seconds
         token, refresh = secrets.token_urlsafe(16), secrets.token_urlsafe(16)
-        expires = int(time.time()) + lifetime
+        expires = int(time.time()) + lifetime + GRACE_SECONDS
         self.access[token] = AccessToken(token=token, client_id=client_id, scopes=scopes, expires_at=expires,
                                          resource=resource)  # fmt: skip
         self.refresh[refresh] = RefreshToken(
@@ -91,11 +92,7 @@ class ApproveAll:
         self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
     ) -> OAuthToken:
         self.refresh.pop(refresh_token.token, None)
-        # a refreshed token lives an hour: a short --token-seconds tests the refresh, and the
-        # refreshed token must not expire again while a slow machine is still connecting
-        return self._issue(
-            refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource, lifetime=3600
-        )
+        return self._issue(refresh_token.client_id, scopes or refresh_token.scopes, refresh_token.resource)
 
     async def load_access_token(self, token: str) -> AccessToken | None:
         found = self.access.get(token)
