@@ -112,6 +112,15 @@ def _anchor(title: str) -> str:
     return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
 
 
+def _with_semantics(hook: str, doc: str, events: dict[str, Any]) -> str:
+    """``doc`` with its event's semantics at the end, from the ``@event`` declaration, unless the
+    docstring has a ``Semantics:`` line of its own (one that qualifies the word)."""
+    declared = events.get(hook.removeprefix("piko_"))
+    if declared is None or declared.service or re.search(r"^Semantics:", doc, re.MULTILINE):
+        return doc
+    return f"{doc}\nSemantics: {declared.semantics.value}."
+
+
 def render() -> str:
     """The whole text of ``docs/hooks.md``."""
     hookspecs, semantics = _import_kernel()
@@ -184,7 +193,9 @@ def render() -> str:
             out += ["", f"### `{_signature(spec)}`", ""]
             if flags:
                 out += [" ".join(f"*{flag}*" for flag in flags), ""]
-            out.append(rst_to_markdown(inspect.getdoc(spec) or "(undocumented)"))
+            out.append(
+                rst_to_markdown(_with_semantics(name, inspect.getdoc(spec) or "(undocumented)", events))
+            )
     return "\n".join(out).rstrip() + "\n"
 
 

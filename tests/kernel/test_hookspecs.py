@@ -66,6 +66,7 @@ def test_every_dispatched_event_has_a_hookspec() -> None:
 DOC_WORDS = {
     "notify": Semantics.NOTIFY,
     "chain": Semantics.CHAIN,
+    "modify": Semantics.CHAIN,
     "cancel": Semantics.CANCEL,
     "block": Semantics.BLOCK,
     "first result": Semantics.FIRST,
@@ -85,9 +86,11 @@ def test_docstring_semantics_agree_with_the_dispatcher(event: str) -> None:
             or "semantics as" in doc
         )
         return
+    # the docs take the word from the ``@event`` declaration; a docstring's own "Semantics:" line
+    # (one that qualifies it) must name the same
     match = re.search(r"^Semantics: ([a-z ]+?)(?:[,.(:;]|$)", doc, re.MULTILINE)
-    assert match, f"piko_{event} has no 'Semantics:' line"
-    assert DOC_WORDS[match.group(1).strip()] is SEMANTICS[event]
+    if match:
+        assert DOC_WORDS[match.group(1).strip()] is SEMANTICS[event]
     if SEMANTICS[event] is not Semantics.NOTIFY:
         assert "Return value:" in doc, f"piko_{event} does not say what a handler may return"
 
@@ -97,6 +100,19 @@ def test_hooks_doc_lists_every_hook_and_is_up_to_date(generator: ModuleType) -> 
     for name in HOOK_NAMES:
         assert f"### `{name}(" in text, f"{name} is missing from docs/hooks.md"
     assert text == generator.render(), "docs/hooks.md is out of date: run scripts/gen_hooks_doc.py"
+
+
+def test_hooks_doc_gives_every_event_its_declared_semantics() -> None:
+    sections = re.split(r"^### `", HOOKS_DOC.read_text(encoding="utf-8"), flags=re.MULTILINE)
+    by_hook = {section.split("(", 1)[0]: section for section in sections[1:]}
+    for event, semantics in SEMANTICS.items():
+        section = by_hook[f"piko_{event}"]
+        if next(iter(inspect.signature(getattr(hookspecs, f"piko_{event}")).parameters)) == "request":
+            continue  # services say "first result" in their own words
+        match = re.search(r"^\*\*Semantics:\*\* ([a-z ]+?)(?:[,.(:;]|$)", section, re.MULTILINE)
+        assert match, f"docs/hooks.md gives piko_{event} no semantics"
+        word = match.group(1).strip()
+        assert DOC_WORDS[word] is semantics
 
 
 def test_generator_check_mode(generator: ModuleType, tmp_path: Path) -> None:

@@ -48,7 +48,6 @@ def piko_agent_settled(event: AgentSettledEvent, ctx: Context) -> None:
     The moment to reload, hand off or report, once per settled run.
 
     :param event: ``AgentSettledEvent()``.
-    Semantics: notify.
     """
 
 
@@ -60,7 +59,6 @@ def piko_mcp_servers_change(event: McpServersChangeEvent, ctx: Context) -> None:
     plugin connects or closes the server (``App.extension_mcp_servers`` holds them all).
 
     :param event: ``McpServersChangeEvent(servers)``.
-    Semantics: notify.
     """
 
 
@@ -72,7 +70,6 @@ def piko_mcp_notification(event: McpNotificationEvent, ctx: Context) -> None:
     the same as a dict.
 
     :param event: ``McpNotificationEvent(server, method, params)``.
-    Semantics: notify.
     """
 
 
@@ -81,7 +78,6 @@ def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> N
     """The session's name changed (``/name``, ``pi.set_session_name``, RPC ``set_session_name``).
 
     :param event: ``SessionInfoChangedEvent(name)``.
-    Semantics: notify.
     """
 
 
@@ -103,7 +99,6 @@ def piko_session_stop(event: SessionStopEvent, ctx: Context) -> Any:
     :param event: ``SessionStopEvent(session_id, continuations, messages)``.
     Return value: ``{"continue": True, "additionalContext": str}`` or ``{"decision": "block",
     "reason": str}``; anything else lets the session stop.
-    Semantics: collect.
     """
 
 
@@ -121,7 +116,6 @@ def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> Any:
 
     :param event: ``SessionCompactingEvent(session_id, messages)`` (the messages summarized).
     Return value: ``{"context": [str], "prompt": str, "preserveData": {...}}``, any part.
-    Semantics: collect.
     """
 
 
@@ -134,7 +128,6 @@ def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context
     retries reuse them.
 
     :param event: ``BeforeProviderHeadersEvent(headers, model)``.
-    Semantics: notify.
     """
 
 
@@ -148,7 +141,6 @@ def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Any
     :param event: ``ContextWithSystemEvent(system_prompt, messages)`` (a copy of the messages).
     Return value: ``{"systemPrompt": str, "messages": [...]}``, either part; each handler sees
     the previous one's.
-    Semantics: chain.
     """
 
 
@@ -160,7 +152,6 @@ def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
     waits on the user (not in print or JSON mode); overlapping dialogs make one span.
 
     :param event: ``UiPromptStartEvent(kind, method, title, reason="ui_prompt")``.
-    Semantics: notify.
     """
 
 
@@ -169,7 +160,6 @@ def piko_ui_prompt_end(event: UiPromptEndEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog closed (pi 1.6).
 
     :param event: ``UiPromptEndEvent(kind, method, title, cancelled, reason="ui_prompt")``.
-    Semantics: notify.
     """
 
 
@@ -178,7 +168,6 @@ def piko_cache_warming_decision(event: CacheWarmingDecisionEvent, ctx: Context) 
     """Before a prompt-cache warming refresh (omp). piko does not warm caches: never fired.
 
     :param event: ``CacheWarmingDecisionEvent(warm_cost, miss_cost, continuation_probability, action)``.
-    Semantics: notify.
     """
 
 
@@ -187,7 +176,6 @@ def piko_tool_approval_requested(event: ToolApprovalRequestedEvent, ctx: Context
     """A tool call waits for approval (omp). piko has no approval tiers: never fired yet.
 
     :param event: ``ToolApprovalRequestedEvent(tool_call_id, tool_name, input)``.
-    Semantics: notify.
     """
 
 
@@ -196,7 +184,6 @@ def piko_tool_approval_resolved(event: ToolApprovalResolvedEvent, ctx: Context) 
     """A tool call's approval was decided (omp). Never fired yet.
 
     :param event: ``ToolApprovalResolvedEvent(tool_call_id, tool_name, approved)``.
-    Semantics: notify.
     """
 
 
@@ -205,7 +192,6 @@ def piko_plan_review_requested(event: PlanReviewRequestedEvent, ctx: Context) ->
     """An interactive plan review opened (omp). For a plan-mode plugin to fire.
 
     :param event: ``PlanReviewRequestedEvent(review_id, session_id, title, plan_path, plan_content, choices, tiers)``.
-    Semantics: notify.
     """
 
 
@@ -214,7 +200,6 @@ def piko_plan_review_resolved(event: PlanReviewResolvedEvent, ctx: Context) -> N
     """A plan review closed (omp). For a plan-mode plugin to fire.
 
     :param event: ``PlanReviewResolvedEvent(review_id, choice, by="local"|"extension")``.
-    Semantics: notify.
     """
 
 
@@ -223,7 +208,6 @@ def piko_before_subagent_spawn(event: BeforeSubagentSpawnEvent, ctx: Context) ->
     """A subagent is about to be spawned (omp). piko runs no subagents: for a subagent plugin to fire.
 
     :param event: ``BeforeSubagentSpawnEvent(agent, invocation_kind, model_role, patterns, spawn_key)``.
-    Semantics: notify.
     """
 
 
@@ -232,7 +216,6 @@ def piko_retry_fallback_applied(event: RetryFallbackAppliedEvent, ctx: Context) 
     """Auto-retry switched to a fallback model (omp). For a fallback plugin to fire.
 
     :param event: ``RetryFallbackAppliedEvent(from_model, to_model, role, reason)``.
-    Semantics: notify.
     """
 
 
@@ -241,7 +224,6 @@ def piko_retry_fallback_succeeded(event: RetryFallbackSucceededEvent, ctx: Conte
     """A request succeeded on a fallback model (omp). For a fallback plugin to fire.
 
     :param event: ``RetryFallbackSucceededEvent(model, role)``.
-    Semantics: notify.
     """
 
 
@@ -250,7 +232,6 @@ def piko_ttsr_triggered(event: TtsrTriggeredEvent, ctx: Context) -> None:
     """A stream rule triggered (omp's TTSR). For the plugin that owns stream rules to fire.
 
     :param event: ``TtsrTriggeredEvent(rules)``.
-    Semantics: notify.
     """
 
 
@@ -259,7 +240,6 @@ def piko_todo_reminder(event: TodoReminderEvent, ctx: Context) -> None:
     """The agent is reminded of open todos (omp). For a todo plugin to fire.
 
     :param event: ``TodoReminderEvent(todos, attempt, max_attempts)``.
-    Semantics: notify.
     """
 
 
@@ -268,7 +248,6 @@ def piko_goal_updated(event: GoalUpdatedEvent, ctx: Context) -> None:
     """The session's goal changed (omp). For a goal plugin to fire.
 
     :param event: ``GoalUpdatedEvent(goal)``.
-    Semantics: notify.
     """
 
 
@@ -277,7 +256,6 @@ def piko_credential_disabled(event: CredentialDisabledEvent, ctx: Context) -> No
     """A stored credential was disabled after failing (omp). For an auth plugin to fire.
 
     :param event: ``CredentialDisabledEvent(provider, reason)``.
-    Semantics: notify.
     """
 
 
@@ -289,5 +267,4 @@ def piko_user_python(event: UserPythonEvent, ctx: Context) -> Any:
 
     :param event: ``UserPythonEvent(code, exclude_from_context, cwd)``.
     Return value: ``{"result": ...}`` runs nothing and uses that result.
-    Semantics: first result.
     """

@@ -63,7 +63,6 @@ def piko_session_start(event: SessionStartEvent, ctx: Context) -> None:
 
     :param event: ``SessionStartEvent(reason="startup"|"reload"|"new"|"resume"|"fork",
         previous_session_file)``.
-    Semantics: notify.
     """
 
 
@@ -82,7 +81,6 @@ def piko_session_switch(event: SessionSwitchEvent, ctx: Context) -> None:
     """The session was switched (new session or resumed one).
 
     :param event: ``SessionSwitchEvent(reason, previous_session_file)``.
-    Semantics: notify.
     """
 
 
@@ -94,7 +92,6 @@ def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any
     (``reason`` is omp's name: ``"branch"`` before a user message, ``"fork"`` at an entry).
     Return value: ``{"cancel": True}`` stops the fork; ``skip_conversation_restore`` keeps the
     editor empty.
-    Semantics: cancel.
     """
 
 
@@ -103,7 +100,6 @@ def piko_session_fork(event: SessionForkEvent, ctx: Context) -> None:
     """The session was forked into a new file.
 
     :param event: ``SessionForkEvent(previous_session_file, reason)``.
-    Semantics: notify.
     """
 
 
@@ -124,7 +120,6 @@ def piko_session_compact(event: SessionCompactEvent, ctx: Context) -> None:
     """Compaction wrote its ``compaction`` entry.
 
     :param event: ``SessionCompactEvent(compaction_entry, from_extension)``.
-    Semantics: notify.
     """
 
 
@@ -135,7 +130,6 @@ def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: Context) -> Any
     :param event: ``SessionBeforeTreeEvent(preparation, signal)``.
     Return value: ``{"cancel": True}`` stops it; ``{"summary": {"summary": ..., "details": ...}}``
     supplies the branch summary; ``custom_instructions``/``replace_instructions`` adjust it.
-    Semantics: cancel.
     """
 
 
@@ -144,7 +138,6 @@ def piko_session_tree(event: SessionTreeEvent, ctx: Context) -> None:
     """The session's leaf moved to another point of the tree.
 
     :param event: ``SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension)``.
-    Semantics: notify.
     """
 
 

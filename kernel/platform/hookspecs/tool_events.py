@@ -59,7 +59,6 @@ def piko_tool_result(event: ToolResultEvent, ctx: Context) -> Any:
     :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error)``.
     Return value: any of ``content``, ``details``, ``is_error`` replaces that part (later
     handlers see the patched result).
-    Semantics: chain.
     """
 
 
@@ -68,7 +67,6 @@ def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: Context) -> N
     """A tool started running.
 
     :param event: ``ToolExecutionStartEvent(tool_call_id, tool_name, args)``.
-    Semantics: notify.
     """
 
 
@@ -89,7 +87,6 @@ def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
     :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error,
         duration_ms)``; ``duration_ms`` (pi 1.6's ``durationMs``) is how long the tool's
         ``execute`` took, None when the tool did not run (unknown, invalid arguments, blocked).
-    Semantics: notify.
     """
 
 
@@ -103,7 +100,6 @@ def piko_model_select(event: ModelSelectEvent, ctx: Context) -> None:
     """A model was selected (set, cycled or restored from the session).
 
     :param event: ``ModelSelectEvent(model, previous_model, source="set"|"cycle"|"restore")``.
-    Semantics: notify.
     """
 
 
@@ -112,7 +108,6 @@ def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: Context) ->
     """The thinking level changed.
 
     :param event: ``ThinkingLevelSelectEvent(level, previous_level)``.
-    Semantics: notify.
     """
 
 
@@ -123,7 +118,6 @@ def piko_user_bash(event: UserBashEvent, ctx: Context) -> Any:
     :param event: ``UserBashEvent(command, exclude_from_context, cwd)``.
     Return value: ``{"result": BashResult}`` runs nothing and uses that result;
     ``{"operations": ...}`` supplies how to run it.
-    Semantics: first result.
     """
 
 
@@ -147,7 +141,6 @@ def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: Context) ->
     """Automatic compaction started.
 
     :param event: ``AutoCompactionStartEvent(reason="threshold"|"overflow")``.
-    Semantics: notify.
     """
 
 
@@ -156,7 +149,6 @@ def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: Context) -> Non
     """Automatic compaction ended.
 
     :param event: ``AutoCompactionEndEvent(result, aborted, will_retry, error_message)``.
-    Semantics: notify.
     """
 
 
@@ -165,7 +157,6 @@ def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: Context) -> None:
     """A failed provider request will be retried after a delay.
 
     :param event: ``AutoRetryStartEvent(attempt, max_attempts, delay_ms, error_message)``.
-    Semantics: notify.
     """
 
 
@@ -174,7 +165,6 @@ def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: Context) -> None:
     """Retrying ended, successfully or not.
 
     :param event: ``AutoRetryEndEvent(success, attempt, final_error)``.
-    Semantics: notify.
     """
 
 

@@ -58,7 +58,6 @@ def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: Context) -> Any:
     turns (chained: the next handler sees it); ``{"message": {custom_type, content, display,
     details}}`` adds a custom message after the user's (collected from every handler).
     A result of another shape is ignored and reported as an ``extension_error``.
-    Semantics: chain.
     """
 
 
@@ -68,7 +67,6 @@ def piko_context(event: ContextEvent, ctx: Context) -> Any:
 
     :param event: ``ContextEvent(messages)`` (a copy: changing it does not touch history).
     Return value: ``{"messages": [...]}`` replaces them for this request only.
-    Semantics: chain.
     """
 
 
@@ -78,7 +76,6 @@ def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: Context
 
     :param event: ``BeforeProviderRequestEvent(payload)``.
     Return value: the replacement payload itself (not wrapped); ``None`` keeps it.
-    Semantics: chain.
     """
 
 
@@ -87,7 +84,6 @@ def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: Context
     """The provider answered (status and headers), before its body is consumed.
 
     :param event: ``AfterProviderResponseEvent(status, headers)``.
-    Semantics: notify.
     """
 
 
@@ -96,7 +92,6 @@ def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
     """The agent loop started for a prompt.
 
     :param event: ``AgentStartEvent(session_id)``.
-    Semantics: notify.
     """
 
 
@@ -107,7 +102,6 @@ def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     :param event: ``AgentEndEvent(messages, will_retry, session_id)``: the messages this run added;
         ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its last
         answer failed with a retryable error and retries are left).
-    Semantics: notify.
     """
 
 
@@ -118,7 +112,6 @@ def piko_turn_start(event: TurnStartEvent, ctx: Context) -> None:
     :param event: ``TurnStartEvent(turn_index, timestamp, session_id)``; ``session_id``, as on
         ``agent_start``, ``agent_end`` and ``turn_end``, is the running session's (handlers only:
         pi's JSON and RPC events do not carry it).
-    Semantics: notify.
     """
 
 
@@ -127,7 +120,6 @@ def piko_turn_end(event: TurnEndEvent, ctx: Context) -> None:
     """A turn ended.
 
     :param event: ``TurnEndEvent(turn_index, message, tool_results, session_id)``.
-    Semantics: notify.
     """
 
 
@@ -136,7 +128,6 @@ def piko_message_start(event: MessageStartEvent, ctx: Context) -> None:
     """A message (user, assistant, tool result, custom) starts.
 
     :param event: ``MessageStartEvent(message)``.
-    Semantics: notify.
     """
 
 
@@ -162,7 +153,6 @@ def piko_message_end(event: MessageEndEvent, ctx: Context) -> Any:
     :param event: ``MessageEndEvent(message)``.
     Return value: ``{"message": replacement}`` with the same role replaces it for history,
     persistence and the next request.
-    Semantics: chain.
     """
 
 
@@ -174,5 +164,4 @@ def piko_assistant_message(event: AssistantMessageEvent, ctx: Context) -> Any:
     Return value: ``{"content": [...]}``: the same blocks with changed text only (count,
     order, types and non-text blocks unchanged; edited text loses its signature). Invalid
     replacements are reported and skipped.
-    Semantics: chain.
     """
