@@ -14,6 +14,7 @@ from typing import Any, Generic, TypeVar
 
 from piko.data.messages import Model, ToolResult
 from piko.lib.records import Record, field
+from piko.lib.text import snake
 
 T = TypeVar("T")
 
@@ -47,9 +48,11 @@ class Lazy:
 
 
 class Registration(Record):
-    """What every registered definition carries: ``override=True`` replaces a definition of the
-    same name that another plugin owns (shown in ``pi plugins``; see :meth:`Registry.add`)."""
+    """What every registered definition carries: the ``plugin`` that owns it, and ``override``:
+    ``True`` replaces a definition of the same name that another plugin owns (shown in
+    ``pi plugins``; see :meth:`Registry.add`)."""
 
+    plugin: str = ""
     override: bool = False
 
 
@@ -83,7 +86,6 @@ class ToolDefinition(Lazy, Registration):
     render_result: Any = None
     metadata: dict[str, Any] = field(factory=dict)
     annotations: dict[str, Any] | None = None
-    plugin: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """The tool as a model is offered it: ``name``, ``description``, ``parameters``."""
@@ -120,7 +122,6 @@ class ProviderApi(Lazy, Registration):
 
     name: str
     stream: Any = None
-    plugin: str = ""
 
 
 class CommandDefinition(Registration):
@@ -131,7 +132,6 @@ class CommandDefinition(Registration):
     handler: Any = None
     get_argument_completions: Any = None
     source: str = "extension"
-    plugin: str = ""
 
 
 class CliCommandDefinition(Lazy, Registration):
@@ -145,7 +145,6 @@ class CliCommandDefinition(Lazy, Registration):
     command: Any = None
     help: str = ""
     reports_diagnostics: bool = False
-    plugin: str = ""
 
 
 class FlagDefinition(Lazy, Registration):
@@ -163,7 +162,6 @@ class FlagDefinition(Lazy, Registration):
     default: Any = None
     run: Any = None
     value_name: str = ""
-    plugin: str = ""
 
 
 class ShortcutDefinition(Registration):
@@ -177,7 +175,6 @@ class ShortcutDefinition(Registration):
     description: str = ""
     handler: Any = None
     reserved: bool = False
-    plugin: str = ""
 
 
 class ModeDefinition(Lazy, Registration):
@@ -187,7 +184,6 @@ class ModeDefinition(Lazy, Registration):
     run: Any = None
     description: str = ""
     interactive: bool = False
-    plugin: str = ""
 
 
 class MessageRendererDefinition(Registration):
@@ -195,7 +191,6 @@ class MessageRendererDefinition(Registration):
 
     custom_type: str
     renderer: Any = None
-    plugin: str = ""
 
 
 class ResourceLoaderDefinition(Lazy, Record):
@@ -211,10 +206,6 @@ class PackageSourceDefinition(Lazy, Registration):
 
     scheme: str
     handler: Any = None
-    plugin: str = ""
-
-
-# Keys pi reserves in the interactive mode; extension shortcuts on them are refused.
 
 
 # ---------------------------------------------------------------------------
@@ -527,7 +518,6 @@ class ProviderConfig(Registration):
     oauth: Any = None
     display_name: str = ""
     extra: dict[str, Any] = field(factory=dict)
-    plugin: str = ""
     # pi's registerProvider without ``oauth``: ``api_key`` comes before stored logins, and a later
     # source (models.json) does not replace it
     api_key_first: bool = False
@@ -585,12 +575,12 @@ def provider_config(
         if key == "name":  # pi's display name of the provider
             display = value
             continue
-        data[_snake(key)] = value
+        data[snake(key)] = value
     if "name" in fields:
         name = name or fields.pop("name")
         fields.pop("name", None)
     for key, value in fields.items():
-        data[_snake(key)] = value
+        data[snake(key)] = value
     if display is not None:
         data.setdefault("display_name", display)
     if not isinstance(name, str) or not name:
@@ -635,7 +625,3 @@ def provider_config(
     return ProviderConfig(
         name=name, models=models, model_headers=model_headers or None, plugin=plugin, **data
     )
-
-
-def _snake(key: str) -> str:
-    return "".join("_" + ch.lower() if ch.isupper() else ch for ch in key)
