@@ -9,7 +9,7 @@ events without one use the generic reducer of their semantics (:data:`GENERIC`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -50,6 +50,16 @@ def result_field(result: Any, name: str, default: Any = None) -> Any:
 # ---------------------------------------------------------------------------
 # Reducers: one per semantics, and special ones where an event has its own rules
 # ---------------------------------------------------------------------------
+
+
+async def _answers(
+    d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any
+) -> AsyncIterator[tuple[Handler, dict[str, Any]]]:
+    """Call the handlers in turn; yield each one that answered, with its answer normalized."""
+    for handler in handlers:
+        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
+        if norm:
+            yield handler, norm
 
 
 async def cancel(
@@ -176,10 +186,7 @@ async def tool_result(
 ) -> Any:
     patch: dict[str, Any] = {}
     contexts: list[str] = []
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for _handler, norm in _answers(d, handlers, name, event, ctx, signal):
         for key in ("content", "details", "is_error"):
             if norm.get(key) is not None:
                 value = norm[key]
@@ -199,10 +206,7 @@ async def input_transform(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     original = (event.text, event.images)
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for _handler, norm in _answers(d, handlers, name, event, ctx, signal):
         action = norm.get("action")
         if action == "handled" or norm.get("handled") is True:
             return {"action": "handled", "text": event.text, "images": event.images}
@@ -290,10 +294,7 @@ async def session_compacting(
     context: list[str] = []
     prompt: str | None = None
     preserve: dict[str, Any] = {}
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for _handler, norm in _answers(d, handlers, name, event, ctx, signal):
         lines = norm.get("context")
         if isinstance(lines, str):
             lines = [lines]
@@ -400,10 +401,7 @@ async def resources(
     d: Dispatcher, handlers: list[Handler], name: str, event: Any, ctx: Any, signal: Any = None
 ) -> Any:
     collected: dict[str, list[tuple[str, str]]] = {"skill_paths": [], "prompt_paths": [], "theme_paths": []}
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for handler, norm in _answers(d, handlers, name, event, ctx, signal):
         for key, paths in collected.items():
             for path in norm.get(key) or []:
                 paths.append((str(path), handler.source))
@@ -427,10 +425,7 @@ async def session_stop(
     refusal: dict[str, Any] | None = None
     contexts: list[str] = []
     advised = False
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for _handler, norm in _answers(d, handlers, name, event, ctx, signal):
         if norm.get("decision") == "block":
             if refusal is None:
                 refusal = {"block": True, "reason": str(norm.get("reason") or "")}
@@ -450,10 +445,7 @@ async def project_trust(
 ) -> Any:
     """The first ``{"trusted": "yes" | "no"}`` wins; ``"undecided"`` and nothing pass the turn on;
     any other answer is reported as the handler's error and passes it on too."""
-    for handler in handlers:
-        norm = normalize_result(await d._call(handler, name, event, ctx, signal=signal))
-        if not norm:
-            continue
+    async for handler, norm in _answers(d, handlers, name, event, ctx, signal):
         answer = norm.get("trusted")
         if answer not in TRUST_ANSWERS:
             await d.report(
