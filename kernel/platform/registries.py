@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from piko.data.messages import Model, ToolResult
 from piko.lib.records import Record, field
@@ -300,30 +300,31 @@ def override_forbidden(kind: str, name: str, owner: str, rule: str) -> str:
     return f"{kind} '{name}' of plugin '{owner}' not overridden: overrides are forbidden by {rule}"
 
 
-class Refusal(Record, frozen=True):
+class _Outcome(Record, frozen=True):
+    """A registration that did not simply add a name: which group, name and plugin."""
+
+    VERB: ClassVar[str] = ""
+    group: str
+    name: str
+    plugin: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.VERB} {self.group}.{self.name}"
+
+
+class Refusal(_Outcome, frozen=True):
     """One registration that was refused (``pi plugins``: ``refused: CAUSE``, ``--check`` fails)."""
 
-    group: str
-    name: str
-    plugin: str
+    VERB = "refused"
     cause: str
 
-    @property
-    def label(self) -> str:
-        return f"refused {self.group}.{self.name}"
 
-
-class Override(Record, frozen=True):
+class Override(_Outcome, frozen=True):
     """One definition that replaced another plugin's (``pi plugins``: ``overrides tools.read``)."""
 
-    group: str
-    name: str
-    plugin: str
+    VERB = "overrides"
     replaced: str
-
-    @property
-    def label(self) -> str:
-        return f"overrides {self.group}.{self.name}"
 
 
 def _as_definition(
