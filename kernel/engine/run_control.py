@@ -1,13 +1,17 @@
-"""One agent run and what its end calls for: a retry after a passing failure, a compaction, the messages queued meanwhile."""
+"""One agent run and what its end calls for: a retry after a passing failure, a compaction, the
+messages queued meanwhile, the turns ``session_stop`` handlers ask for, and ``agent_settled``."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from piko.data.events import AgentSettledEvent
 from piko.data.messages import AssistantMessage, Model
 from piko.engine.agent import Agent
 from piko.engine.retry import RetryPolicy
+from piko.engine.stop_hook import StopHook
 
 CheckCompaction = Callable[[AssistantMessage, bool], Awaitable[str | None]]
 
@@ -19,7 +23,9 @@ class RunControl:
     backoff and continues; otherwise ``check_compaction(message, skip_aborted)`` may compact (an
     overflow is compacted once and the request sent again; a full context is compacted and
     messages queued meanwhile are delivered). ``model()`` gives the context window that tells
-    an overflow from a retryable error.
+    an overflow from a retryable error. Once the agent settled with nothing queued
+    (``has_pending()`` false), the ``stop_hook`` may ask for more turns; then ``announce`` tells
+    of ``agent_settled`` (a RunControl without them only runs, retries and compacts).
     """
 
     def __init__(
@@ -29,8 +35,14 @@ class RunControl:
         *,
         model: Callable[[], Model | None],
         check_compaction: CheckCompaction,
+        stop_hook: StopHook | None = None,
+        has_pending: Callable[[], bool] = lambda: False,
+        announce: Callable[[str, Any], Awaitable[None]] | None = None,
     ) -> None:
         self._agent = agent
+        self._stop_hook = stop_hook
+        self._has_pending = has_pending
+        self._announce = announce
         self._retry = retry
         self._model = model
         self._check_compaction = check_compaction
@@ -48,6 +60,37 @@ class RunControl:
         self._last = message
         if message.stop_reason != "error":
             self.overflow_recovery_attempted = False
+
+    async def run_until_settled(self, start: Callable[[], Awaitable[Any]]) -> None:
+        """:meth:`run`, then the turns ``session_stop`` asks for; ``agent_settled`` once idle."""
+        try:
+            await self.run(start)
+            if self._stop_hook is None:
+                return
+            self._stop_hook.start_run()
+            while not self._agent.is_streaming and not self._has_pending():
+                continuation = await self._stop_hook.next_turn()
+                if continuation is None:
+                    break
+                await self.run(functools.partial(self._agent.prompt, [continuation]))
+        finally:
+            if self._announce is not None and not self._agent.is_streaming and not self._has_pending():
+                await self._announce("agent_settled", AgentSettledEvent(aborted=self.abort_requested))
+
+    async def settle(self) -> None:
+        """Wait until the work extensions started without awaiting it (``pi.send_user_message``,
+        ``pi.send_message``...) is done and the agent is idle."""
+        import asyncio
+
+        from piko.extensions.context import scheduled_work
+
+        while True:
+            pending = scheduled_work()
+            if not pending and not self._agent.is_streaming:
+                return
+            if pending:
+                await asyncio.wait(pending)
+            await self._agent.wait_for_idle()
 
     async def run(self, start: Callable[[], Awaitable[Any]]) -> None:
         """``start()`` the agent, then retry, compact and continue while its outcome calls for it."""

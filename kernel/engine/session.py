@@ -11,8 +11,9 @@ The session composes parts with one job each. The modes use these directly: ``li
 (:mod:`~piko.engine.listeners`), ``queues`` (:mod:`~piko.engine.queues`), ``retry``
 (:mod:`~piko.engine.retry`), ``shell`` (:mod:`~piko.engine.user_shell`), ``models``
 (:mod:`~piko.engine.model_control`), ``compaction`` (:mod:`~piko.engine.compaction_state`) and
-``runs`` (:mod:`~piko.engine.run_control`). Inside are :mod:`~piko.engine.prompt_input`,
-:mod:`~piko.engine.extension_messages`, :mod:`~piko.engine.extension_events`,
+``runs`` (:mod:`~piko.engine.run_control`). Inside are :mod:`~piko.engine.prompt_flow` (with
+:mod:`~piko.engine.prompt_input`), the system prompt (:mod:`~piko.engine.system_prompt`),
+:mod:`~piko.engine.stop_hook`, :mod:`~piko.engine.extension_messages`, :mod:`~piko.engine.extension_events`,
 :mod:`~piko.engine.persistence`, :mod:`~piko.engine.provider_hooks` and
 :mod:`~piko.engine.loop_hooks`. Operations over the whole session live in their own modules:
 :mod:`~piko.engine.stats`, :mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`,
@@ -27,7 +28,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from piko.data.events import (
-    AgentSettledEvent,
     CompactionResult,
     SessionInfoChangedEvent,
     SessionShutdownEvent,
@@ -37,9 +37,7 @@ from piko.data.messages import (
     CustomMessage,
     ImageContent,
     Model,
-    TextContent,
     UserMessage,
-    text_of,
 )
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
@@ -48,17 +46,18 @@ from piko.engine.extension_events import ExtensionEvents
 from piko.engine.extension_host import ExtensionHost
 from piko.engine.extension_messages import ExtensionMessages
 from piko.engine.listeners import Listener, Listeners
-from piko.engine.loop import AgentState, LoopConfig, now_ms
+from piko.engine.loop import AgentState, LoopConfig
 from piko.engine.loop_hooks import LoopHooks
 from piko.engine.model_control import ModelControl
 from piko.engine.persistence import SessionRecorder
+from piko.engine.prompt_flow import PromptFlow
 from piko.engine.prompt_input import PromptInput
 from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
 from piko.engine.retry import RetryPolicy
 from piko.engine.run_control import RunControl
 from piko.engine.stop_hook import StopHook
-from piko.engine.system_prompt import build_system_prompt, options_for_tools
+from piko.engine.system_prompt import SessionSystemPrompt
 from piko.engine.user_shell import UserShell
 from piko.models.resolver import DEFAULT_THINKING_LEVEL, ScopedModel
 from piko.resources.loader import Resources
@@ -97,11 +96,11 @@ class AgentSession:
         self.resources = resources or Resources()
         self.mode = mode
         self.ctx = app.context(host=ExtensionHost(self), ui=ui, mode=mode)
-        self._custom_system_prompt = custom_system_prompt
-        self._append_system_prompt = list(append_system_prompt or [])
+        self._system_prompt = SessionSystemPrompt(
+            app.pm, custom_system_prompt, list(append_system_prompt or [])
+        )
         self.shutdown_requested = False  # an extension asked to quit (ctx.shutdown())
         self._save_setting = functools.partial(_save_setting, app)
-        self._system_prompt_override: str | None = None
         context = session_manager.build_context()
         self.agent = Agent(
             AgentState(messages=list(context.messages)),
@@ -120,26 +119,28 @@ class AgentSession:
             model=model, thinking_level=thinking_level, scoped_models=scoped_models,
         )  # fmt: skip
         self.compaction = CompactionState(self.settings, self._save_setting)
+        self._stop_hook = StopHook(
+            self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
+        )
         self.runs = RunControl(
             self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction,
+            stop_hook=self._stop_hook, has_pending=self.queues.has_pending, announce=self._announce,
         )  # fmt: skip
         self._recorder = SessionRecorder(lambda: self.session_manager, messages)
         self.shell = UserShell(
             self._emit, cwd=lambda: self.cwd, is_streaming=lambda: self.is_streaming, add=self._recorder.add
         )
-        self._input = PromptInput(
+        prompt_input = PromptInput(
             app, self.dispatcher, self.ctx, resources=lambda: self.resources,
             prompt=lambda text: self.prompt(text, expand=False),
         )  # fmt: skip
+        self._flow = PromptFlow(self, prompt_input, self._system_prompt, self._check_compaction)
         self._sent = ExtensionMessages(
             self.queues, self.listeners, is_streaming=lambda: self.is_streaming, add=self._recorder.add,
             start_turn=self._start_turn, prompt=self.prompt,
         )  # fmt: skip
         self._extension_events = ExtensionEvents(
             self.dispatcher, self.ctx, signal=signal, messages=messages, session_id=lambda: self.session_id
-        )
-        self._stop_hook = StopHook(
-            self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
         )
         self._provider = ProviderRequests(
             self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
@@ -149,7 +150,6 @@ class AgentSession:
         self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
         self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
         self.prompt_disposition = "started"  # how the last prompt went (pi 1.6's RPC disposition)
-        self._disposition = "started"
         if active_tools is None:
             from piko.engine.setup import default_tool_order
 
@@ -212,18 +212,10 @@ class AgentSession:
         return [t.name for t in self.agent.state.tools]
 
     def get_all_tools(self) -> list[dict[str, Any]]:
-        tools: list[dict[str, Any]] = []
-        for t in self.app.registries.tools:
-            info = {
-                "name": t.name,
-                "description": t.description,
-                "parameters": t.parameters,
-                "source": t.plugin,
-            }
-            if t.annotations:
-                info["annotations"] = dict(t.annotations)
-            tools.append(info)
-        return tools
+        """Every registered tool as pi's ``getAllTools`` describes it (name, description, ...)."""
+        from piko.engine.tool_selection import describe_tools
+
+        return describe_tools(self.app.registries.tools)
 
     def set_active_tools(self, names: list[str], *, persist: bool = True) -> None:
         """Activate exactly ``names`` (unknown names are ignored) and rebuild the system prompt."""
@@ -239,20 +231,8 @@ class AgentSession:
             self.loadout.record(self.get_active_tools(), self.app.registries.tools.names())
 
     def _rebuild_system_prompt(self) -> None:
-        resources = self.resources
-        custom = self._custom_system_prompt or resources.system_prompts.system
-        # --append-system-prompt replaces APPEND_SYSTEM.md, as in pi
-        append = list(self._append_system_prompt) or list(resources.system_prompts.append)
-        self._prompt_options = options_for_tools(
-            self.cwd,
-            self.agent.state.tools,
-            custom_prompt=custom,
-            append=append,
-            context_files=list(resources.context_files),
-            skills=list(resources.skills),
-        )
-        self._base_system_prompt = build_system_prompt(self._prompt_options, self.app.pm)
-        self.agent.state.system_prompt = self._system_prompt_override or self._base_system_prompt
+        self._system_prompt.rebuild(self.cwd, self.agent.state.tools, self.resources)
+        self.agent.state.system_prompt = self._system_prompt.current
 
     def get_system_prompt(self) -> str:
         return self.agent.state.system_prompt
@@ -261,8 +241,8 @@ class AgentSession:
 
     def _loop_config(self) -> LoopConfig:
         return self._hooks.config(
-            self.model, make_options=self._provider.options, steering=self._next_steering,
-            follow_ups=self._next_follow_ups,
+            self.model, make_options=self._provider.options, steering=self._flow.next_steering,
+            follow_ups=self._flow.next_follow_ups,
         )  # fmt: skip
 
     async def _on_agent_event(self, event: Any) -> None:
@@ -311,8 +291,8 @@ class AgentSession:
         handler consumed it), ``"queued"`` (streaming) or ``"started"``.
         """
         try:
-            with self._input.preparation() as signal:  # abort() cancels its handlers too
-                messages = await self._prepare_prompt(
+            with self._flow.input.preparation() as signal:  # abort() cancels its handlers too
+                messages = await self._flow.prepare(
                     text, images, expand=expand, streaming_behavior=streaming_behavior, source=source,
                     signal=signal, attribution=attribution,
                 )  # fmt: skip
@@ -320,7 +300,7 @@ class AgentSession:
             if preflight_result is not None:
                 preflight_result(False)
             raise
-        self.prompt_disposition = self._disposition if messages is None else "started"
+        self.prompt_disposition = self._flow.disposition if messages is None else "started"
         if preflight_result is not None:
             preflight_result(True)
         if messages is not None:
@@ -330,78 +310,12 @@ class AgentSession:
         """Wait until the work extensions started without awaiting it (``pi.send_user_message``,
         ``pi.send_message``...) is done and the agent is idle: what print mode waits for before
         it ends."""
-        import asyncio
-
-        from piko.extensions.context import scheduled_work
-
-        while True:
-            pending = scheduled_work()
-            if not pending and not self.is_streaming:
-                return
-            if pending:
-                await asyncio.wait(pending)
-            await self.agent.wait_for_idle()
+        await self.runs.settle()
 
     async def _run(self, work: Callable[[], Any]) -> None:
-        """Run the agent (recording the active tools first, as pi does); once it settled with
-        nothing queued, ``session_stop`` may ask for more turns (:class:`StopHook`); then
-        ``agent_settled`` reaches the listeners and the extensions."""
+        """Run the agent (recording the active tools first, as pi does) until it settles."""
         self._record_tools()
-        try:
-            await self.runs.run(work)
-            self._stop_hook.start_run()
-            while not self.is_streaming and not self.queues.has_pending():
-                continuation = await self._stop_hook.next_turn()
-                if continuation is None:
-                    break
-                await self.runs.run(functools.partial(self.agent.prompt, [continuation]))
-        finally:
-            if not self.is_streaming and not self.queues.has_pending():
-                await self._announce("agent_settled", AgentSettledEvent(aborted=self.runs.abort_requested))
-
-    async def _prepare_prompt(
-        self, text: str, images: list[ImageContent] | None, *, expand: bool, streaming_behavior: str | None,
-        source: str, signal: Any, attribution: str | None = None,
-    ) -> list[Any] | None:  # fmt: skip
-        """Everything :meth:`prompt` does before the run; the messages to send, or None when done
-        (``self._disposition`` says how: handled or queued)."""
-        self._disposition = "handled"
-        if expand and text.startswith("/") and await self._input.run_command(text):
-            return None
-        transformed = await self._input.transform(text, images, source=source, signal=signal)
-        if transformed is None:
-            return None
-        text, images = transformed
-        if expand:
-            text = self._input.expand(text)
-        if self.is_streaming:
-            if not streaming_behavior:
-                raise RuntimeError(
-                    "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
-                )
-            await self.queues.add(
-                text, images, follow_up=streaming_behavior == "followUp", attribution=attribution
-            )
-            self._disposition = "queued"
-            return None
-        self.shell.flush_pending()
-        self.models.require_ready()
-        last = next((m for m in reversed(self.messages) if isinstance(m, AssistantMessage)), None)
-        if last is not None:
-            await self._check_compaction(last, False)
-        content: list[Any] = [TextContent(text=text), *(images or [])]
-        user = UserMessage(content=content, timestamp=now_ms())
-        if attribution is not None:
-            user.extra["attribution"] = attribution
-        messages: list[Any] = [user, *self.queues.take_next_turn()]
-        self._system_prompt_override = None
-        extra, self._system_prompt_override = await self._input.before_agent_start(
-            text, images, system_prompt=self._base_system_prompt, system_prompt_options=self._prompt_options,
-            signal=signal,
-        )  # fmt: skip
-        messages.extend(extra)
-        self.agent.state.system_prompt = self._system_prompt_override or self._base_system_prompt
-        return messages
+        await self.runs.run_until_settled(work)
 
     async def _start_turn(self, message: CustomMessage) -> None:
         self.models.require_ready()
@@ -413,56 +327,18 @@ class AgentSession:
         """Queue a message delivered before the next model call (expanded; no extension commands).
         With a ``source`` (``"rpc"``), the ``input`` handlers see it first and may change or handle it.
         Returns ``"queued"``, or ``"handled"`` when a handler consumed it (pi 1.6's disposition)."""
-        return await self._queue(text, images, follow_up=False, source=source)
+        return await self._flow.queue(text, images, follow_up=False, source=source)
 
     async def follow_up(
         self, text: str, images: list[ImageContent] | None = None, *, source: str | None = None
     ) -> str:
         """Queue a message delivered once the agent would stop (``source`` and the answer as for
         :meth:`steer`)."""
-        return await self._queue(text, images, follow_up=True, source=source)
-
-    async def _queue(
-        self, text: str, images: list[ImageContent] | None, *, follow_up: bool, source: str | None
-    ) -> str:
-        self._input.refuse_queued_command(text)
-        if source is not None:
-            transformed = await self._input.transform(text, images, source=source)
-            if transformed is None:
-                return "handled"
-            text, images = transformed
-        await self.queues.add(self._input.expand(text), images, follow_up=follow_up)
-        return "queued"
-
-    async def _with_policy(self, batch: list[Any]) -> list[Any]:
-        """A dequeued steer or follow-up batch holding user work goes through ``before_agent_start``
-        (prompt: its texts joined by blank lines); what the handlers add follows the batch, and
-        their system prompt governs the next request."""
-        users = [m for m in batch if isinstance(m, UserMessage)]
-        if not users or not self.dispatcher.has_handlers("before_agent_start"):
-            return batch
-        texts = [text_of(m.content) for m in users]
-        images = [
-            b for m in users if isinstance(m.content, list) for b in m.content if isinstance(b, ImageContent)
-        ]
-        extra, override = await self._input.before_agent_start(
-            "\n\n".join(texts), images or None, system_prompt=self._base_system_prompt,
-            system_prompt_options=self._prompt_options, signal=self.agent.signal,
-        )  # fmt: skip
-        if override:
-            self._system_prompt_override = override
-            self.agent.state.system_prompt = override
-        return [*batch, *extra]
-
-    async def _next_steering(self) -> list[Any]:
-        return await self._with_policy(await self.agent.next_steering())
-
-    async def _next_follow_ups(self) -> list[Any]:
-        return await self._with_policy(await self.agent.next_follow_ups())
+        return await self._flow.queue(text, images, follow_up=True, source=source)
 
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
-        self._input.abort()
+        self._flow.input.abort()
         self.runs.abort_requested = True
         self.retry.abort()
         self.agent.abort()

@@ -69,3 +69,40 @@ def options_for_tools(cwd: str, tools: list[Any], **kwargs: Any) -> SystemPrompt
         tool_guidelines=guidelines,
         **kwargs,
     )
+
+
+class SessionSystemPrompt:
+    """A session's system prompt: rebuilt when its tools or resources change, and replaced for
+    one prompt's turns when ``before_agent_start`` handlers answer with a prompt of their own.
+
+    ``custom`` (``--system-prompt``) wins over the project's ``SYSTEM.md``; ``append``
+    (``--append-system-prompt``) replaces ``APPEND_SYSTEM.md``, as in pi.
+    """
+
+    def __init__(self, pm: Any, custom: str | None, append: list[str]) -> None:
+        self._pm = pm
+        self._custom = custom
+        self._append = append
+        self.options = SystemPromptOptions(cwd="")
+        """What :attr:`base` was built from (``before_agent_start`` handlers see it)."""
+        self.base = ""
+        """The prompt of the tools and resources, with no handler's replacement."""
+        self.override: str | None = None
+        """The replacement ``before_agent_start`` handlers gave for this prompt's turns."""
+
+    def rebuild(self, cwd: str, tools: list[Any], resources: Any) -> None:
+        """Build :attr:`base` again from the active ``tools`` and the ``resources``."""
+        self.options = options_for_tools(
+            cwd,
+            tools,
+            custom_prompt=self._custom or resources.system_prompts.system,
+            append=list(self._append) or list(resources.system_prompts.append),
+            context_files=list(resources.context_files),
+            skills=list(resources.skills),
+        )
+        self.base = build_system_prompt(self.options, self._pm)
+
+    @property
+    def current(self) -> str:
+        """The prompt the next request sends."""
+        return self.override or self.base

@@ -1,4 +1,4 @@
-"""Which tools a session starts with: ``--tools``, ``--exclude-tools``, ``--no-tools``,
+"""Which tools a session starts with, and how it lists them (:func:`describe_tools`): ``--tools``, ``--exclude-tools``, ``--no-tools``,
 ``--no-builtin-tools``, the ``defaultTools`` setting and the loadout a resumed session recorded.
 
 pi 1.6's rules. The default selection is ``defaultTools`` (``read, bash, edit, write`` unless set)
@@ -82,6 +82,23 @@ class ToolChoice(Record, frozen=True):
 
 class ToolSelectionError(ValueError):
     """A ``--tools`` list pi refuses (plain names mixed with ``+``/``-``, patterns in ``+``/``-``)."""
+
+
+def describe_tools(tools: Any) -> list[dict[str, Any]]:
+    """Registered tool definitions as pi's ``getAllTools`` lists them: name, description,
+    parameters, the plugin as ``source``, and the annotations a tool has."""
+    described: list[dict[str, Any]] = []
+    for tool in tools:
+        info = {
+            "name": tool.name,
+            "description": tool.description,
+            "parameters": tool.parameters,
+            "source": tool.plugin,
+        }
+        if tool.annotations:
+            info["annotations"] = dict(tool.annotations)
+        described.append(info)
+    return described
 
 
 def request_from(options: dict[str, Any], settings: Any) -> ToolRequest:

@@ -7,6 +7,8 @@
 2. The kernel never imports ``piko.plugins``.
 3. A plugin imports the kernel and plugins of its own kind only (``plugins/tools`` never imports
    ``piko.plugins.providers``): plugins of different kinds talk through hooks and registries.
+4. The sizes the redesign set: the plugin platform (``kernel/platform``, the microkernel) under
+   4,000 lines, the ``AgentSession`` class under 400; what grows past them is a part of its own.
 """
 
 from __future__ import annotations
@@ -109,3 +111,16 @@ def test_plugins_import_the_kernel_and_their_own_kind_only(kind: str) -> None:
             if parts[1] == "plugins" and len(parts) > 2 and parts[2] != kind:
                 wrong.append(f"plugins/{relative}:{line} imports {module}")
     assert wrong == []
+
+
+def test_the_microkernel_stays_under_4000_lines() -> None:
+    lines = sum(
+        len(path.read_text(encoding="utf-8").splitlines()) for path in (KERNEL / "platform").rglob("*.py")
+    )
+    assert lines < 4000
+
+
+def test_the_agent_session_class_stays_under_400_lines() -> None:
+    tree = ast.parse((KERNEL / "engine" / "session.py").read_text(encoding="utf-8"))
+    (found,) = [node for node in tree.body if isinstance(node, ast.ClassDef) and node.name == "AgentSession"]
+    assert found.end_lineno is not None and found.end_lineno - found.lineno + 1 < 400
