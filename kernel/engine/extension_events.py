@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import AgentStartEvent, MessageEndEvent, TurnEndEvent, TurnStartEvent
+from piko.engine.extension_reach import ExtensionReach
 from piko.engine.loop import now_ms
 
 # loop events extensions receive as they are, when any extension listens
@@ -15,7 +16,7 @@ AS_THEY_ARE = frozenset(
 )  # fmt: skip
 
 
-class ExtensionEvents:
+class ExtensionEvents(ExtensionReach):
     """Hands each agent-loop event to the extensions through ``dispatcher``, with ``ctx`` and the
     run's abort ``signal()``; counts the turns of a run; a ``message_end`` handler's replacement
     takes the message's place in ``messages()``."""
@@ -29,10 +30,8 @@ class ExtensionEvents:
         messages: Callable[[], list[Any]],
         session_id: Callable[[], str],
     ) -> None:
+        super().__init__(dispatcher, ctx, signal=signal)
         self._session_id = session_id
-        self._dispatcher = dispatcher
-        self._ctx = ctx
-        self._signal = signal
         self._messages = messages
         self._turn_index = 0
 
@@ -42,23 +41,16 @@ class ExtensionEvents:
         d = self._dispatcher
         if kind == "agent_start":
             self._turn_index = 0
-            await d.emit(
-                "agent_start",
-                AgentStartEvent(session_id=self._session_id()),
-                self._ctx,
-                signal=self._signal(),
-            )
+            await self._fire("agent_start", AgentStartEvent(session_id=self._session_id()))
         elif kind == "turn_start":
-            await d.emit(
+            await self._fire(
                 "turn_start",
                 TurnStartEvent(
                     turn_index=self._turn_index, timestamp=now_ms(), session_id=self._session_id()
                 ),
-                self._ctx,
-                signal=self._signal(),
             )
         elif kind == "turn_end":
-            await d.emit(
+            await self._fire(
                 "turn_end",
                 TurnEndEvent(
                     turn_index=self._turn_index,
@@ -66,15 +58,11 @@ class ExtensionEvents:
                     tool_results=event.tool_results,
                     session_id=self._session_id(),
                 ),
-                self._ctx,
-                signal=self._signal(),
             )
             self._turn_index += 1
         elif kind == "message_end":
             if d.has_handlers("message_end"):
-                replacement = await d.emit(
-                    "message_end", MessageEndEvent(message=event.message), self._ctx, signal=self._signal()
-                )
+                replacement = await self._fire("message_end", MessageEndEvent(message=event.message))
                 if replacement is not None and replacement is not event.message:
                     _replace_in_place(self._messages(), event.message, replacement)
                     event.message = replacement
@@ -82,7 +70,7 @@ class ExtensionEvents:
             if d.has_handlers(kind):
                 if kind == "agent_end":
                     event.session_id = self._session_id()
-                await d.emit(kind, event, self._ctx, signal=self._signal())
+                await self._fire(kind, event)
 
 
 def _replace_in_place(messages: list[Any], old: Any, new: Any) -> None:

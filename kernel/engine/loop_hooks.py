@@ -15,22 +15,21 @@ from piko.data.events import (
 )
 from piko.data.messages import AssistantMessage, Model, ToolCall
 from piko.data.streaming import StreamOptions
+from piko.engine.extension_reach import ExtensionReach
 from piko.engine.llm_messages import convert_to_llm
 from piko.engine.loop import LoopConfig
 
 
-class LoopHooks:
+class LoopHooks(ExtensionReach):
     """The loop's callbacks that reach extensions through ``dispatcher`` (with ``ctx`` and the
     run's abort ``signal()``); each costs nothing when no extension handles its event."""
 
     def __init__(
         self, registry: Any, dispatcher: Any, settings: Any, ctx: Any, *, signal: Callable[[], Any]
     ) -> None:
+        super().__init__(dispatcher, ctx, signal=signal)
         self._registry = registry
-        self._dispatcher = dispatcher
         self._settings = settings
-        self._ctx = ctx
-        self._signal = signal
 
     def config(
         self,
@@ -81,7 +80,7 @@ class LoopHooks:
         if not self._dispatcher.has_handlers("context"):
             return messages
         event = ContextEvent(messages=copy.deepcopy(messages))
-        return list(await self._dispatcher.emit("context", event, self._ctx, signal=self._signal()))
+        return list(await self._fire("context", event))
 
     async def transform_request(self, system_prompt: str, messages: list[Any]) -> tuple[str, list[Any]]:
         """``context_with_system`` handlers, after the ``context`` ones, may change the system
@@ -89,18 +88,14 @@ class LoopHooks:
         if not self._dispatcher.has_handlers("context_with_system"):
             return system_prompt, messages
         event = ContextWithSystemEvent(system_prompt=system_prompt, messages=copy.deepcopy(messages))
-        prompt, changed = await self._dispatcher.emit(
-            "context_with_system", event, self._ctx, signal=self._signal()
-        )
+        prompt, changed = await self._fire("context_with_system", event)
         return prompt, list(changed)
 
     async def on_assistant_message(self, message: AssistantMessage) -> AssistantMessage:
         """``assistant_message`` handlers may replace the finished assistant message."""
         if not self._dispatcher.has_handlers("assistant_message"):
             return message
-        result = await self._dispatcher.emit(
-            "assistant_message", AssistantMessageEvent(message=message), self._ctx
-        )
+        result = await self._fire("assistant_message", AssistantMessageEvent(message=message), signal=None)
         return result if isinstance(result, AssistantMessage) else message
 
     async def before_tool_call(self, call: ToolCall, args: dict[str, Any]) -> Any:
@@ -108,7 +103,7 @@ class LoopHooks:
         if not self._dispatcher.has_handlers("tool_call"):
             return None
         event = ToolCallEvent(tool_call_id=call.id, tool_name=call.name, input=args)
-        verdict = await self._dispatcher.emit("tool_call", event, self._ctx, signal=self._signal())
+        verdict = await self._fire("tool_call", event)
         if verdict and verdict.get("block"):
             return verdict
         answer: dict[str, Any] = {}
@@ -130,4 +125,4 @@ class LoopHooks:
             details=result.details,
             is_error=is_error,
         )
-        return await self._dispatcher.emit("tool_result", event, self._ctx, signal=self._signal())
+        return await self._fire("tool_result", event)

@@ -9,13 +9,14 @@ from typing import Any
 
 from piko.data.events import BeforeAgentStartEvent, InputEvent
 from piko.data.messages import CustomMessage, ImageContent
+from piko.engine.extension_reach import ExtensionReach
 from piko.lib.abort import AbortController
 
 _inside_input: contextvars.ContextVar[bool] = contextvars.ContextVar("piko_inside_input", default=False)
 """True in what an ``input`` handler runs or starts: a message it sends does not come back to it."""
 
 
-class PromptInput:
+class PromptInput(ExtensionReach):
     """The extension side of a prompt, through ``dispatcher`` with ``ctx``.
 
     ``/name args`` runs an extension command of ``app``'s registries (even while the agent
@@ -35,9 +36,8 @@ class PromptInput:
         resources: Callable[[], Any],
         prompt: Callable[[str], Awaitable[None]],
     ) -> None:
+        super().__init__(dispatcher, ctx)
         self._app = app
-        self._dispatcher = dispatcher
-        self._ctx = ctx
         self._resources = resources
         self._prompt = prompt
         self._preparations: set[AbortController] = set()
@@ -95,8 +95,8 @@ class PromptInput:
             return text, images  # a message an input handler sent does not re-enter the handlers
         token = _inside_input.set(True)
         try:
-            result = await self._dispatcher.emit(
-                "input", InputEvent(text=text, images=images, source=source), self._ctx, signal=signal
+            result = await self._fire(
+                "input", InputEvent(text=text, images=images, source=source), signal=signal
             )
         finally:
             _inside_input.reset(token)
@@ -148,7 +148,7 @@ class PromptInput:
             system_prompt=system_prompt,
             system_prompt_options=system_prompt_options,
         )
-        result = await self._dispatcher.emit("before_agent_start", event, self._ctx, signal=signal)
+        result = await self._fire("before_agent_start", event, signal=signal)
         _raise_if_aborted(signal)
         if not result:
             return [], None

@@ -13,10 +13,11 @@ from piko.data.events import (
 )
 from piko.data.messages import Model
 from piko.data.streaming import StreamOptions
+from piko.engine.extension_reach import ExtensionReach
 from piko.extensions.service_tiers import request_tier
 
 
-class ProviderRequests:
+class ProviderRequests(ExtensionReach):
     """Makes the :class:`StreamOptions` of every model call, for the session's current
     ``model()``, ``thinking_level()`` and ``session_id()``.
 
@@ -40,12 +41,10 @@ class ProviderRequests:
         session_id: Callable[[], str],
         cwd: Callable[[], str] | None = None,
     ) -> None:
+        super().__init__(dispatcher, ctx, signal=signal)
         self._cwd = cwd
         self._registry = registry
         self._settings = settings
-        self._dispatcher = dispatcher
-        self._ctx = ctx
-        self._signal = signal
         self._model = model
         self._thinking_level = thinking_level
         self._session_id = session_id
@@ -95,26 +94,21 @@ class ProviderRequests:
         if not self._dispatcher.has_handlers("before_provider_headers"):
             return
         event = BeforeProviderHeadersEvent(headers=dict(options.headers), model=model)
-        await self._dispatcher.emit("before_provider_headers", event, self._ctx, signal=self._signal())
+        await self._fire("before_provider_headers", event)
         options.headers = {str(k): str(v) for k, v in event.headers.items() if v is not None}
 
     async def on_payload(self, payload: Any, model: Model) -> Any:
         """The payload an extension put in place of ``payload`` (None: send it as it is)."""
         if not self._dispatcher.has_handlers("before_provider_request"):
             return None
-        return await self._dispatcher.emit(
-            "before_provider_request",
-            BeforeProviderRequestEvent(payload=payload),
-            self._ctx,
-            signal=self._signal(),
-        )
+        return await self._fire("before_provider_request", BeforeProviderRequestEvent(payload=payload))
 
     async def on_response(self, status: int, headers: dict[str, str], model: Model) -> None:
         if self._dispatcher.has_handlers("after_provider_response"):
-            await self._dispatcher.emit(
+            await self._fire(
                 "after_provider_response",
                 AfterProviderResponseEvent(status=status, headers=dict(headers)),
-                self._ctx,
+                signal=None,
             )
 
 

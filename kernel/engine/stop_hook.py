@@ -8,6 +8,7 @@ from typing import Any
 
 from piko.data.events import SessionStopEvent
 from piko.data.messages import CustomMessage
+from piko.engine.extension_reach import ExtensionReach
 from piko.engine.loop import now_ms
 
 MAX_CONTINUATIONS = 8
@@ -23,15 +24,14 @@ STOP_CUSTOM_TYPE = "session_stop"
 """The ``custom_type`` of a continuation's message."""
 
 
-class StopHook:
+class StopHook(ExtensionReach):
     """Asks ``session_stop`` after each settled run; :meth:`next_turn` is the message of the turn
     the handlers asked for, or None when the session may stop."""
 
     def __init__(
         self, dispatcher: Any, ctx: Any, *, session_id: Callable[[], str], messages: Callable[[], list[Any]]
     ) -> None:
-        self._dispatcher = dispatcher
-        self._ctx = ctx
+        super().__init__(dispatcher, ctx)
         self._session_id = session_id
         self._messages = messages
         self.continuations = 0
@@ -46,7 +46,7 @@ class StopHook:
         event = SessionStopEvent(
             session_id=self._session_id(), continuations=self.continuations, messages=list(self._messages())
         )
-        verdict = await self._dispatcher.emit("session_stop", event, self._ctx)
+        verdict = await self._fire("session_stop", event)
         if not verdict:
             return None
         if verdict.get("block"):
