@@ -13,8 +13,8 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar, Generic, TypeVar, overload
 
 from piko.data.wire import blocks_from_wire, message_from_wire, to_wire
 from piko.lib import jsonio
@@ -42,6 +42,8 @@ __all__ = [
 
 CURRENT_SESSION_VERSION = 3
 
+T = TypeVar("T")
+
 
 def session_version(value: Any) -> int | None:
     """The version a header's ``version`` value stands for: 1 when absent (``None``, as pi reads
@@ -56,6 +58,40 @@ def session_version(value: Any) -> int | None:
             return None
         value = int(value)
     return value if 1 <= value <= CURRENT_SESSION_VERSION else None
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _object_or_none(value: Any) -> dict[str, Any] | None:
+    return value if isinstance(value, dict) else None
+
+
+def _as_written(value: Any) -> Any:
+    return value
+
+
+class _Field(Generic[T]):
+    """A read-only attribute of a header or an entry: its JSON field ``key`` (by its wire name)
+    as ``read`` takes it (a value of the wrong type reads as the empty one)."""
+
+    __slots__ = ("key", "read")
+
+    def __init__(self, key: str, read: Callable[[Any], T]) -> None:
+        self.key = key
+        self.read = read
+
+    @overload
+    def __get__(self, line: None, owner: type) -> _Field[T]: ...
+    @overload
+    def __get__(self, line: Any, owner: type) -> T: ...
+    def __get__(self, line: Any, owner: type) -> _Field[T] | T:
+        return self if line is None else self.read(line.raw.get(self.key))
 
 
 @contextlib.contextmanager
@@ -113,21 +149,13 @@ class SessionHeader:
         """1 to 3 (1 when the header has none), or ``None`` for a version piko does not know."""
         return session_version(self.raw.get("version"))
 
-    @property
-    def timestamp(self) -> str:
-        value = self.raw.get("timestamp")
-        return value if isinstance(value, str) else ""
-
-    @property
-    def cwd(self) -> str:
-        value = self.raw.get("cwd")
-        return value if isinstance(value, str) else ""
+    timestamp = _Field("timestamp", _text)
+    cwd = _Field("cwd", _text)
 
     @property
     def parent_session(self) -> str | None:
         """The session this one was forked or branched from (``parentSession``; ``branchedFrom`` before v2)."""
-        value = self.raw.get("parentSession", self.raw.get("branchedFrom"))
-        return value if isinstance(value, str) else None
+        return _text_or_none(self.raw.get("parentSession", self.raw.get("branchedFrom")))
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.raw.get(key, default)
@@ -305,10 +333,6 @@ class SessionEntry:
         """The JSON object (a copy-free view: do not modify it)."""
         return self.raw
 
-    def _str(self, key: str) -> str:
-        value = self.raw.get(key)
-        return value if isinstance(value, str) else ""
-
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, parent_id={self.parent_id!r}, type={self.type!r})"
 
@@ -378,13 +402,8 @@ class ModelChangeEntry(SessionEntry):
     TYPE = "model_change"
     __slots__ = ()
 
-    @property
-    def provider(self) -> str:
-        return self._str("provider")
-
-    @property
-    def model_id(self) -> str:
-        return self._str("modelId")
+    provider = _Field("provider", _text)
+    model_id = _Field("modelId", _text)
 
 
 class ThinkingLevelChangeEntry(SessionEntry):
@@ -393,9 +412,7 @@ class ThinkingLevelChangeEntry(SessionEntry):
     TYPE = "thinking_level_change"
     __slots__ = ()
 
-    @property
-    def thinking_level(self) -> str:
-        return self._str("thinkingLevel")
+    thinking_level = _Field("thinkingLevel", _text)
 
 
 class _SummaryEntry(SessionEntry):
@@ -403,17 +420,9 @@ class _SummaryEntry(SessionEntry):
 
     __slots__ = ()
 
-    @property
-    def summary(self) -> str:
-        return self._str("summary")
-
-    @property
-    def details(self) -> Any:
-        return self.raw.get("details")
-
-    @property
-    def from_hook(self) -> bool | None:
-        return self.raw.get("fromHook")
+    summary = _Field("summary", _text)
+    details = _Field("details", _as_written)
+    from_hook: _Field[bool | None] = _Field("fromHook", _as_written)
 
 
 class CompactionEntry(_SummaryEntry):
@@ -422,21 +431,15 @@ class CompactionEntry(_SummaryEntry):
     TYPE = "compaction"
     __slots__ = ()
 
-    @property
-    def first_kept_entry_id(self) -> str | None:
-        value = self.raw.get("firstKeptEntryId")
-        return value if isinstance(value, str) else None
+    first_kept_entry_id = _Field("firstKeptEntryId", _text_or_none)
 
     @property
     def tokens_before(self) -> int:
         value = self.raw.get("tokensBefore")
         return value if isinstance(value, int) else int(value) if isinstance(value, float) else 0
 
-    @property
-    def system_message(self) -> dict[str, Any] | None:
-        """pi 1.6's checkpoint of the prompt and tools at the compaction (wire form), if any."""
-        value = self.raw.get("systemMessage")
-        return value if isinstance(value, dict) else None
+    system_message = _Field("systemMessage", _object_or_none)
+    """pi 1.6's checkpoint of the prompt and tools at the compaction (wire form), if any."""
 
 
 class BranchSummaryEntry(_SummaryEntry):
@@ -445,9 +448,7 @@ class BranchSummaryEntry(_SummaryEntry):
     TYPE = "branch_summary"
     __slots__ = ()
 
-    @property
-    def from_id(self) -> str:
-        return self._str("fromId")
+    from_id = _Field("fromId", _text)
 
 
 class UsageEntry(SessionEntry):
@@ -457,15 +458,9 @@ class UsageEntry(SessionEntry):
     TYPE = "usage"
     __slots__ = ()
 
-    @property
-    def kind(self) -> str:
-        return self._str("kind")
-
-    @property
-    def usage(self) -> dict[str, Any] | None:
-        """The usage in its wire form (``input``, ``output``, ``cacheRead``... ``cost``)."""
-        value = self.raw.get("usage")
-        return value if isinstance(value, dict) else None
+    kind = _Field("kind", _text)
+    usage = _Field("usage", _object_or_none)
+    """The usage in its wire form (``input``, ``output``, ``cacheRead``... ``cost``)."""
 
 
 class ContextEditEntry(SessionEntry):
@@ -475,9 +470,7 @@ class ContextEditEntry(SessionEntry):
     TYPE = "context_edit"
     __slots__ = ()
 
-    @property
-    def target_id(self) -> str:
-        return self._str("targetId")
+    target_id = _Field("targetId", _text)
 
     @property
     def removes(self) -> bool:
@@ -497,13 +490,8 @@ class CustomEntry(SessionEntry):
     TYPE = "custom"
     __slots__ = ()
 
-    @property
-    def custom_type(self) -> str:
-        return self._str("customType")
-
-    @property
-    def data(self) -> Any:
-        return self.raw.get("data")
+    custom_type = _Field("customType", _text)
+    data = _Field("data", _as_written)
 
 
 class CustomMessageEntry(SessionEntry):
@@ -512,9 +500,7 @@ class CustomMessageEntry(SessionEntry):
     TYPE = "custom_message"
     __slots__ = ()
 
-    @property
-    def custom_type(self) -> str:
-        return self._str("customType")
+    custom_type = _Field("customType", _text)
 
     @property
     def content(self) -> Any:
@@ -522,13 +508,8 @@ class CustomMessageEntry(SessionEntry):
         value = self.raw.get("content")
         return blocks_from_wire(value) if isinstance(value, list) else value
 
-    @property
-    def display(self) -> bool:
-        return bool(self.raw.get("display"))
-
-    @property
-    def details(self) -> Any:
-        return self.raw.get("details")
+    display = _Field("display", bool)
+    details = _Field("details", _as_written)
 
 
 class LabelEntry(SessionEntry):
@@ -537,14 +518,8 @@ class LabelEntry(SessionEntry):
     TYPE = "label"
     __slots__ = ()
 
-    @property
-    def target_id(self) -> str:
-        return self._str("targetId")
-
-    @property
-    def label(self) -> str | None:
-        value = self.raw.get("label")
-        return value if isinstance(value, str) else None
+    target_id = _Field("targetId", _text)
+    label = _Field("label", _text_or_none)
 
 
 class SessionInfoEntry(SessionEntry):
@@ -553,10 +528,7 @@ class SessionInfoEntry(SessionEntry):
     TYPE = "session_info"
     __slots__ = ()
 
-    @property
-    def name(self) -> str | None:
-        value = self.raw.get("name")
-        return value if isinstance(value, str) else None
+    name = _Field("name", _text_or_none)
 
 
 ENTRY_CLASSES: dict[str, type[SessionEntry]] = {
