@@ -16,10 +16,14 @@ joined and parsed, for tests that check the assembly stays linear.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+import attrs
 
 from piko.data.messages import TextContent, ThinkingContent, ToolCall
 from piko.lib.partial_json import NestingScan, parse_scanned
+
+Plain = TypeVar("Plain")
 
 
 class StreamWork:
@@ -141,54 +145,54 @@ class GrowingJson:
 # ---------------------------------------------------------------------------
 
 
-class StreamingTextContent(TextContent):
+class _Settles(Generic[Plain]):
+    """A streaming block's :meth:`settled`: the plain class it grows into, every field copied."""
+
+    __slots__ = ()
+
+    def settled(self) -> Plain:
+        plain = STREAMING_BLOCKS[type(self)]
+        return plain(**{f.name: getattr(self, f.name) for f in attrs.fields(plain)})  # type: ignore[no-any-return]
+
+
+def _growing_field() -> Any:
+    """A block's text field kept as a :class:`GrowingText`: assigning starts it over, reading
+    joins it."""
+
+    def read(block: StreamingTextContent | StreamingThinkingContent) -> str:
+        return str(block._growing)
+
+    def write(block: StreamingTextContent | StreamingThinkingContent, value: str) -> None:
+        block._growing = GrowingText(value)
+
+    return property(read, write)
+
+
+class _GrowingBlock:
+    """What the streaming text and thinking blocks share: the growing text, and ``append``."""
+
+    __slots__ = ()
+    _growing: GrowingText
+
+    def append(self, delta: str) -> None:
+        self._growing.append(delta)
+
+
+class StreamingTextContent(_GrowingBlock, _Settles[TextContent], TextContent):
     """A text block being streamed: ``append(delta)``; ``text`` is joined when read."""
 
     __slots__ = ("_growing",)
-    _growing: GrowingText
-
-    @property  # type: ignore[override]
-    def text(self) -> str:
-        return str(self._growing)
-
-    @text.setter
-    def text(self, value: str) -> None:
-        self._growing = GrowingText(value)
-
-    def append(self, delta: str) -> None:
-        self._growing.append(delta)
-
-    def settled(self) -> TextContent:
-        return TextContent(text=self.text, text_signature=self.text_signature, extra=self.extra)
+    text = _growing_field()
 
 
-class StreamingThinkingContent(ThinkingContent):
+class StreamingThinkingContent(_GrowingBlock, _Settles[ThinkingContent], ThinkingContent):
     """A thinking block being streamed: ``append(delta)``; ``thinking`` is joined when read."""
 
     __slots__ = ("_growing",)
-    _growing: GrowingText
-
-    @property  # type: ignore[override]
-    def thinking(self) -> str:
-        return str(self._growing)
-
-    @thinking.setter
-    def thinking(self, value: str) -> None:
-        self._growing = GrowingText(value)
-
-    def append(self, delta: str) -> None:
-        self._growing.append(delta)
-
-    def settled(self) -> ThinkingContent:
-        return ThinkingContent(
-            thinking=self.thinking,
-            thinking_signature=self.thinking_signature,
-            redacted=self.redacted,
-            extra=self.extra,
-        )
+    thinking = _growing_field()
 
 
-class StreamingToolCall(ToolCall):
+class StreamingToolCall(_Settles[ToolCall], ToolCall):
     """A tool call whose arguments are streaming: ``append_json(fragment)``; ``arguments`` is
     parsed from the JSON so far when read (and kept until more arrives).
 
@@ -229,15 +233,6 @@ class StreamingToolCall(ToolCall):
     def partial_json(self) -> str:
         """The arguments' JSON text as streamed so far."""
         return self._json.text
-
-    def settled(self) -> ToolCall:
-        return ToolCall(
-            id=self.id,
-            name=self.name,
-            arguments=self.arguments,
-            thought_signature=self.thought_signature,
-            extra=self.extra,
-        )
 
 
 STREAMING_BLOCKS: dict[type, Any] = {
