@@ -15,7 +15,7 @@ from typing import Any
 from piko.data.events import AgentEndEvent
 from piko.data.messages import AssistantMessage, TextContent, Usage
 from piko.engine.loop import AgentState, LoopConfig, continue_agent_loop, run_agent_loop
-from piko.lib.abort import AbortController
+from piko.lib.abort import AbortSlot
 
 
 class MessageQueue:
@@ -54,7 +54,7 @@ class Agent:
         self._on_event = on_event
         self.steering = MessageQueue(steering_mode)
         self.follow_ups = MessageQueue(follow_up_mode)
-        self._controller: AbortController | None = None
+        self._work = AbortSlot()  # the run under way
         self._run: asyncio.Future[None] | None = None
         self.error_message: str | None = None
 
@@ -64,7 +64,7 @@ class Agent:
 
     @property
     def signal(self) -> Any:
-        return self._controller.signal if self._controller else None
+        return self._work.signal
 
     def steer(self, message: Any) -> None:
         self.steering.items.append(message)
@@ -80,8 +80,7 @@ class Agent:
         self.follow_ups.clear()
 
     def abort(self) -> None:
-        if self._controller is not None:
-            self._controller.abort()
+        self._work.abort()
 
     async def wait_for_idle(self) -> None:
         run = self._run
@@ -120,34 +119,33 @@ class Agent:
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
         self._run = done
-        self._controller = controller = AbortController()
-        self.error_message = None
-        try:
-            config = self._make_config()
-            await runner(config, controller.signal)
-        except Exception as exc:  # a failure outside the provider: end the run like pi does
-            aborted = controller.signal.aborted
-            model = self._make_config_model()
-            failure = AssistantMessage(
-                content=[TextContent(text="")],
-                api=getattr(model, "api", "unknown"),
-                provider=getattr(model, "provider", "unknown"),
-                model=getattr(model, "id", "unknown"),
-                usage=Usage(),
-                stop_reason="aborted" if aborted else "error",
-                error_message=str(exc) or type(exc).__name__,
-            )
-            import time
+        with self._work.running() as signal:
+            self.error_message = None
+            try:
+                config = self._make_config()
+                await runner(config, signal)
+            except Exception as exc:  # a failure outside the provider: end the run like pi does
+                aborted = signal.aborted
+                model = self._make_config_model()
+                failure = AssistantMessage(
+                    content=[TextContent(text="")],
+                    api=getattr(model, "api", "unknown"),
+                    provider=getattr(model, "provider", "unknown"),
+                    model=getattr(model, "id", "unknown"),
+                    usage=Usage(),
+                    stop_reason="aborted" if aborted else "error",
+                    error_message=str(exc) or type(exc).__name__,
+                )
+                import time
 
-            failure.timestamp = int(time.time() * 1000)
-            self.state.messages.append(failure)
-            self.error_message = failure.error_message
-            await self._on_event(AgentEndEvent(messages=[failure]))
-        finally:
-            self._controller = None
-            self._run = None
-            if not done.done():
-                done.set_result(None)
+                failure.timestamp = int(time.time() * 1000)
+                self.state.messages.append(failure)
+                self.error_message = failure.error_message
+                await self._on_event(AgentEndEvent(messages=[failure]))
+            finally:
+                self._run = None
+                if not done.done():
+                    done.set_result(None)
 
     def _make_config_model(self) -> Any:
         try:

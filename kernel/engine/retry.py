@@ -14,7 +14,7 @@ from piko.data.events import (
     SummarizationRetryScheduledEvent,
 )
 from piko.data.messages import AssistantMessage, Model
-from piko.lib.abort import AbortController
+from piko.lib.abort import AbortSlot
 
 Announce = Callable[[str, Any], Awaitable[None]]
 
@@ -36,7 +36,7 @@ class RetryPolicy:
         self._announce = announce
         self._save_setting = save_setting
         self._attempt = 0
-        self._controller: AbortController | None = None
+        self._wait = AbortSlot()  # the backoff wait
         self._classified: tuple[AssistantMessage, bool] | None = None  # the last message asked about
 
     @property
@@ -54,12 +54,11 @@ class RetryPolicy:
     @property
     def is_waiting(self) -> bool:
         """Whether the backoff wait before an attempt runs now."""
-        return self._controller is not None
+        return self._wait.busy
 
     def abort(self) -> None:
         """Cancel the backoff wait in progress (the retry then ends as cancelled)."""
-        if self._controller is not None:
-            self._controller.abort()
+        self._wait.abort()
 
     def is_retryable(self, message: AssistantMessage, model: Model | None) -> bool:
         """Whether ``message`` failed with an error worth retrying (a context overflow is not).
@@ -104,14 +103,12 @@ class RetryPolicy:
         await self._announce("auto_retry_start", start)
         if messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
-        self._controller = controller = AbortController()
-        try:
-            await asyncio.wait_for(controller.signal.wait(), delay / 1000.0)
-        except TimeoutError:
-            pass
-        finally:
-            self._controller = None
-        if controller.signal.aborted:
+        with self._wait.running() as signal:
+            try:
+                await asyncio.wait_for(signal.wait(), delay / 1000.0)
+            except TimeoutError:
+                pass
+        if signal.aborted:
             attempt, self._attempt = self._attempt, 0
             end = AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled")
             await self._announce("auto_retry_end", end)

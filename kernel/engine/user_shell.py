@@ -8,7 +8,7 @@ from typing import Any
 from piko.data.events import BashResult, UserBashEvent
 from piko.data.messages import BashExecutionMessage
 from piko.engine.loop import now_ms
-from piko.lib.abort import AbortController
+from piko.lib.abort import AbortSlot
 
 NO_SHELL = "No shell is available (the bash plugin is blocked or missing)."
 
@@ -34,17 +34,16 @@ class UserShell:
         self._cwd = cwd
         self._is_streaming = is_streaming
         self._add = add
-        self._controller: AbortController | None = None
+        self._command = AbortSlot()
         self._pending: list[BashExecutionMessage] = []
 
     @property
     def is_running(self) -> bool:
-        return self._controller is not None
+        return self._command.busy
 
     def abort(self) -> None:
         """Stop the command that runs now."""
-        if self._controller is not None:
-            self._controller.abort()
+        self._command.abort()
 
     async def execute(
         self,
@@ -54,18 +53,15 @@ class UserShell:
         on_chunk: Callable[[str], Any] | None = None,
     ) -> BashResult:
         """Run ``command``, record it, and return what it gave (``on_chunk`` sees output as it comes)."""
-        self._controller = controller = AbortController()
-        event = UserBashEvent(
-            command=command,
-            exclude_from_context=exclude_from_context,
-            cwd=self._cwd(),
-            signal=controller.signal,
-            on_chunk=on_chunk,
-        )
-        try:
+        with self._command.running() as signal:
+            event = UserBashEvent(
+                command=command,
+                exclude_from_context=exclude_from_context,
+                cwd=self._cwd(),
+                signal=signal,
+                on_chunk=on_chunk,
+            )
             verdict = await self._emit("user_bash", event)
-        finally:
-            self._controller = None
         result = verdict.get("result") if isinstance(verdict, dict) else getattr(verdict, "result", None)
         if result is None:
             result = BashResult(output=NO_SHELL, exit_code=None)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 
@@ -77,3 +78,37 @@ class AbortController:
     def abort(self, reason: Any = "aborted") -> None:
         """Abort the signal with ``reason`` and call its listeners (once: later calls do nothing)."""
         self.signal._fire(reason)
+
+
+class AbortSlot:
+    """The abort controller of the one piece of work under way (a run, a wait, a command), if
+    any: :meth:`running` holds a fresh one while the work lasts, :meth:`abort` fires it."""
+
+    __slots__ = ("_controller",)
+
+    def __init__(self) -> None:
+        self._controller: AbortController | None = None
+
+    @property
+    def busy(self) -> bool:
+        """Whether work runs now."""
+        return self._controller is not None
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The signal of the work under way (None between pieces of work)."""
+        return self._controller.signal if self._controller is not None else None
+
+    def abort(self) -> None:
+        """Abort the work under way (nothing when none runs)."""
+        if self._controller is not None:
+            self._controller.abort()
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[AbortSignal]:
+        """A fresh signal for the work done inside, which :meth:`abort` fires until it ends."""
+        self._controller = controller = AbortController()
+        try:
+            yield controller.signal
+        finally:
+            self._controller = None
