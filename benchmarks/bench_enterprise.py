@@ -13,20 +13,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from measure import run_measured  # noqa: E402
 from support.clean_env import hermetic_environment  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 from support.pi_dirs import make_pi_dirs  # noqa: E402
@@ -50,16 +49,12 @@ def turns(tools: int) -> list[dict[str, Any]]:
 
 
 def measure(env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        [PIKO, "--provider", "mock", "--model", "mock-1", "--no-session", "--tools", "read", "-p", "go"],
-        env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    _, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    if status != 0:
-        raise RuntimeError(f"pi exited with {status}")
-    return wall, usage.ru_utime + usage.ru_stime
+    """One ``pi -p`` run: wall and CPU seconds (:func:`measure.run_measured`)."""
+    command = [PIKO, "--provider", "mock", "--model", "mock-1", "--no-session", "--tools", "read", "-p", "go"]
+    run = run_measured(command, env, cwd, timeout=120)
+    if run.code != 0:
+        raise RuntimeError(f"pi exited with {run.code}")
+    return run.wall, run.cpu
 
 
 def main() -> int:

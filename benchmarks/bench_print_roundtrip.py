@@ -23,12 +23,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "benchmarks"))
 
+from measure import run_measured  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 
 PIKO = str(Path(sys.executable).with_name("pi"))
@@ -56,22 +57,12 @@ def warm_up(command: list[str], env: dict[str, str], cwd: str, runs: int = 2) ->
 
 
 def measure(command: list[str], env: dict[str, str], cwd: str) -> tuple[float, float, float]:
-    """One run: wall seconds, CPU seconds (user + system) and peak RSS in MB, from ``wait4``."""
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        command,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    _pid, status, usage = os.wait4(process.pid, 0)
-    wall = time.perf_counter() - start
-    process.returncode = os.waitstatus_to_exitcode(status)
-    if process.returncode != 0:
-        raise RuntimeError(f"{command[0]} exited with {process.returncode}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+    """One run: wall seconds, CPU seconds (user + system) and peak RSS in MB, the program's own
+    (:func:`measure.run_measured`)."""
+    run = run_measured(command, env, Path(cwd), timeout=120)
+    if run.code != 0:
+        raise RuntimeError(f"{command[0]} exited with {run.code}")
+    return run.wall, run.cpu, run.rss_mb
 
 
 def main() -> int:

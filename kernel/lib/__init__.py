@@ -1,1 +1,1 @@
-"""Helpers every plugin kind may use: JSON and numbers as JavaScript writes them, text (UTF-16 lengths, line endings, key case), records, fuzzy matching, images, processes, abort signals, partial JSON and redaction."""
+"""Helpers every plugin kind may use: JSON and numbers as JavaScript writes them, text (UTF-16 lengths, line endings, key case), records, fuzzy matching, images, processes, abort signals, partial JSON, redaction and a tool call's one-line form."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from html import escape
 from typing import Any
 
@@ -12,34 +13,35 @@ __all__ = ["highlight_lines", "lexer_for_language", "lexer_for_path", "pygments_
 MAX_HIGHLIGHT_CHARS = 200_000
 
 
+def _lexer(find: Callable[..., Any], name: str) -> Any:
+    """``find(name)``'s lexer, keeping the code's own leading and trailing newlines; ``None`` when
+    pygments knows no such language or file name."""
+    from pygments.util import ClassNotFound
+
+    try:
+        return find(name, stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
 @functools.lru_cache(maxsize=64)
 def lexer_for_language(language: str) -> Any:
     """The pygments lexer of a fenced code block's language (``py``, ``typescript``...), or ``None``."""
     from pygments.lexers import get_lexer_by_name
-    from pygments.util import ClassNotFound
 
     name = language.strip().lower()
-    if not name:
-        return None
-    try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
+    return _lexer(get_lexer_by_name, name) if name else None
 
 
 @functools.lru_cache(maxsize=256)
 def lexer_for_path(path: str) -> Any:
     """The pygments lexer for a file name (``src/app.py``), or ``None`` (plain text too)."""
     from pygments.lexers import get_lexer_for_filename
-    from pygments.util import ClassNotFound
 
     base = path.rsplit("/", 1)[-1]
     if not base or base.lower().endswith((".txt", ".log")):
         return None
-    try:
-        return get_lexer_for_filename(base, stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
+    return _lexer(get_lexer_for_filename, base)
 
 
 @functools.lru_cache(maxsize=1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from piko.data.messages import ToolCall, ToolResultMessage
+from piko.lib.tool_call_line import read_range, tool_call_line
 from piko.plugins.export.blocks import (
     diff_block,
     esc,
@@ -12,7 +13,6 @@ from piko.plugins.export.blocks import (
     output_block,
     shorten_path,
     text_of_blocks,
-    truncate,
 )
 
 __all__ = ["render_orphan_result", "render_tool_call", "tool_call_summary"]
@@ -29,41 +29,9 @@ def _str_arg(args: dict[str, Any], *names: str) -> str | None:
     return ""
 
 
-def _range(args: dict[str, Any]) -> str:
-    offset, limit = args.get("offset"), args.get("limit")
-    if offset is None and limit is None:
-        return ""
-    start = offset if isinstance(offset, int) and not isinstance(offset, bool) else 1
-    if isinstance(limit, int) and not isinstance(limit, bool):
-        return f":{start}-{start + limit - 1}"
-    return f":{start}"
-
-
 def tool_call_summary(name: str, args: Any) -> str:
     """One line naming a call, for the tree (``[read: src/app.py:1-20]``, ``[bash: ls -la]``)."""
-    from piko.lib import jsonio
-
-    args = args if isinstance(args, dict) else {}
-    path = str(args.get("path") or args.get("file_path") or "")
-    if name == "read":
-        return f"[read: {shorten_path(path)}{_range(args)}]"
-    if name in ("write", "edit"):
-        return f"[{name}: {shorten_path(path)}]"
-    if name == "bash":
-        command = str(args.get("command") or "")
-        flat = command.replace("\n", " ").replace("\t", " ").strip()
-        return f"[bash: {truncate(flat, 50)}]"
-    if name == "grep":
-        return f"[grep: /{args.get('pattern') or ''}/ in {shorten_path(path or '.')}]"
-    if name == "find":
-        return f"[find: {args.get('pattern') or ''} in {shorten_path(path or '.')}]"
-    if name == "ls":
-        return f"[ls: {shorten_path(path or '.')}]"
-    try:
-        text = jsonio.dumps(args)
-    except (TypeError, ValueError):
-        text = str(args)
-    return f"[{name}: {truncate(text, 40)}]"
+    return tool_call_line(name, args, shorten_path)
 
 
 _INVALID = '<span class="invalid">[invalid argument]</span>'
@@ -131,7 +99,7 @@ def render_tool_call(call: ToolCall, result: ToolResultMessage | None) -> str:
     elif name == "read":
         path = _str_arg(args, "file_path", "path")
         detail = _path_html(args) + (
-            f'<span class="range">{esc(_range(args))}</span>' if path is not None else ""
+            f'<span class="range">{esc(read_range(args))}</span>' if path is not None else ""
         )
         parts.append(_head("read", detail))
         parts.append(result_images)

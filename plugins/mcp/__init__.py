@@ -162,9 +162,7 @@ async def _mcp_command(args: str, ctx: Any) -> None:
         if connection is None:
             ctx.ui.notify(f'Unknown MCP server "{words[1]}"', "error")
             return
-        await connection.stop()
-        connection.start()
-        await connection.wait_ready(connection.config.timeout_s)
+        await connection.reconnect()
     text = runtime.status_text()
     ctx.ui.notify(text, "info")
     if not ctx.has_ui:

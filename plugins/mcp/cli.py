@@ -58,6 +58,17 @@ def _target(app: Any, local: bool) -> tuple[Path, str]:
     return user_config_path(app.agent_dir), "global"
 
 
+def _open_config(app: Any, local: bool) -> tuple[Path, str, dict[str, Any]] | None:
+    """The scope's config file: its path, the scope's name and what it holds; ``None`` (the
+    error said) when it cannot be read."""
+    path, scope = _target(app, local)
+    try:
+        return path, scope, read_config_file(path)
+    except (OSError, ValueError) as error:
+        _err(f"Error: {error}")
+        return None
+
+
 def _pair(value: str, option: str) -> tuple[str, str]:
     key, sep, rest = value.partition("=")
     if not sep or not key:
@@ -194,12 +205,10 @@ def _add(app: Any, args: list[str]) -> int:
     if problem:
         _err(problem)
         return 1
-    path, scope = _target(app, local)
-    try:
-        data = read_config_file(path)
-    except (OSError, ValueError) as error:
-        _err(f"Error: {error}")
+    opened = _open_config(app, local)
+    if opened is None:
         return 1
+    path, scope, data = opened
     servers = data.get("mcpServers")
     if not isinstance(servers, dict):
         servers = {}
@@ -227,12 +236,10 @@ def _remove(app: Any, args: list[str]) -> int:
         _err("Usage: pi mcp remove <server> [-l]")
         return 1
     name = names[0]
-    path, scope = _target(app, local)
-    try:
-        data = read_config_file(path)
-    except (OSError, ValueError) as error:
-        _err(f"Error: {error}")
+    opened = _open_config(app, local)
+    if opened is None:
         return 1
+    path, scope, data = opened
     servers = data.get("mcpServers")
     if not isinstance(servers, dict) or name not in servers:
         _err(f'No {scope} MCP server named "{name}" in {path}.')

@@ -280,6 +280,13 @@ class ServerConnection:
                 await asyncio.wait_for(asyncio.shield(self._ready.wait()), timeout)
         return self.state == "connected"
 
+    async def reconnect(self) -> bool:
+        """Close the connection and connect again, waiting up to the server's timeout; True when
+        connected."""
+        await self.stop()
+        self.start()
+        return await self.wait_ready(self.config.timeout_s)
+
     async def ensure_connected(self) -> None:
         """Reconnect a dropped or failed connection, then wait for it (the next call's own wait)."""
         if self.state == "connected" and self.session is not None:

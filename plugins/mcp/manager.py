@@ -118,9 +118,7 @@ async def run_action(runtime: Any, ctx: Any, name: str, action: str) -> str | No
     if action == "tools":
         await show_tools(runtime, ctx, name)
     elif action == "reconnect":
-        await connection.stop()
-        connection.start()
-        await connection.wait_ready(connection.config.timeout_s)
+        await connection.reconnect()
     elif action in ("enable", "disable"):
         failed = save(connection.config, {"enabled": action == "enable"})
         if failed:
@@ -198,9 +196,7 @@ async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
     except Exception as error:
         ctx.ui.notify(f"Sign-in failed: {describe_error(error)}", "error")
         return
-    await connection.stop()
-    connection.start()
-    await connection.wait_ready(connection.config.timeout_s)
+    await connection.reconnect()
     if connection.state != "connected":
         ctx.ui.notify(f"Signed in, but {connection.status_line()}", "error")
         return

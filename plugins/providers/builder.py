@@ -41,6 +41,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
+# The blocks that grow by text deltas: kind (also the field the text is in) -> the streaming
+# class, the plain class it settles into, the delta event's type
+_GROWING: dict[str, tuple[type[Any], type[Any], str]] = {
+    "text": (StreamingTextContent, TextContent, "text_delta"),
+    "thinking": (StreamingThinkingContent, ThinkingContent, "thinking_delta"),
+}
+
+
 class MessageBuilder:
     """The partial message of one response, and events describing its growth."""
 
@@ -85,26 +93,37 @@ class MessageBuilder:
         block = content[index] = settled(content[index])
         return block
 
+    def _grow(self, kind: str, index: int, delta: str) -> StreamEvent:
+        """Add ``delta`` to the ``kind`` block (text or thinking) at ``index``: its ``*_delta`` event."""
+        streaming, plain, event_type = _GROWING[kind]
+        block: Any = self.message.content[index]
+        if isinstance(block, streaming):
+            block.append(delta)
+        else:
+            assert isinstance(block, plain)
+            setattr(block, kind, getattr(block, kind) + delta)
+        return StreamEvent(type=event_type, content_index=index, delta=delta, partial=self.message)
+
+    def _end(self, kind: str, index: int, signature: str | None) -> StreamEvent:
+        """Settle the ``kind`` block at ``index``, signed with ``signature`` when given: its ``*_end`` event."""
+        block = self._settle(index)
+        assert isinstance(block, _GROWING[kind][1])
+        if signature is not None:
+            setattr(block, f"{kind}_signature", signature)
+        return StreamEvent(
+            type=f"{kind}_end", content_index=index, content=getattr(block, kind), partial=self.message
+        )
+
     # -- text ----------------------------------------------------------------------------------
 
     def text_start(self, signature: str | None = None) -> tuple[int, StreamEvent]:
         return self._start(StreamingTextContent(text="", text_signature=signature), "text_start")
 
     def text_delta(self, index: int, delta: str) -> StreamEvent:
-        block = self.message.content[index]
-        if isinstance(block, StreamingTextContent):
-            block.append(delta)
-        else:
-            assert isinstance(block, TextContent)
-            block.text += delta
-        return StreamEvent(type="text_delta", content_index=index, delta=delta, partial=self.message)
+        return self._grow("text", index, delta)
 
     def text_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        block = self._settle(index)
-        assert isinstance(block, TextContent)
-        if signature is not None:
-            block.text_signature = signature
-        return StreamEvent(type="text_end", content_index=index, content=block.text, partial=self.message)
+        return self._end("text", index, signature)
 
     # -- thinking ------------------------------------------------------------------------------
 
@@ -112,13 +131,7 @@ class MessageBuilder:
         return self._start(StreamingThinkingContent(thinking="", redacted=redacted), "thinking_start")
 
     def thinking_delta(self, index: int, delta: str) -> StreamEvent:
-        block = self.message.content[index]
-        if isinstance(block, StreamingThinkingContent):
-            block.append(delta)
-        else:
-            assert isinstance(block, ThinkingContent)
-            block.thinking += delta
-        return StreamEvent(type="thinking_delta", content_index=index, delta=delta, partial=self.message)
+        return self._grow("thinking", index, delta)
 
     def thinking_signature(self, index: int, signature: str, *, append: bool = False) -> None:
         block = self.message.content[index]
@@ -126,13 +139,7 @@ class MessageBuilder:
         block.thinking_signature = (block.thinking_signature or "") + signature if append else signature
 
     def thinking_end(self, index: int, signature: str | None = None) -> StreamEvent:
-        block = self._settle(index)
-        assert isinstance(block, ThinkingContent)
-        if signature is not None:
-            block.thinking_signature = signature
-        return StreamEvent(
-            type="thinking_end", content_index=index, content=block.thinking, partial=self.message
-        )
+        return self._end("thinking", index, signature)
 
     # -- tool calls ------------------------------------------------------------------------------
 

@@ -293,17 +293,7 @@ class SessionEvents:
             result = event.result if isinstance(event.result, dict) else {}
             summary = str(result.get("summary", ""))
             tokens = int(result.get("tokensBefore") or 0)
-            add(
-                StaticItem(
-                    lambda ctx: views().compaction_summary(
-                        ctx.theme,
-                        self._shown("summary", ctx)(summary),
-                        tokens,
-                        expanded=ctx.expanded,
-                        expand_key=ctx.expand_key,
-                    )
-                )
-            )
+            add(self.summary_item(summary, tokens))
             mode.footer_data = FooterData()
         elif event.error_message:
             manual = event.reason == "manual"
@@ -423,6 +413,22 @@ class SessionEvents:
                     placed.setdefault(anchor, []).append(item)
         return placed
 
+    def summary_item(self, summary: str, tokens_before: int | None = None) -> StaticItem:
+        """A compaction's box (``tokens_before`` given) or a branch summary's, collapsed or
+        expanded, the summary drawn through the extensions' transformers."""
+
+        def render(ctx: RenderContext) -> Any:
+            shown = self._shown("summary", ctx)(summary)
+            if tokens_before is None:
+                return views().branch_summary(
+                    ctx.theme, shown, expanded=ctx.expanded, expand_key=ctx.expand_key
+                )
+            return views().compaction_summary(
+                ctx.theme, shown, tokens_before, expanded=ctx.expanded, expand_key=ctx.expand_key
+            )
+
+        return StaticItem(render)
+
     def custom_item(self, message: Any) -> StaticItem:
         registry = self.mode.app.registries.message_renderers
 
@@ -504,28 +510,9 @@ class SessionEvents:
                 if message.display:
                     add(self.custom_item(message))
             elif isinstance(message, CompactionSummaryMessage):
-                add(
-                    StaticItem(
-                        lambda ctx, m=message: views().compaction_summary(
-                            ctx.theme,
-                            self._shown("summary", ctx)(m.summary),
-                            m.tokens_before,
-                            expanded=ctx.expanded,
-                            expand_key=ctx.expand_key,
-                        )
-                    )
-                )
+                add(self.summary_item(message.summary, message.tokens_before))
             elif isinstance(message, BranchSummaryMessage):
-                add(
-                    StaticItem(
-                        lambda ctx, m=message: views().branch_summary(
-                            ctx.theme,
-                            self._shown("summary", ctx)(m.summary),
-                            expanded=ctx.expanded,
-                            expand_key=ctx.expand_key,
-                        )
-                    )
-                )
+                add(self.summary_item(message.summary))
         for item in anchored.pop(id(previous), []) if anchored else []:
             add(item)
         for tool in pending.values():

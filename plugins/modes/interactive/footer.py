@@ -12,11 +12,14 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import get_cwidth
+
+T = TypeVar("T")
 
 
 def format_tokens(count: float) -> str:
@@ -47,70 +50,83 @@ def _truncate(text: str, width: int, ellipsis: str = "...") -> str:
     return out + ellipsis
 
 
+class WatchedFile(Generic[T]):
+    """What ``parse`` makes of a file's text (of ``None`` when it cannot be read), read again
+    only when the file's modification time changed."""
+
+    def __init__(self, path: Path, parse: Callable[[str | None], T]) -> None:
+        self.path = path
+        self._parse = parse
+        self._stamp: float | None = None
+        self._value: T | None = None
+
+    def get(self) -> T | None:
+        """The parsed content; ``None`` while the file is not there."""
+        try:
+            stamp = self.path.stat().st_mtime
+        except OSError:
+            return None
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                text: str | None = self.path.read_text(encoding="utf-8")
+            except OSError:
+                text = None
+            self._value = self._parse(text)
+        return self._value
+
+
+def _branch_of_head(content: str | None) -> str | None:
+    """The branch ``.git/HEAD`` names, ``detached`` when it names a commit."""
+    if content is None:
+        return None
+    content = content.strip()
+    return content[len("ref: refs/heads/") :] if content.startswith("ref: refs/heads/") else "detached"
+
+
+def _oauth_providers(content: str | None) -> set[str]:
+    """The providers whose ``auth.json`` credential is an OAuth login."""
+    try:
+        data = json.loads(content or "{}")
+    except ValueError:
+        data = {}
+    return {
+        name for name, entry in (data.items() if isinstance(data, dict) else [])
+        if isinstance(entry, dict) and entry.get("type") == "oauth"
+    }  # fmt: skip
+
+
 class GitBranch:
     """The current branch from ``.git/HEAD`` (re-read when it changes); None outside a repository."""
 
     def __init__(self, cwd: str) -> None:
-        self.head: Path | None = None
+        self.head: WatchedFile[str | None] | None = None
         directory = Path(cwd).resolve()
         for candidate in (directory, *directory.parents):
             git = candidate / ".git"
             if git.is_dir():
-                self.head = git / "HEAD"
+                self.head = WatchedFile(git / "HEAD", _branch_of_head)
                 break
             if git.is_file():  # a worktree: "gitdir: <path>"
                 try:
                     target = git.read_text(encoding="utf-8").strip().removeprefix("gitdir:").strip()
                 except OSError:
                     break
-                self.head = (candidate / target / "HEAD").resolve()
+                self.head = WatchedFile((candidate / target / "HEAD").resolve(), _branch_of_head)
                 break
-        self._stamp: float | None = None
-        self._value: str | None = None
 
     def get(self) -> str | None:
-        if self.head is None:
-            return None
-        try:
-            stamp = self.head.stat().st_mtime
-        except OSError:
-            return None
-        if stamp != self._stamp:
-            self._stamp = stamp
-            try:
-                content = self.head.read_text(encoding="utf-8").strip()
-            except OSError:
-                return None
-            self._value = (
-                content[len("ref: refs/heads/") :] if content.startswith("ref: refs/heads/") else "detached"
-            )
-        return self._value
+        return self.head.get() if self.head is not None else None
 
 
 class Subscription:
     """Whether a provider's stored credential (``auth.json``) is an OAuth login: the cost shows ``(sub)``."""
 
     def __init__(self, agent_dir: Path) -> None:
-        self.path = agent_dir / "auth.json"
-        self._stamp: float | None = None
-        self._oauth: set[str] = set()
+        self.auth = WatchedFile(agent_dir / "auth.json", _oauth_providers)
 
     def uses(self, provider: str) -> bool:
-        try:
-            stamp = self.path.stat().st_mtime
-        except OSError:
-            return False
-        if stamp != self._stamp:
-            self._stamp = stamp
-            try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                data = {}
-            self._oauth = {
-                name for name, entry in (data.items() if isinstance(data, dict) else [])
-                if isinstance(entry, dict) and entry.get("type") == "oauth"
-            }  # fmt: skip
-        return provider in self._oauth
+        return provider in (self.auth.get() or ())
 
 
 class FooterData:

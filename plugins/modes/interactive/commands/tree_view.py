@@ -10,13 +10,13 @@ active path and ``[label] `` when labelled.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
 
 from attrs import define, field
 
+from piko.lib.tool_call_line import tool_call_line
 from piko.plugins.modes.interactive.commands.common import one_line
 from piko.sessions.entries import readable_message
 
@@ -66,35 +66,7 @@ def _shorten_home(path: str) -> str:
 
 def format_tool_call(name: str, args: dict[str, Any]) -> str:
     """pi's one-line form of a tool call (``[read: src/a.py:10-19]``, ``[bash: ls -la]``...)."""
-
-    def path_of(*keys: str, default: str = "") -> str:
-        for key in keys:
-            if args.get(key):
-                return _shorten_home(str(args[key]))
-        return default
-
-    if name == "read":
-        display = path_of("path", "file_path")
-        offset, limit = args.get("offset"), args.get("limit")
-        if offset is not None or limit is not None:
-            start = offset if offset is not None else 1
-            end = f"{start + limit - 1}" if isinstance(limit, int) and isinstance(start, int) else ""
-            display += f":{start}" + (f"-{end}" if end else "")
-        return f"[read: {display}]"
-    if name in ("write", "edit"):
-        return f"[{name}: {path_of('path', 'file_path')}]"
-    if name == "bash":
-        raw = str(args.get("command") or "")
-        cmd = raw.replace("\n", " ").replace("\t", " ").strip()[:50]
-        return f"[bash: {cmd}{'...' if len(raw) > 50 else ''}]"
-    if name == "grep":
-        return f"[grep: /{args.get('pattern') or ''}/ in {path_of('path', default='.')}]"
-    if name == "find":
-        return f"[find: {args.get('pattern') or ''} in {path_of('path', default='.')}]"
-    if name == "ls":
-        return f"[ls: {path_of('path', default='.')}]"
-    encoded = json.dumps(args, separators=(",", ":"), ensure_ascii=False)
-    return f"[{name}: {encoded[:40]}{'...' if len(encoded) > 40 else ''}]"
+    return tool_call_line(name, args, _shorten_home)
 
 
 def entry_text(entry: Any, tool_calls: dict[str, tuple[str, dict[str, Any]]]) -> str:
