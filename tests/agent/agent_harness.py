@@ -19,6 +19,8 @@ SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 # provider keys of the developer's own environment must not leak into the runs
 _KEY_SUFFIXES = ("_API_KEY", "_OAUTH_TOKEN", "_BEARER_TOKEN_BEDROCK")
 PI = str(Path(sys.executable).with_name("pi"))
+MOCK = ("--provider", "mock", "--model", "mock-1")
+"""The arguments that pick the scripted server's OpenAI-style model, ``mock/mock-1``."""
 
 
 def sample(name: str, file: str) -> Any:

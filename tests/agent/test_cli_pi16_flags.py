@@ -11,9 +11,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from agent_harness import MOCK
 from support.http_servers import QuietHandler, serving
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 
 

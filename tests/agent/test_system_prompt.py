@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import SAMPLES, PiEnv, run_extension, sample, strip_volatile
+from agent_harness import MOCK, SAMPLES, PiEnv, run_extension, sample, strip_volatile
 
 from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line, plain_prompt
 from piko.plugins.resources.default_prompt import build
 from piko.resources.loader import ContextFile, Skill
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_system_prompt"
-MOCK = ("--provider", "mock", "--model", "mock-1")
 
 # The sentences each program words its own way, and a neutral token for each
 PI_WORDING = {
