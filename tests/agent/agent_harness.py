@@ -94,7 +94,7 @@ def run_extension(
     ext = tmp_path / name
     ext.write_text(source)
     log = tmp_path / "log.jsonl"
-    env = pi_env(turns, settings)
+    env = pi_env(turns) if settings is None else pi_env(turns, settings)
     provider, model_id = model
     done = env.run(
         "-e", str(ext), "--provider", provider, "--model", model_id, *args, env={"PIKO_TEST_LOG": str(log)}
