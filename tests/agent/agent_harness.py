@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from support.pi_dirs import make_pi_dirs
@@ -18,6 +19,8 @@ SESSION_DIR_ENV = "PI_CODING_AGENT_SESSION_DIR"
 # provider keys of the developer's own environment must not leak into the runs
 _KEY_SUFFIXES = ("_API_KEY", "_OAUTH_TOKEN", "_BEARER_TOKEN_BEDROCK")
 PI = str(Path(sys.executable).with_name("pi"))
+MOCK = ("--provider", "mock", "--model", "mock-1")
+"""The arguments that pick the scripted server's OpenAI-style model, ``mock/mock-1``."""
 
 
 def sample(name: str, file: str) -> Any:
@@ -47,18 +50,54 @@ def with_record(source: str) -> str:
     return _RECORD + source
 
 
+_COMMAND_PROVIDER = Template("""
+from piko.plugins.providers.builder import MessageBuilder
+
+async def stream_simple(model, context, options):
+    builder = MessageBuilder(model)
+    yield builder.start()
+    index, event = builder.text_start()
+    yield event
+    yield builder.text_delta(index, $reply)
+    yield builder.text_end(index)
+    yield builder.done()
+
+def activate(pi):
+    pi.register_provider("local-command", {
+        "baseUrl": "https://command-provider.invalid/", "apiKey": "unused", "api": $api,
+        "streamSimple": stream_simple, "models": [{"id": $model_id, "maxTokens": 1000}],
+    })
+""")
+
+
+def command_provider(reply: str, *, api: str, model_id: str) -> str:
+    """The source of an extension registering ``local-command``, a command-backed provider of the
+    API ``api`` with the one model ``model_id``, whose every answer is one text block: ``reply``,
+    a Python expression that may read the stream's ``options``."""
+    return _COMMAND_PROVIDER.substitute(reply=reply, api=repr(api), model_id=repr(model_id))
+
+
 def run_extension(
-    pi_env: Any, tmp_path: Path, source: str, turns: list[dict[str, Any]], *args: str, name: str = "ext.py"
+    pi_env: Any,
+    tmp_path: Path,
+    source: str,
+    turns: list[dict[str, Any]],
+    *args: str,
+    name: str = "ext.py",
+    model: tuple[str, str] = ("mock", "mock-1"),
+    settings: dict[str, Any] | None = None,
 ) -> tuple[PiEnv, subprocess.CompletedProcess[str], list[Any]]:
-    """``pi -e EXT --provider mock --model mock-1 ARGS`` with the extension ``source`` (the file
-    ``name``) against a server scripted with ``turns``: the env, the finished run, and the JSON
-    lines the extension wrote to ``$PIKO_TEST_LOG``."""
+    """``pi -e EXT --provider P --model M ARGS`` with the extension ``source`` (the file ``name``)
+    against a server scripted with ``turns`` (``model`` is ``(P, M)``; ``settings`` the global
+    settings.json): the env, the finished run, and the JSON lines the extension wrote to
+    ``$PIKO_TEST_LOG``."""
     ext = tmp_path / name
     ext.write_text(source)
     log = tmp_path / "log.jsonl"
-    env = pi_env(turns)
+    env = pi_env(turns) if settings is None else pi_env(turns, settings)
+    provider, model_id = model
     done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", *args, env={"PIKO_TEST_LOG": str(log)}
+        "-e", str(ext), "--provider", provider, "--model", model_id, *args, env={"PIKO_TEST_LOG": str(log)}
     )
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return env, done, rows

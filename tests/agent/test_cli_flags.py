@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_harness import MOCK
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 # a 1x1 PNG
 PNG = base64.b64decode(

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import http.client
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from agent_harness import MOCK
+from support.http_servers import QuietHandler, serving
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 
 
@@ -62,11 +62,8 @@ class _Proxy(ThreadingHTTPServer):
         self.seen: list[str] = []
 
 
-class _ProxyHandler(BaseHTTPRequestHandler):
+class _ProxyHandler(QuietHandler):
     server: _Proxy
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
 
     def do_POST(self) -> None:
         self.server.seen.append(self.path)
@@ -78,26 +75,19 @@ class _ProxyHandler(BaseHTTPRequestHandler):
         }
         upstream.request("POST", target.path + (f"?{target.query}" if target.query else ""), body, headers)
         reply = upstream.getresponse()
-        data = reply.read()
-        self.send_response(reply.status)
-        for key, value in reply.getheaders():
-            if key.lower() not in ("transfer-encoding", "connection", "content-length"):
-                self.send_header(key, value)
-        self.send_header("content-length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        passed = [
+            (key, value)
+            for key, value in reply.getheaders()
+            if key.lower() not in ("transfer-encoding", "connection", "content-length")
+        ]
+        self.reply(reply.status, reply.read(), headers=passed)
 
 
 @pytest.fixture
 def proxy() -> Iterator[_Proxy]:
     server = _Proxy()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _no_proxy_env() -> dict[str, str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from agent_harness import MOCK
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 TOOL_TURNS = [
     {"blocks": [{"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}}]},
     {"blocks": [{"text": "done reading"}]},

@@ -8,16 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines
+from agent_harness import json_lines, run_extension, with_record
 
-WRAPPER = """
-import json, os
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
-
+WRAPPER = with_record("""
 def activate(pi):
     async def logged_bash(tool_call_id, params, signal, on_update, ctx):
         record(wrapped=params["command"])
@@ -37,27 +30,21 @@ def activate(pi):
 
     pi.register_tool({"name": "fresh_tool", "description": "a new tool",
                       "parameters": {"type": "object", "properties": {}}, "execute": fresh})
-"""
+""")
 
 
 def test_invoke_tool_params_runs_the_native_built_in_with_the_calls_updates(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    ext = tmp_path / "wrapper.py"
-    ext.write_text(WRAPPER)
-    log = tmp_path / "log.jsonl"
     turns = [
         {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo native-output"}}}]},
         {"blocks": [{"tool_call": {"name": "fresh_tool", "arguments": {}}}]},
         {"blocks": [{"text": "done"}]},
     ]
-    env = pi_env(turns)
-    done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", "--mode", "json", "go",
-        env={"PIKO_TEST_LOG": str(log)},
-    )  # fmt: skip
+    _env, done, rows = run_extension(
+        pi_env, tmp_path, WRAPPER, turns, "--mode", "json", "go", name="wrapper.py"
+    )
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert rows == [
         {"wrapped": "echo native-output"},
         {"fresh": "tool 'fresh_tool' overrides no built-in: there is nothing to delegate to"},

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines, run_extension, with_record
+from agent_harness import command_provider, json_lines, run_extension, with_record
 
 # The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
 QUICK_START = with_record("""
@@ -440,45 +440,24 @@ def test_tools_registered_in_session_start_are_active_and_display_registrations_
 
 
 # "Command-backed providers": options carry signal, cwd and the stable session id.
-COMMAND_PROVIDER = """
-from piko.plugins.providers.builder import MessageBuilder
-
-async def stream_simple(model, context, options):
-    builder = MessageBuilder(model)
-    yield builder.start()
-    index, event = builder.text_start()
-    yield event
-    yield builder.text_delta(index, f"cwd={options.cwd} session={bool(options.session_id)} signal={options.signal is not None}")
-    yield builder.text_end(index)
-    yield builder.done()
-
-def activate(pi):
-    pi.register_provider("local-command", {
-        "baseUrl": "https://command-provider.invalid/", "apiKey": "unused", "api": "local-command-api",
-        "streamSimple": stream_simple, "models": [{"id": "local-command-model", "maxTokens": 1000}],
-    })
-"""
+COMMAND_PROVIDER = command_provider(
+    'f"cwd={options.cwd} session={bool(options.session_id)} signal={options.signal is not None}"',
+    api="local-command-api",
+    model_id="local-command-model",
+)
 
 
 def test_a_command_backed_provider_gets_cwd_session_id_and_signal(pi_env: Any, tmp_path: Path) -> None:
-    env = pi_env([])
-    ext = tmp_path / "command_provider.py"
-    ext.write_text(COMMAND_PROVIDER)
-    done = env.run(
-        "-e", str(ext), "--provider", "local-command", "--model", "local-command-model", "-p", "hi"
+    model = ("local-command", "local-command-model")
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, COMMAND_PROVIDER, [], "-p", "hi", name="command_provider.py", model=model
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"cwd={env.work} session=True signal=True"
 
 
-COMPACT_CALLBACKS = """
-import json, os
-
+COMPACT_CALLBACKS = with_record("""
 def activate(pi):
-    def record(**data):
-        with open(os.environ["PIKO_TEST_LOG"], "a") as fh:
-            fh.write(json.dumps(data) + "\\n")
-
     async def compact_now(args, ctx):
         task = ctx.compact({"customInstructions": "focus", "onComplete": lambda r: record(done=True),
                             "onError": lambda e: record(error=str(e))})
@@ -487,7 +466,7 @@ def activate(pi):
         except Exception:
             pass
     pi.register_command("compact-now", {"description": "compact", "handler": compact_now})
-"""
+""")
 
 
 def test_compact_options_object_calls_its_callbacks(pi_env: Any, tmp_path: Path) -> None:

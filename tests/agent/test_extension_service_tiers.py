@@ -3,18 +3,12 @@ requests from the next request on, a tier the family does not take is refused.""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-TIERS_EXTENSION = """
-import json, os
-LOG = os.environ["PIKO_TEST_LOG"]
+from agent_harness import run_extension, with_record
 
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
-
+TIERS_EXTENSION = with_record("""
 def activate(pi):
     def start(_event, _ctx):
         pi.set_service_tier("openai", "priority")
@@ -33,23 +27,16 @@ def activate(pi):
         return "cleared"
     pi.register_tool({"name": "clear_tier", "description": "Clear the OpenAI tier",
                       "parameters": {"type": "object", "properties": {}}, "execute": clear})
-"""
+""")
 
 
 def test_the_openai_tier_reaches_the_next_requests_until_cleared(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "tiers.py"
-    ext.write_text(TIERS_EXTENSION)
-    log = tmp_path / "log.jsonl"
     turns = [
         {"blocks": [{"tool_call": {"name": "clear_tier", "arguments": {}}}]},
         {"blocks": [{"text": "done"}]},
     ]
-    env = pi_env(turns)
-    done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", "-p", "go", env={"PIKO_TEST_LOG": str(log)}
-    )
+    env, done, rows = run_extension(pi_env, tmp_path, TIERS_EXTENSION, turns, "-p", "go", name="tiers.py")
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert rows == [
         {"error": "anthropic accepts the service tiers priority; not 'flex'"},
         {"tiers": {"openai": "priority", "anthropic": "priority"}},
@@ -60,12 +47,10 @@ def test_the_openai_tier_reaches_the_next_requests_until_cleared(pi_env: Any, tm
 
 
 def test_anthropic_requests_carry_no_tier(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "tiers.py"
-    ext.write_text(TIERS_EXTENSION)
-    env = pi_env([{"blocks": [{"text": "done"}]}])
-    done = env.run(
-        "-e", str(ext), "--provider", "mock-anthropic", "--model", "mock-claude", "-p", "go",
-        env={"PIKO_TEST_LOG": str(tmp_path / "log.jsonl")},
-    )  # fmt: skip
+    turns = [{"blocks": [{"text": "done"}]}]
+    claude = ("mock-anthropic", "mock-claude")
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, TIERS_EXTENSION, turns, "-p", "go", name="tiers.py", model=claude
+    )
     assert done.returncode == 0, done.stderr
     assert "service_tier" not in env.server.requests[0]["body"]

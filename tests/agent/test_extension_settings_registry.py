@@ -7,15 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-SETTINGS_EXTENSION = """
-import json, os
+from agent_harness import run_extension, with_record
+
+SETTINGS_EXTENSION = with_record("""
 from piko.config.registry import all as all_settings, lookup
-
-LOG = os.environ["PIKO_TEST_LOG"]
-
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
 
 def activate(pi):
     def start(_event, ctx):
@@ -47,19 +42,23 @@ def activate(pi):
         compaction.override(scope, False)  # not heard: the listener stopped
         record(heard=heard, restored=[retries.get(scope), retries.provenance(scope)])
     pi.on("session_start", start)
-"""
+""")
 
 
 def test_setting_handles_override_read_listen_and_clear(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "settings_ext.py"
-    ext.write_text(SETTINGS_EXTENSION)
-    log = tmp_path / "log.jsonl"
-    env = pi_env([{"blocks": [{"text": "ok"}]}], settings={"retry": {"maxRetries": 5}})
-    done = env.run(
-        "-e", str(ext), "--provider", "mock", "--model", "mock-1", "-p", "hi", env={"PIKO_TEST_LOG": str(log)}
+    turns = [{"blocks": [{"text": "ok"}]}]
+    user_settings = {"retry": {"maxRetries": 5}}
+    env, done, rows = run_extension(
+        pi_env,
+        tmp_path,
+        SETTINGS_EXTENSION,
+        turns,
+        "-p",
+        "hi",
+        name="settings_ext.py",
+        settings=user_settings,
     )
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
     merged = {k: v for row in rows for k, v in row.items()}
     assert merged["unknown"] is True and merged["count"] > 40
     assert merged["before"] == [True, False, "default"]

@@ -3,18 +3,13 @@ side turn cannot start another, the caller's ``on_text_delta`` can (a real exten
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-NESTING = """
-import json, os
-LOG = os.environ["PIKO_TEST_LOG"]
-state = {"probing": False, "nested_from_delta": False}
+from agent_harness import run_extension, with_record
 
-def record(**data):
-    with open(LOG, "a") as fh:
-        fh.write(json.dumps(data) + "\\n")
+NESTING = with_record("""
+state = {"probing": False, "nested_from_delta": False}
 
 def activate(pi):
     async def on_context(event, ctx):
@@ -37,29 +32,15 @@ def activate(pi):
         outer = await ctx.run_ephemeral_turn({"promptText": "outer", "tools": False, "onTextDelta": on_delta})
         record(outer=outer.reply_text)
     pi.register_command("probe", {"description": "side turns", "handler": probe})
-"""
+""")
 
 
 def test_hooks_of_a_side_turn_cannot_start_another_but_its_delta_callback_can(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    ext = tmp_path / "nesting.py"
-    ext.write_text(NESTING)
-    log = tmp_path / "log.jsonl"
-    env = pi_env([{"blocks": [{"text": "outer answer"}]}, {"blocks": [{"text": "inner answer"}]}])
-    done = env.run(
-        "-e",
-        str(ext),
-        "--provider",
-        "mock",
-        "--model",
-        "mock-1",
-        "-p",
-        "/probe",
-        env={"PIKO_TEST_LOG": str(log)},
-    )
+    turns = [{"blocks": [{"text": "outer answer"}]}, {"blocks": [{"text": "inner answer"}]}]
+    env, done, rows = run_extension(pi_env, tmp_path, NESTING, turns, "-p", "/probe", name="nesting.py")
     assert done.returncode == 0, done.stderr
-    rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert rows == [
         {"hook": "run_ephemeral_turn: a side turn cannot start another from its context or provider hooks"},
         {"delta_turn": "inner answer"},

@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from agent_harness import run_extension
+
 STRICT = """
 def activate(pi):
     schema = {"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"],
@@ -18,10 +20,9 @@ def activate(pi):
 
 
 def test_strict_reaches_the_openai_tool_definition(pi_env: Any, tmp_path: Path) -> None:
-    ext = tmp_path / "strict.py"
-    ext.write_text(STRICT)
-    env = pi_env([{"blocks": [{"text": "ok"}]}])
-    done = env.run("-e", str(ext), "--provider", "mock", "--model", "mock-1", "-p", "go")
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, STRICT, [{"blocks": [{"text": "ok"}]}], "-p", "go", name="strict.py"
+    )
     assert done.returncode == 0, done.stderr
     tools = {t["function"]["name"]: t["function"] for t in env.server.requests[0]["body"]["tools"]}
     assert tools["strict_tool"]["strict"] is True

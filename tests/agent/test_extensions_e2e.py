@@ -337,15 +337,16 @@ def activate(pi):
 
 def test_an_extensions_print_goes_to_stderr_in_json_mode(pi_env: Any, tmp_path: Path) -> None:
     """stdout of ``--mode json`` holds JSON lines only, whatever an extension prints (as in RPC)."""
-    ext = tmp_path / "chatty.py"
-    ext.write_text(
+    chatty = (
         "def activate(pi):\n"
         "    print('loading chatty')\n"
         "    pi.on('session_start', lambda event, ctx: print('session started'))\n"
         "    pi.on('turn_end', lambda event, ctx: print('turn ended'))\n"
     )
-    env = pi_env([{"blocks": [{"text": "ok"}]}])
-    done = env.run("--mode", "json", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "go")
+    turns = [{"blocks": [{"text": "ok"}]}]
+    _env, done, _rows = run_extension(
+        pi_env, tmp_path, chatty, turns, "--mode", "json", "go", name="chatty.py"
+    )
     assert done.returncode == 0, done.stderr
     for line in done.stdout.splitlines():
         json.loads(line)

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_harness import json_lines
-
-MOCK = ("--provider", "mock", "--model", "mock-1")
+from agent_harness import MOCK, json_lines
 
 
 def test_each_prompt_ends_with_agent_settled(pi_env: Any) -> None:

@@ -11,8 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-MOCK = ("--provider", "mock", "--model", "mock-1")
+from agent_harness import MOCK
 
 EXTENSION = """
 import os

@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import PI, PiEnv
+from agent_harness import MOCK, PI, PiEnv
 
 from piko.app import trust
 
 OK = [{"blocks": [{"text": "ok"}], "repeat": True}]
-MOCK = ("--provider", "mock", "--model", "mock-1")
 SKILL = "---\nname: proj-skill\ndescription: A project skill.\n---\nBody\n"
 
 

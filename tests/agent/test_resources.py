@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import PiEnv
+from agent_harness import MOCK, PiEnv
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,7 +24,6 @@ from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatt
 from piko.resources.loader import PromptTemplate
 from piko.resources.patterns import apply_patterns, glob_match
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 
 

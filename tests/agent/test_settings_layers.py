@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agent_harness import MOCK
 
 from piko.config.settings import DEFAULTS, Settings, migrate_settings
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import SAMPLES, PiEnv, sample, strip_volatile
+from agent_harness import MOCK, SAMPLES, PiEnv, run_extension, sample, strip_volatile
 
 from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line, plain_prompt
 from piko.plugins.resources.default_prompt import build
 from piko.resources.loader import ContextFile, Skill
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_system_prompt"
-MOCK = ("--provider", "mock", "--model", "mock-1")
 
 # The sentences each program words its own way, and a neutral token for each
 PI_WORDING = {
@@ -265,14 +264,15 @@ def test_the_plain_frame_and_the_hook_fallback() -> None:
 
 def test_a_plugin_may_write_the_prompt_itself(pi_env: Any, tmp_path: Path) -> None:
     """``piko_build_system_prompt``: the first answer wins; ``tryfirst`` goes before the default."""
-    plugin = tmp_path / "my_prompt.py"
-    plugin.write_text(
+    plugin = (
         "from piko import hookimpl\n\n"
         "@hookimpl(tryfirst=True)\n"
         "def piko_build_system_prompt(options, today):\n"
         "    return 'Mine: ' + ','.join(options.tool_names)\n"
     )
-    env = pi_env([{"blocks": [{"text": "ok"}]}])
-    done = env.run("-p", *MOCK, "-e", str(plugin), "--tools", "read,ls", "hi")
+    turns = [{"blocks": [{"text": "ok"}]}]
+    env, done, _rows = run_extension(
+        pi_env, tmp_path, plugin, turns, "-p", "--tools", "read,ls", "hi", name="my_prompt.py"
+    )
     assert done.returncode == 0, done.stderr
     assert env.system_prompt() == "Mine: read,ls"

@@ -8,8 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from agent_harness import MOCK
 
-MOCK = ("--provider", "mock", "--model", "mock-1")
 OK = [{"blocks": [{"text": "ok"}]}]
 HELLO_EXT = (
     "def activate(pi):\n"

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.clean_env import clean_environment
+from support.pi_dirs import mock_provider
 from support.world import World
 
 from piko.plugins.providers.faux import wire as faux
@@ -24,11 +25,9 @@ from piko.plugins.providers.faux import wire as faux
 # two credentialed models besides faux, one that reasons (never called: faux answers the tests)
 MODELS = {
     "providers": {
-        "local": {
-            "baseUrl": "http://127.0.0.1:9/v1",
-            "api": "openai-completions",
-            "apiKey": "local-key",
-            "models": [
+        "local": mock_provider(
+            "http://127.0.0.1:9",
+            [
                 {"id": "plain-1", "name": "Plain One", "contextWindow": 1000, "maxTokens": 100},
                 {
                     "id": "think-1",
@@ -38,7 +37,8 @@ MODELS = {
                     "maxTokens": 100,
                 },
             ],
-        }
+            "local-key",
+        )
     }
 }
 

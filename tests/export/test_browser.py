@@ -15,13 +15,13 @@ import re
 import shutil
 import signal
 import subprocess
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from export_helpers import RICH, SAMPLES, SessionFile, call, png_base64, text
+from support.http_servers import QuietHandler, serving
 
 from piko.data.events import ExportRequest
 from piko.plugins.export.html import export_html
@@ -150,29 +150,19 @@ def showcase(path: Path, server: str) -> Path:
     return s.write()
 
 
-class Recorder(http.server.BaseHTTPRequestHandler):
+class Recorder(QuietHandler):
     requests: list[str] = []
 
     def do_GET(self) -> None:
         Recorder.requests.append(self.path)
-        self.send_response(404)
-        self.end_headers()
-
-    def log_message(self, *args: Any) -> None:
-        pass
+        self.reply(404)
 
 
 @pytest.fixture
 def local_server() -> Iterator[str]:
     Recorder.requests = []
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)) as address:
+        yield f"http://{address}"
 
 
 def test_the_page_renders_offline_with_its_script(chromium: str, tmp_path: Path, local_server: str) -> None:

@@ -13,11 +13,10 @@ for _folder in (_TESTS / "agent", _TESTS / "rpc"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from agent_harness import PI, PiEnv, make_env  # noqa: E402
+from agent_harness import MOCK, PI, PiEnv, make_env  # noqa: E402
 from rpc_client import RpcProcess  # noqa: E402
 
 STUBBORN_EXTENSION = str(_TESTS / "support" / "stubborn_tool_ext.py")
-MOCK = ("--provider", "mock", "--model", "mock-1")
 FAST_RETRY = {"retry": {"enabled": True, "maxRetries": 3, "baseDelayMs": 20}}
 
 __all__ = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from scripted_turns import TWELVE_ECHOES, bash_then_answer
+from support.pi_dirs import mock_provider
 
 CODE = (
     "```python\n"
@@ -101,15 +102,14 @@ def test_a_status_replaces_the_status_before_it(term):
 
 REASONING_MODELS = {
     "providers": {
-        "local": {
-            "baseUrl": "http://127.0.0.1:9/v1",
-            "api": "openai-completions",
-            "apiKey": "local-key",
-            "models": [
+        "local": mock_provider(
+            "http://127.0.0.1:9",
+            [
                 {"id": "plain", "name": "Plain", "reasoning": False},
                 {"id": "thinker", "name": "Thinker", "reasoning": True},
             ],
-        }
+            "local-key",
+        )
     }
 }
 

@@ -30,6 +30,20 @@ def answer(text: str = "Done.") -> dict[str, Any]:
     return {"blocks": [{"text": text}]}
 
 
+def turn_end_dump(path: Path, expression: str, *, sort_keys: bool = False) -> Path:
+    """Write to ``path`` an extension that, at each turn end, writes the JSON of ``expression``
+    (Python over ``pi``, ``json``, ``os`` and ``sys``) to the file named by ``$OUT``."""
+    path.write_text(
+        "import json, os, sys\n"
+        "def activate(pi):\n"
+        "    def on_turn_end(event, ctx):\n"
+        f"        data = {expression}\n"
+        f"        open(os.environ['OUT'], 'w').write(json.dumps(data, sort_keys={sort_keys}))\n"
+        "    pi.on('turn_end', on_turn_end)\n"
+    )
+    return path
+
+
 def tool_names(body: dict[str, Any]) -> list[str]:
     """The tools a chat-completions request declared."""
     return [t["function"]["name"] for t in body.get("tools") or []]

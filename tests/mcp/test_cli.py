@@ -130,29 +130,21 @@ def test_unresolved_header_is_the_servers_error(mcp_env):
 
 def test_transient_http_errors_are_retried_twice(mcp_env):
     import http.server
-    import threading
+
+    from support.http_servers import QuietHandler, serving
 
     posts: list[str] = []
 
-    class Unavailable(http.server.BaseHTTPRequestHandler):
+    class Unavailable(QuietHandler):
         def do_POST(self) -> None:
             posts.append(self.path)
             self.rfile.read(int(self.headers.get("content-length") or 0))
-            self.send_response(503)
-            self.send_header("content-length", "0")
-            self.end_headers()
+            self.reply(503)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), Unavailable)) as address:
         env = mcp_env([])
-        env.write_mcp({"busy": {"url": f"http://127.0.0.1:{server.server_port}/mcp", "timeout": 10}})
+        env.write_mcp({"busy": {"url": f"http://{address}/mcp", "timeout": 10}})
         done = env.run("mcp", "list")
-    finally:
-        server.shutdown()
     assert done.returncode == 1
     assert "busy: failed" in done.stdout
     assert "503" in done.stdout

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_support import answer, call, stdio_entry, tool_messages, tool_names
+from mcp_support import answer, call, stdio_entry, tool_messages, tool_names, turn_end_dump
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -110,33 +110,17 @@ def test_tools_option_keeps_mcp_tools_unless_an_entry_names_them(mcp_env):
 
 
 def test_no_mcp_and_blocking_leave_piko_as_without_servers(mcp_env, tmp_path):
-    ext = tmp_path / "dump.py"
-    ext.write_text(
-        "import json, os\n"
-        "def activate(pi):\n"
-        "    def on_turn_end(event, ctx):\n"
-        "        data = {'commands': pi.get_commands(), 'tools': [t['name'] for t in pi.get_all_tools()],\n"
-        "                'active': pi.get_active_tools()}\n"
-        "        open(os.environ['OUT'], 'w').write(json.dumps(data, sort_keys=True))\n"
-        "    pi.on('turn_end', on_turn_end)\n"
+    everything = (
+        "{'commands': pi.get_commands(), 'tools': [t['name'] for t in pi.get_all_tools()],"
+        " 'active': pi.get_active_tools()}"
     )
+    ext = turn_end_dump(tmp_path / "dump.py", everything, sort_keys=True)
     env = mcp_env([answer(), answer(), answer(), answer()])
     seen = []
 
     def run(*args: str):
         out = tmp_path / f"dump{len(seen)}.json"
-        done = env.run(
-            *args,
-            "-e",
-            str(ext),
-            "-p",
-            "--provider",
-            "mock",
-            "--model",
-            "mock-1",
-            "go",
-            env={"OUT": str(out)},
-        )
+        done = env.prompt(*args, "-e", str(ext), "go", env={"OUT": str(out)})
         seen.append(json.loads(out.read_text()))
         return done
 
@@ -179,16 +163,9 @@ def test_a_failing_server_leaves_the_others_working(mcp_env):
 
 
 def test_annotations_reach_extensions(mcp_env, tmp_path):
-    ext = tmp_path / "show_tools.py"
+    mcp_tools = "[t for t in pi.get_all_tools() if t['name'].startswith('mcp__')]"
+    ext = turn_end_dump(tmp_path / "show_tools.py", mcp_tools)
     out = tmp_path / "tools.json"
-    ext.write_text(
-        "import json, os\n"
-        "def activate(pi):\n"
-        "    def on_turn_end(event, ctx):\n"
-        "        tools = [t for t in pi.get_all_tools() if t['name'].startswith('mcp__')]\n"
-        "        open(os.environ['OUT'], 'w').write(json.dumps(tools))\n"
-        "    pi.on('turn_end', on_turn_end)\n"
-    )
     env = mcp_env([answer()])
     env.write_mcp({"demo": stdio_entry(exposure="direct")})
     done = env.prompt("-e", str(ext), "go", env={"OUT": str(out)})
@@ -270,16 +247,11 @@ def test_silent_slow_tool_times_out_and_the_session_goes_on(mcp_env):
 
 
 def test_without_servers_the_sdk_is_never_imported(mcp_env, tmp_path):
-    ext = tmp_path / "modules.py"
-    out = tmp_path / "modules.json"
-    ext.write_text(
-        "import json, os, sys\n"
-        "def activate(pi):\n"
-        "    def on_turn_end(event, ctx):\n"
-        "        names = sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'piko.plugins.mcp.')))\n"
-        "        open(os.environ['OUT'], 'w').write(json.dumps(names))\n"
-        "    pi.on('turn_end', on_turn_end)\n"
+    mcp_modules = (
+        "sorted(m for m in sys.modules if m == 'mcp' or m.startswith(('mcp.', 'piko.plugins.mcp.')))"
     )
+    ext = turn_end_dump(tmp_path / "modules.py", mcp_modules)
+    out = tmp_path / "modules.json"
     env = mcp_env([answer(), answer()])
     assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
     assert json.loads(out.read_text()) == ["piko.plugins.mcp.config"]  # only to see there is no mcp.json

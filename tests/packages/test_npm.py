@@ -8,13 +8,13 @@ import io
 import json
 import shutil
 import tarfile
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from urllib.parse import unquote
 
 import pytest
 from pkg_env import PiEnv
+from support.http_servers import QuietHandler, serving
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 
@@ -46,7 +46,7 @@ def _tarball(files: dict[str, str]) -> bytes:
     return buffer.getvalue()
 
 
-class Registry(BaseHTTPRequestHandler):
+class Registry(QuietHandler):
     """Just enough of the npm registry: a packument per package and its tarballs."""
 
     tarballs: dict[str, bytes] = {}
@@ -59,19 +59,9 @@ class Registry(BaseHTTPRequestHandler):
         elif path in self.packuments:
             body, kind = json.dumps(self.packuments[path]).encode(), "application/json"
         else:
-            self.send_response(404)
-            self.send_header("Content-Type", "application/json")
-            self.end_headers()
-            self.wfile.write(b'{"error":"not found"}')
+            self.reply(404, b'{"error":"not found"}', "application/json")
             return
-        self.send_response(200)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, body, kind)
 
 
 @pytest.fixture
@@ -98,11 +88,8 @@ def registry() -> Iterator[str]:
             },
         }
     }
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield url
-    server.shutdown()
-    server.server_close()
+    with serving(server):
+        yield url
 
 
 def _npm_env(pienv: PiEnv, url: str) -> dict[str, str]:

@@ -14,13 +14,14 @@ from support.stream_runs import (
     context,
     model,
     model_factory,
+    options_factory,
     stream_fn,
     types,
 )
 from support.streams import CASSETTES
 
 from piko.data.messages import ToolCall
-from piko.data.streaming import Context, StreamOptions
+from piko.data.streaming import Context
 from piko.plugins.providers.azure_openai_responses.wire import (
     build_params,
     normalize_base_url,
@@ -40,8 +41,7 @@ def _no_azure_env(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-def opts(**fields: Any) -> StreamOptions:
-    return StreamOptions(api_key="azure-key", **fields)
+opts = options_factory(api_key="azure-key")
 
 
 def test_streams_text_and_tools_with_the_api_key_header(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,6 +16,7 @@ from support.stream_runs import (
     collect,
     context,
     model,
+    options_factory,
     reading_turn,
     stream_fn,
     types,
@@ -30,7 +31,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions
+from piko.data.streaming import Context
 from piko.plugins.providers import aws_sigv4
 from piko.plugins.providers.aws_eventstream import encode_event
 from piko.plugins.providers.bedrock_converse.wire import (
@@ -62,8 +63,7 @@ def bedrock(server: LLMServer | None, model_id: str = CLAUDE, **fields: Any):
     return model(API, base_url, model_id, **fields)
 
 
-def opts(**fields: Any) -> StreamOptions:
-    return StreamOptions(**fields)
+opts = options_factory()
 
 
 def test_text_thinking_tools_usage_and_signing() -> None:

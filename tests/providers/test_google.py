@@ -14,6 +14,7 @@ from support.stream_runs import (
     collect,
     context,
     model_factory,
+    options_factory,
     reading_turn,
     refused,
     stream_fn,
@@ -29,16 +30,13 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions
+from piko.data.streaming import Context
 from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
 
 API = "google-generative-ai"
 stream = stream_fn("google_generative_ai.wire")
 gemini = model_factory(API, "/v1beta", "gemini-2.5-flash", provider="google")
-
-
-def opts(**fields: Any) -> StreamOptions:
-    return StreamOptions(api_key="gem-key", **fields)
+opts = options_factory(api_key="gem-key")
 
 
 def test_text_thinking_and_parallel_calls_with_signatures() -> None:

@@ -12,21 +12,14 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.http_servers import serving
+from support.http_servers import QuietHandler, serving
 
 from piko.plugins.providers import common, http_client
 
 
-class _Hello(http.server.BaseHTTPRequestHandler):
+class _Hello(QuietHandler):
     def do_GET(self) -> None:
-        body = b"hello"
-        self.send_response(200)
-        self.send_header("content-length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
+        self.reply(200, b"hello")
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from support.stream_runs import (
     collect,
     context,
     model_factory,
+    options_factory,
     reading_turn,
     refused,
     stream_fn,
@@ -27,7 +28,7 @@ from piko.data.messages import (
     ToolResultMessage,
     UserMessage,
 )
-from piko.data.streaming import Context, StreamOptions
+from piko.data.streaming import Context
 from piko.plugins.providers.mistral_conversations.wire import (
     build_payload,
     derive_tool_call_id,
@@ -38,10 +39,7 @@ from piko.plugins.providers.mistral_conversations.wire import (
 API = "mistral-conversations"
 stream = stream_fn("mistral_conversations.wire")
 mistral = model_factory(API, "/mistral", "mistral-large-latest", provider="mistral")
-
-
-def opts(**fields: Any) -> StreamOptions:
-    return StreamOptions(api_key="mis-key", **fields)
+opts = options_factory(api_key="mis-key")
 
 
 def test_text_thinking_and_parallel_tool_calls() -> None:

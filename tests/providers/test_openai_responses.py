@@ -17,6 +17,7 @@ from support.stream_runs import (
     context,
     model,
     model_factory,
+    options_factory,
     refused,
     stream_fn,
     types,
@@ -43,10 +44,7 @@ from piko.plugins.providers.openai_responses.wire import (
 API = "openai-responses"
 stream = stream_fn("openai_responses.wire")
 responses_model = model_factory(API, "/v1", "gpt-test")
-
-
-def opts(**fields: Any) -> StreamOptions:
-    return StreamOptions(api_key="test-key", **fields)
+opts = options_factory(api_key="test-key")
 
 
 # -- streaming ---------------------------------------------------------------------------------

@@ -33,6 +33,13 @@ def _entries(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines()]
 
 
+def _assert_two_exchanges_and_a_tool_record(path: str | Path) -> None:
+    """The file holds two user/assistant exchanges and the SDK session's tool record."""
+    roles = [e["message"]["role"] for e in _entries(path) if e["type"] == "message"]
+    assert "system" in roles  # the SDK session's tools=[]: pi 1.6's tool record
+    assert [r for r in roles if r != "system"] == ["user", "assistant", "user", "assistant"]
+
+
 def _run_cli(binary: list[str], sdk: SdkRig, *args: str, path_prefix: str | None = None) -> str:
     done = run_cli(binary, sdk.agent_dir, sdk.project, "--no-tools", *args, path_prefix=path_prefix)
     assert done.returncode == 0, done.stderr
@@ -57,9 +64,7 @@ def test_a_file_the_sdk_wrote_continues_in_the_cli(sdk: SdkRig, run: Any) -> Non
         "assistant: SDK answer",
         "user: asked in the CLI",
     ]
-    roles = [e["message"]["role"] for e in _entries(path) if e["type"] == "message"]
-    assert "system" in roles  # the SDK session's tools=[]: pi 1.6's tool record
-    assert [r for r in roles if r != "system"] == ["user", "assistant", "user", "assistant"]
+    _assert_two_exchanges_and_a_tool_record(path)
 
 
 def test_a_file_the_cli_wrote_continues_in_the_sdk(sdk: SdkRig, run: Any) -> None:
@@ -84,9 +89,7 @@ def test_a_file_the_cli_wrote_continues_in_the_sdk(sdk: SdkRig, run: Any) -> Non
         "assistant: CLI answer",
         "user: asked in the SDK",
     ]
-    roles = [e["message"]["role"] for e in _entries(path) if e["type"] == "message"]
-    assert "system" in roles  # the SDK session's tools=[]: pi 1.6's tool record
-    assert [r for r in roles if r != "system"] == ["user", "assistant", "user", "assistant"]
+    _assert_two_exchanges_and_a_tool_record(path)
 
 
 @pytest.mark.skipif(

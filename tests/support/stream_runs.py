@@ -57,6 +57,16 @@ def model_factory(api: str, path: str, default_id: str, **defaults: Any) -> Call
     return make
 
 
+def options_factory(**defaults: Any) -> Callable[..., StreamOptions]:
+    """A test module's options maker, ``opts(**fields)``: :class:`StreamOptions` of ``defaults``
+    (a provider's test key, say) with ``fields`` over them."""
+
+    def make(**fields: Any) -> StreamOptions:
+        return StreamOptions(**{**defaults, **fields})
+
+    return make
+
+
 def context(prompt: str = "Hello", *, tools: bool = True, system: str | None = "You are helpful.") -> Context:
     return Context(
         system_prompt=system,

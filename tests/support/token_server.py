@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from typing import Any
+
+from support.http_servers import QuietHandler
 
 
 class TokenServer:
@@ -20,7 +22,7 @@ class TokenServer:
         self.requests: list[dict[str, Any]] = []
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length).decode()
@@ -33,15 +35,7 @@ class TokenServer:
                 status, content_type, text = (
                     outer.replies.pop(0) if len(outer.replies) > 1 else outer.replies[0]
                 )
-                data = text.encode()
-                self.send_response(status)
-                self.send_header("Content-Type", content_type)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                return
+                self.reply(status, text.encode(), content_type)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/v1/oauth/token"

@@ -8,11 +8,11 @@ import json
 import subprocess
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 from support.clean_env import boot_app, clean_environment
+from support.http_servers import QuietHandler
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
 from support.pi_runs import run_in_pi_dirs
@@ -76,16 +76,11 @@ class Collector(ThreadingHTTPServer):
     def __init__(self) -> None:
         self.received: list[tuple[str, bytes]] = []
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_POST(handler) -> None:
                 body = handler.rfile.read(int(handler.headers.get("content-length", 0)))
                 self.received.append((handler.path, body))
-                handler.send_response(200)
-                handler.send_header("content-type", "application/x-protobuf")
-                handler.end_headers()
+                handler.reply(200, content_type="application/x-protobuf")
 
         super().__init__(("127.0.0.1", 0), Handler)
         threading.Thread(target=self.serve_forever, daemon=True).start()
