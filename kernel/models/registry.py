@@ -398,10 +398,15 @@ class ModelRegistry:
         config = self.provider(provider)
         return (config.display_name if config is not None else "") or provider
 
+    def env_keys(self, provider: str) -> list[str]:
+        """The environment variables that may hold ``provider``'s key, without building its models."""
+        self.load()
+        config = self.providers.get(provider)
+        return list(config.env_keys) if config is not None else []
+
     def key_variable(self, provider: str) -> str | None:
         """The environment variable to suggest for ``provider``'s key (``ANTHROPIC_API_KEY``)."""
-        config = self.provider(provider)
-        names = config.env_keys if config is not None else []
+        names = self.env_keys(provider)
         return next((n for n in names if n.endswith("_API_KEY")), names[0] if names else None)
 
     def missing_key_message(self, provider: str) -> str:

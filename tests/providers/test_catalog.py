@@ -318,3 +318,14 @@ def test_a_broken_or_unwritable_summary_cache_only_costs_a_parse(tmp_path: Path)
     assert _start_up(path, blocked)["names"] == ["first", "second"]
     assert _start_up(path, tmp_path / "none", PIKO_NO_CACHE="1")["parsed"] == 1
     assert not (tmp_path / "none").exists()
+
+
+def test_one_key_builds_only_that_providers_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, tmp_path, ANTHROPIC_API_KEY="sk-ant-test")
+    registry = boot_app(tmp_path).model_registry
+    assert {m.provider for m in registry.available_models()} == {"anthropic"}
+    assert registry.key_variable("openai") == "OPENAI_API_KEY" and not registry.has_auth("google")
+    # the credential checks of every provider (the auth plugin's included) built no other models
+    assert "openai" in registry._waiting and "anthropic" not in registry._waiting
+    assert registry.env_keys("openai") == ["OPENAI_API_KEY"] and "openai" in registry._waiting
+    assert "google" not in registry._waiting  # has_auth asks for the provider itself: built then
