@@ -1,5 +1,6 @@
-"""What ``pi -p`` and ``pi --mode rpc`` import on their way to an answer: nothing a run of theirs
-does not use (issue 20's start-up figures are mostly imports; see benchmarks/README.md)."""
+"""What ``pi -p``, ``pi --mode rpc`` and ``pi --version`` import on their way to an answer:
+nothing a run of theirs does not use (issue 20's start-up figures are mostly imports; see
+benchmarks/README.md)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import json
 from pathlib import Path
 
 from support.llm_server import LLMServer
+
+import piko
 
 # Modules a text turn or an RPC start never needs: the docs folder is found without
 # importlib.resources, decimal waits for --list-models, prompt_toolkit and rich for the
@@ -45,3 +48,18 @@ def test_an_rpc_start_imports_no_http_client_nor_digests(run_pi, env) -> None:
     modules = _modules(out)
     # httpx (and the OpenSSL digests it brings) wait for the first request
     assert sorted(m for m in (*NEVER, "httpx", "h11", "hashlib") if m in modules) == []
+
+
+def test_version_answers_without_importing_typing(run_pi, env) -> None:
+    out = env.root / "modules.json"
+    result = run_pi("--version", modules_out=out)
+    assert result.code == 0 and result.stderr.strip() == piko.__version__, result
+    modules = _modules(out)
+    assert "piko.app.cli" in modules
+    assert (
+        sorted(m for m in modules if m == "typing" or (m.startswith("piko.") and m not in VERSION_PATH)) == []
+    )
+
+
+# all ``pi --version`` imports of piko: the package, its version and the CLI module
+VERSION_PATH = ("piko.version", "piko.app", "piko.app.cli")
