@@ -8,11 +8,12 @@ they run.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from piko.version import __version__
 
+TYPE_CHECKING = False  # not typing's: importing typing is most of what ``pi --version`` costs
 if TYPE_CHECKING:
+    from typing import Any
+
     from piko.app.application import App
     from piko.app.sdk import (
         AgentSession,

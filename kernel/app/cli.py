@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from piko.version import __version__
+
+TYPE_CHECKING = False  # typing itself is not imported: ``pi --version`` answers without it
+if TYPE_CHECKING:
+    from typing import Any
 
 APP_NAME = "pi"
 

@@ -398,10 +398,15 @@ class ModelRegistry:
         config = self.provider(provider)
         return (config.display_name if config is not None else "") or provider
 
+    def env_keys(self, provider: str) -> list[str]:
+        """The environment variables that may hold ``provider``'s key, without building its models."""
+        self.load()
+        config = self.providers.get(provider)
+        return list(config.env_keys) if config is not None else []
+
     def key_variable(self, provider: str) -> str | None:
         """The environment variable to suggest for ``provider``'s key (``ANTHROPIC_API_KEY``)."""
-        config = self.provider(provider)
-        names = config.env_keys if config is not None else []
+        names = self.env_keys(provider)
         return next((n for n in names if n.endswith("_API_KEY")), names[0] if names else None)
 
     def missing_key_message(self, provider: str) -> str:
@@ -413,9 +418,13 @@ class ModelRegistry:
     def has_auth(self, provider: str) -> bool:
         """Whether a credential is configured for ``provider``, without refreshing OAuth tokens
         or running ``!command`` values (pi's ``hasConfiguredAuth``)."""
+        return self._configured_auth(provider, self.provider(provider))
+
+    def _configured_auth(self, provider: str, config: ProviderConfig | None) -> bool:
+        """:meth:`has_auth` for a provider's configuration, built or still waiting (a provider's
+        credentials never depend on its models)."""
         if provider in self.runtime_api_keys:
             return True
-        config = self.provider(provider)
         if config is not None and (config.api_key or config.stream_simple is not None):
             return True
         if self.app.pm.hook.piko_resolve_api_key(provider=provider, app=self.app, check_only=True):
@@ -426,19 +435,21 @@ class ModelRegistry:
         """Models whose provider has credentials (what ``--list-models`` and RPC offer).
 
         Providers registered with ``extra={"explicitOnly": True}`` (the offline ``faux`` demo)
-        are left out: they serve only when named with ``--provider``/``--model``.
+        are left out: they serve only when named with ``--provider``/``--model``. The models of a
+        provider without credentials are not built (the catalog's thousand are not, with one key).
         """
-        models = self.all_models()
+        self.load()
         auth: dict[str, bool] = {}
-        out = []
-        for model in models:
-            if model.provider not in auth:
-                config = self.providers.get(model.provider)
+
+        def usable(provider: str) -> bool:
+            if provider not in auth:
+                config = self.providers.get(provider)
                 explicit_only = bool(config and config.extra.get("explicitOnly"))
-                auth[model.provider] = not explicit_only and self.has_auth(model.provider)
-            if auth[model.provider]:
-                out.append(model)
-        return out
+                auth[provider] = not explicit_only and self._configured_auth(provider, config)
+            return auth[provider]
+
+        self._build_waiting(tuple(name for name in list(self._waiting) if usable(name)))
+        return [model for model in self._models.values() if model is not None and usable(model.provider)]
 
     # -- keys and streams --------------------------------------------------------------------
 

@@ -183,8 +183,7 @@ def command_error(app: Any, provider: str) -> str | None:
 
 def _env_keys(provider: str, app: Any) -> list[str]:
     registry = getattr(app, "model_registry", None)
-    config = registry.provider(provider) if registry is not None else None
-    return list(config.env_keys) if config is not None else []
+    return registry.env_keys(provider) if registry is not None else []
 
 
 def _report(app: Any, message: str) -> None:

@@ -7,6 +7,13 @@ and ``api`` are those of its first model, which pi uses as the defaults of custo
 to a built-in provider in ``models.json``. The raw provider data (``defaultBaseUrl``, ``apis``,
 ``envKeys``, ``oauth``, ``extraEnv``: Azure, Cloudflare, Bedrock and Vertex settings read from
 the environment) is in ``ProviderConfig.extra`` and :func:`provider_entry`.
+
+Start-up needs only the providers, not their 1,000-odd models: a summary of each provider (its
+entry without the models, its first model's ``baseUrl`` and ``api``) is kept in piko's cache
+folder, keyed by the catalog file's path, size, inode and modification time, so a start reads
+that small file and the catalog itself is parsed when a provider's models are first needed. Any
+change to the catalog file (or ``PIKO_MODELS_CATALOG`` naming another) rebuilds the summary;
+``PIKO_NO_CACHE=1`` parses the catalog every time.
 """
 
 from __future__ import annotations
@@ -46,15 +53,83 @@ def _read_catalog(path: str) -> dict[str, Any]:
 
 def provider_entry(name: str) -> dict[str, Any] | None:
     """The catalog's data about one provider, without its models (``None`` if unknown)."""
-    entry = read_catalog()["providers"].get(name)
-    if entry is None:
-        return None
-    return {k: v for k, v in entry.items() if k != "models"}
+    summary = _summaries(_catalog_path()).get(name)
+    return None if summary is None else dict(summary["entry"])
 
 
 def provider_names() -> list[str]:
     """The ids of every catalog provider, in catalog order."""
-    return list(read_catalog()["providers"])
+    return list(_summaries(_catalog_path()))
+
+
+SUMMARY_VERSION = 1
+
+
+def _catalog_path() -> str:
+    return os.environ.get(CATALOG_ENV) or str(CATALOG_PATH)
+
+
+def _summarize(catalog: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per provider: its entry without the models, its first model's ``baseUrl`` and ``api``, and
+    how many models it has."""
+    summaries = {}
+    for name, entry in catalog["providers"].items():
+        raw_models = entry.get("models") or []
+        first = raw_models[0] if raw_models else {}
+        summaries[name] = {
+            "entry": {k: v for k, v in entry.items() if k != "models"},
+            "first": {"baseUrl": first.get("baseUrl"), "api": first.get("api")},
+            "models": len(raw_models),
+        }
+    return summaries
+
+
+def _identity(path: str) -> list[Any]:
+    """What tells one version of the catalog file from another (``OSError`` when it is missing)."""
+    st = os.stat(path)
+    return [os.path.realpath(path), st.st_size, st.st_ino, st.st_mtime_ns]
+
+
+@functools.lru_cache(maxsize=4)
+def _summaries(path: str) -> dict[str, dict[str, Any]]:
+    """The providers of the catalog at ``path``, from the cached summary while the file is unchanged."""
+    import zlib
+
+    from piko.config.paths import cache_dir
+    from piko.lib import jsonio
+
+    use_cache = os.environ.get("PIKO_NO_CACHE") != "1"
+    identity = _identity(path)
+    cache_file = (
+        cache_dir()
+        / f"catalog-providers-{zlib.crc32(identity[0].encode('utf-8', 'surrogateescape')):08x}.json"
+    )
+    if use_cache:
+        try:
+            cached = jsonio.read_json_file(cache_file)
+        except (OSError, ValueError):
+            cached = None
+        if (
+            isinstance(cached, dict)
+            and cached.get("version") == SUMMARY_VERSION
+            and cached.get("file") == identity
+            and isinstance(cached.get("providers"), dict)
+        ):
+            return cached["providers"]
+    summaries = _summarize(_read_catalog(path))
+    if use_cache:
+        document = {"version": SUMMARY_VERSION, "file": identity, "providers": summaries}
+        try:
+            jsonio.write_atomic(cache_file, jsonio.dumps(document), fsync=False)
+        except OSError:
+            pass  # a read-only cache folder: the catalog is parsed again next time
+    return summaries
+
+
+def _catalog_models(path: str, provider: str) -> list[Any]:
+    """The models of one provider of the catalog at ``path`` (the catalog parsed on first use)."""
+    entry = _read_catalog(path)["providers"].get(provider) or {}  # changed since start-up: as it is now
+    return build_models(provider, entry.get("models") or [])
 
 
 def build_model(provider: str, data: dict[str, Any]) -> Any:
@@ -108,20 +183,26 @@ def provider_configs(catalog: dict[str, Any] | None = None) -> list[Any]:
     when the registry first needs them (``models_factory``)."""
     from piko.platform.registries import ProviderConfig
 
-    catalog = catalog if catalog is not None else read_catalog()
+    path = _catalog_path()
+    summaries = _summaries(path) if catalog is None else _summarize(catalog)
     configs = []
-    for name, entry in catalog["providers"].items():
-        raw_models = entry.get("models") or []
-        first = raw_models[0] if raw_models else {}
+    for name, summary in summaries.items():
+        entry, first = summary["entry"], summary["first"]
+        if not summary["models"]:
+            models_factory = None
+        elif catalog is None:
+            models_factory = functools.partial(_catalog_models, path, name)
+        else:
+            models_factory = functools.partial(build_models, name, catalog["providers"][name]["models"])
         configs.append(
             ProviderConfig(
                 name=name,
                 base_url=first.get("baseUrl") or entry.get("defaultBaseUrl") or "",
                 api=first.get("api") or next(iter(entry.get("apis") or []), ""),
                 env_keys=list(entry.get("envKeys") or []),
-                models_factory=functools.partial(build_models, name, raw_models) if raw_models else None,
+                models_factory=models_factory,
                 display_name=entry.get("name") or name,
-                extra={k: v for k, v in entry.items() if k not in ("models", "name")},
+                extra={k: v for k, v in entry.items() if k != "name"},
             )
         )
     return configs

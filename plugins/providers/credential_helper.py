@@ -15,7 +15,6 @@ app and dropped when it is unconfigured (an SDK session closed), so a later app 
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 import weakref
@@ -58,6 +57,8 @@ class KeyCommand:
             self._key = None
 
     def _run(self) -> str:
+        import subprocess  # here, not at the top: every start imports this plugin
+
         try:
             done = subprocess.run(
                 self.command, shell=True, capture_output=True, text=True, timeout=self.timeout_seconds,

@@ -6,13 +6,9 @@ A plugin flag that runs instead of a mode, like ``--export``: the kernel knows n
 from __future__ import annotations
 
 import sys
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TextIO
 
 from piko import RegisterFlag, hookimpl
-from piko.lib.collation import locale_key
-from piko.lib.fuzzy import fuzzy_filter
-from piko.models.guidance import no_models_message
 
 
 @hookimpl
@@ -28,6 +24,8 @@ def piko_register_flags(register: RegisterFlag) -> None:
 
 def _to_fixed_1(value: float) -> str:
     """JavaScript's ``value.toFixed(1)`` (ties on the exact binary value round up)."""
+    from decimal import ROUND_HALF_UP, Decimal  # here: every start imports this plugin
+
     return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 
 
@@ -45,6 +43,10 @@ def list_models(app: Any, pattern: str | None, stream: TextIO) -> int:
 
     Problems loading models (a broken ``models.json``) go to stderr first, as pi's.
     """
+    from piko.lib.collation import locale_key
+    from piko.lib.fuzzy import fuzzy_filter
+    from piko.models.guidance import no_models_message
+
     registry = app.model_registry
     models = registry.available_models()
     for message in registry.diagnostics:

@@ -82,3 +82,33 @@ def test_removing_a_waiting_provider_never_builds_it() -> None:
     registry.remove_provider("a")
     assert _keys(registry.all_models()) == ["b/b1", "c/c1"]
     assert built == ["b"]
+
+
+class _NoStoredKeys:
+    """A plugin manager whose ``piko_resolve_api_key`` finds nothing (keys come from the configs)."""
+
+    class hook:  # pluggy names it so
+        @staticmethod
+        def piko_resolve_api_key(**_kwargs: Any) -> None:
+            return None
+
+
+def test_available_models_build_only_the_providers_with_credentials(monkeypatch: Any) -> None:
+    built: list[str] = []
+    app = _App()
+    app.pm = _NoStoredKeys()  # type: ignore[assignment]
+    registry = ModelRegistry(app)
+    registry._loaded = True
+    registry.add_provider(ProviderConfig(name="a", models_factory=_factory("a", ["a1", "a2"], built)))
+    registry.add_provider(ProviderConfig(name="b", api_key="kb", models_factory=_factory("b", ["b1"], built)))
+    registry.add_provider(ProviderConfig(name="c", api_key="kc", models=[Model(id="c1")]))
+    registry.add_provider(
+        ProviderConfig(name="d", env_keys=["D_TEST_KEY"], models_factory=_factory("d", ["d1"], built))
+    )
+    monkeypatch.delenv("D_TEST_KEY", raising=False)
+    assert _keys(registry.available_models()) == ["b/b1", "c/c1"]
+    assert built == ["b"]  # a and d have no key: their models were not built
+    monkeypatch.setenv("D_TEST_KEY", "kd")
+    assert _keys(registry.available_models()) == ["b/b1", "c/c1", "d/d1"] and built == ["b", "d"]
+    assert _keys(registry.all_models()) == ["a/a1", "a/a2", "b/b1", "c/c1", "d/d1"]
+    assert registry.has_auth("d") and not registry.has_auth("a")

@@ -217,3 +217,115 @@ def test_regeneration_reproduces_pi_0_73_1s_catalog(tmp_path: Path) -> None:
     fresh["source"].pop("generatedAt")
     shipped["source"].pop("generatedAt")
     assert fresh == shipped
+
+
+# What one start-up of the catalog plugin reads: the providers, and whether the catalog was parsed.
+STARTUP_READ = (
+    "import json, piko.plugins.providers.catalog as c;"
+    "configs = c.provider_configs();"
+    "print(json.dumps({'parsed': c._read_catalog.cache_info().currsize,"
+    " 'providers': {p.name: [p.base_url, p.api, p.env_keys, p.display_name, p.extra] for p in configs},"
+    " 'models': {p.name: [m.id for m in p.models_factory()] for p in configs if p.models_factory},"
+    " 'names': c.provider_names(), 'entry': c.provider_entry('second')}))"
+)
+
+
+def _start_up(catalog_file: Path, cache: Path, **env: str) -> dict:
+    child = {
+        **clean_env_vars(),
+        "PIKO_CACHE_DIR": str(cache),
+        "PIKO_MODELS_CATALOG": str(catalog_file),
+        **env,
+    }
+    out = subprocess.run(
+        [sys.executable, "-c", STARTUP_READ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=child,
+        timeout=60,
+    ).stdout
+    return json.loads(out)
+
+
+def clean_env_vars() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k not in ("PIKO_NO_CACHE", "PIKO_MODELS_CATALOG")}
+
+
+def _small_catalog(path: Path, second_name: str = "Second") -> None:
+    model = {"id": "m1", "name": "M1", "api": "openai-completions", "baseUrl": "http://127.0.0.1:9/v1"}
+    path.write_text(
+        json.dumps(
+            {
+                "providers": {
+                    "first": {"name": "First", "envKeys": ["FIRST_KEY"], "models": [model]},
+                    "second": {
+                        "name": second_name,
+                        "defaultBaseUrl": "http://x",
+                        "apis": ["a"],
+                        "models": [],
+                    },
+                }
+            }
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_a_start_with_the_providers_cached_does_not_parse_the_catalog(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = _start_up(catalog.CATALOG_PATH, cache)  # builds the summary
+    again = _start_up(catalog.CATALOG_PATH, cache)
+    listing = _start_up(catalog.CATALOG_PATH, cache, PIKO_NO_CACHE="1")  # parsed, as before the cache
+    assert [p.name for p in catalog.provider_configs(raw())] == listing["names"] == again["names"]
+    assert again["providers"] == first["providers"] == listing["providers"]
+    assert again["models"] == listing["models"] and sum(map(len, again["models"].values())) == 1072
+    assert first["parsed"] == 1 and listing["parsed"] == 1
+    # the models above were built, so the catalog was parsed then; before that, only the summary:
+    code = "import piko.plugins.providers.catalog as c; c.provider_configs(); c.provider_names(); print(c._read_catalog.cache_info().currsize)"
+    child = {**clean_env_vars(), "PIKO_CACHE_DIR": str(cache)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=child)
+    assert out.stdout.split() == ["0"]
+
+
+def test_the_cached_providers_follow_every_change_of_the_catalog_file(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "models.json"
+    _small_catalog(path)
+    assert _start_up(path, cache)["entry"]["name"] == "Second"
+    _small_catalog(path, "Renamed")  # same size, new content
+    assert path.stat().st_size == len(path.read_bytes())
+    seen = _start_up(path, cache)
+    assert seen["entry"]["name"] == "Renamed" and seen["parsed"] == 1
+    assert seen["providers"]["second"][0] == "http://x" and seen["models"] == {"first": ["m1"]}
+    other = tmp_path / "other.json"  # another catalog file: its own providers
+    other.write_text(json.dumps({"providers": {"third": {"models": []}}}), encoding="utf-8")
+    assert _start_up(other, cache)["names"] == ["third"]
+    assert _start_up(path, cache)["names"] == ["first", "second"]
+
+
+def test_a_broken_or_unwritable_summary_cache_only_costs_a_parse(tmp_path: Path) -> None:
+    cache, path = tmp_path / "cache", tmp_path / "models.json"
+    _small_catalog(path)
+    _start_up(path, cache)
+    (summary,) = cache.glob("catalog-providers-*.json")
+    summary.write_text("{not json", encoding="utf-8")
+    assert _start_up(path, cache)["names"] == ["first", "second"]
+    assert json.loads(summary.read_text(encoding="utf-8"))["version"] == catalog.SUMMARY_VERSION
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder would be", encoding="utf-8")
+    assert _start_up(path, blocked)["names"] == ["first", "second"]
+    assert _start_up(path, tmp_path / "none", PIKO_NO_CACHE="1")["parsed"] == 1
+    assert not (tmp_path / "none").exists()
+
+
+def test_one_key_builds_only_that_providers_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    clean_environment(monkeypatch, tmp_path, ANTHROPIC_API_KEY="sk-ant-test")
+    registry = boot_app(tmp_path).model_registry
+    assert {m.provider for m in registry.available_models()} == {"anthropic"}
+    assert registry.key_variable("openai") == "OPENAI_API_KEY" and not registry.has_auth("google")
+    # the credential checks of every provider (the auth plugin's included) built no other models
+    assert "openai" in registry._waiting and "anthropic" not in registry._waiting
+    assert registry.env_keys("openai") == ["OPENAI_API_KEY"] and "openai" in registry._waiting
+    assert "google" not in registry._waiting  # has_auth asks for the provider itself: built then
