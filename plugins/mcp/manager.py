@@ -10,6 +10,7 @@ without touching the rest of the file; a server an extension registered changes 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -189,14 +190,25 @@ async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
         ctx.ui.notify(f'Signing in to MCP server "{name}" requires interactive mode.', "error")
         return
 
+    wait = oauth.RedirectWait()
+    shown: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
     def show(url: str) -> None:
         ctx.ui.notify(f'Sign in to MCP server "{name}" in your browser:\n{url}', "info")
         oauth.open_in_browser(url)
+        if not shown.done():
+            shown.set_result(url)
 
-    try:
-        await oauth.login(connection.config, runtime.log.agent_dir, show)
-    except Exception as error:
-        ctx.ui.notify(f"Sign-in failed: {describe_error(error)}", "error")
+    signing_in = asyncio.ensure_future(oauth.login(connection.config, runtime.log.agent_dir, show, wait=wait))
+    if getattr(ctx, "mode", None) == "tui":
+        await _paste_field(ctx, name, signing_in, shown, wait)
+    await asyncio.wait({signing_in})
+    if signing_in.cancelled():
+        ctx.ui.notify(f'Sign-in to MCP server "{name}" cancelled.', "info")
+        return
+    failed = signing_in.exception()
+    if failed is not None:
+        ctx.ui.notify(f"Sign-in failed: {describe_error(failed)}", "error")
         return
     await connection.stop()
     connection.start()
@@ -205,6 +217,36 @@ async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
         ctx.ui.notify(f"Signed in, but {connection.status_line()}", "error")
         return
     ctx.ui.notify(f'Signed in to MCP server "{name}" ({len(connection.tools)} tools).', "info")
+
+
+async def _paste_field(
+    ctx: Any, name: str, signing_in: asyncio.Future[None], shown: asyncio.Future[str], wait: Any
+) -> None:
+    """The sign-in screen: the page to open, and an input field for the redirected URL (the
+    browser ran on another machine) until the sign-in ends; Escape cancels it."""
+    from piko.lib.abort import AbortController
+
+    await asyncio.wait({signing_in, shown}, return_when=asyncio.FIRST_COMPLETED)
+    if signing_in.done():
+        return
+    ended = AbortController()
+    signing_in.add_done_callback(lambda _f: ended.abort("signed in"))
+    title = (
+        f'Sign in to MCP server "{name}": approve in the browser, or open this page\n{shown.result()}\n'
+        "If the browser runs on another machine, paste the address it ended on:"
+    )
+    while not signing_in.done():
+        pasted = await ctx.ui.input(title, "http://127.0.0.1:…/callback?code=…&state=…", signal=ended.signal)
+        if signing_in.done():
+            return
+        if pasted is None:  # Escape
+            signing_in.cancel()
+            return
+        refused = wait.offer(pasted) if pasted.strip() else None
+        if refused:
+            ctx.ui.notify(refused, "error")
+        elif pasted.strip():
+            await asyncio.wait({signing_in})
 
 
 async def sign_out(runtime: Any, ctx: Any, name: str) -> None:

@@ -285,17 +285,55 @@ def _redirect_uri(config: ServerConfig, port: int) -> str:
     return f"http://127.0.0.1:{port}/callback"
 
 
+class RedirectWait:
+    """Where a sign-in's authorization code arrives: the loopback callback, or the redirected
+    URL the user pastes (the address the browser ended on, when it runs on another machine).
+    Either is checked against the sign-in's ``state``; a URL that does not fit is refused with
+    one line and the wait goes on."""
+
+    def __init__(self) -> None:
+        self.arrived: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+        self.state: str | None = None  # the state of the authorization page, once it is known
+
+    def expect(self, authorization_url: str) -> None:
+        self.state = parse_qs(urlsplit(authorization_url).query).get("state", [None])[0]
+
+    @property
+    def done(self) -> bool:
+        return self.arrived.done()
+
+    def offer(self, url: str) -> str | None:
+        """A redirected URL (or the callback's request target): None when it ends the wait
+        (with the code, or with the authorization server's error), else why it was refused."""
+        query = parse_qs(urlsplit(url.strip()).query)
+        code, state = query.get("code", [None])[0], query.get("state", [None])[0]
+        error = query.get("error", [None])[0]
+        if self.arrived.done():
+            return None
+        if not code and not error:
+            return "That URL has no authorization code: paste the address the browser ended on, with code and state."
+        if self.state is None or state != self.state:
+            return "That URL is not from this sign-in (its state does not match): paste the address this sign-in's page redirected to."
+        if code:
+            self.arrived.set_result((code, state))
+        else:
+            self.arrived.set_exception(RuntimeError(f"authorization failed: {error}"))
+        return None
+
+
 async def login(
     config: ServerConfig,
     agent_dir: str | os.PathLike[str],
     open_url: Callable[[str], Awaitable[None] | None],
     timeout: float = 300.0,
+    wait: RedirectWait | None = None,
 ) -> None:
     """Sign in: the authorization page goes to ``open_url``; the code comes back to a callback
-    server on 127.0.0.1; the tokens are stored. Raises on failure or after ``timeout``."""
+    server on 127.0.0.1, or is pasted (``wait.offer``); the tokens are stored. Raises on
+    failure or after ``timeout``."""
     from piko.plugins.mcp.connection import http_transport
 
-    arrived: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+    wait = wait or RedirectWait()
 
     async def on_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(Exception):
@@ -303,18 +341,16 @@ async def login(
             while (await reader.readline()) not in (b"\r\n", b"\n", b""):
                 pass
             target = request_line.split(" ")[1] if " " in request_line else "/"
-            query = parse_qs(urlsplit(target).query)
-            code, state = query.get("code", [None])[0], query.get("state", [None])[0]
-            error = query.get("error", [None])[0]
-            body = b"Signed in. You can close this tab.\n" if code else b"Sign-in failed.\n"
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: "
+            refused = wait.offer(target)
+            failed = refused or (wait.arrived.exception() if wait.done else None)
+            body = (
+                f"Sign-in failed. {refused or ''}\n".encode()
+                if failed
+                else b"Signed in. You can close this tab.\n"
+            )
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: "
                          + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)  # fmt: skip
             await writer.drain()
-            if not arrived.done():
-                if code:
-                    arrived.set_result((code, state))
-                elif error:
-                    arrived.set_exception(RuntimeError(f"authorization failed: {error}"))
         writer.close()
 
     port = int(_options(config).get("callbackPort") or 0)
@@ -329,12 +365,13 @@ async def login(
     await _configured_client(config, storage, redirect_uri)
 
     async def redirect(url: str) -> None:
+        wait.expect(url)
         result = open_url(url)
         if result is not None:
             await result
 
     async def wait_for_code() -> tuple[str, str | None]:
-        return await arrived
+        return await wait.arrived
 
     metadata = _metadata(config, redirect_uri, storage.extra_scope())
     provider = _provider(config, metadata, storage, redirect, wait_for_code, timeout)

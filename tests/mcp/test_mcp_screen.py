@@ -91,3 +91,46 @@ def test_the_mcp_screen_lists_inspects_and_changes_servers(tmp_path: Path) -> No
         term.wait_for(lambda s: "MCP servers" not in s)
     finally:
         term.close()
+
+
+def test_the_sign_in_screen_takes_the_redirected_url(tmp_path: Path, auth_server) -> None:
+    """``/mcp login`` in the interactive mode: the page goes to the browser (here a script that
+    notes it), the screen offers an input field; a pasted URL of another sign-in is refused in
+    one line and the field stays; the right one signs in, and the loopback callback is unused."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    import httpx
+
+    url = auth_server()
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" > {opened}\n')
+    browser.chmod(0o755)
+    config = {"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}
+    term = Terminal(
+        tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)},
+        env={"BROWSER": str(browser)}, height=40,
+    )  # fmt: skip
+    try:
+        term.start()
+        term.wait_ready()
+        term.submit("/mcp login secure")
+        term.wait_for("paste the address it ended on", timeout=60)
+        deadline = time.monotonic() + 30
+        while not opened.exists() or not opened.read_text().strip():
+            assert time.monotonic() < deadline, "the browser was not opened"
+            time.sleep(0.1)
+        redirected = httpx.get(opened.read_text().strip(), follow_redirects=False, timeout=30)
+        location = redirected.headers["location"]
+        parts = urlsplit(location)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        term.paste(parts._replace(query=urlencode({**query, "state": "other"})).geturl())
+        term.keys("Enter")
+        screen = term.wait_for("its state does not match")
+        assert "paste the address it ended on" in screen
+        term.paste(location)
+        term.keys("Enter")
+        term.wait_for(r'Signed in to MCP server "secure" \(2 tools\)\.', timeout=60)
+        term.wait_for(lambda s: "paste the address it ended on" not in s)
+    finally:
+        term.close()

@@ -7,38 +7,12 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 from mcp_support import PI, answer, call, tool_messages
 
 pytestmark = pytest.mark.timeout(120)
-AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py")
-
-
-@pytest.fixture
-def auth_server():
-    processes: list[subprocess.Popen[str]] = []
-
-    def start(token_seconds: int = 3600, *extra: str) -> str:
-        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds), *extra],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-        processes.append(process)
-        assert process.stdout is not None
-        port = int(process.stdout.readline().split()[1])
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        return f"http://127.0.0.1:{port}/mcp"
-
-    yield start
-    for process in processes:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def login(env, name: str) -> subprocess.CompletedProcess[str]:
@@ -185,6 +159,54 @@ def test_auth_server_metadata_url_replaces_discovery(mcp_env, auth_server):
     )
     done = login(env, "secure")
     assert done.returncode == 0, done.stderr
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+
+
+def test_login_takes_the_redirected_url_pasted_on_stdin(mcp_env, auth_server):
+    """The browser runs on another machine: the test fetches the authorization page itself,
+    without following its redirect, and writes the address it redirects to on the login's stdin.
+    A URL of another sign-in (wrong ``state``) or one without ``code`` is one error line each,
+    and the login goes on waiting; the loopback callback is never requested."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    process = subprocess.Popen([PI, "mcp", "login", "secure", "--timeout", "60"], cwd=env.work,
+                               env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        assert process.stderr.readline() == "Open this page to sign in to secure:\n"
+        page = process.stderr.readline().strip()
+        redirected = httpx.get(page, follow_redirects=False, timeout=30)
+        assert redirected.status_code in (302, 303, 307), redirected.text[:300]
+        location = redirected.headers["location"]
+        parts = urlsplit(location)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        assert query["code"] and query["state"]
+        wrong_state = parts._replace(query=urlencode({**query, "state": "not-this-one"})).geturl()
+        no_code = parts._replace(query=urlencode({"state": query["state"]})).geturl()
+        process.stdin.write(wrong_state + "\n")
+        process.stdin.flush()
+        assert process.stderr.readline().startswith(
+            "That URL is not from this sign-in (its state does not match)"
+        )
+        process.stdin.write(no_code + "\n")
+        process.stdin.flush()
+        assert process.stderr.readline().startswith("That URL has no authorization code")
+        process.stdin.write(location + "\n")
+        process.stdin.flush()
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    assert out == 'Signed in to MCP server "secure".\n'
+    assert err == ""
     run = env.prompt("go")
     assert run.returncode == 0, run.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
