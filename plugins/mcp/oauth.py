@@ -272,6 +272,11 @@ def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAu
     return provider
 
 
+def has_sign_in(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
+    """Whether tokens are stored for the server (it is signed in)."""
+    return FileTokenStorage(agent_dir, credential_key(config)).has_tokens()
+
+
 def expire_stored(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
     """The server rejected the stored token: have the next connection refresh it (once)."""
     return FileTokenStorage(agent_dir, credential_key(config)).expire()
