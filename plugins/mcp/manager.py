@@ -308,7 +308,8 @@ async def _paste_field(
     browser ran on another machine) until the sign-in ends; Escape cancels it."""
     from piko.lib.abort import AbortController
 
-    await asyncio.wait({signing_in, shown}, return_when=asyncio.FIRST_COMPLETED)
+    pending: set[asyncio.Future[Any]] = {signing_in, shown}
+    await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
     if signing_in.done():
         return
     ended = AbortController()
