@@ -26,6 +26,7 @@ OAUTH_OPTIONS = {
     "--oauth-callback-port": "callbackPort",
     "--oauth-client-name": "clientName",
     "--oauth-client-registration": "clientRegistration",
+    "--oauth-client-metadata-url": "clientMetadataUrl",  # piko's: the document the user hosts
 }
 USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
 HELP = """Usage: pi mcp <command> [options]
