@@ -416,4 +416,8 @@ async def _login_with_paste(app: Any, server: Any, timeout: float) -> None:
 
     if sys.stdin is not None:
         threading.Thread(target=read_stdin, name="mcp-login-paste", daemon=True).start()
-    await oauth.login(server, app.agent_dir, show, timeout=timeout, wait=wait)
+    try:
+        await oauth.login(server, app.agent_dir, show, timeout=timeout, wait=wait)
+    finally:
+        if tty and wait.state is not None:  # end the prompt's line (the URL may never be typed)
+            sys.stderr.write("\n")

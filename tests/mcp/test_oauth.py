@@ -316,3 +316,38 @@ def test_cimd_with_a_server_that_takes_no_documents_fails_in_one_line(mcp_env, a
     assert (
         not _stored_client(env, url) if (env.home / "mcp-auth.json").exists() else True
     )  # nothing registered
+
+
+def test_login_on_a_terminal_prompts_for_the_redirected_url(mcp_env, auth_server):
+    """stdin is a terminal: after the page, a prompt line asks for the redirected URL; a refused
+    one is said and the prompt comes again."""
+    import os
+    import pty
+
+    url = auth_server()
+    env = mcp_env([])
+    env.write_mcp({"secure": {"url": url}})
+    master, slave = pty.openpty()
+    process = subprocess.Popen([PI, "mcp", "login", "secure", "--timeout", "60"], cwd=env.work,
+                               env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=slave,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    os.close(slave)
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == "Open this page to sign in to secure:\n"
+        page = process.stderr.readline().strip()
+        location = httpx.get(page, follow_redirects=False, timeout=30).headers["location"]
+        prompt = "Or paste the redirected URL here: "
+        assert process.stderr.read(len(prompt)) == prompt
+        os.write(master, b"http://127.0.0.1:9/callback?state=x\n")
+        refused = process.stderr.readline()
+        assert refused.startswith("That URL has no authorization code"), refused
+        assert process.stderr.read(len(prompt)) == prompt
+        os.write(master, location.encode() + b"\n")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (process.returncode, out, err) == (0, 'Signed in to MCP server "secure".\n', "\n")
