@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ OAUTH_OPTIONS = {
     "--oauth-callback-port": "callbackPort",
     "--oauth-client-name": "clientName",
     "--oauth-client-registration": "clientRegistration",
+    "--oauth-client-metadata-url": "clientMetadataUrl",  # piko's: the document the user hosts
 }
 USAGE = 'Usage: pi mcp add <server> [options] (--url <url> | -- <command> [args...])\nUse "pi mcp --help" for usage.'
 HELP = """Usage: pi mcp <command> [options]
@@ -369,12 +371,8 @@ def _sign(app: Any, verb: str, args: list[str]) -> int:
         )
         return 0
 
-    def show(url: str) -> None:
-        _err(f"Open this page to sign in to {server.name}:\n{url}")
-        oauth.open_in_browser(url)
-
     try:
-        asyncio.run(oauth.login(server, app.agent_dir, show, timeout=timeout))
+        asyncio.run(_login_with_paste(app, server, timeout))
     except BaseException as error:  # the SDK raises exception groups
         if isinstance(error, KeyboardInterrupt):
             return 130
@@ -384,3 +382,49 @@ def _sign(app: Any, verb: str, args: list[str]) -> int:
         return 1
     click.echo(f'Signed in to MCP server "{server.name}".')
     return 0
+
+
+PASTE_PROMPT = "Or paste the redirected URL here: "
+
+
+async def _login_with_paste(app: Any, server: Any, timeout: float) -> None:
+    """``pi mcp login``: the page is printed (and opened in the browser); the code comes back to
+    the loopback callback, or as the redirected URL written to stdin (a prompt on a terminal;
+    plain lines otherwise), for a browser on another machine. A line that does not fit is one
+    error line, and the wait goes on."""
+    import threading
+
+    from piko.plugins.mcp import oauth
+
+    loop = asyncio.get_running_loop()
+    wait = oauth.RedirectWait()
+    tty = sys.stdin is not None and sys.stdin.isatty()
+
+    def show(url: str) -> None:
+        _err(f"Open this page to sign in to {server.name}:\n{url}")
+        oauth.open_in_browser(url)
+        if tty:
+            sys.stderr.write(PASTE_PROMPT)
+            sys.stderr.flush()
+
+    def offer(line: str) -> None:
+        refused = wait.offer(line)
+        if refused and not wait.done:
+            _err(refused)
+            if tty:
+                sys.stderr.write(PASTE_PROMPT)
+                sys.stderr.flush()
+
+    def read_stdin() -> None:  # a daemon thread: a blocked read does not hold up the exit
+        with contextlib.suppress(OSError, ValueError, RuntimeError):
+            for line in sys.stdin:
+                if line.strip():
+                    loop.call_soon_threadsafe(offer, line)
+
+    if sys.stdin is not None:
+        threading.Thread(target=read_stdin, name="mcp-login-paste", daemon=True).start()
+    try:
+        await oauth.login(server, app.agent_dir, show, timeout=timeout, wait=wait)
+    finally:
+        if tty and wait.state is not None:  # end the prompt's line (the URL may never be typed)
+            sys.stderr.write("\n")

@@ -183,12 +183,21 @@ def _check_oauth(value: Any) -> str | None:
     registration = value.get("clientRegistration")
     if registration is not None and registration not in CLIENT_REGISTRATIONS:
         return 'oauth.clientRegistration must be "auto", "dcr", or "cimd"'
+    document = value.get("clientMetadataUrl")
+    if document is not None and not is_client_metadata_url(document):
+        return "oauth.clientMetadataUrl must be an https URL with a path (the Client ID Metadata Document you host)"
     if registration == "cimd":
         if "clientId" in value or "clientName" in value:
             return (
                 'oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'
             )
-        return 'oauth.clientRegistration "cimd" is not supported: there are no Client ID Metadata Documents'
+        if url is not None and not is_document_callback(url):
+            return 'oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback'
+        if document is None:
+            return (
+                'oauth.clientRegistration "cimd" needs oauth.clientMetadataUrl: piko has no Client ID Metadata '
+                "Document of its own, so name the https URL of one you host"
+            )
     metadata = value.get("authServerMetadataUrl")
     if metadata is not None:
         parts = urlsplit(metadata) if isinstance(metadata, str) else None
@@ -201,6 +210,24 @@ def _check_oauth(value: Any) -> str | None:
                 "oauth.authServerMetadataUrl must be an https URL, or http on localhost, 127.0.0.1, or [::1]"
             )
     return None
+
+
+def is_client_metadata_url(value: Any) -> bool:
+    """A Client ID Metadata Document's URL, which is the client id: https, with a path."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme == "https" and bool(parts.netloc) and parts.path not in ("", "/")
+
+
+def is_document_callback(callback_url: Any) -> bool:
+    """A ``callbackUrl`` a hosted document can list: ``/callback`` on localhost or 127.0.0.1."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(callback_url) if isinstance(callback_url, str) else None
+    return parts is not None and parts.hostname in ("localhost", "127.0.0.1") and parts.path == "/callback"
 
 
 def _check_stdio(entry: dict[str, Any]) -> str | None:

@@ -250,7 +250,8 @@ class ServerConnection:
         self.log = log
         self.on_tools = on_tools
         self.on_notification = on_notification
-        self.state = "disabled" if not config.enabled else "idle"
+        self.state_listeners: list[Callable[[], None]] = []  # told of every change of state
+        self._state = "disabled" if not config.enabled else "idle"
         self.error: str | None = None
         self.tools: list[types.Tool] = []
         self.instructions: str | None = None
@@ -262,6 +263,19 @@ class ServerConnection:
         self._ready: asyncio.Event | None = None
         self._refresh: asyncio.Task[None] | None = None
         self.dropped_by: BaseException | None = None  # what ended the last connected session
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        changed = value != self._state
+        self._state = value
+        if changed:
+            for listener in list(self.state_listeners):
+                with contextlib.suppress(Exception):  # a listener must not break the connection
+                    listener()
 
     # -- lifecycle -------------------------------------------------------------------------------
 

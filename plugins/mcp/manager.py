@@ -10,6 +10,8 @@ without touching the rest of the file; a server an extension registered changes 
 
 from __future__ import annotations
 
+import asyncio
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -69,18 +71,42 @@ def servers_items(runtime: Any) -> list[dict[str, str]]:
     ]
 
 
-def server_items(connection: Any) -> list[dict[str, str]]:
+def _signed_in(connection: Any) -> bool:
+    from piko.plugins.mcp import oauth
+
+    return oauth.uses_oauth(connection.config) and oauth.has_sign_in(
+        connection.config, connection.log.agent_dir
+    )
+
+
+def server_items(connection: Any, project_trusted: bool = False) -> list[dict[str, str]]:
     """What can be done with one server in its state."""
+    from piko.plugins.mcp import oauth
+
     server = connection.config
-    if connection.state == "disabled":
-        return [{"value": "enable", "label": "Enable", "description": _saved_where(server)}]
     items = []
     if connection.state == "connected":
         items.append({"value": "tools", "label": "Tools", "description": f"{len(connection.tools)} offered"})
     if connection.state in ("failed", "disconnected", "connected"):
         items.append({"value": "reconnect", "label": "Reconnect", "description": ""})
-    items.append({"value": "exposure", "label": "Exposure", "description": server.exposure})
-    items.append({"value": "disable", "label": "Disable", "description": _saved_where(server)})
+    if oauth.uses_oauth(server) and connection.state != "disabled":
+        if describe_state(connection) == "needs sign-in":
+            items.append(
+                {"value": "signin", "label": "Sign in", "description": "opens the authorization page"}
+            )
+        elif _signed_in(connection):
+            items.append(
+                {"value": "signout", "label": "Sign out", "description": "deletes the stored sign-in"}
+            )
+    if connection.state != "disabled":
+        items.append({"value": "exposure", "label": "Exposure", "description": server.exposure})
+    verb = "Enable" if connection.state == "disabled" else "Disable"
+    items.append({"value": verb.lower(), "label": verb, "description": _saved_where(server)})
+    if project_trusted and server.scope == "global":
+        items.append({
+            "value": f"{verb.lower()}-project", "label": f"{verb} in this project",
+            "description": "a project override in .pi/mcp.json",
+        })  # fmt: skip
     return items
 
 
@@ -93,18 +119,47 @@ def server_title(connection: Any) -> str:
     return "\n".join(lines)
 
 
+async def _live_select(runtime: Any, ctx: Any, make: Any, initial: Any) -> tuple[Any, Any]:
+    """``ctx.ui.select`` of ``make() -> (title, items)``, shown again (where the user was) each
+    time a server's state changes, until answered: ``(choice, highlighted value)``."""
+    from piko.lib.abort import AbortController
+
+    highlighted = [initial]
+    while True:
+        changed = AbortController()
+        stop_watching = runtime.watch(partial(changed.abort, "a server changed"))
+        title, items = make()
+        try:
+            choice = await ctx.ui.select(
+                title, items, signal=changed.signal, initial=highlighted[0],
+                on_highlight=lambda value: highlighted.__setitem__(0, value),
+            )  # fmt: skip
+        finally:
+            stop_watching()
+        if not changed.signal.aborted or choice is not None:
+            return choice, highlighted[0]
+
+
 async def manage(runtime: Any, ctx: Any) -> None:
-    """The ``/mcp`` screen until the user closes it (Esc on the server list)."""
+    """The ``/mcp`` screen until the user closes it (Esc on the server list); it redraws as
+    servers change state."""
+    from piko.plugins.mcp import project_trusted
+
     if not runtime.connections:
         ctx.ui.notify(runtime.status_text(), "info")
         return
+    trusted = project_trusted(ctx.app)
+    name: Any = None
     while True:
-        name = await ctx.ui.select("MCP servers", servers_items(runtime))
+        name, _ = await _live_select(runtime, ctx, lambda: ("MCP servers", servers_items(runtime)), name)
         if not name or name not in runtime.connections:
             return
+        action: Any = None
         while name in runtime.connections:
             connection = runtime.connections[name]
-            action = await ctx.ui.select(server_title(connection), server_items(connection))
+            action, _ = await _live_select(
+                runtime, ctx, lambda c=connection: (server_title(c), server_items(c, trusted)), action
+            )
             if not action:
                 break
             message = await run_action(runtime, ctx, name, str(action))
@@ -119,12 +174,21 @@ async def run_action(runtime: Any, ctx: Any, name: str, action: str) -> str | No
         await show_tools(runtime, ctx, name)
     elif action == "reconnect":
         await connection.reconnect()
-    elif action in ("enable", "disable"):
-        failed = save(connection.config, {"enabled": action == "enable"})
+    elif action == "signin":
+        await sign_in(runtime, ctx, name)
+    elif action == "signout":
+        await sign_out(runtime, ctx, name)
+    elif action in ("enable", "disable", "enable-project", "disable-project"):
+        enable = action.startswith("enable")
+        failed = (
+            save_override(runtime, connection.config, enable)
+            if action.endswith("-project")
+            else save(connection.config, {"enabled": enable})
+        )
         if failed:
             return failed
-        await runtime.set_enabled(name, action == "enable")
-        if action == "enable":
+        await runtime.set_enabled(name, enable)
+        if enable:
             await connection.wait_ready(connection.config.timeout_s)
     elif action == "exposure":
         current = connection.config.exposure
@@ -174,6 +238,25 @@ def save(server: Any, changes: dict[str, Any]) -> str | None:
     return None
 
 
+def save_override(runtime: Any, server: Any, enabled: bool) -> str | None:
+    """ "Enable/Disable in this project": a project override of the user-level server in
+    ``.pi/mcp.json`` (only ``enabled``; the rest of the file kept); later changes go to it."""
+    from piko.plugins.mcp.config import project_config_path, read_config_file, write_config_file
+
+    path = project_config_path(runtime.cwd)
+    try:
+        data = read_config_file(path)
+        servers = data.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ValueError(f"{path}: mcpServers is not an object")
+        servers[server.name] = {"enabled": enabled}
+        write_config_file(path, data)
+    except (OSError, ValueError) as error:
+        return f"Could not update {path}: {error}"
+    runtime.move_to_override(server.name, str(path))
+    return None
+
+
 async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
     """``/mcp login NAME``: the sign-in page is named in a notice (and opened in the browser);
     once approved, the tokens are stored and the server reconnects with them."""
@@ -187,20 +270,62 @@ async def sign_in(runtime: Any, ctx: Any, name: str) -> None:
         ctx.ui.notify(f'Signing in to MCP server "{name}" requires interactive mode.', "error")
         return
 
+    wait = oauth.RedirectWait()
+    shown: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+
     def show(url: str) -> None:
         ctx.ui.notify(f'Sign in to MCP server "{name}" in your browser:\n{url}', "info")
         oauth.open_in_browser(url)
+        if not shown.done():
+            shown.set_result(url)
 
-    try:
-        await oauth.login(connection.config, runtime.log.agent_dir, show)
-    except Exception as error:
-        ctx.ui.notify(f"Sign-in failed: {describe_error(error)}", "error")
+    signing_in = asyncio.ensure_future(oauth.login(connection.config, runtime.log.agent_dir, show, wait=wait))
+    if getattr(ctx, "mode", None) == "tui":
+        await _paste_field(ctx, name, signing_in, shown, wait)
+    await asyncio.wait({signing_in})
+    if signing_in.cancelled():
+        ctx.ui.notify(f'Sign-in to MCP server "{name}" cancelled.', "info")
+        return
+    failed = signing_in.exception()
+    if failed is not None:
+        ctx.ui.notify(f"Sign-in failed: {describe_error(failed)}", "error")
         return
     await connection.reconnect()
     if connection.state != "connected":
         ctx.ui.notify(f"Signed in, but {connection.status_line()}", "error")
         return
     ctx.ui.notify(f'Signed in to MCP server "{name}" ({len(connection.tools)} tools).', "info")
+
+
+async def _paste_field(
+    ctx: Any, name: str, signing_in: asyncio.Future[None], shown: asyncio.Future[str], wait: Any
+) -> None:
+    """The sign-in screen: the page to open, and an input field for the redirected URL (the
+    browser ran on another machine) until the sign-in ends; Escape cancels it."""
+    from piko.lib.abort import AbortController
+
+    pending: set[asyncio.Future[Any]] = {signing_in, shown}
+    await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+    if signing_in.done():
+        return
+    ended = AbortController()
+    signing_in.add_done_callback(lambda _f: ended.abort("signed in"))
+    title = (
+        f'Sign in to MCP server "{name}": approve in the browser, or open this page\n{shown.result()}\n'
+        "If the browser runs on another machine, paste the address it ended on:"
+    )
+    while not signing_in.done():
+        pasted = await ctx.ui.input(title, "http://127.0.0.1:…/callback?code=…&state=…", signal=ended.signal)
+        if signing_in.done():
+            return
+        if pasted is None:  # Escape
+            signing_in.cancel()
+            return
+        refused = wait.offer(pasted) if pasted.strip() else None
+        if refused:
+            ctx.ui.notify(refused, "error")
+        elif pasted.strip():
+            await asyncio.wait({signing_in})
 
 
 async def sign_out(runtime: Any, ctx: Any, name: str) -> None:

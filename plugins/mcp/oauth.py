@@ -2,8 +2,9 @@
 
 Tokens and the registered client are kept in ``~/.pi/agent/mcp-auth.json`` (mode 0600) under
 the server's name and URL. The SDK does discovery (protected resource and authorization server
-metadata), dynamic client registration, PKCE, the code exchange and refreshing; this module
-gives it the storage, the browser step and the local callback.
+metadata), dynamic client registration or a Client ID Metadata Document, PKCE, the code
+exchange and refreshing; this module gives it the storage, the browser step, the local callback
+(or a pasted redirected URL), and decides when a configured document is offered.
 """
 
 from __future__ import annotations
@@ -205,47 +206,146 @@ async def _configured_client(config: ServerConfig, storage: FileTokenStorage, re
 _DISCOVERY_PATHS = ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration")
 
 
-class ConfiguredMetadataProvider(OAuthClientProvider):
-    """The SDK's provider, but the authorization server's metadata comes from the entry's
-    ``oauth.authServerMetadataUrl`` instead of discovery, and is trusted as configured: its
-    ``issuer`` is the one expected (for servers that advertise the wrong authorization server)."""
+class CimdUnsupported(Exception):
+    """``clientRegistration: "cimd"`` with an authorization server that takes no documents."""
 
-    def __init__(self, *args: Any, metadata_url: str, **kwargs: Any) -> None:
+
+def _takes_documents(metadata: Any) -> bool:
+    """Whether an authorization server's metadata (JSON) takes Client ID Metadata Documents
+    for public clients (pi's condition: documents supported, and ``none`` client authentication)."""
+    if not isinstance(metadata, dict) or metadata.get("client_id_metadata_document_supported") is not True:
+        return False
+    methods = metadata.get("token_endpoint_auth_methods_supported")
+    return isinstance(methods, list) and "none" in methods
+
+
+class PikoOAuthProvider(OAuthClientProvider):
+    """The SDK's provider, with two of the entry's ``oauth`` options:
+
+    - ``authServerMetadataUrl``: the authorization server's metadata comes from that URL instead
+      of discovery, and is trusted as configured: its ``issuer`` is the one expected (for servers
+      that advertise the wrong authorization server);
+    - ``clientRegistration``: the SDK identifies the client by its document (``client_metadata_url``)
+      whenever the server says it supports documents; piko also wants the server to take public
+      clients (as pi does) before it does that, and with ``cimd`` fails instead of registering.
+    """
+
+    def __init__(
+        self, *args: Any, metadata_url: str | None = None, require_document: bool = False, **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.metadata_url = metadata_url
+        self.require_document = require_document
         self.issuer: str | None = None
 
     def _expected_issuer(self) -> str:
+        if self.metadata_url is None:
+            return super()._expected_issuer()
         client = self.context.client_info
         known = self.issuer or (getattr(client, "issuer", None) if client is not None else None)
         return str(known) if known else super()._expected_issuer()
 
-    async def async_auth_flow(self, request: Any) -> Any:
+    def _is_metadata_request(self, request: Any) -> bool:
+        return request.method == "GET" and (
+            any(p in request.url.path for p in _DISCOVERY_PATHS)
+            or (self.metadata_url is not None and str(request.url) == self.metadata_url)
+        )
+
+    async def _settle_registration(self, response: Any) -> None:
+        """Before the SDK reads the authorization server's metadata (and chooses how to identify
+        the client): no document for a server that does not take it; with ``cimd``, stop."""
+        if response.status_code != 200 or self.context.client_info is not None:
+            return
+        await response.aread()
+        try:
+            metadata = response.json()
+        except ValueError:
+            return
+        if _takes_documents(metadata):
+            return
+        if self.require_document:
+            raise CimdUnsupported(
+                "The authorization server does not support Client ID Metadata Documents for public "
+                'clients; remove oauth.clientRegistration "cimd"'
+            )
+        self.context.client_metadata_url = None
+
+    async def _auth_flow(self, request: Any) -> Any:
+        """The SDK's flow (inside the SDK's redirect following), its metadata request replaced
+        and its registration settled as said above."""
         from mcp.client.auth.utils import create_oauth_metadata_request
 
-        if self.issuer is None:  # the SDK settles the expected issuer before it fetches metadata
+        if self.metadata_url is not None and self.issuer is None:
+            # the SDK settles the expected issuer before it fetches metadata
             document = yield create_oauth_metadata_request(self.metadata_url)
             await document.aread()
             with contextlib.suppress(ValueError, AttributeError):
                 self.issuer = str(document.json().get("issuer") or "") or None
-        flow = super().async_auth_flow(request)
+        flow = super()._auth_flow(request)
         try:
             outgoing = await flow.__anext__()
             while True:
-                if outgoing.method == "GET" and any(p in outgoing.url.path for p in _DISCOVERY_PATHS):
+                metadata_request = self._is_metadata_request(outgoing)
+                if metadata_request and self.metadata_url is not None:
                     outgoing = create_oauth_metadata_request(self.metadata_url)
                 response = yield outgoing
+                if metadata_request and (self.context.client_metadata_url or self.require_document):
+                    await self._settle_registration(response)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return
+        finally:
+            await flow.aclose()
+
+
+def client_document(config: ServerConfig) -> tuple[str | None, bool]:
+    """``(document URL to offer, required)`` by ``oauth.clientRegistration``: ``dcr`` offers
+    none; ``auto`` offers the configured ``clientMetadataUrl`` unless ``clientId`` or
+    ``clientName`` is set or the ``callbackUrl`` is not ``/callback`` on localhost or 127.0.0.1;
+    ``cimd`` requires it (the entry's checks made sure it is there)."""
+    from piko.plugins.mcp.config import is_document_callback
+
+    options = _options(config)
+    registration = options.get("clientRegistration") or "auto"
+    url = options.get("clientMetadataUrl")
+    if registration == "dcr" or not isinstance(url, str) or not url:
+        return None, False
+    if registration == "cimd":
+        return url, True
+    callback = options.get("callbackUrl")
+    if (
+        options.get("clientId")
+        or options.get("clientName")
+        or (callback and not is_document_callback(callback))
+    ):
+        return None, False
+    return url, False
+
+
+def _wrong_kind_of_client(config: ServerConfig, client_id: str | None) -> bool:
+    """A stored client that ``clientRegistration`` no longer allows: a registered one under
+    ``cimd``, the document under ``dcr``."""
+    options = _options(config)
+    document = options.get("clientMetadataUrl")
+    registration = options.get("clientRegistration") or "auto"
+    if options.get("clientId"):
+        return False
+    return (registration == "cimd" and client_id != document) or (
+        registration == "dcr" and client_id == document
+    )
 
 
 def _provider(config: ServerConfig, *args: Any, **kwargs: Any) -> OAuthClientProvider:
-    """An ``OAuthClientProvider`` for the entry (see :class:`ConfiguredMetadataProvider`)."""
+    """An ``OAuthClientProvider`` for the entry (see :class:`PikoOAuthProvider`)."""
     url = _options(config).get("authServerMetadataUrl")
-    if isinstance(url, str) and url:
-        return ConfiguredMetadataProvider(str(config.raw["url"]), *args, metadata_url=url, **kwargs)
-    return OAuthClientProvider(str(config.raw["url"]), *args, **kwargs)
+    document, required = client_document(config)
+    provider = PikoOAuthProvider(
+        str(config.raw["url"]), *args, metadata_url=url if isinstance(url, str) and url else None,
+        require_document=required, **kwargs,
+    )  # fmt: skip
+    # set after the SDK's constructor, which checks the URL as the entry's checks already did
+    provider.context.client_metadata_url = document
+    return provider
 
 
 def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAuthClientProvider | None:
@@ -272,6 +372,11 @@ def session_auth(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> OAu
     return provider
 
 
+def has_sign_in(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
+    """Whether tokens are stored for the server (it is signed in)."""
+    return FileTokenStorage(agent_dir, credential_key(config)).has_tokens()
+
+
 def expire_stored(config: ServerConfig, agent_dir: str | os.PathLike[str]) -> bool:
     """The server rejected the stored token: have the next connection refresh it (once)."""
     return FileTokenStorage(agent_dir, credential_key(config)).expire()
@@ -285,17 +390,55 @@ def _redirect_uri(config: ServerConfig, port: int) -> str:
     return f"http://127.0.0.1:{port}/callback"
 
 
+class RedirectWait:
+    """Where a sign-in's authorization code arrives: the loopback callback, or the redirected
+    URL the user pastes (the address the browser ended on, when it runs on another machine).
+    Either is checked against the sign-in's ``state``; a URL that does not fit is refused with
+    one line and the wait goes on."""
+
+    def __init__(self) -> None:
+        self.arrived: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+        self.state: str | None = None  # the state of the authorization page, once it is known
+
+    def expect(self, authorization_url: str) -> None:
+        self.state = parse_qs(urlsplit(authorization_url).query).get("state", [None])[0]
+
+    @property
+    def done(self) -> bool:
+        return self.arrived.done()
+
+    def offer(self, url: str) -> str | None:
+        """A redirected URL (or the callback's request target): None when it ends the wait
+        (with the code, or with the authorization server's error), else why it was refused."""
+        query = parse_qs(urlsplit(url.strip()).query)
+        code, state = query.get("code", [None])[0], query.get("state", [None])[0]
+        error = query.get("error", [None])[0]
+        if self.arrived.done():
+            return None
+        if not code and not error:
+            return "That URL has no authorization code: paste the address the browser ended on, with code and state."
+        if self.state is None or state != self.state:
+            return "That URL is not from this sign-in (its state does not match): paste the address this sign-in's page redirected to."
+        if code:
+            self.arrived.set_result((code, state))
+        else:
+            self.arrived.set_exception(RuntimeError(f"authorization failed: {error}"))
+        return None
+
+
 async def login(
     config: ServerConfig,
     agent_dir: str | os.PathLike[str],
     open_url: Callable[[str], Awaitable[None] | None],
     timeout: float = 300.0,
+    wait: RedirectWait | None = None,
 ) -> None:
     """Sign in: the authorization page goes to ``open_url``; the code comes back to a callback
-    server on 127.0.0.1; the tokens are stored. Raises on failure or after ``timeout``."""
+    server on 127.0.0.1, or is pasted (``wait.offer``); the tokens are stored. Raises on
+    failure or after ``timeout``."""
     from piko.plugins.mcp.connection import http_transport
 
-    arrived: asyncio.Future[tuple[str, str | None]] = asyncio.get_running_loop().create_future()
+    wait = wait or RedirectWait()
 
     async def on_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         with contextlib.suppress(Exception):
@@ -303,18 +446,16 @@ async def login(
             while (await reader.readline()) not in (b"\r\n", b"\n", b""):
                 pass
             target = request_line.split(" ")[1] if " " in request_line else "/"
-            query = parse_qs(urlsplit(target).query)
-            code, state = query.get("code", [None])[0], query.get("state", [None])[0]
-            error = query.get("error", [None])[0]
-            body = b"Signed in. You can close this tab.\n" if code else b"Sign-in failed.\n"
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\ncontent-length: "
+            refused = wait.offer(target)
+            failed = refused or (wait.arrived.exception() if wait.done else None)
+            body = (
+                f"Sign-in failed. {refused or ''}\n".encode()
+                if failed
+                else b"Signed in. You can close this tab.\n"
+            )
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: "
                          + str(len(body)).encode() + b"\r\nconnection: close\r\n\r\n" + body)  # fmt: skip
             await writer.drain()
-            if not arrived.done():
-                if code:
-                    arrived.set_result((code, state))
-                elif error:
-                    arrived.set_exception(RuntimeError(f"authorization failed: {error}"))
         writer.close()
 
     port = int(_options(config).get("callbackPort") or 0)
@@ -326,15 +467,18 @@ async def login(
     registered = await storage.get_client_info()
     if registered is not None and redirect_uri not in [str(u) for u in registered.redirect_uris or []]:
         storage.drop_client()  # a client registered before stays in use only while its redirect URI matches
+    elif registered is not None and _wrong_kind_of_client(config, registered.client_id):
+        storage.drop_client()
     await _configured_client(config, storage, redirect_uri)
 
     async def redirect(url: str) -> None:
+        wait.expect(url)
         result = open_url(url)
         if result is not None:
             await result
 
     async def wait_for_code() -> tuple[str, str | None]:
-        return await arrived
+        return await wait.arrived
 
     metadata = _metadata(config, redirect_uri, storage.extra_scope())
     provider = _provider(config, metadata, storage, redirect, wait_for_code, timeout)

@@ -76,9 +76,9 @@ class McpRuntime:
         self.config = config
         self.cwd = cwd
         self.log = McpLog(agent_dir)
+        self._watchers: list[Callable[[], None]] = []
         self.connections: dict[str, ServerConnection] = {
-            name: ServerConnection(server, cwd, self.log, self._on_tools, self._on_notification)
-            for name, server in config.servers.items()
+            name: self._connection(server) for name, server in config.servers.items()
         }
         self.tools: dict[str, McpTool] = {}
         self.owners: dict[str, tuple[str, str]] = {}
@@ -137,10 +137,31 @@ class McpRuntime:
                 self._add(server)
         self.refresh_active()
 
+    def _connection(self, server: ServerConfig) -> ServerConnection:
+        connection = ServerConnection(server, self.cwd, self.log, self._on_tools, self._on_notification)
+        connection.state_listeners.append(self._changed)
+        return connection
+
+    def _changed(self) -> None:
+        for watcher in list(self._watchers):
+            watcher()
+
+    def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` whenever a server's state changes, or a server comes or goes (the
+        ``/mcp`` screen redraws); returns the remover."""
+        self._watchers.append(callback)
+
+        def remove() -> None:
+            with contextlib.suppress(ValueError):
+                self._watchers.remove(callback)
+
+        return remove
+
     def _add(self, server: ServerConfig) -> None:
         self.config.servers[server.name] = server
-        connection = ServerConnection(server, self.cwd, self.log, self._on_tools, self._on_notification)
+        connection = self._connection(server)
         self.connections[server.name] = connection
+        self._changed()
         connection.start()
         if server.enabled and self._reaches_deferred(server) and TOOL_SEARCH not in self.registered:
             self._register_tool_search()
@@ -148,6 +169,7 @@ class McpRuntime:
     async def _remove(self, name: str) -> None:
         connection = self.connections.pop(name)
         self.config.servers.pop(name, None)
+        self._changed()
         for entry in self.tools.values():
             if entry.server == name:
                 entry.withdrawn = True
@@ -160,6 +182,14 @@ class McpRuntime:
         server = ServerConfig(
             name=old.name, kind=old.kind, raw={**old.raw, **changes}, source=old.source, scope=old.scope
         )
+        self.config.servers[name] = server
+        self.connections[name].config = server
+        return server
+
+    def move_to_override(self, name: str, path: str) -> ServerConfig:
+        """The user-level server now has a project override at ``path``: later changes go there."""
+        old = self.config.servers[name]
+        server = ServerConfig(name=old.name, kind=old.kind, raw=old.raw, source=path, scope="project")
         self.config.servers[name] = server
         self.connections[name].config = server
         return server

@@ -5,11 +5,13 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -30,6 +32,35 @@ def mcp_env(tmp_path: Path) -> Iterator[Callable[..., McpEnv]]:
             return McpEnv(home, work, server)
 
         yield start
+
+
+AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py")
+
+
+@pytest.fixture
+def auth_server() -> Iterator[Callable[..., str]]:
+    """``auth_server(token_seconds, *flags)``: the OAuth-protected server and its authorization
+    server (``servers/auth_server.py``) on 127.0.0.1; the MCP URL."""
+    processes: list[subprocess.Popen[str]] = []
+
+    def start(token_seconds: int = 3600, *extra: str) -> str:
+        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds), *extra],
+                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+        processes.append(process)
+        assert process.stdout is not None
+        port = int(process.stdout.readline().split()[1])
+        for _ in range(100):
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=2)
+                break
+            except httpx.TransportError:
+                time.sleep(0.1)
+        return f"http://127.0.0.1:{port}/mcp"
+
+    yield start
+    for process in processes:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @pytest.fixture

@@ -170,7 +170,21 @@ def test_add_writes_oauth_options_and_checks_them(mcp_env):
          'server "t": oauth.callbackPort must be a port number\n'),
         (["--url", "http://127.0.0.1:9/mcp", "--oauth-client-registration", "bogus"],
          'server "t": oauth.clientRegistration must be "auto", "dcr", or "cimd"\n'),
+        (["--url", "http://127.0.0.1:9/mcp", "--oauth-client-registration", "cimd"],
+         'server "t": oauth.clientRegistration "cimd" needs oauth.clientMetadataUrl: piko has no Client ID '
+         "Metadata Document of its own, so name the https URL of one you host\n"),
     ]:  # fmt: skip
         done = env.run("mcp", "add", "t", *args)
         assert (done.returncode, done.stderr) == (1, error)
     assert list(json.loads(path.read_text())["mcpServers"]) == ["s"]  # nothing written
+
+
+def test_add_writes_the_client_metadata_document(mcp_env):
+    """``--oauth-client-registration cimd`` with piko's ``--oauth-client-metadata-url``."""
+    env = mcp_env([])
+    doc = "https://docs.example/oauth/client.json"
+    done = env.run("mcp", "add", "s", "--url", "http://127.0.0.1:9/mcp", "--oauth-client-registration", "cimd",
+                   "--oauth-client-metadata-url", doc)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    oauth = json.loads((env.home / "mcp.json").read_text())["mcpServers"]["s"]["oauth"]
+    assert oauth == {"clientRegistration": "cimd", "clientMetadataUrl": doc}

@@ -13,6 +13,7 @@ from piko.plugins.mcp.naming import assign_names, name_matcher, tool_exposure, t
 from piko.plugins.mcp.results import truncate_middle
 
 U = "https://example.com/mcp"
+D = "https://docs.example/oauth/client.json"
 
 
 def write(path: Path, servers: dict[str, Any], **top: Any) -> None:
@@ -67,7 +68,22 @@ def write(path: Path, servers: dict[str, Any], **top: Any) -> None:
         ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientId": "c"}}, None,
          'server "o": oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'),
         ("o", {"url": U, "oauth": {"clientRegistration": "cimd"}}, None,
-         'server "o": oauth.clientRegistration "cimd" is not supported: there are no Client ID Metadata Documents'),
+         'server "o": oauth.clientRegistration "cimd" needs oauth.clientMetadataUrl: piko has no Client ID '
+         "Metadata Document of its own, so name the https URL of one you host"),
+        # piko's clientMetadataUrl: the document the user hosts
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientMetadataUrl": D}}, "http", ""),
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientMetadataUrl": D,
+                                  "callbackUrl": "http://localhost:8/callback"}}, "http", ""),
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientMetadataUrl": D,
+                                  "callbackUrl": "http://127.0.0.1/cb"}}, None,
+         'server "o": oauth.clientRegistration "cimd" requires oauth.callbackUrl on localhost or 127.0.0.1 with path /callback'),
+        ("o", {"url": U, "oauth": {"clientRegistration": "cimd", "clientMetadataUrl": D, "clientName": "N"}}, None,
+         'server "o": oauth.clientRegistration "cimd" cannot be combined with oauth.clientId or oauth.clientName'),
+        ("o", {"url": U, "oauth": {"clientMetadataUrl": D, "clientName": "N"}}, "http", ""),
+        ("o", {"url": U, "oauth": {"clientMetadataUrl": "http://docs.example/client.json"}}, None,
+         'server "o": oauth.clientMetadataUrl must be an https URL with a path (the Client ID Metadata Document you host)'),
+        ("o", {"url": U, "oauth": {"clientMetadataUrl": "https://docs.example/"}}, None,
+         'server "o": oauth.clientMetadataUrl must be an https URL with a path (the Client ID Metadata Document you host)'),
         ("o", {"url": U, "oauth": {"authServerMetadataUrl": "http://idp.example/x"}}, None,
          'server "o": oauth.authServerMetadataUrl must be an https URL, or http on localhost, 127.0.0.1, or [::1]'),
         ("o", {"url": U, "oauth": {"authServerMetadataUrl": "http://127.0.0.1:9/x"}}, "http", ""),

@@ -7,38 +7,12 @@ import stat
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import httpx
 import pytest
 from mcp_support import PI, answer, call, tool_messages
 
 pytestmark = pytest.mark.timeout(120)
-AUTH_SERVER = str(Path(__file__).resolve().parent / "servers" / "auth_server.py")
-
-
-@pytest.fixture
-def auth_server():
-    processes: list[subprocess.Popen[str]] = []
-
-    def start(token_seconds: int = 3600, *extra: str) -> str:
-        process = subprocess.Popen([sys.executable, AUTH_SERVER, "--token-seconds", str(token_seconds), *extra],
-                                   stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-        processes.append(process)
-        assert process.stdout is not None
-        port = int(process.stdout.readline().split()[1])
-        for _ in range(100):
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-authorization-server", timeout=2)
-                break
-            except httpx.TransportError:
-                time.sleep(0.1)
-        return f"http://127.0.0.1:{port}/mcp"
-
-    yield start
-    for process in processes:
-        process.terminate()
-        process.wait(timeout=10)
 
 
 def login(env, name: str) -> subprocess.CompletedProcess[str]:
@@ -188,3 +162,192 @@ def test_auth_server_metadata_url_replaces_discovery(mcp_env, auth_server):
     run = env.prompt("go")
     assert run.returncode == 0, run.stderr
     assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+
+
+def test_login_takes_the_redirected_url_pasted_on_stdin(mcp_env, auth_server):
+    """The browser runs on another machine: the test fetches the authorization page itself,
+    without following its redirect, and writes the address it redirects to on the login's stdin.
+    A URL of another sign-in (wrong ``state``) or one without ``code`` is one error line each,
+    and the login goes on waiting; the loopback callback is never requested."""
+    from urllib.parse import parse_qs, urlencode, urlsplit
+
+    url = auth_server()
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct"}})
+    process = subprocess.Popen([PI, "mcp", "login", "secure", "--timeout", "60"], cwd=env.work,
+                               env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert process.stdin is not None and process.stderr is not None
+    try:
+        assert process.stderr.readline() == "Open this page to sign in to secure:\n"
+        page = process.stderr.readline().strip()
+        redirected = httpx.get(page, follow_redirects=False, timeout=30)
+        assert redirected.status_code in (302, 303, 307), redirected.text[:300]
+        location = redirected.headers["location"]
+        parts = urlsplit(location)
+        query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+        assert query["code"] and query["state"]
+        wrong_state = parts._replace(query=urlencode({**query, "state": "not-this-one"})).geturl()
+        no_code = parts._replace(query=urlencode({"state": query["state"]})).geturl()
+        process.stdin.write(wrong_state + "\n")
+        process.stdin.flush()
+        assert process.stderr.readline().startswith(
+            "That URL is not from this sign-in (its state does not match)"
+        )
+        process.stdin.write(no_code + "\n")
+        process.stdin.flush()
+        assert process.stderr.readline().startswith("That URL has no authorization code")
+        process.stdin.write(location + "\n")
+        process.stdin.flush()
+        out, err = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.returncode == 0, err
+    assert out == 'Signed in to MCP server "secure".\n'
+    assert err == ""
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+
+
+@pytest.fixture
+def client_document(tmp_path):
+    """A Client ID Metadata Document served over https on 127.0.0.1 (a self-signed certificate
+    the test authorization server accepts, as a hosted document would be served); yields its URL
+    and the list of paths fetched."""
+    import http.server
+    import ssl
+    import threading
+
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+                   check=True, capture_output=True, timeout=60)  # fmt: skip
+    fetched: list[str] = []
+    where: dict[str, str] = {}
+
+    class Document(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            body = json.dumps({
+                "client_id": where["url"], "client_name": "piko at example", "token_endpoint_auth_method": "none",
+                "redirect_uris": ["http://127.0.0.1/callback", "http://localhost/callback"],
+                "grant_types": ["authorization_code", "refresh_token"], "response_types": ["code"],
+            }).encode()  # fmt: skip
+            self.send_response(200 if self.path == "/oauth/client.json" else 404)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Document)
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    where["url"] = f"https://127.0.0.1:{server.server_address[1]}/oauth/client.json"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield where["url"], fetched
+    server.shutdown()
+    server.server_close()
+
+
+def _stored_client(env, url: str) -> dict:
+    return (
+        json.loads((env.home / "mcp-auth.json").read_text())["servers"][f"secure|{url}"].get("client") or {}
+    )
+
+
+def test_auto_identifies_by_the_configured_document_when_the_server_takes_it(
+    mcp_env, auth_server, client_document
+):
+    doc, fetched = client_document
+    url = auth_server(3600, "--cimd")
+    env = mcp_env([call("mcp__secure__secret"), answer()])
+    env.write_mcp({"secure": {"url": url, "exposure": "direct", "oauth": {"clientMetadataUrl": doc}}})
+    done = login(env, "secure")
+    assert done.returncode == 0, done.stderr
+    client = _stored_client(env, url)
+    assert client["client_id"] == doc and "client_secret" not in client
+    assert fetched and set(fetched) == {"/oauth/client.json"}  # the server read the document
+    run = env.prompt("go")
+    assert run.returncode == 0, run.stderr
+    assert tool_messages(env.bodies()[1])[0]["content"] == "the secret"
+
+
+@pytest.mark.parametrize(
+    ("flags", "oauth"),
+    [
+        pytest.param((), {}, id="auto, the server takes no documents"),
+        pytest.param(("--cimd",), {"clientRegistration": "dcr"}, id="dcr"),
+        pytest.param(("--cimd",), {"clientName": "Claude Code"}, id="auto with clientName"),
+    ],
+)
+def test_registration_instead_of_the_document(mcp_env, auth_server, client_document, flags, oauth):
+    doc, fetched = client_document
+    url = auth_server(3600, *flags)
+    env = mcp_env([])
+    env.write_mcp({"secure": {"url": url, "oauth": {"clientMetadataUrl": doc, **oauth}}})
+    done = login(env, "secure")
+    assert done.returncode == 0, done.stderr
+    client = _stored_client(env, url)
+    assert client["client_id"] and client["client_id"] != doc
+    assert fetched == []
+
+
+def test_cimd_with_a_server_that_takes_no_documents_fails_in_one_line(mcp_env, auth_server, client_document):
+    doc, _fetched = client_document
+    url = auth_server()
+    env = mcp_env([])
+    env.write_mcp({"secure": {"url": url, "oauth": {"clientRegistration": "cimd", "clientMetadataUrl": doc}}})
+    failed = subprocess.run([PI, "mcp", "login", "secure", "--timeout", "30"], cwd=env.work,
+                            env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.DEVNULL,
+                            capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert failed.returncode == 1
+    assert failed.stderr.splitlines() == [
+        'Sign-in to MCP server "secure" failed: The authorization server does not support Client ID '
+        'Metadata Documents for public clients; remove oauth.clientRegistration "cimd"'
+    ]
+    assert (
+        not _stored_client(env, url) if (env.home / "mcp-auth.json").exists() else True
+    )  # nothing registered
+
+
+def test_login_on_a_terminal_prompts_for_the_redirected_url(mcp_env, auth_server):
+    """stdin is a terminal: after the page, a prompt line asks for the redirected URL; a refused
+    one is said and the prompt comes again."""
+    import os
+    import pty
+
+    url = auth_server()
+    env = mcp_env([])
+    env.write_mcp({"secure": {"url": url}})
+    master, slave = pty.openpty()
+    process = subprocess.Popen([PI, "mcp", "login", "secure", "--timeout", "60"], cwd=env.work,
+                               env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=slave,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    os.close(slave)
+    assert process.stderr is not None
+    try:
+        assert process.stderr.readline() == "Open this page to sign in to secure:\n"
+        page = process.stderr.readline().strip()
+        location = httpx.get(page, follow_redirects=False, timeout=30).headers["location"]
+        prompt = "Or paste the redirected URL here: "
+        assert process.stderr.read(len(prompt)) == prompt
+        os.write(master, b"http://127.0.0.1:9/callback?state=x\n")
+        refused = process.stderr.readline()
+        assert refused.startswith("That URL has no authorization code"), refused
+        assert process.stderr.read(len(prompt)) == prompt
+        os.write(master, location.encode() + b"\n")
+        out, err = process.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert (process.returncode, out, err) == (0, 'Signed in to MCP server "secure".\n', "\n")

@@ -163,11 +163,13 @@ class SelectPanel(Panel):
         actions: dict[str, list[str]] | None = None,
         header: Callable[[], str] | None = None,
         query: str = "",
+        on_highlight: Callable[[Any], None] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
         self.title = title
         self.items = items
+        self.on_highlight = on_highlight
         self.filterable = filterable
         self.bold_title = bold_title
         self.header = header
@@ -276,13 +278,20 @@ class SelectPanel(Panel):
         self.index = (
             next((i for i, item in enumerate(self.shown) if item.value == current), 0) if not query else 0
         )
+        self._highlighted()
         self.on_change()
 
     def move(self, delta: int) -> None:
         if not self.shown:
             return
         self.index = max(0, min(len(self.shown) - 1, self.index + delta))
+        self._highlighted()
         self.on_change()
+
+    def _highlighted(self) -> None:
+        """Tell ``on_highlight`` which row's value is highlighted now."""
+        if self.on_highlight is not None and self.shown:
+            self.on_highlight(self.shown[self.index].value)
 
     def _list_fragments(self) -> StyleAndTextTuples:
         if not self.shown:

@@ -58,6 +58,8 @@ class InteractiveUI(NoOpUI):
             title,
             pick_items(list(options)),
             filterable=bool(opts.get("filterable", False)),
+            initial=opts.get("initial"),
+            on_highlight=opts.get("on_highlight"),
             timeout=opts.get("timeout"),
             signal=opts.get("signal"),
             on_change=self._mode.invalidate,

@@ -6,7 +6,10 @@ Access tokens are said to live ``--token-seconds`` (then the client must refresh
 honours each for a minute more: the client's clock decides when to refresh, and a slow machine
 never meets a 401 between signing in and first using the token. The tool ``admin_secret`` also needs the ``admin`` scope, asked for by a
 403 step-up challenge. With ``--wrong-authorization-server`` its protected-resource metadata
-points elsewhere. Prints ``PORT <n>``.
+points elsewhere. With ``--cimd`` it advertises Client ID Metadata Documents for public clients
+and takes an https client id as a document's URL: it fetches the document (trusting the test's
+self-signed certificate) and accepts it when the document names itself as ``client_id``; a
+loopback redirect URI matches the document's whatever its port (RFC 8252). Prints ``PORT <n>``.
 """
 
 from __future__ import annotations
@@ -29,21 +32,54 @@ from mcp.server.auth.provider import (
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
 from mcp.server.fastmcp import FastMCP
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from pydantic import AnyUrl
 
 GRACE_SECONDS = 60  # how long past its stated lifetime the server still accepts a token
+
+
+class DocumentClient(OAuthClientInformationFull):
+    """A client known by its metadata document: loopback redirects match whatever their port."""
+
+    def validate_redirect_uri(self, redirect_uri: AnyUrl | None) -> AnyUrl:
+        if redirect_uri is not None and redirect_uri.host in ("127.0.0.1", "localhost"):
+            listed = {(u.scheme, u.host, u.path) for u in self.redirect_uris or []}
+            if (redirect_uri.scheme, redirect_uri.host, redirect_uri.path) in listed:
+                return redirect_uri
+        return super().validate_redirect_uri(redirect_uri)
+
+
+async def fetch_document(client_id: str) -> OAuthClientInformationFull | None:
+    """The client of a Client ID Metadata Document at ``client_id`` (None when it is not one)."""
+    import httpx
+
+    async with httpx.AsyncClient(verify=False, timeout=10) as http:
+        response = await http.get(client_id)
+    if response.status_code != 200:
+        return None
+    document = response.json()
+    if not isinstance(document, dict) or document.get("client_id") != client_id:
+        return None
+    return DocumentClient.model_validate({
+        **document, "token_endpoint_auth_method": "none", "scope": "tools admin",
+    })  # fmt: skip
 
 
 class ApproveAll:
     """An in-memory authorization server provider that approves everything."""
 
-    def __init__(self, token_seconds: int) -> None:
+    def __init__(self, token_seconds: int, documents: bool = False) -> None:
         self.token_seconds = token_seconds
+        self.documents = documents
         self.clients: dict[str, OAuthClientInformationFull] = {}
         self.codes: dict[str, AuthorizationCode] = {}
         self.access: dict[str, AccessToken] = {}
         self.refresh: dict[str, RefreshToken] = {}
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if self.documents and client_id.startswith("https://") and client_id not in self.clients:
+            document = await fetch_document(client_id)
+            if document is not None:
+                self.clients[client_id] = document
         return self.clients.get(client_id)
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
@@ -173,16 +209,51 @@ class WrongAuthorizationServer:
         await self.app(scope, receive, send)
 
 
+class AdvertiseDocuments:
+    """ASGI middleware: the authorization server's metadata says it takes Client ID Metadata
+    Documents for public clients (the SDK's server does not advertise them itself)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] != "/.well-known/oauth-authorization-server":
+            await self.app(scope, receive, send)
+            return
+        parts: list[bytes] = []
+        start: dict[str, Any] = {}
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                parts.append(message.get("body", b""))
+
+        await self.app(scope, receive, capture)
+        metadata = json.loads(b"".join(parts))
+        metadata["client_id_metadata_document_supported"] = True
+        methods = metadata.get("token_endpoint_auth_methods_supported") or []
+        metadata["token_endpoint_auth_methods_supported"] = (
+            [*methods, "none"] if "none" not in methods else methods
+        )
+        body = json.dumps(metadata).encode()
+        headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+        await send({"type": "http.response.start", "status": start.get("status", 200),
+                    "headers": [*headers, (b"content-length", str(len(body)).encode())]})  # fmt: skip
+        await send({"type": "http.response.body", "body": body})
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--token-seconds", type=int, default=3600)
     parser.add_argument("--wrong-authorization-server", action="store_true")
+    parser.add_argument("--cimd", action="store_true")
     args = parser.parse_args()
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     base = f"http://127.0.0.1:{port}"
-    provider = ApproveAll(args.token_seconds)
+    provider = ApproveAll(args.token_seconds, documents=args.cimd)
     server = FastMCP(
         "secure",
         auth_server_provider=provider,
@@ -210,6 +281,8 @@ def main() -> None:
     app: Any = StepUp(server.streamable_http_app(), provider, base)
     if args.wrong_authorization_server:
         app = WrongAuthorizationServer(app, base)
+    if args.cimd:
+        app = AdvertiseDocuments(app)
     uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[sock])
 
 
