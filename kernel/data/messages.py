@@ -11,7 +11,8 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from attrs import define, field
 
-StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+# "pending" (pi 1.6) only in the message_start of a message still streaming, never persisted
+StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted"]
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 # "xhigh" and (pi 1.6) "max" only where the model lists them; otherwise lowered to what it takes

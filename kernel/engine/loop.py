@@ -35,6 +35,7 @@ from piko.data.messages import (
     CustomMessage,
     Model,
     ToolCall,
+    StopReason,
     ToolResult,
     ToolResultMessage,
     Usage,
@@ -198,7 +199,7 @@ async def _stream_assistant(
                     partial = event.partial
                     assert partial is not None, "a start event carries the partial message"
                     state.messages.append(partial)
-                    await emit(MessageStartEvent(message=_snapshot(partial)))
+                    await emit(MessageStartEvent(message=_snapshot(partial, stop_reason="pending")))
                 elif kind in ("done", "error"):
                     final = event.final
                     break
@@ -241,9 +242,10 @@ async def _stream_assistant(
     return final
 
 
-def _snapshot(message: AssistantMessage) -> AssistantMessage:
-    """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
-    return replace(message, content=list(message.content))
+def _snapshot(message: AssistantMessage, stop_reason: StopReason | None = None) -> AssistantMessage:
+    """A shallow copy, so a ``message_start`` listener keeps what the message was then; a message
+    that still streams says so with ``stop_reason="pending"`` (pi 1.6), the live one never does."""
+    return replace(message, content=list(message.content), stop_reason=stop_reason or message.stop_reason)
 
 
 async def _execute_tool_calls(

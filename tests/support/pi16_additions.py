@@ -4,7 +4,8 @@ The additions are strictly additive (a 0.73 client ignores them): the ``agent_se
 ``bash_execution_update`` events, the assistant message fields ``rawStopReason``, ``durationMs`` and
 ``thinkingLevel``, a tool result's ``durationMs`` (message and ``tool_execution_end``),
 ``agent_end``'s ``willRetry`` and the ``data.disposition`` of ``prompt``/``steer``/``follow_up``
-responses. Comparing
+responses. One value changed rather than added: a streaming assistant message's ``message_start``
+says ``stopReason: "pending"`` where 0.73 wrote ``"stop"``; it is put back. Comparing
 our output with a 0.73 transcript after :func:`without_additions` shows everything else is
 still pi 0.73.1's, key order and bytes included.
 """
@@ -26,12 +27,18 @@ _OTHER_FIELDS = re.compile(
 DISPOSITION_COMMANDS = ("prompt", "steer", "follow_up")
 
 
+_PENDING = '"stopReason":"pending"'
+
+
 def without_additions(value: Any) -> Any:
     """``value`` (a record, a list of records, or anything inside one) without pi 1.6's additions."""
     if isinstance(value, list):
         return [without_additions(v) for v in value if not _added_record(v)]
     if isinstance(value, dict):
-        return {k: without_additions(v) for k, v in value.items() if not _added_field(value, k)}
+        out = {k: without_additions(v) for k, v in value.items() if not _added_field(value, k)}
+        if out.get("role") == "assistant" and out.get("stopReason") == "pending":
+            out["stopReason"] = "stop"  # what 0.73 wrote in message_start
+        return out
     return value
 
 
@@ -55,7 +62,7 @@ def _added_record(value: Any) -> bool:
 def lines_without_additions(lines: list[str]) -> list[str]:
     """Raw JSON lines without the added records and with the added fields cut out of the text."""
     return [
-        _OTHER_FIELDS.sub("", _FIELD.sub("", line))
+        _OTHER_FIELDS.sub("", _FIELD.sub("", line)).replace(_PENDING, '"stopReason":"stop"')
         for line in lines
         if not any(line.startswith(f'{{"type":"{t}"') for t in ADDED_EVENTS)
     ]
