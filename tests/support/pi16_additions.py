@@ -4,7 +4,7 @@ The additions are strictly additive (a 0.73 client ignores them): the ``agent_se
 ``bash_execution_update`` events, the assistant message fields ``rawStopReason``, ``durationMs`` and
 ``thinkingLevel``, a tool result's ``durationMs`` (message and ``tool_execution_end``),
 ``agent_end``'s ``willRetry`` and the ``data.disposition`` of ``prompt``/``steer``/``follow_up``
-responses. One value changed rather than added: a streaming assistant message's ``message_start``
+responses, a usage's ``reasoning`` and its cost's ``totalFromProvider``. One value changed rather than added: a streaming assistant message's ``message_start``
 says ``stopReason: "pending"`` where 0.73 wrote ``"stop"``; it is put back. Comparing
 our output with a 0.73 transcript after :func:`without_additions` shows everything else is
 still pi 0.73.1's, key order and bytes included.
@@ -23,6 +23,7 @@ _FIELD = re.compile(r'(?:,"rawStopReason":"[^"]*")?,"durationMs":\d+,"thinkingLe
 # agent_end's willRetry, and a prompt/steer/follow_up response's data
 _OTHER_FIELDS = re.compile(
     r',"durationMs":\d+(?=,"timestamp"|\}$)|,"willRetry":(?:true|false)|,"data":\{"disposition":"[a-z]+"\}'
+    r'|,"reasoning":\d+(?=,"totalTokens")|,"totalFromProvider":(?:true|false)'
 )
 DISPOSITION_COMMANDS = ("prompt", "steer", "follow_up")
 
@@ -43,6 +44,10 @@ def without_additions(value: Any) -> Any:
 
 
 def _added_field(record: dict[str, Any], key: str) -> bool:
+    if key == "reasoning" and "totalTokens" in record:  # a usage
+        return True
+    if key == "totalFromProvider" and "total" in record:  # a usage's cost
+        return True
     role, kind = record.get("role"), record.get("type")
     if role == "assistant":
         return key in ADDED_ASSISTANT_FIELDS
