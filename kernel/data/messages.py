@@ -389,10 +389,16 @@ class Model(_Shown):
 
 @define(kw_only=True, slots=True, repr=False)
 class ToolResult(_Shown):
-    """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs)."""
+    """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs).
+
+    ``structured_content`` (pi 1.6's ``structuredContent``) is the result as data for programs
+    (bash's output and exit code, an MCP tool's structured result); the model sees ``content``.
+    It travels in ``tool_result`` and ``tool_execution_end``; the session keeps ``content`` and
+    ``details`` only, as pi 1.6's does."""
 
     content: list[UserContentBlock] = field(factory=list)
     details: Any = None
+    structured_content: Any = None
     is_error: bool = False
 
 

@@ -386,6 +386,8 @@ async def _run_tool(
             result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
+        # an error that carries the result as data keeps it (pi 1.6's bash on a non-zero exit)
+        result.structured_content = getattr(exc, "structured_content", None)
     duration_ms = max(0, round((time.monotonic() - started) * 1000))
     if updates:
         await asyncio.gather(*updates, return_exceptions=True)
@@ -394,11 +396,17 @@ async def _run_tool(
             patch = await config.after_tool_call(call, args, result, result.is_error)
             if patch and patch.get("additional_context"):
                 context.result.extend(patch["additional_context"])
-            if patch and any(patch.get(key) is not None for key in ("content", "details", "is_error")):
+            if patch and any(
+                patch.get(key) is not None for key in ("content", "details", "structured_content", "is_error")
+            ):
                 content = patch.get("content")
                 result = ToolResult(
                     content=blocks_from_wire(content) if isinstance(content, list) else result.content,
                     details=patch["details"] if patch.get("details") is not None else result.details,
+                    # replaced content without new structured content drops the old (pi 1.6)
+                    structured_content=patch["structured_content"]
+                    if "structured_content" in patch
+                    else result.structured_content,
                     is_error=bool(patch["is_error"])
                     if patch.get("is_error") is not None
                     else result.is_error,

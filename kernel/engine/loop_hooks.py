@@ -129,5 +129,6 @@ class LoopHooks:
             content=list(result.content),
             details=result.details,
             is_error=is_error,
+            structured_content=result.structured_content,
         )
         return await self._dispatcher.emit("tool_result", event, self._ctx, signal=self._signal())

@@ -4,7 +4,8 @@ The additions are strictly additive (a 0.73 client ignores them): the ``agent_se
 ``bash_execution_update`` events, the assistant message fields ``rawStopReason``, ``durationMs`` and
 ``thinkingLevel``, a tool result's ``durationMs`` (message and ``tool_execution_end``),
 ``agent_end``'s ``willRetry`` and the ``data.disposition`` of ``prompt``/``steer``/``follow_up``
-responses, a usage's ``reasoning`` and its cost's ``totalFromProvider``. One value changed rather than added: a streaming assistant message's ``message_start``
+responses, a usage's ``reasoning`` and its cost's ``totalFromProvider``, a tool result's
+``structuredContent`` (in ``tool_execution_end``). One value changed rather than added: a streaming assistant message's ``message_start``
 says ``stopReason: "pending"`` where 0.73 wrote ``"stop"``; it is put back. Comparing
 our output with a 0.73 transcript after :func:`without_additions` shows everything else is
 still pi 0.73.1's, key order and bytes included.
@@ -12,6 +13,7 @@ still pi 0.73.1's, key order and bytes included.
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -44,6 +46,8 @@ def without_additions(value: Any) -> Any:
 
 
 def _added_field(record: dict[str, Any], key: str) -> bool:
+    if key == "structuredContent" and "role" not in record:  # a tool's result
+        return True
     if key == "reasoning" and "totalTokens" in record:  # a usage
         return True
     if key == "totalFromProvider" and "total" in record:  # a usage's cost
@@ -67,7 +71,20 @@ def _added_record(value: Any) -> bool:
 def lines_without_additions(lines: list[str]) -> list[str]:
     """Raw JSON lines without the added records and with the added fields cut out of the text."""
     return [
-        _OTHER_FIELDS.sub("", _FIELD.sub("", line)).replace(_PENDING, '"stopReason":"stop"')
+        _without_structured(_OTHER_FIELDS.sub("", _FIELD.sub("", line))).replace(
+            _PENDING, '"stopReason":"stop"'
+        )
         for line in lines
         if not any(line.startswith(f'{{"type":"{t}"') for t in ADDED_EVENTS)
     ]
+
+
+_STRUCTURED = ',"structuredContent":'
+
+
+def _without_structured(line: str) -> str:
+    """``line`` without each ``,"structuredContent":<value>`` (the value read as JSON)."""
+    while (start := line.find(_STRUCTURED)) != -1:
+        _value, end = json.JSONDecoder().raw_decode(line, start + len(_STRUCTURED))
+        line = line[:start] + line[end:]
+    return line
