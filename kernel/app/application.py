@@ -43,6 +43,7 @@ class BootOptions(Record):
     extensions: list[str] = field(factory=list)
     no_extensions: bool = False
     interactive: bool = False  # may ask on the terminal (whether to trust the project)
+    mode: str = "print"  # the run's mode as ``ctx.mode`` names it: tui, print, json, rpc or a plugin's
     command: str | None = None  # the first word when it is not an option (a subcommand or a prompt)
     offline: bool = False  # --offline: install nothing at start-up
     # (name, activate(pi)) extensions given as code (the SDK's ``extensions=``), loaded after the files
@@ -124,7 +125,10 @@ class App:
         user_packages = _start_packages(self, options)  # the user's packages vote too, as in pi 1.6
         for path in [*self._user_extension_paths(options), *user_packages]:
             self.pm.load_extension_file(path, self.make_extension_api)
-        trust.settle(self, interactive=options.interactive, command=options.command, approve=options.approve)
+        trust.settle(
+            self, interactive=options.interactive, command=options.command, approve=options.approve,
+            mode=options.mode,
+        )  # fmt: skip
         project_packages: list[Path] = []
         if self.project_trusted:
             records = self._load_project_plugins(records)

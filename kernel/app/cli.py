@@ -101,20 +101,35 @@ def preparse(argv: list[str]) -> Any:
     if options.offline:  # as pi: what runs from here (plugins, child processes) sees it too
         os.environ["PI_OFFLINE"] = "1"
     options.interactive = _interactive_app_mode(argv)
+    options.mode = _run_mode(argv, interactive=options.interactive)
     first = _subcommand_index(argv)
     options.command = argv[first] if first < len(argv) and not argv[first].startswith("-") else None
     return options
 
 
-def _machine_output(argv: list[str]) -> bool:
-    """Whether the command line asks for a mode whose stdout is JSON records (``json``, ``rpc``)."""
+def _mode_option(argv: list[str]) -> str | None:
+    """The ``--mode`` the command line gives (None when none, or when it is not readable)."""
     from piko.app.cli_args import ArgumentError, OptionSpec, pick_options
 
     try:
         mode = pick_options(argv, [OptionSpec(("--mode",), "mode", "value")])["mode"]
     except ArgumentError:
-        return False
-    return mode in ("json", "rpc")
+        return None
+    return str(mode) if mode else None
+
+
+def _machine_output(argv: list[str]) -> bool:
+    """Whether the command line asks for a mode whose stdout is JSON records (``json``, ``rpc``)."""
+    return _mode_option(argv) in ("json", "rpc")
+
+
+def _run_mode(argv: list[str], *, interactive: bool) -> str:
+    """The run's mode as ``ctx.mode`` names it before any mode starts (pi 1.6's names): ``tui`` in
+    an interactive run, else the ``--mode`` given (``text``, the default, is ``print``)."""
+    if interactive:
+        return "tui"
+    mode = _mode_option(argv)
+    return mode if mode and mode != "text" else "print"
 
 
 def _subcommand_index(argv: list[str]) -> int:

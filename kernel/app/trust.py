@@ -287,16 +287,22 @@ class TrustDecision(Record):
 
 
 def settle(
-    app: Any, *, interactive: bool, command: str | None = None, approve: bool | None = None
+    app: Any,
+    *,
+    interactive: bool,
+    command: str | None = None,
+    approve: bool | None = None,
+    mode: str = "print",
 ) -> TrustDecision:
     """Decide at start-up whether ``app``'s project is trusted (see the module docstring).
 
-    ``approve`` is ``--approve`` (True) or ``--no-approve`` (False). No question is asked (nor
+    ``approve`` is ``--approve`` (True) or ``--no-approve`` (False); ``mode`` is the run's mode,
+    the ``ctx.mode`` of ``project_trust`` handlers (``tui``, ``print``, ``json``, ``rpc``). No question is asked (nor
     notice given) for :data:`QUIET_COMMANDS`, and no question outside an interactive run. A policy with
     ``allowProjectCode: false`` keeps every project untrusted. Updates ``app.project_trusted``
     and the settings, and adds the stderr notice of a run that skipped protected inputs.
     """
-    decision = _decide(app, interactive=interactive, command=command, approve=approve)
+    decision = _decide(app, interactive=interactive, command=command, approve=approve, mode=mode)
     app.trust_decision = decision
     if decision.trusted != app.project_trusted:
         app.project_trusted = decision.trusted
@@ -313,7 +319,9 @@ def settle(
     return decision
 
 
-def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool | None) -> TrustDecision:
+def _decide(
+    app: Any, *, interactive: bool, command: str | None, approve: bool | None, mode: str
+) -> TrustDecision:
     found = protected_inputs(app.cwd, app.settings.project_data)
     policy = getattr(app, "policy", None)
     if policy is not None and (not policy.allow_project_code or policy.failed):
@@ -325,7 +333,7 @@ def _decide(app: Any, *, interactive: bool, command: str | None, approve: bool |
         saved = store.decision(app.cwd)
         return TrustDecision(trusted=saved is not False, by="no protected inputs", found=found)
     if command not in QUIET_COMMANDS:
-        answer = _ask_extensions(app, found, interactive=interactive)
+        answer = _ask_extensions(app, found, interactive=interactive, mode=mode)
         if answer is not None:
             trusted = answer["trusted"] == "yes"
             if answer["remember"]:
@@ -362,7 +370,7 @@ def _save(app: Any, write: Any) -> None:
         app.notices.append(f"the trust decision was not saved: {exc}")
 
 
-def _ask_extensions(app: Any, found: list[str], *, interactive: bool) -> dict[str, Any] | None:
+def _ask_extensions(app: Any, found: list[str], *, interactive: bool, mode: str) -> dict[str, Any] | None:
     """Fire ``project_trust`` for the plugins loaded so far; the deciding answer, or None.
 
     Handlers may ask the user (``ctx.ui.select``/``confirm``/``input``) on the terminal in an
@@ -376,7 +384,7 @@ def _ask_extensions(app: Any, found: list[str], *, interactive: bool) -> dict[st
     if not dispatcher.has_handlers("project_trust"):
         return None
     event = ProjectTrustEvent(cwd=str(canonical(app.cwd)), found=list(found))
-    ctx = app.context(ui=StartupTerminalUI(interactive=interactive), mode="startup")
+    ctx = app.context(ui=StartupTerminalUI(interactive=interactive), mode=mode)
 
     def on_error(error: Any) -> None:  # no mode listens yet: pi's line, on stderr with the notices
         app.notices.append(f'Extension "{error.extension_path}" project_trust error: {error.error}')

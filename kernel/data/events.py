@@ -240,6 +240,7 @@ class ToolResultEvent(_ToolEvent):
     content: list[Any] = field(factory=list)
     details: Any = None
     is_error: bool = False
+    structured_content: Any = None  # pi 1.6's structuredContent (None: the tool gave none)
 
 
 class ToolExecutionStartEvent(_ToolEvent):

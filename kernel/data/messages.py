@@ -11,7 +11,8 @@ from typing import Any, ClassVar, Literal, TypeAlias
 
 from attrs import define, field
 
-StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
+# "pending" (pi 1.6) only in the message_start of a message still streaming, never persisted
+StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted"]
 ThinkingLevel: TypeAlias = Literal["off", "minimal", "low", "medium", "high", "xhigh", "max"]
 
 # "xhigh" and (pi 1.6) "max" only where the model lists them; otherwise lowered to what it takes
@@ -160,23 +161,56 @@ class _ByTokenKind(_Shown):
 
 @define(kw_only=True, slots=True, repr=False)
 class Cost(_ByTokenKind):
-    """Dollar cost of one response, by token kind."""
+    """Dollar cost of one response, by token kind. ``total_from_provider`` (pi 1.6): ``total`` is the
+    cost the provider billed (True) or an estimate from the catalog's prices (False; None, as in
+    sessions from before pi 1.6, means the same)."""
 
     total: float = 0
+    total_from_provider: bool | None = None
     extra: dict[str, Any] = _extra()
 
 
 @define(kw_only=True, slots=True, repr=False)
 class Usage(_Shown):
-    """Token counts of one response (``input`` excludes cache reads) and their cost."""
+    """Token counts of one response (``input`` excludes cache reads) and their cost.
+
+    ``reasoning`` (pi 1.6) is how many of the ``output`` tokens were reasoning, where the provider
+    says (already counted in ``output``: never add it again); None where it does not."""
 
     input: int = 0
     output: int = 0
     cache_read: int = 0
     cache_write: int = 0
+    reasoning: int | None = None
     total_tokens: int = 0
     cost: Cost = field(factory=Cost)
     extra: dict[str, Any] = _extra()
+
+
+def combine_usage(first: Usage, second: Usage) -> Usage:
+    """The sum of two usages (two requests made for one result), as pi 1.6 adds them:
+    ``reasoning`` kept when either side reports it, and the total provider-billed only when both
+    parts are."""
+    a, b = first.cost, second.cost
+    reasoning = None if first.reasoning is None and second.reasoning is None else (
+        (first.reasoning or 0) + (second.reasoning or 0)
+    )  # fmt: skip
+    return Usage(
+        input=first.input + second.input,
+        output=first.output + second.output,
+        cache_read=first.cache_read + second.cache_read,
+        cache_write=first.cache_write + second.cache_write,
+        reasoning=reasoning,
+        total_tokens=first.total_tokens + second.total_tokens,
+        cost=Cost(
+            input=a.input + b.input,
+            output=a.output + b.output,
+            cache_read=a.cache_read + b.cache_read,
+            cache_write=a.cache_write + b.cache_write,
+            total=a.total + b.total,
+            total_from_provider=a.total_from_provider is True and b.total_from_provider is True,
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -355,10 +389,16 @@ class Model(_Shown):
 
 @define(kw_only=True, slots=True, repr=False)
 class ToolResult(_Shown):
-    """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs)."""
+    """What a tool's ``execute`` returns (and what ``on_update`` receives while it runs).
+
+    ``structured_content`` (pi 1.6's ``structuredContent``) is the result as data for programs
+    (bash's output and exit code, an MCP tool's structured result); the model sees ``content``.
+    It travels in ``tool_result`` and ``tool_execution_end``; the session keeps ``content`` and
+    ``details`` only, as pi 1.6's does."""
 
     content: list[UserContentBlock] = field(factory=list)
     details: Any = None
+    structured_content: Any = None
     is_error: bool = False
 
 

@@ -214,7 +214,15 @@ def _build_structure(
     for f in fields:
         if f.name == "content":
             overrides[f.name] = override(rename="content", struct_hook=lambda v, _t: _content_from_wire(v))
-        elif f.name in ("details", "arguments", "headers", "compat", "thinking_level_map", "input"):
+        elif f.name in (
+            "details",
+            "structured_content",
+            "arguments",
+            "headers",
+            "compat",
+            "thinking_level_map",
+            "input",
+        ):
             overrides[f.name] = override(rename=camel(f.name), struct_hook=_identity)
         else:
             overrides[f.name] = override(rename=camel(f.name))
@@ -330,7 +338,7 @@ def error_result(text: str) -> ToolResult:
 
 
 def normalize_tool_result(value: Any) -> ToolResult:
-    """Accept ``ToolResult``, a dict (``content``/``details``/``isError``) or a plain string."""
+    """Accept ``ToolResult``, a dict (``content``/``details``/``structuredContent``/``isError``) or a plain string."""
     if isinstance(value, ToolResult):
         return value
     if value is None:
@@ -344,5 +352,11 @@ def normalize_tool_result(value: Any) -> ToolResult:
         else:
             content = blocks_from_wire(list(content))
         is_error = value.get("is_error", value.get("isError", False))
-        return ToolResult(content=content, details=value.get("details"), is_error=bool(is_error))
+        structured = value.get("structured_content", value.get("structuredContent"))
+        return ToolResult(
+            content=content,
+            details=value.get("details"),
+            structured_content=structured,
+            is_error=bool(is_error),
+        )
     raise TypeError(f"a tool returned {type(value).__name__}; expected ToolResult, dict or str")

@@ -34,6 +34,7 @@ from piko.data.messages import (
     AssistantMessage,
     CustomMessage,
     Model,
+    StopReason,
     ToolCall,
     ToolResult,
     ToolResultMessage,
@@ -198,7 +199,7 @@ async def _stream_assistant(
                     partial = event.partial
                     assert partial is not None, "a start event carries the partial message"
                     state.messages.append(partial)
-                    await emit(MessageStartEvent(message=_snapshot(partial)))
+                    await emit(MessageStartEvent(message=_snapshot(partial, stop_reason="pending")))
                 elif kind in ("done", "error"):
                     final = event.final
                     break
@@ -241,9 +242,10 @@ async def _stream_assistant(
     return final
 
 
-def _snapshot(message: AssistantMessage) -> AssistantMessage:
-    """A shallow copy, so a ``message_start`` listener keeps what the message was then."""
-    return replace(message, content=list(message.content))
+def _snapshot(message: AssistantMessage, stop_reason: StopReason | None = None) -> AssistantMessage:
+    """A shallow copy, so a ``message_start`` listener keeps what the message was then; a message
+    that still streams says so with ``stop_reason="pending"`` (pi 1.6), the live one never does."""
+    return replace(message, content=list(message.content), stop_reason=stop_reason or message.stop_reason)
 
 
 async def _execute_tool_calls(
@@ -384,6 +386,8 @@ async def _run_tool(
             result = await tool.run(call.id, args, signal, on_update, config.tool_ctx)
     except Exception as exc:
         result = error_result(str(exc) or type(exc).__name__)
+        # an error that carries the result as data keeps it (pi 1.6's bash on a non-zero exit)
+        result.structured_content = getattr(exc, "structured_content", None)
     duration_ms = max(0, round((time.monotonic() - started) * 1000))
     if updates:
         await asyncio.gather(*updates, return_exceptions=True)
@@ -392,11 +396,17 @@ async def _run_tool(
             patch = await config.after_tool_call(call, args, result, result.is_error)
             if patch and patch.get("additional_context"):
                 context.result.extend(patch["additional_context"])
-            if patch and any(patch.get(key) is not None for key in ("content", "details", "is_error")):
+            if patch and any(
+                patch.get(key) is not None for key in ("content", "details", "structured_content", "is_error")
+            ):
                 content = patch.get("content")
                 result = ToolResult(
                     content=blocks_from_wire(content) if isinstance(content, list) else result.content,
                     details=patch["details"] if patch.get("details") is not None else result.details,
+                    # replaced content without new structured content drops the old (pi 1.6)
+                    structured_content=patch["structured_content"]
+                    if "structured_content" in patch
+                    else result.structured_content,
                     is_error=bool(patch["is_error"])
                     if patch.get("is_error") is not None
                     else result.is_error,

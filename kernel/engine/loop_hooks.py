@@ -124,5 +124,6 @@ class LoopHooks(ExtensionReach):
             content=list(result.content),
             details=result.details,
             is_error=is_error,
+            structured_content=result.structured_content,
         )
         return await self._fire("tool_result", event)

@@ -187,13 +187,16 @@ async def tool_result(
     patch: dict[str, Any] = {}
     contexts: list[str] = []
     async for _handler, norm in _answers(d, handlers, name, event, ctx, signal):
-        for key in ("content", "details", "is_error"):
+        for key in ("content", "details", "structured_content", "is_error"):
             if norm.get(key) is not None:
                 value = norm[key]
                 if key == "content":
                     from piko.data.wire import blocks_from_wire
 
                     value = blocks_from_wire(value) if isinstance(value, list) else value
+                    if norm.get("structured_content") is None:  # it may no longer match (pi 1.6)
+                        event.structured_content = None
+                        patch["structured_content"] = None
                 setattr(event, key, value)
                 patch[key] = value
         add_context(contexts, norm.get("additional_context"))

@@ -31,7 +31,11 @@ responses), ``...:streamGenerateContent`` (Google), ``.../mistral/...`` (Mistral
 ``stream_error``
     ``{"after": N, "body": {...}}``: a mid-stream error event after N chunks (format-specific).
 ``usage``
-    token counts in pi's names (``input``, ``output``, ``cacheRead``, ``cacheWrite``).
+    token counts in pi's names (``input``, ``output``, ``cacheRead``, ``cacheWrite``, and
+    ``reasoning``: the part of ``output`` the format reports as reasoning, sent only when given).
+``usage_extra``
+    fields merged into the format's usage object as they are (OpenRouter's ``cost``, ``is_byok``,
+    ``cost_details``); OpenAI chat completions and Anthropic messages.
 ``stop_reason``
     the raw wire stop/finish reason to send instead of the natural one.
 ``sse``
@@ -205,7 +209,7 @@ def compact_json(value: Any) -> str:
 
 
 def turn_usage(turn: dict[str, Any]) -> dict[str, int]:
-    """The usage of a turn in pi's names, defaults filled in."""
+    """The usage of a turn in pi's names, defaults filled in (``reasoning`` only when given)."""
     usage = dict(DEFAULT_USAGE)
     for key, value in (turn.get("usage") or {}).items():
         usage[{"cache_read": "cacheRead", "cache_write": "cacheWrite"}.get(key, key)] = int(value)

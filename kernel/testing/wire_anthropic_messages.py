@@ -112,7 +112,15 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": stop, "stop_sequence": None},
-                "usage": {"output_tokens": usage["output"]},
+                "usage": {
+                    "output_tokens": usage["output"],
+                    **(
+                        {"output_tokens_details": {"thinking_tokens": usage["reasoning"]}}
+                        if "reasoning" in usage
+                        else {}
+                    ),
+                    **(turn.get("usage_extra") or {}),
+                },
             }
         )
     )

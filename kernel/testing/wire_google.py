@@ -74,11 +74,14 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
             )
     usage = turn_usage(turn)
     prompt = usage["input"] + usage["cacheRead"]
+    thoughts = usage.get("reasoning", 0)  # Gemini counts thoughts beside the candidates
     metadata: dict[str, Any] = {
         "promptTokenCount": prompt,
-        "candidatesTokenCount": usage["output"],
+        "candidatesTokenCount": usage["output"] - thoughts,
         "totalTokenCount": prompt + usage["output"],
     }
+    if "reasoning" in usage:
+        metadata["thoughtsTokenCount"] = thoughts
     if usage["cacheRead"]:
         metadata["cachedContentTokenCount"] = usage["cacheRead"]
     finish = turn.get("stop_reason") or "STOP"

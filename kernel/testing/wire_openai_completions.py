@@ -103,6 +103,9 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         if usage["cacheWrite"]:
             details["cache_write_tokens"] = usage["cacheWrite"]
         wire_usage["prompt_tokens_details"] = details
+    if "reasoning" in usage:
+        wire_usage["completion_tokens_details"] = {"reasoning_tokens": usage["reasoning"]}
+    wire_usage.update(turn.get("usage_extra") or {})
     if not turn.get("no_usage"):
         out.append(data_event(head + "]," + '"usage":' + compact_json(wire_usage) + "}"))
     out.append(b"data: [DONE]\n\n")

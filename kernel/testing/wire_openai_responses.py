@@ -145,7 +145,7 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         "input_tokens": prompt,
         "input_tokens_details": {"cached_tokens": usage["cacheRead"]},
         "output_tokens": usage["output"],
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": usage.get("reasoning", 0)},
         "total_tokens": prompt + usage["output"],
     }
     status = turn.get("stop_reason") or "completed"

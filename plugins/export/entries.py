@@ -304,6 +304,12 @@ def _render(entry: SessionEntry, view: SessionView) -> str:
             if message.tool_call_id in view.tool_calls:
                 return _marker(entry, view)
             return _wrap(entry, view, "tool-result", render_orphan_result(message), "tool result")
+        if isinstance(message, UnknownMessage) and message.role == "system":  # pi 1.6's prompt records
+            from piko.plugins.export.system_records import is_leading, system_body
+
+            return _wrap(
+                entry, view, "other", system_body(message.extra, is_leading(entry, view.by_id)), "system"
+            )
         shown = _SHOWN.get(type(message))
         if shown is None:
             return _marker(entry, view)
@@ -370,6 +376,10 @@ def _tree(entry: SessionEntry, view: SessionView) -> tuple[str, str]:
             return "custom", f"{_role('custom', f'[{message.custom_type}]:')} {esc(truncate(one_line(text)))}"
         if isinstance(message, CompactionSummaryMessage):
             return "summary", _role("summary", "[compaction summary]")
+        if isinstance(message, UnknownMessage) and message.role == "system":
+            from piko.plugins.export.system_records import is_leading, system_tree_label
+
+            return "meta", _role("meta", system_tree_label(message.extra, is_leading(entry, view.by_id)))
         if isinstance(message, BranchSummaryMessage):
             return (
                 "summary",

@@ -76,6 +76,7 @@ class SessionView:
     tool_results: dict[str, ToolResultMessage] = field(factory=dict)
     tool_calls: dict[str, ToolCall] = field(factory=dict)
     message_errors: dict[str, str] = field(factory=dict)
+    by_id: dict[str, SessionEntry] = field(factory=dict)
 
     def __attrs_post_init__(self) -> None:
         self._index()
@@ -122,11 +123,12 @@ class SessionView:
                             self.tool_calls.setdefault(block.id, block)
         self.labels = labels
         self.name = name
+        self.by_id = {e.id: e for e in self.entries}
         self.branch_ids = {e.id for e in self.branch()}
 
     def branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
         """Entries from the root to ``leaf_id`` (default: the session's leaf); stops at a cycle."""
-        return branch_path({e.id: e for e in self.entries}, leaf_id or self.leaf_id)
+        return branch_path(self.by_id, leaf_id or self.leaf_id)
 
     def tree_rows(self) -> list[TreeRow]:
         """Every entry in pre-order, children oldest first; indentation grows only where the tree forks."""

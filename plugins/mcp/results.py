@@ -108,4 +108,21 @@ def tool_result(result: Any, server: str, tool: str) -> ToolResult:
         details["fullOutputPath"] = full_path
     if structured is not None:
         details["structuredContent"] = structured
-    return ToolResult(content=content, details=details, is_error=bool(_field(result, "isError", False)))
+    return ToolResult(
+        content=content, details=details, structured_content=call_result_data(result),
+        is_error=bool(_field(result, "isError", False)),
+    )  # fmt: skip
+
+
+def call_result_data(result: Any) -> dict[str, Any]:
+    """The whole ``CallToolResult`` as JSON data without ``_meta``, never truncated: the tool's
+    ``structured_content`` (pi 1.6's, for programs; content blocks as the server sent them)."""
+    if isinstance(result, dict):
+        data = dict(result)
+    elif hasattr(result, "model_dump"):
+        data = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+    else:
+        data = {"content": _field(result, "content") or [], "isError": bool(_field(result, "isError", False))}
+    data.pop("_meta", None)
+    data.pop("meta", None)
+    return data

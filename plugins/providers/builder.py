@@ -186,9 +186,14 @@ class MessageBuilder:
         output: int | None = None,
         cache_read: int | None = None,
         cache_write: int | None = None,
+        reasoning: int | None = None,
     ) -> None:
-        """Record token counts (``None`` keeps the current value) and recompute cost."""
+        """Record token counts (``None`` keeps the current value) and recompute cost from the
+        catalog's prices (``total_from_provider`` False until :meth:`set_billed_cost`).
+        ``reasoning`` is the part of ``output`` the provider says was reasoning (pi 1.6)."""
         usage = self.message.usage
+        if reasoning is not None:
+            usage.reasoning = int(reasoning)
         if input is not None:
             usage.input = int(input)
         if output is not None:
@@ -206,6 +211,14 @@ class MessageBuilder:
         cost.cache_read = price.cache_read / 1_000_000 * usage.cache_read
         cost.cache_write = price.cache_write / 1_000_000 * usage.cache_write
         cost.total = cost.input + cost.output + cost.cache_read + cost.cache_write
+        cost.total_from_provider = False
+
+    def set_billed_cost(self, total: float) -> None:
+        """The provider reported what the response cost: ``total`` replaces the catalog estimate
+        (the per-kind amounts stay estimates, as in pi 1.6)."""
+        cost = self.message.usage.cost
+        cost.total = total
+        cost.total_from_provider = True
 
 
 def final_arguments(text: str) -> dict[str, Any]:

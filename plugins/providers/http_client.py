@@ -186,6 +186,34 @@ class RequestSpec:
     body: Any
 
 
+_proxied_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, httpx.AsyncClient]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def client_for(provider: str | None, url: str) -> httpx.AsyncClient:
+    """The client for ``provider``'s request to ``url``: :func:`get_client`, unless the provider's
+    ``auth.json`` ``env`` map names proxy variables (:mod:`.proxy_env`); then one that goes
+    through that proxy, or straight to the server when its ``NO_PROXY`` says so, whatever the
+    process's variables say."""
+    from piko.plugins.providers.proxy_env import scoped_proxy
+
+    proxy = scoped_proxy(provider, url)
+    if proxy is None:
+        return get_client()
+    import httpx
+
+    clients = _proxied_clients.setdefault(asyncio.get_running_loop(), {})
+    client = clients.get(proxy)
+    if client is None or client.is_closed:
+        limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
+        client = clients[proxy] = httpx.AsyncClient(
+            timeout=DEFAULT_TIMEOUT_S, follow_redirects=True, limits=limits, trust_env=False,
+            proxy=proxy or None,
+        )  # fmt: skip
+    return client
+
+
 async def send_with_retries(
     spec: RequestSpec,
     options: StreamOptions,
@@ -193,8 +221,10 @@ async def send_with_retries(
     format_error: Callable[[int, str], str] | None = None,
     describe_error: Callable[[int, Mapping[str, str], bytes], str] | None = None,
     rules: RetryRules = SDK_RETRIES,
+    provider: str | None = None,
 ) -> httpx.Response:
-    """POST ``spec`` and return the open streaming response of a successful answer.
+    """POST ``spec`` and return the open streaming response of a successful answer (through
+    ``provider``'s own proxy when its ``auth.json`` ``env`` map names one: :func:`client_for`).
 
     Retries by ``rules`` (by default the SDKs': ``retry-after(-ms)`` or 0.5 s doubling to 8 s
     with jitter). A server asking for longer than ``max_retry_delay_ms`` (default 60 s) is not
@@ -204,7 +234,7 @@ async def send_with_retries(
     """
     import httpx
 
-    client = get_client()
+    client = client_for(provider, spec.url)
     if rules.configurable:
         max_retries = _int_option(options, "max_retries", rules.max_retries)
         max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000

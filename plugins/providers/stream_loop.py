@@ -188,8 +188,9 @@ async def run_stream(
             raise ProviderError(ABORTED_BEFORE_REQUEST)
         guard.arm()
         response = await send_with_retries(
-            spec, options, format_error=format_error, describe_error=describe_error, rules=rules
-        )
+            spec, options, format_error=format_error, describe_error=describe_error, rules=rules,
+            provider=model.provider,
+        )  # fmt: skip
         guard.disarm()
         try:
             if options.on_response is not None:

@@ -36,8 +36,15 @@ PROMPT_SNIPPET = "Execute bash commands (ls, grep, find, etc.)"
 UPDATE_THROTTLE_SECONDS = 0.1
 
 
+# How much of the output a result's structured_content carries (pi 1.6's limit, for programs)
+STRUCTURED_OUTPUT_MAX_BYTES = 1024 * 1024
+
+
 class BashToolError(Exception):
-    """A failed command; the message is what the model sees (output, then the reason)."""
+    """A failed command; the message is what the model sees (output, then the reason);
+    ``structured_content`` the data of a command that ran to a non-zero exit (pi 1.6)."""
+
+    structured_content: dict[str, Any] | None = None
 
 
 def _setting(ctx: Any, key: str) -> Any:
@@ -190,6 +197,7 @@ async def execute(
 
     if on_update is not None:
         _call_update(on_update, ToolResult(content=[], details=None))
+    started = time.monotonic()
     try:
         try:
             exit_code = await run_shell(
@@ -211,9 +219,17 @@ async def execute(
             ) from None
         snapshot = finish_output()
         text, details = _format_output(snapshot, output, "(no output)")
+        full, cut = output.read_full_output(STRUCTURED_OUTPUT_MAX_BYTES)
+        structured: dict[str, Any] = {"output": full, "truncated": cut}  # pi 1.6's, for programs
+        if cut and snapshot.full_output_path:
+            structured["full_output_path"] = snapshot.full_output_path
+        structured["exit_code"] = exit_code
+        structured["wall_time_seconds"] = round((time.monotonic() - started) * 10) / 10
         if exit_code is not None and exit_code != 0:
-            raise BashToolError(_append_status(text, f"Command exited with code {exit_code}"))
-        return ToolResult(content=[TextContent(text=text)], details=details)
+            error = BashToolError(_append_status(text, f"Command exited with code {exit_code}"))
+            error.structured_content = structured  # the error result keeps it (pi 1.6)
+            raise error
+        return ToolResult(content=[TextContent(text=text)], details=details, structured_content=structured)
     finally:
         if timer is not None:
             timer.cancel()

@@ -301,6 +301,29 @@ class OutputAccumulator:
             content=truncation.content, truncation=truncation, full_output_path=self.temp_file_path
         )
 
+    def read_full_output(self, max_bytes: int) -> tuple[str, bool]:
+        """All the output (from the temp file once there is one) and whether it was cut: past
+        ``max_bytes`` the first and last halves, the bytes between them named (pi 1.6's form)."""
+        if self.temp_file_path is None:
+            return b"".join(self._raw_chunks).decode("utf-8", "replace"), False
+        if self._temp_file is not None:
+            self._temp_file.flush()
+        with open(self.temp_file_path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size <= max_bytes:
+                return handle.read().decode("utf-8", "replace"), False
+            head_bytes = max_bytes // 2
+            head = handle.read(head_bytes)
+            handle.seek(size - (max_bytes - head_bytes))
+            tail = handle.read()
+        head_text = codecs.getincrementaldecoder("utf-8")(errors="replace").decode(head)
+        start = 0
+        while start < len(tail) and (tail[start] & 0xC0) == 0x80:
+            start += 1
+        omitted = size - head_bytes - (max_bytes - head_bytes)
+        tail_text = tail[start:].decode("utf-8", "replace")
+        return f"{head_text}\n\n[... {omitted} bytes omitted ...]\n\n{tail_text}", True
+
     def close_temp_file(self) -> None:
         if self._temp_file is not None:
             handle, self._temp_file = self._temp_file, None

@@ -335,7 +335,7 @@ def activate(pi):
                    await ctx.ui.input("Why?")]
         ctx.ui.notify("trust asker saw no UI", "warning")
         with open(os.environ["TRUST_LOG"], "a") as log:
-            log.write(json.dumps({"ui": ctx.has_ui, "answers": answers}) + "\\n")
+            log.write(json.dumps({"ui": ctx.has_ui, "mode": ctx.mode, "answers": answers}) + "\\n")
         return {"trusted": "undecided"}
 
     pi.on("project_trust", decide)
@@ -367,7 +367,10 @@ def test_handler_dialogs_answer_at_once_in_print_json_and_rpc(pi_env: Any, tmp_p
     out, err = proc.communicate(json.dumps({"id": "1", "type": "get_state"}) + "\n", timeout=60)
     assert json.loads(out.splitlines()[0])["success"] is True, err  # stdin reached the RPC mode
     calls = [json.loads(line) for line in log.read_text().splitlines()]
-    assert calls == [{"ui": False, "answers": [None, False, None]}] * 3
+    # ctx.mode is the run's mode, as pi 1.6 gives it (not a start-up placeholder)
+    assert calls == [
+        {"ui": False, "mode": mode, "answers": [None, False, None]} for mode in ("print", "json", "rpc")
+    ]
 
 
 PACKAGE_VOTER = """

@@ -434,3 +434,39 @@ def test_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="is a directory"):
         export_html(ExportRequest(session_file=str(RICH), output_path=str(tmp_path)))
     assert list(tmp_path.iterdir()) == []  # no temporary file left behind
+
+
+def test_pi16_system_records_show_as_the_prompt_and_its_updates(tmp_path: Path) -> None:
+    """pi 1.6's leading ``system`` message is the system prompt (its text and sections in order, the
+    tools it declares); later ones are updates, named by what they change."""
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "s1",
+        "timestamp": "2026-12-01T10:00:00.000Z",
+        "cwd": "/w",
+    }
+    lines = [
+        header,
+        {"type": "message", "id": "a1", "parentId": None, "timestamp": "2026-12-01T10:00:01.000Z",
+         "message": {"role": "system", "content": "", "timestamp": 1,
+                     "sections": {"intro": "You help with <code>.", "where": "Work in /w."},
+                     "toolsAdded": [{"name": "read", "description": "d", "parameters": {}},
+                                    {"name": "bash", "description": "d", "parameters": {}}]}},
+        {"type": "message", "id": "a2", "parentId": "a1", "timestamp": "2026-12-01T10:00:02.000Z",
+         "message": {"role": "user", "content": "hi", "timestamp": 2}},
+        {"type": "message", "id": "a3", "parentId": "a2", "timestamp": "2026-12-01T10:00:03.000Z",
+         "message": {"role": "system", "content": "", "timestamp": 3,
+                     "sections": {"where": "Work in /v.", "intro": None},
+                     "toolsRemoved": [{"name": "bash"}]}},
+    ]  # fmt: skip
+    source = tmp_path / "s.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    page = export(source, tmp_path)
+    text = page.text
+    assert "System prompt" in text and "2 tools: read, bash" in text
+    assert "You help with <code>.\n\nWork in /w." in text  # escaped text, sections in order
+    assert "System update" in text and "where, -intro, tools -bash" in text
+    assert 'Updated system prompt section "where":\n\nWork in /v.' in text
+    assert 'Removed system prompt section "intro".' in text
+    assert "[system prompt]" in page.html and "[system update: where, -intro, tools -bash]" in page.html

@@ -52,7 +52,7 @@ def test_a_project_trust_handler_asks_the_user_on_the_terminal(term: Callable[..
     files = {".pi/prompts/hi.md": "hello $1\n"}
     t = term(work_files=files, extensions=("trust_asker_ext.py",), start=True)
     asked = _wait_stderr(t, "Choice [1-2")
-    assert "Which way for this project?" in asked and "1. trust it" in asked
+    assert "Which way for this project? (mode tui)" in asked and "1. trust it" in asked  # pi 1.6's ctx.mode
     t.submit("1")
     asked = _wait_stderr(t, f"Trust project?\n{os.path.realpath(t.work)}")
     t.submit("1")  # Yes

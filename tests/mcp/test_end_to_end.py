@@ -34,6 +34,12 @@ def test_json_mode_shows_the_mcp_tool_execution(mcp_env):
     assert ends and ends[0]["toolName"] == "mcp__demo__echo"
     assert ends[0]["result"]["content"] == [{"type": "text", "text": "echo: json"}]
     assert ends[0]["isError"] is False
+    # pi 1.6: the whole CallToolResult (without _meta) is the result's structuredContent
+    structured = ends[0]["result"]["structuredContent"]
+    assert (
+        structured["content"] == [{"type": "text", "text": "echo: json"}] and structured["isError"] is False
+    )
+    assert "_meta" not in structured and "meta" not in structured
 
 
 def test_is_error_result_is_a_tool_error(mcp_env):

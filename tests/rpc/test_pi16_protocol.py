@@ -302,3 +302,19 @@ def test_tool_durations_and_will_retry(rpc: Any) -> None:
     process.request({"id": "q", "type": "prompt", "message": "again"})
     until_idle(process)
     assert [r["willRetry"] for r in process.records if r.get("type") == "agent_end"] == [False, True, False]
+
+
+def test_a_streaming_assistant_message_starts_pending(rpc: Any) -> None:
+    """pi 1.6: ``message_start`` of an assistant message says ``stopReason: "pending"``; its
+    ``message_end``, ``get_messages`` and the session file have the terminal reason."""
+    process = rpc([text_turn("one")], args=SESSION_ARGS)
+    process.request({"id": "p", "type": "prompt", "message": "hi"})
+    until_idle(process)
+    starts = [r["message"] for r in process.records if r.get("type") == "message_start"]
+    ends = [r["message"] for r in process.records if r.get("type") == "message_end"]
+    assert [m.get("stopReason") for m in starts] == [None, "pending"]
+    assert [m.get("stopReason") for m in ends] == [None, "stop"]
+    messages = process.request({"id": "m", "type": "get_messages"})["data"]["messages"]
+    assert [m.get("stopReason") for m in messages] == [None, "stop"]
+    path = process.request({"id": "s", "type": "get_state"})["data"]["sessionFile"]
+    assert '"pending"' not in Path(path).read_text()

@@ -56,9 +56,12 @@ def piko_tool_call(event: ToolCallEvent, ctx: Context) -> Any:
 def piko_tool_result(event: ToolResultEvent, ctx: Context) -> Any:
     """A tool finished; its result may be patched before the model sees it.
 
-    :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error)``.
-    Return value: any of ``content``, ``details``, ``is_error`` replaces that part (later
-    handlers see the patched result).
+    :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error,
+        structured_content)``; ``structured_content`` is pi 1.6's ``structuredContent`` (None when
+        the tool gave none).
+    Return value: any of ``content``, ``details``, ``structured_content``, ``is_error`` replaces
+    that part (later handlers see the patched result); ``content`` returned without
+    ``structured_content`` drops the structured content, which may no longer match (pi 1.6).
     """
 
 

@@ -24,6 +24,7 @@ from piko.data.messages import (
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.provider_env import provider_getenv
 from piko.lib.redaction import register_secret
+from piko.plugins.providers.billed_cost import billed_cost, is_openrouter
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     ABORTED_MESSAGE,
@@ -466,7 +467,13 @@ class EventDecoder:
                 output=usage.get("output_tokens"),
                 cache_read=usage.get("cache_read_input_tokens"),
                 cache_write=usage.get("cache_creation_input_tokens"),
+                # a part of output_tokens, where the API says (pi 1.6)
+                reasoning=(usage.get("output_tokens_details") or {}).get("thinking_tokens"),
             )
+            if usage and is_openrouter(self.b.model):
+                billed = billed_cost(usage)
+                if billed is not None:
+                    self.b.set_billed_cost(billed)
         elif kind == "message_stop":
             self.saw_stop = True
 

@@ -377,6 +377,7 @@ class GeminiProcessor(StreamProcessor[dict[str, Any]]):
                 output=(usage.get("candidatesTokenCount") or 0) + (usage.get("thoughtsTokenCount") or 0),
                 cache_read=cached,
                 cache_write=0,
+                reasoning=usage.get("thoughtsTokenCount") or 0,
             )
             message.usage.total_tokens = usage.get("totalTokenCount") or 0
 

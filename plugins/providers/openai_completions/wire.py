@@ -26,6 +26,7 @@ from piko.data.messages import (
 from piko.data.stream_blocks import StreamingTextContent
 from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
 from piko.lib.jsonio import dumps
+from piko.plugins.providers.billed_cost import billed_cost, is_openrouter
 from piko.plugins.providers.builder import MessageBuilder
 from piko.plugins.providers.common import (
     AbortGuard,
@@ -467,7 +468,8 @@ def map_stop_reason(reason: str | None) -> tuple[str, str | None]:
 
 
 def set_usage(builder: MessageBuilder, raw: dict[str, Any]) -> None:
-    """pi's usage normalisation: ``input`` excludes cache reads and writes."""
+    """pi's usage normalisation: ``input`` excludes cache reads and writes; ``reasoning`` is part
+    of ``completion_tokens``; OpenRouter's billed cost replaces the estimate (pi 1.6)."""
     prompt = raw.get("prompt_tokens") or 0
     details = raw.get("prompt_tokens_details") or {}
     reported_cached = details.get("cached_tokens")
@@ -480,7 +482,14 @@ def set_usage(builder: MessageBuilder, raw: dict[str, Any]) -> None:
         output=raw.get("completion_tokens") or 0,
         cache_read=cache_read,
         cache_write=cache_write,
+        reasoning=(raw.get("completion_tokens_details") or {}).get("reasoning_tokens")
+        or raw.get("reasoning_tokens")
+        or 0,
     )
+    if is_openrouter(builder.model):
+        billed = billed_cost(raw)
+        if billed is not None:
+            builder.set_billed_cost(billed)
 
 
 _STRING_BODY = re.compile(rb'(?:[^"\\]|\\.)*')  # a JSON string's characters, up to its closing quote

@@ -459,6 +459,7 @@ class ResponsesProcessor(StreamProcessor[dict[str, Any]]):
                 output=usage.get("output_tokens") or 0,
                 cache_read=cached,
                 cache_write=0,
+                reasoning=(usage.get("output_tokens_details") or {}).get("reasoning_tokens") or 0,
             )
             message.usage.total_tokens = usage.get("total_tokens") or 0
         else:
