@@ -12,8 +12,6 @@ from piko.version import __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing is most of what ``pi --version`` costs
 if TYPE_CHECKING:
-    from typing import Any
-
     from piko.app.application import App
     from piko.app.sdk import (
         AgentSession,
@@ -250,7 +248,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     where = _EXPORTS.get(name)
     if where is None:
         raise AttributeError(f"module 'piko' has no attribute {name!r}")

@@ -70,8 +70,11 @@ def test_a_steered_batch_goes_through_before_agent_start(rig, run) -> None:
     release = asyncio.Event()
     prompts: list[str] = []
 
+    asking = asyncio.Event()
+
     async def first(context: Any, options: Any, state: Any, model: Any) -> str:
         prompts.append(context.system_prompt)
+        asking.set()
         await release.wait()
         return "first answer"
 
@@ -82,8 +85,7 @@ def test_a_steered_batch_goes_through_before_agent_start(rig, run) -> None:
     async def scenario() -> None:
         session = await rig.session([first, second], extensions=[ext])
         running = asyncio.create_task(session.prompt("go"))
-        while not session.is_streaming:
-            await asyncio.sleep(0.01)
+        await asking.wait()  # the first request is out: the steer waits for the next one
         assert await session.steer("steered") == "queued"
         release.set()
         await running
