@@ -383,7 +383,8 @@ def check_tool_result() -> None:
     h.add("piko_tool_result", second, "b")
     h.add("piko_tool_result", returns(None), "c")
     patch = h.emit("tool_result", event)
-    assert patch == {"content": [TextContent(text="patched")], "is_error": True}
+    # replaced content drops the structured content (pi 1.6)
+    assert patch == {"content": [TextContent(text="patched")], "structured_content": None, "is_error": True}
     assert seen == [[TextContent(text="patched")]]
     assert event.details == {"n": 1} and event.is_error is True
 

@@ -294,7 +294,7 @@ def test_a_pi16_session_continues_in_piko_and_back_without_losing_a_line(dirs: t
     out = path.parent / "export.html"
     run("piko", agent, work, "--export", str(path), str(out))
     page = out.read_text()
-    assert "[system]" in page and "answer 3" in page  # pi's prompt record shown as an entry of its own
+    assert "System prompt" in page and "answer 3" in page  # pi's prompt record shown as an entry of its own
 
 
 @needs_pi16
