@@ -100,13 +100,8 @@ def test_the_sign_in_screen_takes_the_redirected_url(tmp_path: Path, auth_server
     one line and the field stays; the right one signs in, and the loopback callback is unused."""
     from urllib.parse import parse_qs, urlencode, urlsplit
 
-    import httpx
-
     url = auth_server()
-    opened = tmp_path / "opened.txt"
-    browser = tmp_path / "browser.sh"
-    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$1" > {opened}\n')
-    browser.chmod(0o755)
+    opened, browser = _noting_browser(tmp_path)
     config = {"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}
     term = Terminal(
         tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)},
@@ -117,12 +112,7 @@ def test_the_sign_in_screen_takes_the_redirected_url(tmp_path: Path, auth_server
         term.wait_ready()
         term.submit("/mcp login secure")
         term.wait_for("paste the address it ended on", timeout=60)
-        deadline = time.monotonic() + 30
-        while not opened.exists() or not opened.read_text().strip():
-            assert time.monotonic() < deadline, "the browser was not opened"
-            time.sleep(0.1)
-        redirected = httpx.get(opened.read_text().strip(), follow_redirects=False, timeout=30)
-        location = redirected.headers["location"]
+        location = _redirected_location(opened)
         parts = urlsplit(location)
         query = {k: v[0] for k, v in parse_qs(parts.query).items()}
         term.paste(parts._replace(query=urlencode({**query, "state": "other"})).geturl())
