@@ -6,7 +6,8 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple, TypeVar
+from typing import NamedTuple
+from typing import TypeVar
 
 PIKO = str(Path(sys.executable).with_name("pi"))  # piko's ``pi`` of this interpreter
 P = TypeVar("P")

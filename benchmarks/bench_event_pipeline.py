@@ -28,7 +28,8 @@ def _app(tmp: str, handlers: int, deltas: int) -> Any:
     from piko.app.application import App
     from piko.data.messages import Model
     from piko.extensions.extension_api import ExtensionAPI
-    from piko.platform.registries import ProviderApi, ProviderConfig
+    from piko.platform.registries import ProviderApi
+    from piko.platform.registries import ProviderConfig
     from piko.plugins.providers.builder import MessageBuilder
 
     app = App(cwd=tmp, agent_dir=tmp + "/agent")

@@ -204,14 +204,18 @@ def long_answer(sections: int = 40) -> str:
 
 def streaming(delta_chars: int = 4, deltas_per_frame: int = 8) -> dict[str, Any]:
     from piko.plugins.modes.interactive.theme import builtin_theme
-    from piko.plugins.modes.interactive.transcript import MarkdownItem, RenderContext, Transcript, join_pieces
+    from piko.plugins.modes.interactive.transcript import MarkdownItem
+    from piko.plugins.modes.interactive.transcript import RenderContext
+    from piko.plugins.modes.interactive.transcript import Transcript
+    from piko.plugins.modes.interactive.transcript import join_pieces
 
     ctx = RenderContext(theme=builtin_theme("dark"), color_system="truecolor", width=100)
     answer = long_answer()
     transcript = Transcript()
     item = MarkdownItem()
     transcript.add(item)
-    from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+    from prompt_toolkit.formatted_text import ANSI
+    from prompt_toolkit.formatted_text import to_formatted_text
 
     delta_times: list[float] = []
     frame_times: list[float] = []

@@ -41,7 +41,8 @@ DEMO = str(REPO / "tests" / "mcp" / "servers" / "demo_server.py")
 
 async def sdk_calls(calls: int) -> list[float]:
     from mcp.client.session import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
+    from mcp.client.stdio import StdioServerParameters
+    from mcp.client.stdio import stdio_client
 
     times: list[float] = []
     params = StdioServerParameters(command=sys.executable, args=[DEMO])

@@ -30,7 +30,8 @@ TARGET_RATIO = 2.0
 
 def start_server(deltas: int, coalesce: bool) -> tuple[subprocess.Popen[str], str]:
     sys.path.insert(0, str(ROOT / "tests"))
-    from support.llm_server import TurnContext, find_format
+    from support.llm_server import TurnContext
+    from support.llm_server import find_format
 
     # render the stream once: the server then only writes bytes, so its encoding time is not
     # part of what the two clients are measured on
@@ -77,8 +78,10 @@ async def bare(base_url: str, transport: str = "httpx") -> tuple[float, int]:
 
 
 async def decode(base_url: str) -> tuple[float, int, str]:
-    from piko.data.messages import Model, UserMessage
-    from piko.data.streaming import Context, StreamOptions
+    from piko.data.messages import Model
+    from piko.data.messages import UserMessage
+    from piko.data.streaming import Context
+    from piko.data.streaming import StreamOptions
     from piko.lib.abort import AbortController
     from piko.plugins.providers.openai_completions.wire import stream
 

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.extensions.context import ExtensionContext
-from piko.plugins.tools import find, grep
+from piko.plugins.tools import find
+from piko.plugins.tools import grep
 from piko.plugins.tools.ripgrep import require_rg
 
 GREP_TARGET = 1.15

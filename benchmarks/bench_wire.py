@@ -38,7 +38,8 @@ LINE = {
 def cattrs_converter() -> object:
     import attrs
     import cattrs
-    from cattrs.gen import make_dict_unstructure_fn, override
+    from cattrs.gen import make_dict_unstructure_fn
+    from cattrs.gen import override
 
     from piko.data import messages
     from piko.data.wire import camel
@@ -67,7 +68,8 @@ def main() -> int:
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    from piko.data.wire import message_from_wire, to_wire
+    from piko.data.wire import message_from_wire
+    from piko.data.wire import to_wire
 
     messages = [message_from_wire(LINE) for _ in range(args.messages)]
     converter = cattrs_converter()

@@ -13,73 +13,78 @@ from piko.version import __version__
 TYPE_CHECKING = False  # not typing's: importing typing is most of what ``pi --version`` costs
 if TYPE_CHECKING:
     from piko.app.application import App
-    from piko.app.sdk import (
-        AgentSession,
-        EventStream,
-        SessionClosedError,
-        SessionSetupError,
-        create_agent_session,
-    )
-    from piko.app.sdk_options import InlineExtension, ResourceOverrides, SessionOptionError, SessionOptions
+    from piko.app.sdk import AgentSession
+    from piko.app.sdk import EventStream
+    from piko.app.sdk import SessionClosedError
+    from piko.app.sdk import SessionSetupError
+    from piko.app.sdk import create_agent_session
+    from piko.app.sdk_options import InlineExtension
+    from piko.app.sdk_options import ResourceOverrides
+    from piko.app.sdk_options import SessionOptionError
+    from piko.app.sdk_options import SessionOptions
     from piko.config.settings import Settings
-    from piko.data.messages import (
-        AssistantMessage,
-        BashExecutionMessage,
-        BranchSummaryMessage,
-        CompactionSummaryMessage,
-        Cost,
-        CustomMessage,
-        ImageContent,
-        Model,
-        ModelCost,
-        TextContent,
-        ThinkingContent,
-        ToolCall,
-        ToolResult,
-        ToolResultMessage,
-        Usage,
-        UserMessage,
-    )
-    from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-    from piko.data.wire import message_from_wire, to_wire
-    from piko.extensions.context import ExtensionContext, ExtensionRuntimeNotInitializedError
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import BashExecutionMessage
+    from piko.data.messages import BranchSummaryMessage
+    from piko.data.messages import CompactionSummaryMessage
+    from piko.data.messages import Cost
+    from piko.data.messages import CustomMessage
+    from piko.data.messages import ImageContent
+    from piko.data.messages import Model
+    from piko.data.messages import ModelCost
+    from piko.data.messages import TextContent
+    from piko.data.messages import ThinkingContent
+    from piko.data.messages import ToolCall
+    from piko.data.messages import ToolResult
+    from piko.data.messages import ToolResultMessage
+    from piko.data.messages import Usage
+    from piko.data.messages import UserMessage
+    from piko.data.streaming import Context
+    from piko.data.streaming import StreamEvent
+    from piko.data.streaming import StreamOptions
+    from piko.data.streaming import ToolSpec
+    from piko.data.wire import message_from_wire
+    from piko.data.wire import to_wire
+    from piko.extensions.context import ExtensionContext
+    from piko.extensions.context import ExtensionRuntimeNotInitializedError
     from piko.extensions.extension_api import ExtensionAPI
-    from piko.extensions.function_tools import ToolSchemaError, tool
+    from piko.extensions.function_tools import ToolSchemaError
+    from piko.extensions.function_tools import tool
     from piko.extensions.ui import NoOpUI
-    from piko.lib.abort import AbortController, AbortSignal
-    from piko.platform.markers import hookimpl, hookspec
-    from piko.platform.protocols import (
-        UI,
-        Register,
-        RegisterCliCommand,
-        RegisterCommand,
-        RegisterFlag,
-        RegisterMessageRenderer,
-        RegisterMode,
-        RegisterPackageSource,
-        RegisterProvider,
-        RegisterProviderApi,
-        RegisterResourceLoader,
-        RegisterShortcut,
-        RegisterTool,
-        ToolExecute,
-        ToolUpdate,
-    )
+    from piko.lib.abort import AbortController
+    from piko.lib.abort import AbortSignal
+    from piko.platform.markers import hookimpl
+    from piko.platform.markers import hookspec
+    from piko.platform.protocols import UI
     from piko.platform.protocols import Context as HandlerContext
-    from piko.platform.registries import (
-        CliCommandDefinition,
-        CommandDefinition,
-        FlagDefinition,
-        MessageRendererDefinition,
-        ModeDefinition,
-        PackageSourceDefinition,
-        ProviderApi,
-        ProviderConfig,
-        ResourceLoaderDefinition,
-        ShortcutDefinition,
-        ToolDefinition,
-    )
-    from piko.resources.loader import ContextFile, PromptTemplate, Skill
+    from piko.platform.protocols import Register
+    from piko.platform.protocols import RegisterCliCommand
+    from piko.platform.protocols import RegisterCommand
+    from piko.platform.protocols import RegisterFlag
+    from piko.platform.protocols import RegisterMessageRenderer
+    from piko.platform.protocols import RegisterMode
+    from piko.platform.protocols import RegisterPackageSource
+    from piko.platform.protocols import RegisterProvider
+    from piko.platform.protocols import RegisterProviderApi
+    from piko.platform.protocols import RegisterResourceLoader
+    from piko.platform.protocols import RegisterShortcut
+    from piko.platform.protocols import RegisterTool
+    from piko.platform.protocols import ToolExecute
+    from piko.platform.protocols import ToolUpdate
+    from piko.platform.registries import CliCommandDefinition
+    from piko.platform.registries import CommandDefinition
+    from piko.platform.registries import FlagDefinition
+    from piko.platform.registries import MessageRendererDefinition
+    from piko.platform.registries import ModeDefinition
+    from piko.platform.registries import PackageSourceDefinition
+    from piko.platform.registries import ProviderApi
+    from piko.platform.registries import ProviderConfig
+    from piko.platform.registries import ResourceLoaderDefinition
+    from piko.platform.registries import ShortcutDefinition
+    from piko.platform.registries import ToolDefinition
+    from piko.resources.loader import ContextFile
+    from piko.resources.loader import PromptTemplate
+    from piko.resources.loader import Skill
     from piko.sessions.manager import SessionManager
 
 _EXPORTS: dict[str, str] = {

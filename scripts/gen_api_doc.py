@@ -29,7 +29,8 @@ import textwrap
 import tokenize
 import types
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "docs" / "api.md"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from gen_hooks_doc import _import_kernel, hook_sections, rst_to_markdown  # noqa: E402
+from gen_hooks_doc import _import_kernel  # noqa: E402
+from gen_hooks_doc import hook_sections  # noqa: E402
+from gen_hooks_doc import rst_to_markdown  # noqa: E402
 
 # (section title, introduction, [(public name, "module:attribute")])
 SECTIONS: list[tuple[str, str, list[str]]] = [

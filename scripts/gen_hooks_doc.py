@@ -29,13 +29,15 @@ _DEF = re.compile(r"^def (piko_\w+)\(", re.MULTILINE)
 
 def _import_kernel() -> tuple[Any, Any]:
     try:
-        from piko.platform import hookspecs, semantics
+        from piko.platform import hookspecs
+        from piko.platform import semantics
     except ImportError:  # run from a checkout without piko installed
         sys.path.insert(0, str(ROOT))
         import importlib
 
         sys.modules.setdefault("piko", importlib.import_module("kernel"))
-        from piko.platform import hookspecs, semantics
+        from piko.platform import hookspecs
+        from piko.platform import semantics
     return hookspecs, semantics
 
 

@@ -19,16 +19,19 @@ import functools
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from piko.config.paths import agent_dir as default_agent_dir
-from piko.config.paths import expand_user, project_dir
+from piko.config.paths import expand_user
 from piko.config.paths import offline as paths_offline
+from piko.config.paths import project_dir
 from piko.config.settings import Settings
 from piko.config.trust_store import TrustStore
 from piko.extensions.event_bus import EventBus
 from piko.extensions.extension_api import ExtensionAPI
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 from piko.platform import discovery
 from piko.platform.manager import PikoPluginManager
 from piko.platform.provenance import Provenance
@@ -102,7 +105,8 @@ class App:
     def boot(self, options: BootOptions | None = None) -> App:
         """Load every plugin and extension that is not blocked (see the module docstring)."""
         options = options or BootOptions()
-        from piko.app import core_plugin, trust
+        from piko.app import core_plugin
+        from piko.app import trust
         from piko.config.policy import load_policy
 
         apply_http_proxy(self.settings.global_data.get("httpProxy"))
@@ -187,7 +191,8 @@ class App:
     def _project_blocked(self) -> dict[str, str]:
         """Block what a trusted project's ``disabledPlugins`` names (unloading what already
         loaded); the names and who asked, for the report of unknown names."""
-        from piko.platform.manager import ESSENTIAL_PLUGINS, EssentialPluginError
+        from piko.platform.manager import ESSENTIAL_PLUGINS
+        from piko.platform.manager import EssentialPluginError
 
         asked: dict[str, str] = {}
         for name in _names(self.settings.project_data.get("disabledPlugins")):
@@ -448,7 +453,8 @@ def _extension_files(folder: Path) -> list[Path]:
 
 def _policy_blocked(app: App, records: list[Any]) -> dict[str, str]:
     """Entry-point plugins the policy blocks (essential ones never are)."""
-    from piko.platform.manager import BUILTIN_DIST, ESSENTIAL_PLUGINS
+    from piko.platform.manager import BUILTIN_DIST
+    from piko.platform.manager import ESSENTIAL_PLUGINS
 
     blocked: dict[str, str] = {}
     for record in records:

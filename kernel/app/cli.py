@@ -109,7 +109,9 @@ def preparse(argv: list[str]) -> Any:
 
 def _mode_option(argv: list[str]) -> str | None:
     """The ``--mode`` the command line gives (None when none, or when it is not readable)."""
-    from piko.app.cli_args import ArgumentError, OptionSpec, pick_options
+    from piko.app.cli_args import ArgumentError
+    from piko.app.cli_args import OptionSpec
+    from piko.app.cli_args import pick_options
 
     try:
         mode = pick_options(argv, [OptionSpec(("--mode",), "mode", "value")])["mode"]
@@ -137,7 +139,8 @@ def _subcommand_index(argv: list[str]) -> int:
 
     ``pi --disable-plugin x plugins`` runs the ``plugins`` subcommand with ``x`` blocked.
     """
-    from piko.app.cli_args import ArgumentError, options_end
+    from piko.app.cli_args import ArgumentError
+    from piko.app.cli_args import options_end
 
     try:
         return options_end(argv, _loading_specs(offline=False))
@@ -339,7 +342,8 @@ def run(argv: list[str]) -> int:
         finally:
             app.provenance.save()
 
-    from piko.app.cli_args import ArgumentError, parse_arguments
+    from piko.app.cli_args import ArgumentError
+    from piko.app.cli_args import parse_arguments
 
     try:
         values = parse_arguments(argv, option_specs(app))

@@ -18,7 +18,8 @@ pi, are a value option with nothing after it and a flag given a value (``--print
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 from piko.lib.records import Record

@@ -15,22 +15,30 @@ import asyncio
 import os
 import shutil
 import threading
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Literal
 
-from piko.app.sdk_options import SessionOptionError, SessionOptions
+from piko.app.sdk_options import SessionOptionError
+from piko.app.sdk_options import SessionOptions
 
 if TYPE_CHECKING:
     from typing import Unpack
 
-    from piko.app.application import App, BootOptions
+    from piko.app.application import App
+    from piko.app.application import BootOptions
     from piko.data.events import CompactionResult
-    from piko.data.messages import ImageContent, Model
-    from piko.engine.navigation import ForkOutcome, SessionChange
+    from piko.data.messages import ImageContent
+    from piko.data.messages import Model
+    from piko.engine.navigation import ForkOutcome
+    from piko.engine.navigation import SessionChange
     from piko.engine.session import AgentSession as EngineSession
-    from piko.engine.stats import ContextUsage, SessionStats
+    from piko.engine.stats import ContextUsage
+    from piko.engine.stats import SessionStats
     from piko.sessions.manager import SessionManager
 
 StreamingBehavior = Literal["steer", "follow_up", "followUp"]
@@ -57,8 +65,10 @@ async def create_agent_session(**options: Unpack[SessionOptions]) -> AgentSessio
     tool function whose hints cannot become a schema, or an inline extension that fails to load;
     :class:`SessionSetupError` when the session itself cannot start.
     """
-    from piko.app.application import App, BootOptions
-    from piko.app.sdk_options import adjuster, prepare
+    from piko.app.application import App
+    from piko.app.application import BootOptions
+    from piko.app.sdk_options import adjuster
+    from piko.app.sdk_options import prepare
 
     prepared = prepare(dict(options))
     _adopt_cwd(prepared.session_manager, prepared.cwd if "cwd" in options else None)
@@ -163,7 +173,8 @@ def _prepare_model(app: App, model: Model | None) -> None:
     name = app.options.get("model")
     if not name:
         return
-    from piko.models.resolver import ModelResolutionError, resolve_cli_model
+    from piko.models.resolver import ModelResolutionError
+    from piko.models.resolver import resolve_cli_model
 
     try:
         found, _level, _warning = resolve_cli_model(registry, None, str(name))
@@ -196,7 +207,8 @@ def _select_tools(app: App, tools: list[str] | None, custom: list[str]) -> None:
 
 
 async def _start(app: App, manager: SessionManager | None, ui: Any) -> EngineSession:
-    from piko.engine.setup import SetupError, open_session_manager
+    from piko.engine.setup import SetupError
+    from piko.engine.setup import open_session_manager
 
     try:
         if manager is None:
@@ -457,7 +469,8 @@ class AgentSession:
         """Switch to ``model`` (a ``piko.Model`` or ``"provider/id"``); it needs credentials."""
         self._check_open()
         if isinstance(model, str):
-            from piko.models.resolver import ModelResolutionError, resolve_cli_model
+            from piko.models.resolver import ModelResolutionError
+            from piko.models.resolver import resolve_cli_model
 
             try:
                 found, _level, _warning = resolve_cli_model(self._app.model_registry, None, model)

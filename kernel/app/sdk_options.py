@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypedDict
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 if TYPE_CHECKING:
     from piko.data.messages import Model
     from piko.extensions.extension_api import ExtensionAPI
     from piko.platform.protocols import UI
     from piko.platform.registries import ToolDefinition
-    from piko.resources.loader import ContextFile, PromptTemplate, Resources, Skill
+    from piko.resources.loader import ContextFile
+    from piko.resources.loader import PromptTemplate
+    from piko.resources.loader import Resources
+    from piko.resources.loader import Skill
     from piko.sessions.manager import SessionManager
 
 
@@ -199,7 +206,8 @@ def _custom_tools(value: Any) -> list[Any]:
         return []
     if not isinstance(value, Sequence) or isinstance(value, str):
         raise SessionOptionError("custom_tools", f"expected a list of tools, not {type(value).__name__}")
-    from piko.extensions.function_tools import ToolSchemaError, function_tool
+    from piko.extensions.function_tools import ToolSchemaError
+    from piko.extensions.function_tools import function_tool
     from piko.lib.records import replace
     from piko.platform.registries import ToolDefinition
 

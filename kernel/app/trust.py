@@ -16,11 +16,15 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from piko.config.settings import CODE_RUNNING_PROJECT_KEYS, PLUGIN_SELECTING_PROJECT_KEYS
-from piko.config.trust_store import TrustFileError, canonical
-from piko.lib.records import Record, field
+from piko.config.settings import CODE_RUNNING_PROJECT_KEYS
+from piko.config.settings import PLUGIN_SELECTING_PROJECT_KEYS
+from piko.config.trust_store import TrustFileError
+from piko.config.trust_store import canonical
+from piko.lib.records import Record
+from piko.lib.records import field
 
 # ---------------------------------------------------------------------------
 # What waits for trust

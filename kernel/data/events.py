@@ -7,11 +7,15 @@ of each event combine is declared beside its hook spec (:mod:`piko.platform.sema
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
+from typing import ClassVar
 
-from piko.data.messages import ImageContent, Model
-from piko.data.wire import camel, to_wire
-from piko.lib.records import Record, field
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.wire import camel
+from piko.data.wire import to_wire
+from piko.lib.records import Record
+from piko.lib.records import field
 
 
 def _hidden() -> Any:

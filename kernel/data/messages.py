@@ -7,9 +7,13 @@ know in ``extra`` so that a message read from pi and written back loses nothing.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, TypeAlias
+from typing import Any
+from typing import ClassVar
+from typing import Literal
+from typing import TypeAlias
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 # "pending" (pi 1.6) only in the message_start of a message still streaming, never persisted
 StopReason: TypeAlias = Literal["pending", "stop", "length", "toolUse", "error", "aborted"]

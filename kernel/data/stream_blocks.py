@@ -16,12 +16,17 @@ joined and parsed, for tests that check the assembly stays linear.
 from __future__ import annotations
 
 import json
-from typing import Any, Generic, TypeVar
+from typing import Any
+from typing import Generic
+from typing import TypeVar
 
 import attrs
 
-from piko.data.messages import TextContent, ThinkingContent, ToolCall
-from piko.lib.partial_json import NestingScan, parse_scanned
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.lib.partial_json import NestingScan
+from piko.lib.partial_json import parse_scanned
 
 Plain = TypeVar("Plain")
 

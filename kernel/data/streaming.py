@@ -10,15 +10,21 @@ raise for HTTP or network failures: they end with an ``error`` event.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 import attrs
 
-from piko.data.messages import AssistantMessage, Message, Model, ToolCall
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Message
+from piko.data.messages import Model
+from piko.data.messages import ToolCall
 from piko.data.wire import to_wire
 from piko.lib.abort import AbortSignal
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 
 class ToolSpec(Record):

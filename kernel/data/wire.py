@@ -21,25 +21,23 @@ from typing import Any
 
 import attrs
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    Cost,
-    CustomMessage,
-    ImageContent,
-    Model,
-    ModelCost,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResult,
-    ToolResultMessage,
-    UnknownMessage,
-    Usage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import Cost
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import ModelCost
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResult
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UnknownMessage
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
 from piko.data.stream_blocks import STREAMING_BLOCKS
 from piko.lib.records import Record
 from piko.lib.text import camel
@@ -204,7 +202,8 @@ def _build_structure(
     cls: type, tag_key: str | None, tag_value: str | None
 ) -> Callable[[dict[str, Any]], Any]:
     """Reading needs cattrs, imported here: writing (``to_wire``) never pays for it."""
-    from cattrs.gen import make_dict_structure_fn, override
+    from cattrs.gen import make_dict_structure_fn
+    from cattrs.gen import override
 
     fields = [f for f in attrs.fields(cls) if f.name != "extra"]
     known = {camel(f.name) for f in fields}

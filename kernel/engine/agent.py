@@ -9,12 +9,18 @@ next model call; ``follow_up``: once the model would stop). Queue modes are pi's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import AgentEndEvent
-from piko.data.messages import AssistantMessage, TextContent, Usage
-from piko.engine.loop import AgentState, LoopConfig, continue_agent_loop, run_agent_loop
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import Usage
+from piko.engine.loop import AgentState
+from piko.engine.loop import LoopConfig
+from piko.engine.loop import continue_agent_loop
+from piko.engine.loop import run_agent_loop
 from piko.lib.abort import AbortSlot
 
 

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 import datetime
 import time
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
-from piko.data.events import (
-    AutoCompactionEndEvent,
-    AutoCompactionStartEvent,
-    CompactionEndEvent,
-    CompactionRequest,
-    CompactionResult,
-    CompactionStartEvent,
-    SessionBeforeCompactEvent,
-    SessionCompactEvent,
-    SessionCompactingEvent,
-)
+from piko.data.events import AutoCompactionEndEvent
+from piko.data.events import AutoCompactionStartEvent
+from piko.data.events import CompactionEndEvent
+from piko.data.events import CompactionRequest
+from piko.data.events import CompactionResult
+from piko.data.events import CompactionStartEvent
+from piko.data.events import SessionBeforeCompactEvent
+from piko.data.events import SessionCompactEvent
+from piko.data.events import SessionCompactingEvent
 from piko.data.messages import AssistantMessage
-from piko.data.tokens import context_estimate, usage_tokens
+from piko.data.tokens import context_estimate
+from piko.data.tokens import usage_tokens
 from piko.engine.retry import SummaryRetry
 from piko.lib.abort import AbortController
 from piko.lib.redaction import redact

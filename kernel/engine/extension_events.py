@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import AgentStartEvent, MessageEndEvent, TurnEndEvent, TurnStartEvent
+from piko.data.events import AgentStartEvent
+from piko.data.events import MessageEndEvent
+from piko.data.events import TurnEndEvent
+from piko.data.events import TurnStartEvent
 from piko.engine.extension_reach import ExtensionReach
 from piko.engine.loop import now_ms
 

@@ -12,7 +12,8 @@ session manager); everything else is the session's own attribute.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.data.wire import record_to_wire
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import MessageEndEvent, MessageStartEvent
-from piko.data.messages import CustomMessage, ImageContent, TextContent
+from piko.data.events import MessageEndEvent
+from piko.data.events import MessageStartEvent
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
 from piko.engine.listeners import Listeners
 from piko.engine.loop import now_ms
 from piko.engine.queues import MessageQueues

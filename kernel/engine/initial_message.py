@@ -67,7 +67,8 @@ def process_file_arguments(
     with pi's note on the new size; one that cannot be made small enough is left out with pi's
     note. Empty files are skipped; a missing or unreadable file raises :class:`InitialMessageError`.
     """
-    from piko.lib.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.lib.images import SNIFF_BYTES
+    from piko.lib.images import detect_image_mime_type
 
     text = ""
     images: list[ImageContent] = []
@@ -86,7 +87,9 @@ def process_file_arguments(
         if mime:
             note = ""
             if auto_resize:
-                from piko.lib.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
+                from piko.lib.images import IMAGE_OMITTED_NOTE
+                from piko.lib.images import format_dimension_note
+                from piko.lib.images import resize_image
 
                 resized = resize_image(data, mime)
                 if resized is None:

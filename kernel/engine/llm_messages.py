@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    Message,
-    TextContent,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import Message
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 
 COMPACTION_SUMMARY_PREFIX = (
     "Earlier parts of this conversation were condensed into this summary:\n\n<summary>\n"

@@ -15,35 +15,40 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import (
-    AgentEndEvent,
-    AgentStartEvent,
-    MessageEndEvent,
-    MessageStartEvent,
-    MessageUpdateEvent,
-    ToolExecutionEndEvent,
-    ToolExecutionStartEvent,
-    ToolExecutionUpdateEvent,
-    TurnEndEvent,
-    TurnStartEvent,
-)
-from piko.data.messages import (
-    AssistantMessage,
-    CustomMessage,
-    Model,
-    StopReason,
-    ToolCall,
-    ToolResult,
-    ToolResultMessage,
-    Usage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.data.wire import blocks_from_wire, error_result, normalize_tool_result
+from piko.data.events import AgentEndEvent
+from piko.data.events import AgentStartEvent
+from piko.data.events import MessageEndEvent
+from piko.data.events import MessageStartEvent
+from piko.data.events import MessageUpdateEvent
+from piko.data.events import ToolExecutionEndEvent
+from piko.data.events import ToolExecutionStartEvent
+from piko.data.events import ToolExecutionUpdateEvent
+from piko.data.events import TurnEndEvent
+from piko.data.events import TurnStartEvent
+from piko.data.messages import AssistantMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import Model
+from piko.data.messages import StopReason
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResult
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import Usage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
+from piko.data.wire import blocks_from_wire
+from piko.data.wire import error_result
+from piko.data.wire import normalize_tool_result
 from piko.lib.abort import AbortSignal
-from piko.lib.records import Record, field, replace
+from piko.lib.records import Record
+from piko.lib.records import field
+from piko.lib.records import replace
 from piko.lib.redaction import redact
 
 Emit = Callable[[Any], Awaitable[None]]
@@ -366,7 +371,8 @@ async def _run_tool(
 ) -> tuple[ToolResult, int]:
     """Run the tool; its result and how long ``execute`` took in ms (pi 1.6's ``durationMs``,
     from a monotonic clock)."""
-    from piko.extensions.context import collecting_additional_context, running_tool
+    from piko.extensions.context import collecting_additional_context
+    from piko.extensions.context import running_tool
 
     updates: list[asyncio.Future[None]] = []
 

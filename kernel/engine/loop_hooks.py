@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import (
-    AssistantMessageEvent,
-    ContextEvent,
-    ContextWithSystemEvent,
-    ToolCallEvent,
-    ToolResultEvent,
-)
-from piko.data.messages import AssistantMessage, Model, ToolCall
+from piko.data.events import AssistantMessageEvent
+from piko.data.events import ContextEvent
+from piko.data.events import ContextWithSystemEvent
+from piko.data.events import ToolCallEvent
+from piko.data.events import ToolResultEvent
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import ToolCall
 from piko.data.streaming import StreamOptions
 from piko.engine.extension_reach import ExtensionReach
 from piko.engine.llm_messages import convert_to_llm

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
+from collections.abc import Coroutine
 from typing import Any
 
-from piko.data.events import ModelSelectEvent, ThinkingLevelChangedEvent, ThinkingLevelSelectEvent
+from piko.data.events import ModelSelectEvent
+from piko.data.events import ThinkingLevelChangedEvent
+from piko.data.events import ThinkingLevelSelectEvent
 from piko.data.messages import Model
 from piko.engine.listeners import Listeners
 from piko.lib.records import Record
-from piko.models.resolver import (
-    DEFAULT_THINKING_LEVEL,
-    ScopedModel,
-    clamp_thinking_level,
-    same_model,
-    supported_thinking_levels,
-)
+from piko.models.resolver import DEFAULT_THINKING_LEVEL
+from piko.models.resolver import ScopedModel
+from piko.models.resolver import clamp_thinking_level
+from piko.models.resolver import same_model
+from piko.models.resolver import supported_thinking_levels
 
 
 class ModelCycle(Record):

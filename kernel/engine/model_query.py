@@ -28,7 +28,8 @@ class ModelQuery:
     def resolve(self, spec: str) -> Model | None:
         """A model from ``"provider/id"``, a bare id or a pattern, as ``--model`` reads it; ``None``
         when nothing matches (no made-up model id)."""
-        from piko.models.resolver import ModelResolutionError, resolve_cli_model
+        from piko.models.resolver import ModelResolutionError
+        from piko.models.resolver import resolve_cli_model
 
         if not isinstance(spec, str) or not spec.strip():
             return None

@@ -10,21 +10,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.events import (
-    BranchSummaryRequest,
-    SessionBeforeForkEvent,
-    SessionBeforeSwitchEvent,
-    SessionBeforeTreeEvent,
-    SessionForkEvent,
-    SessionShutdownEvent,
-    SessionStartEvent,
-    SessionSwitchEvent,
-    SessionTreeEvent,
-)
-from piko.data.messages import UserMessage, text_of
+from piko.data.events import BranchSummaryRequest
+from piko.data.events import SessionBeforeForkEvent
+from piko.data.events import SessionBeforeSwitchEvent
+from piko.data.events import SessionBeforeTreeEvent
+from piko.data.events import SessionForkEvent
+from piko.data.events import SessionShutdownEvent
+from piko.data.events import SessionStartEvent
+from piko.data.events import SessionSwitchEvent
+from piko.data.events import SessionTreeEvent
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.retry import SummaryRetry
 from piko.engine.setup import tools_for_branch
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 from piko.sessions.entries import readable_message
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
 
 ERROR_KINDS = ("overflow", "retryable", "fatal")
 

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.messages import AssistantMessage, CustomMessage, ToolResultMessage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 
 # what a run writes when a message ends (bash results and summaries are written where they are made)
 RUN_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage, CustomMessage)

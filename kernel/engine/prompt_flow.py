@@ -4,10 +4,15 @@ compaction check, and ``before_agent_start`` (its messages and its system prompt
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.messages import AssistantMessage, ImageContent, TextContent, UserMessage, text_of
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.loop import now_ms
 from piko.engine.prompt_input import PromptInput
 from piko.engine.system_prompt import SessionSystemPrompt

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
-from piko.data.events import BeforeAgentStartEvent, InputEvent
-from piko.data.messages import CustomMessage, ImageContent
+from piko.data.events import BeforeAgentStartEvent
+from piko.data.events import InputEvent
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
 from piko.engine.extension_reach import ExtensionReach
 from piko.lib.abort import AbortController
 
@@ -110,7 +114,8 @@ class PromptInput(ExtensionReach):
 
     def expand(self, text: str) -> str:
         """``/skill:name args`` and ``/template args`` expanded (unknown names pass through)."""
-        from piko.engine.expansion import expand_prompt_template, expand_skill_command
+        from piko.engine.expansion import expand_prompt_template
+        from piko.engine.expansion import expand_skill_command
 
         resources = self._resources()
         text = expand_skill_command(text, resources.skills, self._skill_unreadable)

@@ -6,11 +6,9 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import (
-    AfterProviderResponseEvent,
-    BeforeProviderHeadersEvent,
-    BeforeProviderRequestEvent,
-)
+from piko.data.events import AfterProviderResponseEvent
+from piko.data.events import BeforeProviderHeadersEvent
+from piko.data.events import BeforeProviderRequestEvent
 from piko.data.messages import Model
 from piko.data.streaming import StreamOptions
 from piko.engine.extension_reach import ExtensionReach

@@ -6,11 +6,15 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import QueueUpdateEvent
-from piko.data.messages import ImageContent, TextContent, UserMessage, text_of
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.agent import Agent
 from piko.engine.listeners import Listeners
 from piko.engine.loop import now_ms
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 
 class ClearedQueue(Record):

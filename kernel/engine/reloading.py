@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.events import SessionShutdownEvent, SessionStartEvent
+from piko.data.events import SessionShutdownEvent
+from piko.data.events import SessionStartEvent
 from piko.lib.records import Record
 
 

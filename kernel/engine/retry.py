@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import (
-    AutoRetryEndEvent,
-    AutoRetryStartEvent,
-    SummarizationRetryAttemptStartEvent,
-    SummarizationRetryFinishedEvent,
-    SummarizationRetryScheduledEvent,
-)
-from piko.data.messages import AssistantMessage, Model
+from piko.data.events import AutoRetryEndEvent
+from piko.data.events import AutoRetryStartEvent
+from piko.data.events import SummarizationRetryAttemptStartEvent
+from piko.data.events import SummarizationRetryFinishedEvent
+from piko.data.events import SummarizationRetryScheduledEvent
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
 from piko.lib.abort import AbortSlot
 
 Announce = Callable[[str, Any], Awaitable[None]]

@@ -4,11 +4,13 @@ messages queued meanwhile, the turns ``session_stop`` handlers ask for, and ``ag
 from __future__ import annotations
 
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import AgentSettledEvent
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
 from piko.engine.agent import Agent
 from piko.engine.retry import RetryPolicy
 from piko.engine.stop_hook import StopHook

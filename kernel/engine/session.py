@@ -25,28 +25,27 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.events import (
-    CompactionResult,
-    SessionInfoChangedEvent,
-    SessionShutdownEvent,
-)
-from piko.data.messages import (
-    AssistantMessage,
-    CustomMessage,
-    ImageContent,
-    Model,
-    UserMessage,
-)
+from piko.data.events import CompactionResult
+from piko.data.events import SessionInfoChangedEvent
+from piko.data.events import SessionShutdownEvent
+from piko.data.messages import AssistantMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import UserMessage
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
 from piko.engine.compaction_state import CompactionState
 from piko.engine.extension_events import ExtensionEvents
 from piko.engine.extension_host import ExtensionHost
 from piko.engine.extension_messages import ExtensionMessages
-from piko.engine.listeners import Listener, Listeners
-from piko.engine.loop import AgentState, LoopConfig
+from piko.engine.listeners import Listener
+from piko.engine.listeners import Listeners
+from piko.engine.loop import AgentState
+from piko.engine.loop import LoopConfig
 from piko.engine.loop_hooks import LoopHooks
 from piko.engine.model_control import ModelControl
 from piko.engine.persistence import SessionRecorder
@@ -59,13 +58,18 @@ from piko.engine.run_control import RunControl
 from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import SessionSystemPrompt
 from piko.engine.user_shell import UserShell
-from piko.models.resolver import DEFAULT_THINKING_LEVEL, ScopedModel
+from piko.models.resolver import DEFAULT_THINKING_LEVEL
+from piko.models.resolver import ScopedModel
 from piko.resources.loader import Resources
 
 if TYPE_CHECKING:
-    from piko.engine.navigation import ForkMessage, ForkOutcome, SessionChange, TreeOutcome
+    from piko.engine.navigation import ForkMessage
+    from piko.engine.navigation import ForkOutcome
+    from piko.engine.navigation import SessionChange
+    from piko.engine.navigation import TreeOutcome
     from piko.engine.reloading import ReloadSummary
-    from piko.engine.stats import ContextUsage, SessionStats
+    from piko.engine.stats import ContextUsage
+    from piko.engine.stats import SessionStats
     from piko.engine.tool_selection import LoadoutRecorder
 
 
@@ -457,7 +461,8 @@ class AgentSession:
         caller gave up on it already); extensions see ``session_shutdown`` either way.
         """
         if self.is_streaming:
-            from piko.lib.exit_signals import ABORT_GRACE_S, abort_within
+            from piko.lib.exit_signals import ABORT_GRACE_S
+            from piko.lib.exit_signals import abort_within
 
             await abort_within(self, ABORT_GRACE_S if abort_grace is None else abort_grace)
         await self.dispatcher.emit("session_shutdown", SessionShutdownEvent(reason=reason), self.ctx)

@@ -17,19 +17,21 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from piko.config.paths import SESSION_DIR_ENV, expand_user
-from piko.data.events import ResourcesDiscoverEvent, SessionStartEvent
+from piko.config.paths import SESSION_DIR_ENV
+from piko.config.paths import expand_user
+from piko.data.events import ResourcesDiscoverEvent
+from piko.data.events import SessionStartEvent
 from piko.engine.session import AgentSession
-from piko.models.resolver import (
-    DEFAULT_THINKING_LEVEL,
-    ModelResolutionError,
-    default_available_model,
-    is_valid_thinking_level,
-    resolve_cli_model,
-    resolve_model_scope,
-    same_model,
-)
-from piko.resources.loader import ResourceRequest, Resources, load_resources
+from piko.models.resolver import DEFAULT_THINKING_LEVEL
+from piko.models.resolver import ModelResolutionError
+from piko.models.resolver import default_available_model
+from piko.models.resolver import is_valid_thinking_level
+from piko.models.resolver import resolve_cli_model
+from piko.models.resolver import resolve_model_scope
+from piko.models.resolver import same_model
+from piko.resources.loader import ResourceRequest
+from piko.resources.loader import Resources
+from piko.resources.loader import load_resources
 
 
 class SetupError(Exception):
@@ -92,7 +94,9 @@ def check_session_id_options(options: dict[str, Any]) -> str | None:
 
 def open_session_manager(app: Any) -> Any:
     """The session manager the options ask for."""
-    from piko.sessions.manager import SessionInOtherProjectError, SessionManager, SessionNotFoundError
+    from piko.sessions.manager import SessionInOtherProjectError
+    from piko.sessions.manager import SessionManager
+    from piko.sessions.manager import SessionNotFoundError
     from piko.sessions.migrations import migrate_sessions_from_agent_root
 
     options = app.options
@@ -165,7 +169,10 @@ def select_tools(app: Any, manager: Any = None) -> list[str]:
     Entries of ``--tools``/``--exclude-tools`` that name no tool, and that no plugin says it
     registers later (``piko_tool_registers_later``), are reported once, with why when a blocked
     or broken plugin provides them."""
-    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
+    from piko.engine.tool_selection import ToolSelectionError
+    from piko.engine.tool_selection import choose_tools
+    from piko.engine.tool_selection import recorded_loadout
+    from piko.engine.tool_selection import request_from
 
     try:
         request = request_from(app.options, app.settings)
@@ -210,7 +217,9 @@ def tool_declaration(app: Any, name: str) -> dict[str, Any]:
 def default_selection(app: Any) -> list[str]:
     """The tools of the default selection (``defaultTools`` and the tools plugins switch on): what
     a session that records no tools gets without tool flags."""
-    from piko.engine.tool_selection import ToolRequest, choose_tools, request_from
+    from piko.engine.tool_selection import ToolRequest
+    from piko.engine.tool_selection import choose_tools
+    from piko.engine.tool_selection import request_from
 
     configured = request_from({}, app.settings).default_tools
     return choose_tools(registered_tools(app), ToolRequest(default_tools=configured)).active
@@ -220,7 +229,10 @@ def tools_for_branch(app: Any, manager: Any, *, keep_unrecorded: bool = False) -
     """The tools a session switched to (``/resume``, ``/new``, a fork) or navigated in (``/tree``)
     should have: its recorded loadout under this run's options, else the start-up selection;
     None with ``keep_unrecorded`` when the branch recorded none (keep what is active)."""
-    from piko.engine.tool_selection import ToolSelectionError, choose_tools, recorded_loadout, request_from
+    from piko.engine.tool_selection import ToolSelectionError
+    from piko.engine.tool_selection import choose_tools
+    from piko.engine.tool_selection import recorded_loadout
+    from piko.engine.tool_selection import request_from
 
     recorded = recorded_loadout(manager.get_branch())
     if recorded is None and keep_unrecorded:

@@ -13,7 +13,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.messages import AssistantMessage, TextContent, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
 from piko.data.streaming import Context
 from piko.lib.abort import AbortController
 

@@ -7,11 +7,18 @@ the footer).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
-from piko.lib.records import Record, field
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.lib.records import Record
+from piko.lib.records import field
 
 
 class TokenTotals(Record):
@@ -110,7 +117,8 @@ def context_usage(
     After the latest compaction on the session ``branch()``, only a response that came after it
     measures the context: until one did, the figures are unknown.
     """
-    from piko.data.tokens import estimate_context_tokens, usage_tokens
+    from piko.data.tokens import estimate_context_tokens
+    from piko.data.tokens import usage_tokens
 
     if model is None:
         return None

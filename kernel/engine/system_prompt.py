@@ -11,8 +11,10 @@ from __future__ import annotations
 import datetime
 from typing import Any
 
-from piko.lib.records import Record, field
-from piko.resources.loader import ContextFile, Skill
+from piko.lib.records import Record
+from piko.lib.records import field
+from piko.resources.loader import ContextFile
+from piko.resources.loader import Skill
 
 
 class SystemPromptOptions(Record):

@@ -18,21 +18,20 @@ depend on how the registry orders built-in tools.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from collections.abc import Sequence
 from typing import Any
 
 from piko.lib.records import Record
-from piko.lib.tool_names import (
-    DEFAULT_TOOL_NAMES,
-    apply_modifiers,
-    is_modifier,
-    is_pattern,
-    name_matcher,
-    resolve_default_tools,
-    split_tool_list,
-    tool_list_error,
-    unmatched,
-)
+from piko.lib.tool_names import DEFAULT_TOOL_NAMES
+from piko.lib.tool_names import apply_modifiers
+from piko.lib.tool_names import is_modifier
+from piko.lib.tool_names import is_pattern
+from piko.lib.tool_names import name_matcher
+from piko.lib.tool_names import resolve_default_tools
+from piko.lib.tool_names import split_tool_list
+from piko.lib.tool_names import tool_list_error
+from piko.lib.tool_names import unmatched
 
 # the custom entry in which piko recorded a session's active tools before it wrote pi 1.6's
 # system-message records (still read: older sessions hold it)

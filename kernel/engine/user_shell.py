@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
-from piko.data.events import BashResult, UserBashEvent
+from piko.data.events import BashResult
+from piko.data.events import UserBashEvent
 from piko.data.messages import BashExecutionMessage
 from piko.engine.loop import now_ms
 from piko.lib.abort import AbortSlot

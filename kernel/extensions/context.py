@@ -13,7 +13,8 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
-from piko.extensions.ui import NoOpUI, PromptWatchingUI
+from piko.extensions.ui import NoOpUI
+from piko.extensions.ui import PromptWatchingUI
 from piko.lib.records import Record
 
 
@@ -148,7 +149,8 @@ class ExtensionContext:
         name = "ui_prompt_start" if start else "ui_prompt_end"
         if dispatcher is None or not dispatcher.has_handlers(name):
             return
-        from piko.data.events import UiPromptEndEvent, UiPromptStartEvent
+        from piko.data.events import UiPromptEndEvent
+        from piko.data.events import UiPromptStartEvent
 
         event = (
             UiPromptStartEvent(kind=kind, method=kind, title=title)

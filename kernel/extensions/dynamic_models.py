@@ -58,7 +58,8 @@ async def _awaited(awaitable: Any) -> Any:
 
 def _models_of(provider: str, rows: list[Any], warn: Callable[[str], None]) -> list[Any]:
     from piko.data.messages import Model
-    from piko.data.wire import camel, model_from_wire
+    from piko.data.wire import camel
+    from piko.data.wire import model_from_wire
 
     models: list[Any] = []
     for index, row in enumerate(rows):

@@ -30,7 +30,8 @@ class EventBus:
         A handler returning a coroutine is scheduled on the running event loop. Called from a
         handler's thread, the handlers run on the loop.
         """
-        from piko.lib.off_loop import call_on_loop, home_loop
+        from piko.lib.off_loop import call_on_loop
+        from piko.lib.off_loop import home_loop
 
         if home_loop() is not None:
             call_on_loop(self.emit, name, data)

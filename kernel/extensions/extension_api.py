@@ -16,21 +16,23 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
     import logging
 
-from piko.extensions.context import ExtensionRuntimeNotInitializedError, schedule
-from piko.lib.off_loop import call_on_loop, home_loop, on_loop
+from piko.extensions.context import ExtensionRuntimeNotInitializedError
+from piko.extensions.context import schedule
+from piko.lib.off_loop import call_on_loop
+from piko.lib.off_loop import home_loop
+from piko.lib.off_loop import on_loop
 from piko.platform.markers import hookimpl
-from piko.platform.registries import (
-    CommandDefinition,
-    FlagDefinition,
-    MessageRendererDefinition,
-    ShortcutDefinition,
-    ToolDefinition,
-)
+from piko.platform.registries import CommandDefinition
+from piko.platform.registries import FlagDefinition
+from piko.platform.registries import MessageRendererDefinition
+from piko.platform.registries import ShortcutDefinition
+from piko.platform.registries import ToolDefinition
 from piko.platform.semantics import subscribable_events
 
 _MISSING = object()
@@ -201,7 +203,8 @@ class ExtensionAPI:
         or snake_case keys), keywords (``register_tool(name=, description=, execute=)``) or a
         :class:`ToolDefinition`. ``hidden``/``default_inactive`` keep it inactive until asked for;
         ``on_session(event, ctx)`` hears the session events; unknown fields are one warning."""
-        from piko.extensions.extension_shapes import options_of, tool_fields
+        from piko.extensions.extension_shapes import options_of
+        from piko.extensions.extension_shapes import tool_fields
         from piko.lib.records import replace
 
         if isinstance(tool, ToolDefinition):
@@ -267,7 +270,9 @@ class ExtensionAPI:
     ) -> CommandDefinition:
         """Register ``/name``: ``register_command(name, {"description":, "handler":})`` as pi
         does, or keywords; ``handler(args, ctx)`` may be a coroutine function."""
-        from piko.extensions.extension_shapes import COMMAND_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import COMMAND_FIELDS
+        from piko.extensions.extension_shapes import options_of
+        from piko.extensions.extension_shapes import simple_fields
 
         given = options_of(description if not isinstance(description, str) else None, options)
         if callable(description) and not isinstance(description, dict):
@@ -292,7 +297,9 @@ class ExtensionAPI:
     ) -> FlagDefinition:
         """Register ``--name``: ``register_flag(name, {"description":, "type":, "default":})`` or
         keywords (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
-        from piko.extensions.extension_shapes import FLAG_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import FLAG_FIELDS
+        from piko.extensions.extension_shapes import options_of
+        from piko.extensions.extension_shapes import simple_fields
 
         if not isinstance(description, str):
             fields = simple_fields("flag", name, options_of(description, options), FLAG_FIELDS, self._warn)
@@ -327,7 +334,9 @@ class ExtensionAPI:
     ) -> None:
         """Register a key for the interactive mode: ``register_shortcut(key, {"description":,
         "handler":})`` or keywords; ``handler(ctx)``."""
-        from piko.extensions.extension_shapes import SHORTCUT_FIELDS, options_of, simple_fields
+        from piko.extensions.extension_shapes import SHORTCUT_FIELDS
+        from piko.extensions.extension_shapes import options_of
+        from piko.extensions.extension_shapes import simple_fields
 
         if not isinstance(description, str) or options:
             fields = simple_fields(

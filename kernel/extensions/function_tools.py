@@ -21,7 +21,8 @@ import re
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, overload
+from typing import Any
+from typing import overload
 
 from piko.platform.registries import ToolDefinition
 
@@ -357,7 +358,9 @@ def _executor(
 
 def tool_result(value: Any) -> Any:
     """What a function tool returned, as ``execute`` may answer: a result, or text for the model."""
-    from piko.data.messages import ImageContent, TextContent, ToolResult
+    from piko.data.messages import ImageContent
+    from piko.data.messages import TextContent
+    from piko.data.messages import ToolResult
 
     if value is None or isinstance(value, (str, ToolResult)):
         return value

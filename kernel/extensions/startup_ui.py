@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from piko.extensions.ui import NoOpUI
 from piko.platform.dispatch import paused_budget

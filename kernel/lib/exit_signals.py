@@ -16,7 +16,8 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 # pi's exit codes after each signal

@@ -14,7 +14,8 @@ import io
 import struct
 from typing import Any
 
-from piko.lib.jsnumbers import js_round, js_to_fixed
+from piko.lib.jsnumbers import js_round
+from piko.lib.jsnumbers import js_to_fixed
 from piko.lib.records import Record
 
 __all__ = [
@@ -177,7 +178,8 @@ def resize_image(data: bytes, mime_type: str) -> ResizedImage | None:
 
 
 def _resize_with_pillow(data: bytes, mime_type: str, encoded: str) -> ResizedImage | None:
-    from PIL import Image, ImageOps
+    from PIL import Image
+    from PIL import ImageOps
 
     with Image.open(io.BytesIO(data)) as opened:
         image: Any = ImageOps.exif_transpose(opened) or opened

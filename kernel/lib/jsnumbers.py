@@ -32,7 +32,8 @@ def js_to_fixed(value: float, digits: int) -> str:
         return "NaN"
     if abs(value) >= 1e21 or math.isinf(value):
         return js_string(value)
-    from decimal import ROUND_HALF_UP, Decimal  # only here: decimal costs a millisecond to import
+    from decimal import ROUND_HALF_UP  # only here: decimal costs a millisecond to import
+    from decimal import Decimal  # only here: decimal costs a millisecond to import
 
     exact = Decimal(abs(value)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP)
     text = f"{exact:f}"

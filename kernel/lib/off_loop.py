@@ -23,7 +23,9 @@ import inspect
 import threading
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import TypeVar
 
 if TYPE_CHECKING:  # asyncio is imported where first used: it costs start-up time
     import asyncio

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, dataclass_transform
+from typing import Any
+from typing import ClassVar
+from typing import TypeVar
+from typing import dataclass_transform
 
 _NOTHING: Any = object()
 

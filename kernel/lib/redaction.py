@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 MASK = "…(redacted)"

@@ -9,7 +9,9 @@ entries take exact names, and they cannot be mixed with plain names in ``--tools
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable
+from collections.abc import Iterable
+from collections.abc import Sequence
 from typing import Any
 
 # the tools on when nothing changes the selection

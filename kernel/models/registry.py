@@ -39,18 +39,19 @@ from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import Model
-from piko.lib.records import Record, replace
-from piko.lib.redaction import is_credential_name, register_config_value, register_secret
+from piko.lib.records import Record
+from piko.lib.records import replace
+from piko.lib.redaction import is_credential_name
+from piko.lib.redaction import register_config_value
+from piko.lib.redaction import register_secret
 from piko.platform.ordering import call_order
-from piko.platform.registries import (
-    Override,
-    ProviderConfig,
-    Refusal,
-    RegistrationError,
-    already_registered,
-    override_forbidden,
-    provider_config,
-)
+from piko.platform.registries import Override
+from piko.platform.registries import ProviderConfig
+from piko.platform.registries import Refusal
+from piko.platform.registries import RegistrationError
+from piko.platform.registries import already_registered
+from piko.platform.registries import override_forbidden
+from piko.platform.registries import provider_config
 
 API_KEY_COMMAND_TIMEOUT_S = 10  # pi's execSync timeout for "!command" values
 CONFIGURED = "<configured>"  # what a check-only key lookup answers when a credential exists

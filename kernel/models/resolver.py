@@ -13,8 +13,10 @@ import fnmatch
 import re
 from typing import Any
 
-from piko.data.messages import THINKING_LEVELS, Model
-from piko.lib.records import Record, replace
+from piko.data.messages import THINKING_LEVELS
+from piko.data.messages import Model
+from piko.lib.records import Record
+from piko.lib.records import replace
 
 DEFAULT_THINKING_LEVEL = "medium"
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from piko.config.paths import cache_dir, interpreter_key
+from piko.config.paths import cache_dir
+from piko.config.paths import interpreter_key
 from piko.lib import jsonio
 from piko.lib.records import Record
 

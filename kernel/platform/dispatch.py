@@ -25,15 +25,24 @@ import contextvars
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 from piko.data.events import ExtensionErrorEvent
-from piko.lib.off_loop import InlineGuard, LoopHeld, LoopProxy, is_coroutine_callable, run_in_thread
+from piko.lib.off_loop import InlineGuard
+from piko.lib.off_loop import LoopHeld
+from piko.lib.off_loop import LoopProxy
+from piko.lib.off_loop import is_coroutine_callable
+from piko.lib.off_loop import run_in_thread
 from piko.lib.redaction import redact
 from piko.platform.ordering import call_order
-from piko.platform.reducers import GENERIC, normalize_result, result_field
-from piko.platform.semantics import EventSpec, Semantics, declared
+from piko.platform.reducers import GENERIC
+from piko.platform.reducers import normalize_result
+from piko.platform.reducers import result_field
+from piko.platform.semantics import EventSpec
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import declared
 
 __all__ = ["Dispatcher", "Handler", "normalize_result", "result_field"]
 

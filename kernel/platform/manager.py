@@ -18,13 +18,15 @@ import inspect
 import os
 import sys
 import types
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pluggy
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 from piko.platform import hookspecs
 from piko.platform.discovery import EntryPointRecord
 from piko.platform.markers import PROJECT_NAME

@@ -17,24 +17,28 @@ API's stream receives.)
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
+from typing import runtime_checkable
 
-from piko.platform.registries import (
-    CliCommandDefinition,
-    CommandDefinition,
-    FlagDefinition,
-    MessageRendererDefinition,
-    ModeDefinition,
-    PackageSourceDefinition,
-    ProviderApi,
-    ProviderConfig,
-    ShortcutDefinition,
-    ToolDefinition,
-)
+from piko.platform.registries import CliCommandDefinition
+from piko.platform.registries import CommandDefinition
+from piko.platform.registries import FlagDefinition
+from piko.platform.registries import MessageRendererDefinition
+from piko.platform.registries import ModeDefinition
+from piko.platform.registries import PackageSourceDefinition
+from piko.platform.registries import ProviderApi
+from piko.platform.registries import ProviderConfig
+from piko.platform.registries import ShortcutDefinition
+from piko.platform.registries import ToolDefinition
 
 if TYPE_CHECKING:
-    from piko.data.messages import Model, ToolResult
+    from piko.data.messages import Model
+    from piko.data.messages import ToolResult
     from piko.lib.abort import AbortSignal
 
 D = TypeVar("D", covariant=True)

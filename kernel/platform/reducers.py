@@ -9,17 +9,21 @@ events without one use the generic reducer of their semantics (:data:`GENERIC`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 
-from piko.data.messages import AssistantMessage, TextContent
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
 from piko.lib.text import snake
 from piko.platform.semantics import Semantics
 
 if TYPE_CHECKING:
-    from piko.platform.dispatch import Dispatcher, Handler
+    from piko.platform.dispatch import Dispatcher
+    from piko.platform.dispatch import Handler
 
 # ---------------------------------------------------------------------------
 # Handler results

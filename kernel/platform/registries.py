@@ -9,11 +9,17 @@ which keeps start-up cheap.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import ClassVar
+from typing import Generic
+from typing import TypeVar
 
-from piko.data.messages import Model, ToolResult
-from piko.lib.records import Record, field
+from piko.data.messages import Model
+from piko.data.messages import ToolResult
+from piko.lib.records import Record
+from piko.lib.records import field
 from piko.lib.text import snake
 
 T = TypeVar("T")
@@ -101,7 +107,10 @@ class ToolDefinition(Lazy, Registration):
         ``signal`` ends the wait for it. Exceptions propagate to the caller.
         """
         from piko.data.wire import normalize_tool_result
-        from piko.lib.off_loop import LoopProxy, is_coroutine_callable, loop_bound, run_abortable
+        from piko.lib.off_loop import LoopProxy
+        from piko.lib.off_loop import is_coroutine_callable
+        from piko.lib.off_loop import loop_bound
+        from piko.lib.off_loop import run_abortable
 
         execute = self.resolved("execute")
         if is_coroutine_callable(execute):
@@ -553,7 +562,8 @@ def provider_config(
     build their providers here.
     """
     from piko.data.messages import Model
-    from piko.data.wire import camel, model_from_wire
+    from piko.data.wire import camel
+    from piko.data.wire import model_from_wire
 
     who = f"plugin '{plugin}': " if plugin else ""
     fields = dict(fields or {})

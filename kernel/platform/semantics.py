@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from piko.lib.records import Record
 from piko.platform.markers import hookspec

@@ -10,9 +10,12 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from piko.lib.redaction import CREDENTIAL_HOOKS, redact, register_secret
+from piko.lib.redaction import CREDENTIAL_HOOKS
+from piko.lib.redaction import redact
+from piko.lib.redaction import register_secret
 
 
 class Tracer:

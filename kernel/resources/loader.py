@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 KINDS = ("context_files", "skills", "prompt_templates", "themes", "system_prompts")
 

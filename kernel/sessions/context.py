@@ -9,32 +9,31 @@ left without a result is reported too (providers are then told "No result provid
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 import attrs
 
-from piko.data.messages import (
-    AssistantMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.wire import blocks_from_wire, message_from_wire
-from piko.lib.records import Record, field
-from piko.sessions.entries import (
-    BranchSummaryEntry,
-    CompactionEntry,
-    ContextEditEntry,
-    CustomMessageEntry,
-    MessageEntry,
-    ModelChangeEntry,
-    SessionEntry,
-    ThinkingLevelChangeEntry,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.wire import blocks_from_wire
+from piko.data.wire import message_from_wire
+from piko.lib.records import Record
+from piko.lib.records import field
+from piko.sessions.entries import BranchSummaryEntry
+from piko.sessions.entries import CompactionEntry
+from piko.sessions.entries import ContextEditEntry
+from piko.sessions.entries import CustomMessageEntry
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import ModelChangeEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import ThinkingLevelChangeEntry
 from piko.sessions.ids import ms_from_iso
 from piko.sessions.reading import decode_messages
 

@@ -13,10 +13,17 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Callable, Iterator
-from typing import Any, ClassVar, Generic, TypeVar, overload
+from collections.abc import Callable
+from collections.abc import Iterator
+from typing import Any
+from typing import ClassVar
+from typing import Generic
+from typing import TypeVar
+from typing import overload
 
-from piko.data.wire import blocks_from_wire, message_from_wire, to_wire
+from piko.data.wire import blocks_from_wire
+from piko.data.wire import message_from_wire
+from piko.data.wire import to_wire
 from piko.lib import jsonio
 
 __all__ = [

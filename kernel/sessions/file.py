@@ -6,20 +6,20 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Iterator
-from typing import Any, NamedTuple
+from typing import Any
+from typing import NamedTuple
 
 from piko.lib import jsonio
 from piko.lib.records import Record
-from piko.sessions.entries import (
-    CURRENT_SESSION_VERSION,
-    EntryParseError,
-    MessageEntry,
-    SessionEntry,
-    SessionHeader,
-    gc_paused,
-)
+from piko.sessions.entries import CURRENT_SESSION_VERSION
+from piko.sessions.entries import EntryParseError
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import SessionHeader
+from piko.sessions.entries import gc_paused
 from piko.sessions.migrations import migrate_to_current_version
-from piko.sessions.reading import entry_from_dict, read_entries_from
+from piko.sessions.reading import entry_from_dict
+from piko.sessions.reading import read_entries_from
 
 
 class SessionError(ValueError):

@@ -12,7 +12,8 @@ from __future__ import annotations
 import datetime
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 from piko.config.paths import agent_dir
 from piko.lib import jsonio

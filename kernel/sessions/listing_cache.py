@@ -25,7 +25,9 @@ from typing import Any
 from piko.config.paths import cache_dir
 from piko.lib import jsonio
 from piko.lib.records import replace
-from piko.sessions.listing import ListingScan, SessionInfo, lines_of
+from piko.sessions.listing import ListingScan
+from piko.sessions.listing import SessionInfo
+from piko.sessions.listing import lines_of
 
 CACHE_VERSION = 1
 _CHECK_BYTES = 32  # the bytes before the scanned point that must be unchanged for an append

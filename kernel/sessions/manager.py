@@ -19,43 +19,45 @@ from typing import Any
 
 import attrs
 
-from piko.data.wire import message_from_wire, to_wire
+from piko.data.wire import message_from_wire
+from piko.data.wire import to_wire
 from piko.lib import jsonio
 from piko.lib.redaction import mask_known_in
-from piko.sessions.context import ContextProblem, ModelRef, SessionContext, build_session_context
-from piko.sessions.entries import (
-    CURRENT_SESSION_VERSION,
-    LabelEntry,
-    LineSource,
-    MessageEntry,
-    SessionEntry,
-    SessionHeader,
-    SessionInfoEntry,
-    gc_paused,
-    new_entry,
-)
-from piko.sessions.file import (
-    SessionDiagnostic,
-    SessionError,
-    SessionFileError,
-    ends_torn,
-    keep_backup,
-    lines_of_ids,
-    read_session_file,
-    write_session_bytes,
-)
-from piko.sessions.ids import check_session_id, iso_now, new_entry_id, new_session_id
-from piko.sessions.listing import (
-    SessionInfo,
-    default_session_dir,
-    find_most_recent_session,
-    find_session_by_id,
-    list_all_sessions,
-    list_sessions,
-    read_header,
-    resolve_session,
-)
-from piko.sessions.reading import branch_path, entry_from_dict
+from piko.sessions.context import ContextProblem
+from piko.sessions.context import ModelRef
+from piko.sessions.context import SessionContext
+from piko.sessions.context import build_session_context
+from piko.sessions.entries import CURRENT_SESSION_VERSION
+from piko.sessions.entries import LabelEntry
+from piko.sessions.entries import LineSource
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import SessionHeader
+from piko.sessions.entries import SessionInfoEntry
+from piko.sessions.entries import gc_paused
+from piko.sessions.entries import new_entry
+from piko.sessions.file import SessionDiagnostic
+from piko.sessions.file import SessionError
+from piko.sessions.file import SessionFileError
+from piko.sessions.file import ends_torn
+from piko.sessions.file import keep_backup
+from piko.sessions.file import lines_of_ids
+from piko.sessions.file import read_session_file
+from piko.sessions.file import write_session_bytes
+from piko.sessions.ids import check_session_id
+from piko.sessions.ids import iso_now
+from piko.sessions.ids import new_entry_id
+from piko.sessions.ids import new_session_id
+from piko.sessions.listing import SessionInfo
+from piko.sessions.listing import default_session_dir
+from piko.sessions.listing import find_most_recent_session
+from piko.sessions.listing import find_session_by_id
+from piko.sessions.listing import list_all_sessions
+from piko.sessions.listing import list_sessions
+from piko.sessions.listing import read_header
+from piko.sessions.listing import resolve_session
+from piko.sessions.reading import branch_path
+from piko.sessions.reading import entry_from_dict
 from piko.sessions.readonly import ReadonlySessionManager
 
 __all__ = [

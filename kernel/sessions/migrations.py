@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from piko.lib import jsonio
-from piko.sessions.entries import CURRENT_SESSION_VERSION, session_version
+from piko.sessions.entries import CURRENT_SESSION_VERSION
+from piko.sessions.entries import session_version
 from piko.sessions.ids import new_entry_id
 
 __all__ = [

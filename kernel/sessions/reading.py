@@ -9,16 +9,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from piko.lib import jsonio
-from piko.sessions.entries import (
-    ENTRY_CLASSES,
-    OFFSET_SPAN,
-    EntryParseError,
-    LineSource,
-    MessageEntry,
-    SessionEntry,
-    is_line_of,
-    parse_entry_object,
-)
+from piko.sessions.entries import ENTRY_CLASSES
+from piko.sessions.entries import OFFSET_SPAN
+from piko.sessions.entries import EntryParseError
+from piko.sessions.entries import LineSource
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import is_line_of
+from piko.sessions.entries import parse_entry_object
 
 # pi writes the tree fields first (custom entries excepted); a message line then starts its
 # message with the role. Ids and timestamps never contain quotes or backslashes.

@@ -6,8 +6,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from piko.sessions.context import SessionContext
-    from piko.sessions.entries import SessionEntry, SessionHeader
-    from piko.sessions.manager import SessionManager, SessionTreeNode
+    from piko.sessions.entries import SessionEntry
+    from piko.sessions.entries import SessionHeader
+    from piko.sessions.manager import SessionManager
+    from piko.sessions.manager import SessionTreeNode
 
 
 class ReadonlySessionManager:

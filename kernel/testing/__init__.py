@@ -22,19 +22,27 @@ to nothing (``-p no:piko`` switches it off). The names below are imported on fir
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 if TYPE_CHECKING:
-    from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome, mock_provider, mock_providers
-    from piko.testing.llm_server import LLMServer, TurnContext, WireFormat, register_format
-    from piko.testing.rpc_client import (
-        RpcProcess,
-        agent_environment,
-        credential_variable,
-        hermetic_environment,
-        pi_command,
-    )
-    from piko.testing.session import PikoSession, RecordingUI, SessionRun
+    from piko.testing.home import MOCK_MODEL
+    from piko.testing.home import MOCK_PROVIDER
+    from piko.testing.home import PikoHome
+    from piko.testing.home import mock_provider
+    from piko.testing.home import mock_providers
+    from piko.testing.llm_server import LLMServer
+    from piko.testing.llm_server import TurnContext
+    from piko.testing.llm_server import WireFormat
+    from piko.testing.llm_server import register_format
+    from piko.testing.rpc_client import RpcProcess
+    from piko.testing.rpc_client import agent_environment
+    from piko.testing.rpc_client import credential_variable
+    from piko.testing.rpc_client import hermetic_environment
+    from piko.testing.rpc_client import pi_command
+    from piko.testing.session import PikoSession
+    from piko.testing.session import RecordingUI
+    from piko.testing.session import SessionRun
 
 _EXPORTS: dict[str, str] = {
     "PikoHome": "piko.testing.home",

@@ -15,9 +15,12 @@ import subprocess
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Self
+from typing import Any
+from typing import Self
 
-from piko.testing.rpc_client import credential_variable, hermetic_environment, pi_command
+from piko.testing.rpc_client import credential_variable
+from piko.testing.rpc_client import hermetic_environment
+from piko.testing.rpc_client import pi_command
 
 __all__ = ["MOCK_ANTHROPIC_MODEL", "MOCK_ANTHROPIC_PROVIDER", "MOCK_MODEL", "MOCK_PROVIDER", "PikoHome",
            "mock_provider", "mock_providers"]  # fmt: skip

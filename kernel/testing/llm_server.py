@@ -64,12 +64,16 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from dataclasses import field
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl
+from urllib.parse import urlsplit
 
 __all__ = [
     "ARGUMENT_PIECE",

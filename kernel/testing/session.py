@@ -14,17 +14,29 @@ import functools
 import json
 import os
 import types
-from collections.abc import Callable, Coroutine, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from collections.abc import Coroutine
+from collections.abc import Iterable
+from collections.abc import Mapping
+from dataclasses import dataclass
+from dataclasses import field
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import Any
+from typing import ParamSpec
+from typing import TypeVar
 
-from piko.app.application import App, BootOptions
-from piko.data.events import ExtensionErrorEvent, event_to_wire
-from piko.data.messages import AssistantMessage, TextContent, ToolResultMessage
+from piko.app.application import App
+from piko.app.application import BootOptions
+from piko.data.events import ExtensionErrorEvent
+from piko.data.events import event_to_wire
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResultMessage
 from piko.extensions.ui import NoOpUI
 from piko.platform.discovery import EntryPointRecord
-from piko.testing.home import MOCK_MODEL, MOCK_PROVIDER, PikoHome
+from piko.testing.home import MOCK_MODEL
+from piko.testing.home import MOCK_PROVIDER
+from piko.testing.home import PikoHome
 
 __all__ = ["PikoSession", "RecordingUI", "SessionRun"]
 

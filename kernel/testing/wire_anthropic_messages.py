@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.testing.llm_server import (
-    TurnContext,
-    WireFormat,
-    as_bytes,
-    block_hash,
-    compact_json,
-    pieces,
-    posted_to,
-    register_format,
-    tool_arguments,
-    turn_usage,
-    words,
-)
+from piko.testing.llm_server import TurnContext
+from piko.testing.llm_server import WireFormat
+from piko.testing.llm_server import as_bytes
+from piko.testing.llm_server import block_hash
+from piko.testing.llm_server import compact_json
+from piko.testing.llm_server import pieces
+from piko.testing.llm_server import posted_to
+from piko.testing.llm_server import register_format
+from piko.testing.llm_server import tool_arguments
+from piko.testing.llm_server import turn_usage
+from piko.testing.llm_server import words
 
 ERRORS: dict[int, tuple[str, str]] = {
     400: ("invalid_request_error", "Invalid request."),

@@ -10,17 +10,15 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from piko.testing.llm_server import (
-    TurnContext,
-    WireFormat,
-    as_bytes,
-    block_hash,
-    data_event,
-    posted_to,
-    register_format,
-    turn_usage,
-    words,
-)
+from piko.testing.llm_server import TurnContext
+from piko.testing.llm_server import WireFormat
+from piko.testing.llm_server import as_bytes
+from piko.testing.llm_server import block_hash
+from piko.testing.llm_server import data_event
+from piko.testing.llm_server import posted_to
+from piko.testing.llm_server import register_format
+from piko.testing.llm_server import turn_usage
+from piko.testing.llm_server import words
 
 STATUSES = {
     400: ("INVALID_ARGUMENT", "Request contains an invalid argument."),

@@ -14,19 +14,17 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from piko.testing.llm_server import (
-    TurnContext,
-    WireFormat,
-    as_bytes,
-    block_hash,
-    data_event,
-    pieces,
-    posted_to,
-    register_format,
-    tool_arguments,
-    turn_usage,
-    words,
-)
+from piko.testing.llm_server import TurnContext
+from piko.testing.llm_server import WireFormat
+from piko.testing.llm_server import as_bytes
+from piko.testing.llm_server import block_hash
+from piko.testing.llm_server import data_event
+from piko.testing.llm_server import pieces
+from piko.testing.llm_server import posted_to
+from piko.testing.llm_server import register_format
+from piko.testing.llm_server import tool_arguments
+from piko.testing.llm_server import turn_usage
+from piko.testing.llm_server import words
 from piko.testing.wire_openai_completions import error_object
 
 

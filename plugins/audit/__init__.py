@@ -11,7 +11,8 @@ written. With ``required``, a tool call whose audit line cannot be written is bl
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko import hookimpl
 

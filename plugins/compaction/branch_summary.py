@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 from piko.data.tokens import estimate_message_tokens
 from piko.plugins.compaction import prompts
-from piko.plugins.compaction.file_ops import FileOps, format_file_lists
+from piko.plugins.compaction.file_ops import FileOps
+from piko.plugins.compaction.file_ops import format_file_lists
 from piko.plugins.compaction.prepare import entry_message
-from piko.plugins.compaction.summarize import Summarizer, SummaryAborted, conversation_prompt
+from piko.plugins.compaction.summarize import Summarizer
+from piko.plugins.compaction.summarize import SummaryAborted
+from piko.plugins.compaction.summarize import conversation_prompt
 
 DEFAULT_CONTEXT_WINDOW = 128000
 DEFAULT_RESERVE_TOKENS = 16384

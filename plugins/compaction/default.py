@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from piko import hookimpl
-from piko.data.events import BranchSummaryRequest, CompactionRequest, CompactionResult
+from piko.data.events import BranchSummaryRequest
+from piko.data.events import CompactionRequest
+from piko.data.events import CompactionResult
 
 
 def _thinking_level(request: Any, ctx: Any) -> str | None:
@@ -36,7 +38,8 @@ def _app(ctx: Any) -> Any:
 
 @hookimpl
 def piko_compaction_prepare(request: CompactionRequest, ctx: Any) -> Any:
-    from piko.plugins.compaction.prepare import CompactionSettings, prepare_compaction
+    from piko.plugins.compaction.prepare import CompactionSettings
+    from piko.plugins.compaction.prepare import prepare_compaction
 
     settings = CompactionSettings.from_mapping(request.settings)
     window = request.model.context_window if request.model is not None else 0
@@ -51,7 +54,8 @@ def piko_compaction_prepare(request: CompactionRequest, ctx: Any) -> Any:
 @hookimpl
 async def piko_compact(request: CompactionRequest, ctx: Any) -> Any:
     from piko.plugins.compaction.prepare import CompactionPreparation
-    from piko.plugins.compaction.summarize import Summarizer, compact
+    from piko.plugins.compaction.summarize import Summarizer
+    from piko.plugins.compaction.summarize import compact
 
     preparation = request.preparation
     if not isinstance(preparation, CompactionPreparation):
@@ -81,7 +85,8 @@ async def piko_compact(request: CompactionRequest, ctx: Any) -> Any:
 
 @hookimpl
 async def piko_summarize_branch(request: BranchSummaryRequest, ctx: Any) -> Any:
-    from piko.plugins.compaction.branch_summary import DEFAULT_RESERVE_TOKENS, summarize_branch
+    from piko.plugins.compaction.branch_summary import DEFAULT_RESERVE_TOKENS
+    from piko.plugins.compaction.branch_summary import summarize_branch
     from piko.plugins.compaction.summarize import Summarizer
 
     if not request.entries:

@@ -5,9 +5,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from piko.data.messages import AssistantMessage, ToolCall
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ToolCall
 
 
 @define

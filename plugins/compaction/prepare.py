@@ -15,10 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from piko.data.messages import BranchSummaryMessage, CustomMessage
-from piko.data.tokens import context_estimate, estimate_message_tokens
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.tokens import context_estimate
+from piko.data.tokens import estimate_message_tokens
 from piko.plugins.compaction.file_ops import FileOps
 from piko.sessions.entries import readable_message
 from piko.sessions.ids import ms_from_iso

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.engine.llm_messages import convert_to_llm
 from piko.lib import jsonio
 

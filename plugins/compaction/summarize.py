@@ -6,12 +6,18 @@ import asyncio
 import time
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from piko.data.messages import AssistantMessage, Model, TextContent, UserMessage
-from piko.data.streaming import Context, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamOptions
 from piko.plugins.compaction import prompts
-from piko.plugins.compaction.file_ops import format_file_lists, strip_file_lists
+from piko.plugins.compaction.file_ops import format_file_lists
+from piko.plugins.compaction.file_ops import strip_file_lists
 from piko.plugins.compaction.prepare import CompactionPreparation
 from piko.plugins.compaction.serialize import serialize_conversation
 

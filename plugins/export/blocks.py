@@ -6,7 +6,8 @@ import re
 from html import escape
 from typing import Any
 
-from piko.data.messages import ImageContent, TextContent
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
 
 __all__ = [
     "diff_block",

@@ -7,9 +7,11 @@ to ``piko_export_html``.
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from piko import RegisterFlag, hookimpl
+from piko import RegisterFlag
+from piko import hookimpl
 
 
 @hookimpl
@@ -34,7 +36,8 @@ def export_session(app: Any, session_file: str, output_path: str | None, stream:
     import asyncio
 
     from piko.data.events import ExportRequest
-    from piko.engine.export import ExportFailed, request_export
+    from piko.engine.export import ExportFailed
+    from piko.engine.export import request_export
 
     request = ExportRequest(session_file=session_file, output_path=output_path or None)
     try:

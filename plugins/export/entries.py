@@ -6,42 +6,38 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UnknownMessage,
-    UserMessage,
-)
-from piko.plugins.export.blocks import (
-    esc,
-    format_tokens,
-    images_of,
-    one_line,
-    output_block,
-    text_of_blocks,
-    truncate,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UnknownMessage
+from piko.data.messages import UserMessage
+from piko.plugins.export.blocks import esc
+from piko.plugins.export.blocks import format_tokens
+from piko.plugins.export.blocks import images_of
+from piko.plugins.export.blocks import one_line
+from piko.plugins.export.blocks import output_block
+from piko.plugins.export.blocks import text_of_blocks
+from piko.plugins.export.blocks import truncate
 from piko.plugins.export.markdown import render_markdown
 from piko.plugins.export.session_view import SessionView
-from piko.plugins.export.tools import render_orphan_result, render_tool_call, tool_call_summary
-from piko.sessions.entries import (
-    BranchSummaryEntry,
-    CompactionEntry,
-    CustomEntry,
-    CustomMessageEntry,
-    LabelEntry,
-    MessageEntry,
-    ModelChangeEntry,
-    SessionEntry,
-    SessionInfoEntry,
-    ThinkingLevelChangeEntry,
-)
+from piko.plugins.export.tools import render_orphan_result
+from piko.plugins.export.tools import render_tool_call
+from piko.plugins.export.tools import tool_call_summary
+from piko.sessions.entries import BranchSummaryEntry
+from piko.sessions.entries import CompactionEntry
+from piko.sessions.entries import CustomEntry
+from piko.sessions.entries import CustomMessageEntry
+from piko.sessions.entries import LabelEntry
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import ModelChangeEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import SessionInfoEntry
+from piko.sessions.entries import ThinkingLevelChangeEntry
 from piko.sessions.ids import ms_from_iso
 
 __all__ = ["render_entry", "tree_summary"]
@@ -305,7 +301,8 @@ def _render(entry: SessionEntry, view: SessionView) -> str:
                 return _marker(entry, view)
             return _wrap(entry, view, "tool-result", render_orphan_result(message), "tool result")
         if isinstance(message, UnknownMessage) and message.role == "system":  # pi 1.6's prompt records
-            from piko.plugins.export.system_records import is_leading, system_body
+            from piko.plugins.export.system_records import is_leading
+            from piko.plugins.export.system_records import system_body
 
             return _wrap(
                 entry, view, "other", system_body(message.extra, is_leading(entry, view.by_id)), "system"
@@ -377,7 +374,8 @@ def _tree(entry: SessionEntry, view: SessionView) -> tuple[str, str]:
         if isinstance(message, CompactionSummaryMessage):
             return "summary", _role("summary", "[compaction summary]")
         if isinstance(message, UnknownMessage) and message.role == "system":
-            from piko.plugins.export.system_records import is_leading, system_tree_label
+            from piko.plugins.export.system_records import is_leading
+            from piko.plugins.export.system_records import system_tree_label
 
             return "meta", _role("meta", system_tree_label(message.extra, is_leading(entry, view.by_id)))
         if isinstance(message, BranchSummaryMessage):

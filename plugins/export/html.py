@@ -85,7 +85,9 @@ def _export_html(
 ) -> str:
     from piko.lib.redaction import mask_known_secrets
     from piko.plugins.export.page import render_page
-    from piko.plugins.export.session_view import ExportError, load_session_file, view_from_entries
+    from piko.plugins.export.session_view import ExportError
+    from piko.plugins.export.session_view import load_session_file
+    from piko.plugins.export.session_view import view_from_entries
 
     session_file = getattr(request, "session_file", None)
     entries = getattr(request, "entries", None)

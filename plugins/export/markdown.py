@@ -16,7 +16,8 @@ __all__ = ["render_markdown"]
 
 
 def _highlight(code: str, language: str, _attrs: str) -> str:
-    from piko.plugins.export.highlight import highlight_lines, lexer_for_language
+    from piko.plugins.export.highlight import highlight_lines
+    from piko.plugins.export.highlight import lexer_for_language
 
     lexer = lexer_for_language(language.split()[0]) if language.strip() else None
     if lexer is None:

@@ -15,8 +15,11 @@ import hashlib
 from importlib import resources
 from typing import Any
 
-from piko.plugins.export.blocks import esc, format_tokens, truncate
-from piko.plugins.export.entries import render_entry, tree_summary
+from piko.plugins.export.blocks import esc
+from piko.plugins.export.blocks import format_tokens
+from piko.plugins.export.blocks import truncate
+from piko.plugins.export.entries import render_entry
+from piko.plugins.export.entries import tree_summary
 from piko.plugins.export.session_view import SessionView
 from piko.version import __version__
 

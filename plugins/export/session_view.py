@@ -11,18 +11,20 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from piko.data.messages import AssistantMessage, ToolCall, ToolResultMessage
-from piko.sessions.entries import (
-    EntryParseError,
-    LabelEntry,
-    MessageEntry,
-    SessionEntry,
-    SessionHeader,
-    SessionInfoEntry,
-)
-from piko.sessions.reading import branch_path, entry_from_dict
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.sessions.entries import EntryParseError
+from piko.sessions.entries import LabelEntry
+from piko.sessions.entries import MessageEntry
+from piko.sessions.entries import SessionEntry
+from piko.sessions.entries import SessionHeader
+from piko.sessions.entries import SessionInfoEntry
+from piko.sessions.reading import branch_path
+from piko.sessions.reading import entry_from_dict
 
 __all__ = ["ExportError", "SessionView", "Stats", "TreeRow", "load_session_file", "view_from_entries"]
 
@@ -254,7 +256,8 @@ def view_from_entries(
 
 def load_session_file(path: str) -> SessionView:
     """Read a session file without touching it (older versions are migrated in memory only)."""
-    from piko.sessions.manager import SessionError, SessionManager
+    from piko.sessions.manager import SessionError
+    from piko.sessions.manager import SessionManager
 
     if not os.path.exists(path):
         raise ExportError(f"File not found: {path}")

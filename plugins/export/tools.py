@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.messages import ToolCall, ToolResultMessage
-from piko.lib.tool_call_line import read_range, tool_call_line
-from piko.plugins.export.blocks import (
-    diff_block,
-    esc,
-    images_of,
-    output_block,
-    shorten_path,
-    text_of_blocks,
-)
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.lib.tool_call_line import read_range
+from piko.lib.tool_call_line import tool_call_line
+from piko.plugins.export.blocks import diff_block
+from piko.plugins.export.blocks import esc
+from piko.plugins.export.blocks import images_of
+from piko.plugins.export.blocks import output_block
+from piko.plugins.export.blocks import shorten_path
+from piko.plugins.export.blocks import text_of_blocks
 
 __all__ = ["render_orphan_result", "render_tool_call", "tool_call_summary"]
 

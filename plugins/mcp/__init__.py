@@ -11,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from piko import RegisterCliCommand, hookimpl
+from piko import RegisterCliCommand
+from piko import hookimpl
 
 # the running session's servers; None while no server is configured (or with --no-mcp)
 _state: dict[str, Any] = {"runtime": None, "command": False}
@@ -153,7 +154,8 @@ async def _mcp_command(args: str, ctx: Any) -> None:
         await manage(runtime, ctx)
         return
     if len(words) == 2 and words[0] in ("login", "logout"):
-        from piko.plugins.mcp.manager import sign_in, sign_out
+        from piko.plugins.mcp.manager import sign_in
+        from piko.plugins.mcp.manager import sign_out
 
         await (sign_in if words[0] == "login" else sign_out)(runtime, ctx, words[1])
         return

@@ -10,14 +10,12 @@ from typing import Any
 
 import click
 
-from piko.plugins.mcp.config import (
-    check_entry,
-    load_config,
-    project_config_path,
-    read_config_file,
-    user_config_path,
-    write_config_file,
-)
+from piko.plugins.mcp.config import check_entry
+from piko.plugins.mcp.config import load_config
+from piko.plugins.mcp.config import project_config_path
+from piko.plugins.mcp.config import read_config_file
+from piko.plugins.mcp.config import user_config_path
+from piko.plugins.mcp.config import write_config_file
 
 # pi mcp add's OAuth options and the oauth keys they set, in the order pi writes them
 OAUTH_OPTIONS = {

@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 CONFIG_FILE = "mcp.json"
 EXPOSURES = ("codemode", "deferred", "direct", "hidden")

@@ -13,7 +13,9 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -22,7 +24,9 @@ import mcp.types as types
 from mcp.client.session import ClientSession
 from mcp.shared.message import SessionMessage
 
-from piko.plugins.mcp.config import ServerConfig, expand_home, resolve_map
+from piko.plugins.mcp.config import ServerConfig
+from piko.plugins.mcp.config import expand_home
+from piko.plugins.mcp.config import resolve_map
 from piko.plugins.mcp.log import McpLog
 
 STDERR_TAIL_BYTES = 4096

@@ -12,16 +12,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import OAuthClientMetadata
+from mcp.shared.auth import OAuthToken
 from pydantic import PrivateAttr
 
-from piko.plugins.mcp.config import ServerConfig, resolve_value
+from piko.plugins.mcp.config import ServerConfig
+from piko.plugins.mcp.config import resolve_value
 
 AUTH_FILE = "mcp-auth.json"
 CLIENT_NAME = "pi"

@@ -7,7 +7,9 @@ import os
 import tempfile
 from typing import Any
 
-from piko.data.messages import ImageContent, TextContent, ToolResult
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 
 MAX_TEXT_BYTES = 20480
 

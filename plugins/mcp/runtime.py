@@ -13,17 +13,17 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from piko.plugins.mcp.config import McpConfig, ServerConfig
-from piko.plugins.mcp.connection import ServerConnection, describe_error
+from piko.plugins.mcp.config import McpConfig
+from piko.plugins.mcp.config import ServerConfig
+from piko.plugins.mcp.connection import ServerConnection
+from piko.plugins.mcp.connection import describe_error
 from piko.plugins.mcp.log import McpLog
-from piko.plugins.mcp.naming import (
-    RESOURCE_TOOLS,
-    assign_names,
-    is_mcp_tool,
-    name_matcher,
-    tool_exposure,
-    tool_name,
-)
+from piko.plugins.mcp.naming import RESOURCE_TOOLS
+from piko.plugins.mcp.naming import assign_names
+from piko.plugins.mcp.naming import is_mcp_tool
+from piko.plugins.mcp.naming import name_matcher
+from piko.plugins.mcp.naming import tool_exposure
+from piko.plugins.mcp.naming import tool_name
 from piko.plugins.mcp.results import tool_result
 
 FIRST_PROMPT_WAIT_S = 10.0
@@ -389,7 +389,8 @@ class McpRuntime:
     def search(self, query: str, limit: int) -> list[str]:
         """Deferred tools not declared yet, best match first (BM25 as pi 1.6 ranks them, see
         :mod:`piko.plugins.mcp.search`), in the order the tools were registered on ties."""
-        from piko.plugins.mcp.search import rank, tool_document
+        from piko.plugins.mcp.search import rank
+        from piko.plugins.mcp.search import tool_document
 
         documents = []
         for name, entry in self.tools.items():

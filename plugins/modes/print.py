@@ -60,9 +60,13 @@ async def _run_print(app: Any, out: Any, *, json_output: bool) -> int:
     import asyncio
 
     from piko.data.events import event_to_wire
-    from piko.data.messages import AssistantMessage, TextContent
-    from piko.engine.initial_message import InitialMessageError, build_initial_message, read_piped_stdin
-    from piko.engine.setup import SetupError, open_session_manager
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import TextContent
+    from piko.engine.initial_message import InitialMessageError
+    from piko.engine.initial_message import build_initial_message
+    from piko.engine.initial_message import read_piped_stdin
+    from piko.engine.setup import SetupError
+    from piko.engine.setup import open_session_manager
     from piko.lib import jsonio
     from piko.lib.exit_signals import on_exit_signals
 

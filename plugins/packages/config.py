@@ -14,7 +14,8 @@ from typing import Any
 import click
 
 from piko.plugins.packages.errors import PackageError
-from piko.plugins.packages.manager import Resource, manager_for
+from piko.plugins.packages.manager import Resource
+from piko.plugins.packages.manager import manager_for
 
 KIND_LABELS = {"extensions": "Extensions", "skills": "Skills", "prompts": "Prompts", "themes": "Themes"}
 
@@ -184,7 +185,8 @@ def interactive(app: Any) -> int:
     """A checklist of plugins and package resources; the changes are written when confirmed."""
     from prompt_toolkit.shortcuts import checkboxlist_dialog
 
-    from piko.app.application import PROJECT_DISABLED, USER_DISABLED
+    from piko.app.application import PROJECT_DISABLED
+    from piko.app.application import USER_DISABLED
 
     plugins = [i for i in _plugins(app) if i.blocked_by in (None, USER_DISABLED, PROJECT_DISABLED)]
     resources = manager_for(app).resources()

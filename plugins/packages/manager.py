@@ -13,12 +13,19 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 from piko.plugins.packages.base import PackageContext
 from piko.plugins.packages.errors import PackageError
-from piko.plugins.packages.resources_scan import JS_SUFFIXES, KINDS, package_resources
+from piko.plugins.packages.resources_scan import JS_SUFFIXES
+from piko.plugins.packages.resources_scan import KINDS
+from piko.plugins.packages.resources_scan import package_resources
 from piko.plugins.packages.run import progress
-from piko.plugins.packages.sources import SCHEMES, PackageRef, SourceError, scheme_of, settings_form
+from piko.plugins.packages.sources import SCHEMES
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import SourceError
+from piko.plugins.packages.sources import scheme_of
+from piko.plugins.packages.sources import settings_form
 
 SCOPES = ("user", "project")
 # subcommands that manage packages themselves: nothing is installed behind their back at start-up

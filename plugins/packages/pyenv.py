@@ -21,12 +21,14 @@ import sys
 import sysconfig
 from pathlib import Path
 
-from piko.app.trust import PROJECT_PYTHON_DIR, project_site_packages
+from piko.app.trust import PROJECT_PYTHON_DIR
+from piko.app.trust import project_site_packages
 from piko.lib import jsonio
 from piko.lib.records import Record
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.run import run
-from piko.plugins.packages.sources import PackageRef, normalize_dist_name
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import normalize_dist_name
 
 PIP_CONFIG_FILES = ("/etc/pip.conf", "/etc/xdg/pip/pip.conf", "~/.pip/pip.conf", "~/.config/pip/pip.conf")
 
@@ -175,7 +177,8 @@ class PythonEnv:
         dists = self.distributions()
         if ref.name and ref.name in dists:
             return dists[ref.name]
-        from urllib.parse import unquote, urlparse
+        from urllib.parse import unquote
+        from urllib.parse import urlparse
 
         target = local_path or ref.local_path
         wanted_url = ref.requirement if ref.requirement and "://" in ref.requirement else None

@@ -21,8 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from piko.lib import jsonio
-from piko.resources.files import IgnoreRules, files_with_suffix, skill_files, visible_entries
-from piko.resources.patterns import apply_patterns, is_override
+from piko.resources.files import IgnoreRules
+from piko.resources.files import files_with_suffix
+from piko.resources.files import skill_files
+from piko.resources.files import visible_entries
+from piko.resources.patterns import apply_patterns
+from piko.resources.patterns import is_override
 
 KINDS = ("extensions", "skills", "prompts", "themes")
 JS_SUFFIXES = (".ts", ".js", ".mts", ".mjs", ".cts", ".cjs")

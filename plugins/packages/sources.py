@@ -13,7 +13,8 @@ import re
 from pathlib import Path
 from urllib.parse import urlparse
 
-from piko.lib.records import Record, field
+from piko.lib.records import Record
+from piko.lib.records import field
 
 SCHEMES = ("pip", "git", "path", "npm")
 ARCHIVE_SUFFIXES = (".whl", ".tar.gz", ".tgz", ".zip", ".tar.bz2")

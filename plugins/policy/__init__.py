@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from piko import RegisterCliCommand, hookimpl
+from piko import RegisterCliCommand
+from piko import hookimpl
 
 
 @hookimpl

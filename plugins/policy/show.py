@@ -7,7 +7,8 @@ from typing import Any
 
 import click
 
-from piko.config.policy import SECTIONS, policy_paths
+from piko.config.policy import SECTIONS
+from piko.config.policy import policy_paths
 
 
 def policy_rules(policy: Any) -> dict[str, Any]:

@@ -162,7 +162,8 @@ def command_key(value: str, provider: str) -> str:
     Raises :class:`KeyUnavailable` (provider and reason; never what the command printed).
     """
     from piko.lib.provider_env import provider_env
-    from piko.models.registry import KeyCommandError, run_key_command
+    from piko.models.registry import KeyCommandError
+    from piko.models.registry import run_key_command
 
     try:
         key = run_key_command(value[1:], provider_env(provider))

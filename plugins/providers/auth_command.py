@@ -16,7 +16,8 @@ from typing import Any
 import click
 
 from piko.lib import jsonio
-from piko.plugins.providers.login_command import _app, login_command
+from piko.plugins.providers.login_command import _app
+from piko.plugins.providers.login_command import login_command
 
 READY, NOT_READY, INVALID = "ready", "not_ready", "invalid"
 EXIT = {READY: 0, NOT_READY: 1, INVALID: 2}
@@ -40,7 +41,8 @@ def _fail(message: str, code: int = 1) -> int:
 def _provider_of(app: Any, provider: str | None, model: str | None) -> str:
     """The provider ``--provider``/``--model`` name; raises ``click.UsageError`` when neither does."""
     if model:
-        from piko.models.resolver import ModelResolutionError, resolve_cli_model
+        from piko.models.resolver import ModelResolutionError
+        from piko.models.resolver import resolve_cli_model
 
         try:
             found, _level, _warning = resolve_cli_model(app.model_registry.load(), provider, model)
@@ -55,7 +57,8 @@ def _provider_of(app: Any, provider: str | None, model: str | None) -> str:
 
 
 def _known(app: Any, provider: str) -> bool:
-    from piko.plugins.providers.auth import get_storage, oauth_provider
+    from piko.plugins.providers.auth import get_storage
+    from piko.plugins.providers.auth import oauth_provider
 
     registry = app.model_registry.load()
     return (
@@ -68,7 +71,10 @@ def _known(app: Any, provider: str) -> bool:
 def resolve_status(app: Any, provider: str, *, refresh: bool = True) -> dict[str, Any]:
     """pi's ``auth check`` result for ``provider``: ``status``, ``provider``, ``authType`` or ``reason``
     (and, for ``credentials``, the key under ``_key``)."""
-    from piko.plugins.providers.auth import command_error, get_storage, oauth_provider, refresh_oauth
+    from piko.plugins.providers.auth import command_error
+    from piko.plugins.providers.auth import get_storage
+    from piko.plugins.providers.auth import oauth_provider
+    from piko.plugins.providers.auth import refresh_oauth
     from piko.plugins.providers.oauth_anthropic import now_ms
 
     if not _known(app, provider):
@@ -203,7 +209,9 @@ def print_api_key(obj: Any, provider: str | None, model: str | None) -> int:
 @click.option("--min-expiry", help="Required remaining lifetime (ms, s, m or h, such as 30m)")
 @click.pass_obj
 def print_bearer_token(obj: Any, provider: str | None, model: str | None, min_expiry: str | None) -> int:
-    from piko.plugins.providers.auth import get_storage, oauth_provider, refresh_oauth
+    from piko.plugins.providers.auth import get_storage
+    from piko.plugins.providers.auth import oauth_provider
+    from piko.plugins.providers.auth import refresh_oauth
     from piko.plugins.providers.oauth_anthropic import now_ms
 
     app = _app(obj)

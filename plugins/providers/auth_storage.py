@@ -15,7 +15,8 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from piko.lib import jsonio
 from piko.lib.file_lock import FileLock as _FileLock

@@ -11,10 +11,12 @@ from __future__ import annotations
 import struct
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
+from collections.abc import Iterator
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 PRELUDE_LENGTH = 12
 CRC_LENGTH = 4

@@ -12,7 +12,9 @@ import hashlib
 import hmac
 import re
 from collections.abc import Mapping
-from urllib.parse import quote, unquote, urlsplit
+from urllib.parse import quote
+from urllib.parse import unquote
+from urllib.parse import urlsplit
 
 from attrs import define
 

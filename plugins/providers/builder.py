@@ -15,21 +15,17 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    Usage,
-)
-from piko.data.stream_blocks import (
-    StreamingTextContent,
-    StreamingThinkingContent,
-    StreamingToolCall,
-    settle_content,
-    settled,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import Usage
+from piko.data.stream_blocks import StreamingTextContent
+from piko.data.stream_blocks import StreamingThinkingContent
+from piko.data.stream_blocks import StreamingToolCall
+from piko.data.stream_blocks import settle_content
+from piko.data.stream_blocks import settled
 from piko.data.streaming import StreamEvent
 from piko.lib.partial_json import parse_partial_json
 from piko.plugins.providers.json_repair import fast_json_loads

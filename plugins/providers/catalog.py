@@ -134,7 +134,8 @@ def _catalog_models(path: str, provider: str) -> list[Any]:
 
 def build_model(provider: str, data: dict[str, Any]) -> Any:
     """A :class:`piko.data.messages.Model` from one catalog entry (unknown fields kept in ``extra``)."""
-    from piko.data.messages import Model, ModelCost
+    from piko.data.messages import Model
+    from piko.data.messages import ModelCost
 
     cost = data.get("cost") or {}
     model_cost = ModelCost(

@@ -18,52 +18,45 @@ plugin authors writing a provider API of their own:
 
 from __future__ import annotations
 
-from piko.models.resolver import clamp_thinking_level, supported_thinking_levels
-from piko.plugins.providers.http_client import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_MAX_RETRY_DELAY_MS,
-    DEFAULT_TIMEOUT_S,
-    RequestSpec,
-    get_client,
-    request_timeout,
-    retry_after_seconds,
-    send_with_retries,
-)
-from piko.plugins.providers.json_repair import (
-    fast_json_loads,
-    parse_event_json,
-    parse_json_with_repair,
-    parse_streaming_json,
-    repair_json,
-)
-from piko.plugins.providers.provider_errors import (
-    ABORTED_BEFORE_REQUEST,
-    ABORTED_MESSAGE,
-    ProviderError,
-    anthropic_http_error,
-    network_error_message,
-    openai_http_error,
-    sdk_error_message,
-)
-from piko.plugins.providers.replay import sanitize_surrogates, transform_messages
-from piko.plugins.providers.request_options import (
-    adjust_max_tokens_for_thinking,
-    base_max_tokens,
-    copilot_dynamic_headers,
-    has_copilot_vision_input,
-    layer_headers,
-    resolve_base_url,
-    resolve_cache_retention,
-    without_sdk_retries,
-)
-from piko.plugins.providers.sse import iter_sse_batches, iter_sse_bytes
-from piko.plugins.providers.stream_loop import (
-    AbortGuard,
-    announced,
-    run_stream,
-    stream_message,
-    strip_scratch,
-)
+from piko.models.resolver import clamp_thinking_level
+from piko.models.resolver import supported_thinking_levels
+from piko.plugins.providers.http_client import DEFAULT_MAX_RETRIES
+from piko.plugins.providers.http_client import DEFAULT_MAX_RETRY_DELAY_MS
+from piko.plugins.providers.http_client import DEFAULT_TIMEOUT_S
+from piko.plugins.providers.http_client import RequestSpec
+from piko.plugins.providers.http_client import get_client
+from piko.plugins.providers.http_client import request_timeout
+from piko.plugins.providers.http_client import retry_after_seconds
+from piko.plugins.providers.http_client import send_with_retries
+from piko.plugins.providers.json_repair import fast_json_loads
+from piko.plugins.providers.json_repair import parse_event_json
+from piko.plugins.providers.json_repair import parse_json_with_repair
+from piko.plugins.providers.json_repair import parse_streaming_json
+from piko.plugins.providers.json_repair import repair_json
+from piko.plugins.providers.provider_errors import ABORTED_BEFORE_REQUEST
+from piko.plugins.providers.provider_errors import ABORTED_MESSAGE
+from piko.plugins.providers.provider_errors import ProviderError
+from piko.plugins.providers.provider_errors import anthropic_http_error
+from piko.plugins.providers.provider_errors import network_error_message
+from piko.plugins.providers.provider_errors import openai_http_error
+from piko.plugins.providers.provider_errors import sdk_error_message
+from piko.plugins.providers.replay import sanitize_surrogates
+from piko.plugins.providers.replay import transform_messages
+from piko.plugins.providers.request_options import adjust_max_tokens_for_thinking
+from piko.plugins.providers.request_options import base_max_tokens
+from piko.plugins.providers.request_options import copilot_dynamic_headers
+from piko.plugins.providers.request_options import has_copilot_vision_input
+from piko.plugins.providers.request_options import layer_headers
+from piko.plugins.providers.request_options import resolve_base_url
+from piko.plugins.providers.request_options import resolve_cache_retention
+from piko.plugins.providers.request_options import without_sdk_retries
+from piko.plugins.providers.sse import iter_sse_batches
+from piko.plugins.providers.sse import iter_sse_bytes
+from piko.plugins.providers.stream_loop import AbortGuard
+from piko.plugins.providers.stream_loop import announced
+from piko.plugins.providers.stream_loop import run_stream
+from piko.plugins.providers.stream_loop import stream_message
+from piko.plugins.providers.stream_loop import strip_scratch
 
 __all__ = [
     "ABORTED_BEFORE_REQUEST",

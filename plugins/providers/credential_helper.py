@@ -21,7 +21,8 @@ import weakref
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
 
 DEFAULT_CACHE_SECONDS = 300.0
 DEFAULT_TIMEOUT_SECONDS = 10.0

@@ -43,7 +43,8 @@ def custom_model(provider: str, provider_data: dict[str, Any], data: dict[str, A
     ``api`` and ``baseUrl`` are left empty when neither the model nor its provider set them:
     the registry fills them from the provider (for a built-in one, its first model's).
     """
-    from piko.data.messages import Model, ModelCost
+    from piko.data.messages import Model
+    from piko.data.messages import ModelCost
     from piko.models.registry import merge_compat
 
     cost = data.get("cost") or {}
@@ -104,12 +105,10 @@ def load_custom_providers(
 ) -> tuple[list[Any], str | None]:
     """The providers of ``models.json`` and the problem that stopped reading it, if any; keys
     the file's schema does not know are added to ``warnings``."""
-    from piko.plugins.providers.models_json import (
-        ModelsConfigError,
-        check_rules,
-        read_models_config,
-        unknown_keys,
-    )
+    from piko.plugins.providers.models_json import ModelsConfigError
+    from piko.plugins.providers.models_json import check_rules
+    from piko.plugins.providers.models_json import read_models_config
+    from piko.plugins.providers.models_json import unknown_keys
 
     path = path or models_json_path()
     try:
@@ -133,7 +132,8 @@ def load_custom_providers(
 def configured_credentials(path: Path | None = None) -> list[str]:
     """The ``apiKey`` values and credential header values of ``models.json``, as written."""
     from piko.lib.redaction import is_credential_name
-    from piko.plugins.providers.models_json import ModelsConfigError, read_models_config
+    from piko.plugins.providers.models_json import ModelsConfigError
+    from piko.plugins.providers.models_json import read_models_config
 
     try:
         config = read_models_config(path or models_json_path())

@@ -12,7 +12,8 @@ import functools
 import re
 
 from piko import hookimpl
-from piko.data.messages import AssistantMessage, Model
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
 
 # Provider error messages meaning the input exceeds the context window (case-insensitive).
 OVERFLOW_PATTERNS: tuple[str, ...] = (

@@ -125,8 +125,10 @@ def _b64url(data: bytes) -> str:
 def sign_rs256(private_key_pem: str, data: bytes) -> bytes:
     """The RSASSA-PKCS1-v1_5 SHA-256 signature of ``data`` (``cryptography`` is imported here)."""
     try:
-        from cryptography.hazmat.primitives import hashes, serialization
-        from cryptography.hazmat.primitives.asymmetric import padding, rsa
+        from cryptography.hazmat.primitives import hashes
+        from cryptography.hazmat.primitives import serialization
+        from cryptography.hazmat.primitives.asymmetric import padding
+        from cryptography.hazmat.primitives.asymmetric import rsa
     except ImportError:
         raise ProviderError(
             "Signing in with a Google service account needs the 'cryptography' package "

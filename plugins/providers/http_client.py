@@ -10,15 +10,18 @@ import os
 import random
 import time
 import weakref
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
 
 import attrs
 
 from piko.data.streaming import StreamOptions
 from piko.lib.jsonio import dumpb
 from piko.lib.records import Record
-from piko.plugins.providers.provider_errors import ProviderError, network_error_message
+from piko.plugins.providers.provider_errors import ProviderError
+from piko.plugins.providers.provider_errors import network_error_message
 
 if TYPE_CHECKING:
     import httpx

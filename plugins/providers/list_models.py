@@ -6,9 +6,11 @@ A plugin flag that runs instead of a mode, like ``--export``: the kernel knows n
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from piko import RegisterFlag, hookimpl
+from piko import RegisterFlag
+from piko import hookimpl
 
 
 @hookimpl
@@ -24,7 +26,8 @@ def piko_register_flags(register: RegisterFlag) -> None:
 
 def _to_fixed_1(value: float) -> str:
     """JavaScript's ``value.toFixed(1)`` (ties on the exact binary value round up)."""
-    from decimal import ROUND_HALF_UP, Decimal  # here: every start imports this plugin
+    from decimal import ROUND_HALF_UP  # here: every start imports this plugin
+    from decimal import Decimal  # here: every start imports this plugin
 
     return str(Decimal(value).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
 

@@ -75,7 +75,8 @@ def _read_pasted(server: Any) -> str | None:
 
 
 def _oauth_login(app: Any, provider: str) -> int:
-    from piko.plugins.providers.auth import login_oauth, oauth_provider
+    from piko.plugins.providers.auth import login_oauth
+    from piko.plugins.providers.auth import oauth_provider
 
     oauth = oauth_provider(provider, app)
     name = oauth.name
@@ -156,7 +157,9 @@ def login_command(obj: Any, provider: str | None, method: str | None, no_browser
 @click.argument("provider", required=False)
 @click.pass_obj
 def logout_command(obj: Any, provider: str | None) -> int:
-    from piko.plugins.providers.auth import get_storage, logout, oauth_provider
+    from piko.plugins.providers.auth import get_storage
+    from piko.plugins.providers.auth import logout
+    from piko.plugins.providers.auth import oauth_provider
 
     app = _app(obj)
     stored = get_storage(app).list()

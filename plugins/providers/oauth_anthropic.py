@@ -19,7 +19,9 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlencode
+from urllib.parse import urlsplit
 
 PROVIDER_ID = "anthropic"
 NAME = "Anthropic (Claude Pro/Max)"
@@ -173,7 +175,8 @@ class CallbackServer:
     """Waits for the browser's redirect to ``/callback`` with the expected ``state``."""
 
     def __init__(self, expected_state: str, host: str | None = None, port: int = CALLBACK_PORT) -> None:
-        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+        from http.server import BaseHTTPRequestHandler
+        from http.server import ThreadingHTTPServer
 
         self.result: tuple[str, str] | None = None
         self.done = threading.Event()

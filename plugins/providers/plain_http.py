@@ -30,8 +30,10 @@ framing: h11 spends about 3 µs on each chunk, which is nothing beside a model's
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from typing import Any
+from typing import TypeVar
 
 import h11
 import httpx

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Message
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.lib.records import replace
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from collections.abc import Mapping
 
-from piko.data.messages import (
-    ImageContent,
-    Message,
-    Model,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import ImageContent
+from piko.data.messages import Message
+from piko.data.messages import Model
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.streaming import StreamOptions
 from piko.lib.provider_env import provider_getenv
 from piko.lib.records import replace

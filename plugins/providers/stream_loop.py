@@ -9,19 +9,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Iterator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.messages import AssistantMessage, Model
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.records import replace
-from piko.plugins.providers.http_client import SDK_RETRIES, RequestSpec, RetryRules, send_with_retries
-from piko.plugins.providers.provider_errors import (
-    ABORTED_BEFORE_REQUEST,
-    ABORTED_MESSAGE,
-    ProviderError,
-    network_error_message,
-)
+from piko.plugins.providers.http_client import SDK_RETRIES
+from piko.plugins.providers.http_client import RequestSpec
+from piko.plugins.providers.http_client import RetryRules
+from piko.plugins.providers.http_client import send_with_retries
+from piko.plugins.providers.provider_errors import ABORTED_BEFORE_REQUEST
+from piko.plugins.providers.provider_errors import ABORTED_MESSAGE
+from piko.plugins.providers.provider_errors import ProviderError
+from piko.plugins.providers.provider_errors import network_error_message
 
 if TYPE_CHECKING:
     import httpx

@@ -5,7 +5,9 @@ the loop that hands on each parsed piece's events."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Generic, Literal, TypeVar
+from typing import Generic
+from typing import Literal
+from typing import TypeVar
 
 from piko.data.streaming import StreamEvent
 from piko.plugins.providers.builder import MessageBuilder

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.resources.loader import ContextFile, ResourceRequest
+from piko.resources.loader import ContextFile
+from piko.resources.loader import ResourceRequest
 
 CANDIDATES = ("AGENTS.md", "AGENTS.MD", "CLAUDE.md", "CLAUDE.MD")
 

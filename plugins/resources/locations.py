@@ -10,11 +10,16 @@ the ones found automatically in that scope's folders), ``+path`` forces an exact
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any
+from typing import Protocol
+from typing import TypeVar
 
-from piko.resources.patterns import apply_patterns, enabled_by_overrides, is_pattern
+from piko.resources.patterns import apply_patterns
+from piko.resources.patterns import enabled_by_overrides
+from piko.resources.patterns import is_pattern
 
 
 def resolve_entry(value: str, base: Path) -> Path:

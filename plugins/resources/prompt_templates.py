@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
-from piko.plugins.resources.locations import (
-    Found,
-    first_of_each_name,
-)
+from piko.plugins.resources.frontmatter import FrontmatterError
+from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.locations import Found
+from piko.plugins.resources.locations import first_of_each_name
 from piko.resources.files import markdown_files
-from piko.resources.loader import PromptTemplate, ResourceRequest
+from piko.resources.loader import PromptTemplate
+from piko.resources.loader import ResourceRequest
 
 
 @hookimpl

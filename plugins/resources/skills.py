@@ -19,14 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
-from piko.plugins.resources.locations import (
-    Found,
-    agents_skill_dirs,
-    first_of_each_name,
-)
+from piko.plugins.resources.frontmatter import FrontmatterError
+from piko.plugins.resources.frontmatter import parse_frontmatter
+from piko.plugins.resources.locations import Found
+from piko.plugins.resources.locations import agents_skill_dirs
+from piko.plugins.resources.locations import first_of_each_name
 from piko.resources.files import skill_files
-from piko.resources.loader import ResourceRequest, Skill
+from piko.resources.loader import ResourceRequest
+from piko.resources.loader import Skill
 
 MAX_NAME = 64
 MAX_DESCRIPTION = 1024

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.resources.loader import ResourceRequest, SystemPromptFiles
+from piko.resources.loader import ResourceRequest
+from piko.resources.loader import SystemPromptFiles
 
 
 @hookimpl

@@ -17,7 +17,8 @@ from typing import Any
 from piko import hookimpl
 from piko.config.paths import expand_user
 from piko.resources.files import files_with_suffix
-from piko.resources.loader import ResourceRequest, Theme
+from piko.resources.loader import ResourceRequest
+from piko.resources.loader import Theme
 
 
 @hookimpl

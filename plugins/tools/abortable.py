@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import Any
+from typing import TypeVar
 
 from piko.lib.abort import AbortError
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
-from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, format_size
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
+from piko.plugins.tools.truncate import DEFAULT_MAX_LINES
+from piko.plugins.tools.truncate import format_size
 
 if TYPE_CHECKING:
-    from piko.plugins.tools.shell import OutputAccumulator, OutputSnapshot
+    from piko.plugins.tools.shell import OutputAccumulator
+    from piko.plugins.tools.shell import OutputSnapshot
 
 NAME = "bash"
 
@@ -135,13 +140,11 @@ async def execute(
     import asyncio
     import time
 
-    from piko.plugins.tools.shell import (
-        OutputAccumulator,
-        ShellAbortedError,
-        ShellTimeoutError,
-        format_number,
-        run_shell,
-    )
+    from piko.plugins.tools.shell import OutputAccumulator
+    from piko.plugins.tools.shell import ShellAbortedError
+    from piko.plugins.tools.shell import ShellTimeoutError
+    from piko.plugins.tools.shell import format_number
+    from piko.plugins.tools.shell import run_shell
 
     command = str(params["command"])
     timeout = params.get("timeout")

@@ -9,7 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
 
 NAME = "edit"
@@ -114,10 +115,12 @@ async def execute(
     """Apply ``params["edits"]`` to ``params["path"]`` (relative to ``ctx.cwd``)."""
     import asyncio
 
-    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.abortable import abortable
+    from piko.plugins.tools.abortable import check_aborted
     from piko.plugins.tools.file_fallback import write_with_fallback
     from piko.plugins.tools.mutation_queue import file_mutation_lock
-    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes
+    from piko.plugins.tools.node_compat import require_no_null_bytes
+    from piko.plugins.tools.node_compat import to_utf8_bytes
     from piko.plugins.tools.paths import resolve_to_cwd
 
     params = prepare_arguments(params)
@@ -167,12 +170,10 @@ def _plan_edit(
     """Read the file (or take ``held``, the workspace's text) and apply the edits:
     ``(text to write, base text, new text)`` (LF forms for the diff)."""
     from piko.lib.text import normalize_newlines
-    from piko.plugins.tools.edit_diff import (
-        apply_edits,
-        detect_line_ending,
-        restore_line_endings,
-        strip_bom,
-    )
+    from piko.plugins.tools.edit_diff import apply_edits
+    from piko.plugins.tools.edit_diff import detect_line_ending
+    from piko.plugins.tools.edit_diff import restore_line_endings
+    from piko.plugins.tools.edit_diff import strip_bom
     from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 

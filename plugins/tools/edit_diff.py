@@ -9,7 +9,8 @@ from typing import Any
 
 from attrs import define
 
-from piko.lib.text import JS_WHITESPACE, normalize_newlines
+from piko.lib.text import JS_WHITESPACE
+from piko.lib.text import normalize_newlines
 
 __all__ = [
     "EditError",

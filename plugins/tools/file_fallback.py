@@ -62,7 +62,8 @@ def write_bytes(path: str, data: bytes, *, make_parents: bool = False) -> None:
     """Create or truncate ``path`` and write ``data`` (following a symlink, like ``fs.writeFile``)."""
     if make_parents:
         make_dirs(os.path.dirname(path))
-    from piko.plugins.tools.file_kinds import refuse_special, refuse_special_path
+    from piko.plugins.tools.file_kinds import refuse_special
+    from piko.plugins.tools.file_kinds import refuse_special_path
 
     # O_NONBLOCK: a FIFO without a reader fails (ENXIO) instead of blocking the open forever
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NONBLOCK

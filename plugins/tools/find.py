@@ -6,12 +6,15 @@ import math
 import os
 import re
 from collections.abc import Callable
-from itertools import compress, repeat
-from operator import itemgetter, methodcaller
+from itertools import compress
+from itertools import repeat
+from operator import itemgetter
+from operator import methodcaller
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -293,7 +296,8 @@ async def execute(
     tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
 ) -> ToolResult:
     """List files and directories under ``path`` whose name (or path) matches ``pattern``."""
-    from piko.plugins.tools.ripgrep import run_rg, start_search
+    from piko.plugins.tools.ripgrep import run_rg
+    from piko.plugins.tools.ripgrep import start_search
     from piko.plugins.tools.truncate import listing_result
 
     pattern, search_path = start_search(params, signal, ctx.cwd, FindToolError)

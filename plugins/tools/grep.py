@@ -7,10 +7,12 @@ import os
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.lib.text import normalize_newlines
 from piko.plugins.tools.builtin import tool_definition
-from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES, GREP_MAX_LINE_LENGTH
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
+from piko.plugins.tools.truncate import GREP_MAX_LINE_LENGTH
 
 NAME = "grep"
 DEFAULT_LIMIT = 100
@@ -112,8 +114,10 @@ async def execute(
 ) -> ToolResult:
     """Search with rg; return pi's ``path:line: text`` listing with its notices and details."""
     from piko.lib.jsonio import loads
-    from piko.plugins.tools.ripgrep import run_rg, start_search
-    from piko.plugins.tools.truncate import listing_result, truncate_line
+    from piko.plugins.tools.ripgrep import run_rg
+    from piko.plugins.tools.ripgrep import start_search
+    from piko.plugins.tools.truncate import listing_result
+    from piko.plugins.tools.truncate import truncate_line
 
     pattern, search_path = start_search(params, signal, ctx.cwd, GrepToolError)
     try:
@@ -223,7 +227,8 @@ async def execute(
 
 def _refuse_special_file(path: str) -> None:
     """rg reads a device given by name forever and waits for a FIFO's writer: refuse them."""
-    from piko.plugins.tools.file_kinds import SpecialFileError, refuse_special_path
+    from piko.plugins.tools.file_kinds import SpecialFileError
+    from piko.plugins.tools.file_kinds import refuse_special_path
 
     try:
         refuse_special_path("search", path, allowed="a regular file or directory")

@@ -12,7 +12,8 @@ from __future__ import annotations
 import codecs
 from typing import BinaryIO
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 __all__ = ["LineWindow", "count_lines", "read_line_window"]
 

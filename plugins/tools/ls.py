@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -38,7 +39,8 @@ async def execute(
     """List ``params["path"]`` (default ``.``, relative to ``ctx.cwd``)."""
     import asyncio
 
-    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.abortable import abortable
+    from piko.plugins.tools.abortable import check_aborted
     from piko.plugins.tools.paths import resolve_to_cwd
 
     check_aborted(signal)

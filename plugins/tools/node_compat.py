@@ -6,7 +6,9 @@ import errno
 import os
 import re
 
-from piko.lib.jsnumbers import js_round, js_string, js_to_fixed
+from piko.lib.jsnumbers import js_round
+from piko.lib.jsnumbers import js_string
+from piko.lib.jsnumbers import js_to_fixed
 
 __all__ = [
     "NodeFsError",

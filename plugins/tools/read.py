@@ -11,15 +11,15 @@ from typing import Any
 from attrs import define
 
 from piko import hookimpl
-from piko.data.messages import ImageContent, TextContent, ToolResult
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
-from piko.plugins.tools.truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncationResult,
-    format_size,
-    truncation_result,
-)
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
+from piko.plugins.tools.truncate import DEFAULT_MAX_LINES
+from piko.plugins.tools.truncate import TruncationResult
+from piko.plugins.tools.truncate import format_size
+from piko.plugins.tools.truncate import truncation_result
 
 NAME = "read"
 
@@ -52,8 +52,10 @@ async def execute(
     """Read ``params["path"]`` (relative to ``ctx.cwd``): a text window with pi's notices, or an image."""
     import asyncio
 
-    from piko.plugins.tools.abortable import abortable, check_aborted
-    from piko.plugins.tools.node_compat import js_string, require_no_null_bytes
+    from piko.plugins.tools.abortable import abortable
+    from piko.plugins.tools.abortable import check_aborted
+    from piko.plugins.tools.node_compat import js_string
+    from piko.plugins.tools.node_compat import require_no_null_bytes
     from piko.plugins.tools.paths import resolve_read_path
 
     check_aborted(signal)
@@ -114,7 +116,8 @@ def _non_vision_note(ctx: Any) -> str | None:
 
 def read_file(absolute: str, path: str, options: _ReadOptions) -> ToolResult:
     """Read ``absolute`` (``path`` is how the model named it, used in notices)."""
-    from piko.lib.images import SNIFF_BYTES, detect_image_mime_type
+    from piko.lib.images import SNIFF_BYTES
+    from piko.lib.images import detect_image_mime_type
     from piko.plugins.tools.file_kinds import open_for_reading
     from piko.plugins.tools.node_compat import NodeFsError
 
@@ -163,7 +166,9 @@ def _check_readable(absolute: str) -> None:
 def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResult:
     import base64
 
-    from piko.lib.images import IMAGE_OMITTED_NOTE, format_dimension_note, resize_image
+    from piko.lib.images import IMAGE_OMITTED_NOTE
+    from piko.lib.images import format_dimension_note
+    from piko.lib.images import resize_image
 
     notes: list[str]
     blocks: list[Any] = []
@@ -186,7 +191,8 @@ def _read_image(data: bytes, mime_type: str, options: _ReadOptions) -> ToolResul
 
 
 def _read_text(stream: Any, path: str, options: _ReadOptions) -> ToolResult:
-    from piko.plugins.tools.line_reader import count_lines, read_line_window
+    from piko.plugins.tools.line_reader import count_lines
+    from piko.plugins.tools.line_reader import read_line_window
     from piko.plugins.tools.node_compat import js_string
 
     offset, limit = options.offset, options.limit

@@ -14,18 +14,17 @@ import secrets
 import subprocess
 import tempfile
 from collections.abc import Callable
-from typing import IO, Any
+from typing import IO
+from typing import Any
 
 from attrs import define
 
 from piko.lib.exec import kill_process_group
 from piko.lib.records import replace
-from piko.plugins.tools.truncate import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_LINES,
-    TruncationResult,
-    truncate_tail,
-)
+from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
+from piko.plugins.tools.truncate import DEFAULT_MAX_LINES
+from piko.plugins.tools.truncate import TruncationResult
+from piko.plugins.tools.truncate import truncate_tail
 
 __all__ = [
     "BashExecutionResult",

@@ -8,7 +8,8 @@ Grep match lines are cut at 500 characters. The numbers and notices are pi's.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.lib.jsnumbers import format_size
 from piko.lib.records import Record
@@ -175,7 +176,8 @@ def listing_result(lines: list[str], limit_notice: Notice | None, *more: Notice 
     """The answer of a listing tool (ls, find, grep): its lines cut at 50 KB, then in brackets the
     notices that apply (``None`` for one that does not): the result limit's, the size limit's, then
     ``more``; ``details`` holds what they say, or is ``None``."""
-    from piko.data.messages import TextContent, ToolResult
+    from piko.data.messages import TextContent
+    from piko.data.messages import ToolResult
 
     truncation = truncate_head("\n".join(lines), max_lines=NO_LINE_LIMIT)
     size_notice = None

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from piko import hookimpl
-from piko.data.messages import TextContent, ToolResult
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 from piko.plugins.tools.builtin import tool_definition
 
 NAME = "write"
@@ -33,10 +34,12 @@ async def execute(
 ) -> ToolResult:
     """Write ``params["content"]`` to ``params["path"]`` (relative to ``ctx.cwd``)."""
     from piko.lib.text import js_length
-    from piko.plugins.tools.abortable import abortable, check_aborted
+    from piko.plugins.tools.abortable import abortable
+    from piko.plugins.tools.abortable import check_aborted
     from piko.plugins.tools.file_fallback import write_with_fallback
     from piko.plugins.tools.mutation_queue import file_mutation_lock
-    from piko.plugins.tools.node_compat import require_no_null_bytes, to_utf8_bytes
+    from piko.plugins.tools.node_compat import require_no_null_bytes
+    from piko.plugins.tools.node_compat import to_utf8_bytes
     from piko.plugins.tools.paths import resolve_to_cwd
 
     path: str = params["path"]

@@ -10,7 +10,10 @@ from typing import Any
 
 import acp
 import pytest
-from support.acp_client import ARGS, PI, RecordingClient, acp_agent
+from support.acp_client import ARGS
+from support.acp_client import PI
+from support.acp_client import RecordingClient
+from support.acp_client import acp_agent
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 
 import pytest
 from agent_harness import MOCK
-from support.http_servers import QuietHandler, serving
+from support.http_servers import QuietHandler
+from support.http_servers import serving
 
 OK = [{"blocks": [{"text": "ok"}]}]
 

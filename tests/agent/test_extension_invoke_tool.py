@@ -8,7 +8,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines, run_extension, with_record
+from agent_harness import json_lines
+from agent_harness import run_extension
+from agent_harness import with_record
 
 WRAPPER = with_record("""
 def activate(pi):

@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_harness import command_provider, run_extension
+from agent_harness import command_provider
+from agent_harness import run_extension
 
 SQUATTER = command_provider('"from the command"', api="openai-completions", model_id="local-model")
 

@@ -10,7 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import command_provider, json_lines, run_extension, with_record
+from agent_harness import command_provider
+from agent_harness import json_lines
+from agent_harness import run_extension
+from agent_harness import with_record
 
 # The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
 QUICK_START = with_record("""
@@ -136,7 +139,8 @@ def activate(pi):
 
 
 def test_omp_branch_event_names_reach_the_fork_events() -> None:
-    from piko.extensions.extension_api import EVENT_ALIASES, ExtensionAPI
+    from piko.extensions.extension_api import EVENT_ALIASES
+    from piko.extensions.extension_api import ExtensionAPI
 
     pi = ExtensionAPI("x")
     pi.on("session_before_branch", lambda event, ctx: None)

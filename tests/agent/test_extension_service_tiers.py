@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_harness import run_extension, with_record
+from agent_harness import run_extension
+from agent_harness import with_record
 
 TIERS_EXTENSION = with_record("""
 def activate(pi):

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import run_extension, with_record
+from agent_harness import run_extension
+from agent_harness import with_record
 
 SETTINGS_EXTENSION = with_record("""
 from piko.config.registry import all as all_settings, lookup

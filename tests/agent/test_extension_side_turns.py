@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from agent_harness import run_extension, with_record
+from agent_harness import run_extension
+from agent_harness import with_record
 
 NESTING = with_record("""
 state = {"probing": False, "nested_from_delta": False}

@@ -6,7 +6,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent_harness import json_lines, run_extension, run_logging_extension, with_record
+from agent_harness import json_lines
+from agent_harness import run_extension
+from agent_harness import run_logging_extension
+from agent_harness import with_record
 
 RECORDER = """
 import json, os

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agent_harness import MOCK, json_lines
+from agent_harness import MOCK
+from agent_harness import json_lines
 
 
 def test_each_prompt_ends_with_agent_settled(pi_env: Any) -> None:

@@ -5,7 +5,11 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from agent_harness import json_lines, normalize_event, sample, sample_events, strip_volatile
+from agent_harness import json_lines
+from agent_harness import normalize_event
+from agent_harness import sample
+from agent_harness import sample_events
+from agent_harness import strip_volatile
 from support.pi16_additions import without_additions
 
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import MOCK, PI, PiEnv
+from agent_harness import MOCK
+from agent_harness import PI
+from agent_harness import PiEnv
 
 from piko.app import trust
 

@@ -10,19 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import MOCK, PiEnv
-from hypothesis import given, settings
+from agent_harness import MOCK
+from agent_harness import PiEnv
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 
-from piko.engine.expansion import (
-    expand_prompt_template,
-    parse_command_args,
-    strip_frontmatter,
-    substitute_args,
-)
-from piko.plugins.resources.frontmatter import FrontmatterError, parse_frontmatter
+from piko.engine.expansion import expand_prompt_template
+from piko.engine.expansion import parse_command_args
+from piko.engine.expansion import strip_frontmatter
+from piko.engine.expansion import substitute_args
+from piko.plugins.resources.frontmatter import FrontmatterError
+from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.resources.loader import PromptTemplate
-from piko.resources.patterns import apply_patterns, glob_match
+from piko.resources.patterns import apply_patterns
+from piko.resources.patterns import glob_match
 
 OK = [{"blocks": [{"text": "ok"}]}]
 

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from agent_harness import MOCK
 
-from piko.config.settings import DEFAULTS, Settings, migrate_settings
+from piko.config.settings import DEFAULTS
+from piko.config.settings import Settings
+from piko.config.settings import migrate_settings
 
 OK = [{"blocks": [{"text": "ok"}]}]
 PNG = base64.b64decode(

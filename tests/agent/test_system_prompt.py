@@ -10,11 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agent_harness import MOCK, SAMPLES, PiEnv, run_extension, sample, strip_volatile
+from agent_harness import MOCK
+from agent_harness import SAMPLES
+from agent_harness import PiEnv
+from agent_harness import run_extension
+from agent_harness import sample
+from agent_harness import strip_volatile
 
-from piko.engine.system_prompt import SystemPromptOptions, build_system_prompt, one_line, plain_prompt
+from piko.engine.system_prompt import SystemPromptOptions
+from piko.engine.system_prompt import build_system_prompt
+from piko.engine.system_prompt import one_line
+from piko.engine.system_prompt import plain_prompt
 from piko.plugins.resources.default_prompt import build
-from piko.resources.loader import ContextFile, Skill
+from piko.resources.loader import ContextFile
+from piko.resources.loader import Skill
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "pi_system_prompt"
 

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
 from piko.sessions.manager import SessionManager
 
 T0 = 1_790_000_000_000

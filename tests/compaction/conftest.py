@@ -54,7 +54,8 @@ class World(support.world.World):
         no_session: bool = False,
     ) -> Any:
         """A started server with ``turns`` and an agent session on model ``mock/mock-1``."""
-        from piko.app.application import App, BootOptions
+        from piko.app.application import App
+        from piko.app.application import BootOptions
 
         server = self.start_server(turns)
         self.write_models(server.base_url, context_window)

@@ -6,9 +6,16 @@ import json
 from pathlib import Path
 from typing import Any
 
-from builders import assistant, branch_of, call, result, user, words
+from builders import assistant
+from builders import branch_of
+from builders import call
+from builders import result
+from builders import user
+from builders import words
 
-from piko.data.messages import BranchSummaryMessage, CompactionSummaryMessage, UserMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import UserMessage
 from piko.plugins.compaction import prompts
 from piko.plugins.compaction.branch_summary import prepare_branch_entries
 from piko.sessions.manager import SessionManager
@@ -184,7 +191,8 @@ def test_branch_summary_failures_and_cancellation(world, run) -> None:
 
     from piko.lib.abort import AbortController
     from piko.plugins.compaction.branch_summary import summarize_branch
-    from piko.plugins.compaction.summarize import Summarizer, SummaryAborted
+    from piko.plugins.compaction.summarize import Summarizer
+    from piko.plugins.compaction.summarize import SummaryAborted
 
     manager, _ids = branch_of(user("explore"), assistant("explored"))
     failure = {

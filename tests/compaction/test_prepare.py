@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import pytest
-from builders import assistant, branch_of, call, exchanges, result, user, words
+from builders import assistant
+from builders import branch_of
+from builders import call
+from builders import exchanges
+from builders import result
+from builders import user
+from builders import words
 
-from piko.data.messages import BranchSummaryMessage, CompactionSummaryMessage, ToolResultMessage, UserMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.tokens import estimate_context_tokens
-from piko.plugins.compaction.prepare import (
-    CompactionSettings,
-    entry_message,
-    find_cut_point,
-    prepare_compaction,
-)
-from piko.sessions.manager import SessionManager, build_session_context
+from piko.plugins.compaction.prepare import CompactionSettings
+from piko.plugins.compaction.prepare import entry_message
+from piko.plugins.compaction.prepare import find_cut_point
+from piko.plugins.compaction.prepare import prepare_compaction
+from piko.sessions.manager import SessionManager
+from piko.sessions.manager import build_session_context
 
 
 def settings(keep: int, reserve: int = 16384) -> CompactionSettings:

@@ -10,7 +10,9 @@ from typing import Any
 
 from builders import words
 
-from piko.data.messages import AssistantMessage, CompactionSummaryMessage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import UserMessage
 from piko.plugins.compaction import prompts
 
 OVERFLOW_BODY = {

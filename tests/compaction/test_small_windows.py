@@ -14,20 +14,25 @@ import subprocess
 import sys
 from typing import Any
 
-from builders import assistant, branch_of, call, exchanges, result, user, words
-from test_session_compaction import (
-    OVERFLOW_BODY,
-    message_texts,
-    prompt_text,
-    reply,
-    session_lines,
-    try_compact,
-)
+from builders import assistant
+from builders import branch_of
+from builders import call
+from builders import exchanges
+from builders import result
+from builders import user
+from builders import words
+from test_session_compaction import OVERFLOW_BODY
+from test_session_compaction import message_texts
+from test_session_compaction import prompt_text
+from test_session_compaction import reply
+from test_session_compaction import session_lines
+from test_session_compaction import try_compact
 
 from piko.data.events import CompactionResult
 from piko.data.messages import AssistantMessage
 from piko.engine.compaction import fitted_budgets
-from piko.plugins.compaction.prepare import CompactionSettings, prepare_compaction
+from piko.plugins.compaction.prepare import CompactionSettings
+from piko.plugins.compaction.prepare import prepare_compaction
 
 OVERFLOW = {"status": 400, "error_body": OVERFLOW_BODY}
 

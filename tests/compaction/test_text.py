@@ -3,27 +3,32 @@
 from __future__ import annotations
 
 import pytest
-from builders import assistant, call, result, user
+from builders import assistant
+from builders import call
+from builders import result
+from builders import user
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    ImageContent,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
-from piko.data.tokens import context_estimate, estimate_message_tokens
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
+from piko.data.tokens import context_estimate
+from piko.data.tokens import estimate_message_tokens
 from piko.lib.text import js_length
 from piko.plugins.compaction import prompts
-from piko.plugins.compaction.file_ops import FileOps, format_file_lists, strip_file_lists
-from piko.plugins.compaction.serialize import serialize_conversation, truncate_for_summary
+from piko.plugins.compaction.file_ops import FileOps
+from piko.plugins.compaction.file_ops import format_file_lists
+from piko.plugins.compaction.file_ops import strip_file_lists
+from piko.plugins.compaction.serialize import serialize_conversation
+from piko.plugins.compaction.serialize import truncate_for_summary
 
 IMAGE = ImageContent(data="aGk=", mime_type="image/png")
 

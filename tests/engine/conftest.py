@@ -71,7 +71,8 @@ class Rig(World):
         extensions: list[Path] | None = None,
         options: dict[str, Any] | None = None,
     ) -> Any:
-        from piko.app.application import App, BootOptions
+        from piko.app.application import App
+        from piko.app.application import BootOptions
 
         if turns is not None:
             faux.set_responses(turns)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from piko.data.messages import AssistantMessage, text_of
+from piko.data.messages import AssistantMessage
+from piko.data.messages import text_of
 
 TURNS = """
 import json, os

@@ -5,9 +5,13 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from support.faux_answers import Held, recording
+from support.faux_answers import Held
+from support.faux_answers import recording
 
-from piko.data.messages import CustomMessage, ImageContent, TextContent, text_of
+from piko.data.messages import CustomMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import text_of
 from piko.engine.extension_messages import custom_message_from
 
 

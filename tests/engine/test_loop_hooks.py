@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 from support.faux_answers import recording
 
-from piko.data.messages import ImageContent, Model, TextContent, ToolResultMessage, UserMessage, text_of
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.llm_messages import IMAGES_BLOCKED
 from piko.engine.loop_hooks import LoopHooks
 

@@ -6,14 +6,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    CustomMessage,
-    TextContent,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.engine.persistence import SessionRecorder
 from piko.sessions.manager import SessionManager
 

@@ -8,7 +8,8 @@ import asyncio
 from typing import Any
 
 from piko.engine.system_prompt import SessionSystemPrompt
-from piko.resources.loader import Resources, SystemPromptFiles
+from piko.resources.loader import Resources
+from piko.resources.loader import SystemPromptFiles
 
 COMMAND = """
 def activate(pi):

@@ -6,7 +6,8 @@ import asyncio
 from typing import Any
 
 import pytest
-from support.faux_answers import recording, user_texts
+from support.faux_answers import recording
+from support.faux_answers import user_texts
 
 from piko.lib.abort import AbortError
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from support.faux_answers import Held, recording, user_texts
+from support.faux_answers import Held
+from support.faux_answers import recording
+from support.faux_answers import user_texts
 
 from piko.data.messages import CustomMessage
 from piko.engine.queues import ClearedQueue

@@ -6,7 +6,9 @@ from typing import Any
 
 from support.faux_answers import user_texts
 
-from piko.data.messages import AssistantMessage, UserMessage, text_of
+from piko.data.messages import AssistantMessage
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.loop import now_ms
 from piko.engine.run_control import RunControl
 

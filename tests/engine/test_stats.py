@@ -5,9 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model, TextContent, Usage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
 from piko.data.wire import record_to_wire
-from piko.engine.stats import ContextUsage, context_usage, last_assistant_text
+from piko.engine.stats import ContextUsage
+from piko.engine.stats import context_usage
+from piko.engine.stats import last_assistant_text
 from piko.sessions.manager import SessionManager
 
 USAGE = {"input": 100, "output": 20, "cacheRead": 5, "cacheWrite": 1}

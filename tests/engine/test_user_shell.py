@@ -7,7 +7,9 @@ from typing import Any
 
 from support.faux_answers import Held
 
-from piko.data.messages import BashExecutionMessage, UserMessage, text_of
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.engine.user_shell import NO_SHELL
 
 CAMEL_RESULT = """

@@ -20,8 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from export_helpers import RICH, SAMPLES, SessionFile, call, png_base64, text
-from support.http_servers import QuietHandler, serving
+from export_helpers import RICH
+from export_helpers import SAMPLES
+from export_helpers import SessionFile
+from export_helpers import call
+from export_helpers import png_base64
+from export_helpers import text
+from support.http_servers import QuietHandler
+from support.http_servers import serving
 
 from piko.data.events import ExportRequest
 from piko.plugins.export.html import export_html
@@ -89,7 +95,8 @@ def screenshot(chromium: str, tmp_path: Path, page: Path, name: str, *args: str)
 
 def assert_not_blank(image: Any, background: tuple[int, int, int]) -> None:
     """Many colours, the scheme's background, panels that differ from it a little, text that differs a lot."""
-    from PIL import Image, ImageChops
+    from PIL import Image
+    from PIL import ImageChops
 
     assert image.size == (1200, 2000)
     colours = image.getcolors(maxcolors=1200 * 2000)

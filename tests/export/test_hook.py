@@ -10,10 +10,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from export_helpers import RICH, Page
+from export_helpers import RICH
+from export_helpers import Page
 
 from piko.data.events import ExportRequest
-from piko.engine.export import NO_EXPORTER, ExportFailed, request_export
+from piko.engine.export import NO_EXPORTER
+from piko.engine.export import ExportFailed
+from piko.engine.export import request_export
 from piko.extensions.context import ExtensionContext
 from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager
@@ -73,7 +76,9 @@ def test_errors_reach_the_caller(tmp_path: Path) -> None:
 
 def test_a_running_session_gives_its_leaf_and_system_prompt(tmp_path: Path) -> None:
     """What ``/export`` and RPC hand over: the session's entries, header, and its ctx."""
-    from piko.data.messages import AssistantMessage, TextContent, UserMessage
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import TextContent
+    from piko.data.messages import UserMessage
     from piko.sessions.manager import SessionManager
 
     manager = SessionManager.in_memory(str(tmp_path))

@@ -10,10 +10,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from export_helpers import RICH, SAMPLES, Page, call, png_base64, text
+from export_helpers import RICH
+from export_helpers import SAMPLES
+from export_helpers import Page
+from export_helpers import call
+from export_helpers import png_base64
+from export_helpers import text
 
 from piko.data.events import ExportRequest
-from piko.plugins.export.html import default_output_path, export_html
+from piko.plugins.export.html import default_output_path
+from piko.plugins.export.html import export_html
 from piko.plugins.export.session_view import ExportError
 
 

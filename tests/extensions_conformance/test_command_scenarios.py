@@ -13,7 +13,13 @@ import shutil
 from typing import Any
 
 import pytest
-from ext_conformance_kit import golden_of_type, plain, port, run_json, scenario, send_prompt, ui_requests
+from ext_conformance_kit import golden_of_type
+from ext_conformance_kit import plain
+from ext_conformance_kit import port
+from ext_conformance_kit import run_json
+from ext_conformance_kit import scenario
+from ext_conformance_kit import send_prompt
+from ext_conformance_kit import ui_requests
 
 
 @pytest.mark.parametrize("scenario_id", ["scn-doom-overlay-001", "scn-todo-002"])

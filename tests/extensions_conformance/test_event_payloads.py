@@ -14,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from ext_conformance_kit import EXTENSIONS, load
+from ext_conformance_kit import EXTENSIONS
+from ext_conformance_kit import load
 
 from piko.data.events import EVENT_CLASSES
 from piko.data.wire import to_wire
@@ -79,7 +81,8 @@ def probe(
     """``probe(event name, event, response)``: fire the event at ``payload_probe`` in a session
     booted once for the module; (the combined result, the probe's log lines)."""
     from piko.testing.home import PikoHome
-    from piko.testing.session import PikoSession, RecordingUI
+    from piko.testing.session import PikoSession
+    from piko.testing.session import RecordingUI
 
     monkeypatch = pytest.MonkeyPatch()
     root = tmp_path_factory.mktemp("payloads")

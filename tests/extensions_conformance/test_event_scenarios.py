@@ -13,21 +13,19 @@ import subprocess
 from typing import Any
 
 import pytest
-from ext_conformance_kit import (
-    answer_dialog,
-    assert_like_capture,
-    golden,
-    golden_of_type,
-    only,
-    plain,
-    port,
-    result_text,
-    run_json,
-    scenario,
-    send_prompt,
-    tool_turns,
-    ui_requests,
-)
+from ext_conformance_kit import answer_dialog
+from ext_conformance_kit import assert_like_capture
+from ext_conformance_kit import golden
+from ext_conformance_kit import golden_of_type
+from ext_conformance_kit import only
+from ext_conformance_kit import plain
+from ext_conformance_kit import port
+from ext_conformance_kit import result_text
+from ext_conformance_kit import run_json
+from ext_conformance_kit import scenario
+from ext_conformance_kit import send_prompt
+from ext_conformance_kit import tool_turns
+from ext_conformance_kit import ui_requests
 
 
 def run_tool_call_event(home: Any, server: Any, item: dict[str, Any], *args: str) -> list[dict[str, Any]]:

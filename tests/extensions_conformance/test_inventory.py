@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ext_conformance_kit import EXTENSIONS, PORTS, scenario_files
+from ext_conformance_kit import EXTENSIONS
+from ext_conformance_kit import PORTS
+from ext_conformance_kit import scenario_files
 
 HERE = Path(__file__).resolve().parent
 

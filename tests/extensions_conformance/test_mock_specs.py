@@ -21,7 +21,10 @@ import subprocess
 from typing import Any
 
 import pytest
-from ext_conformance_kit import EXTENSIONS, FIXTURES, load, port
+from ext_conformance_kit import EXTENSIONS
+from ext_conformance_kit import FIXTURES
+from ext_conformance_kit import load
+from ext_conformance_kit import port
 
 
 def test_the_two_copies_of_each_spec_are_the_same() -> None:

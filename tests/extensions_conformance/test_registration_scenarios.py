@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ext_conformance_kit import port, scenario
+from ext_conformance_kit import port
+from ext_conformance_kit import scenario
 
 
 def boot(piko_session: Any, ext_id: str) -> tuple[Any, str]:

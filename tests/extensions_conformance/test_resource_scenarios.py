@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ext_conformance_kit import golden, port, scenario
+from ext_conformance_kit import golden
+from ext_conformance_kit import port
+from ext_conformance_kit import scenario
 
 
 def commands(pi: Any) -> list[dict[str, Any]]:

@@ -5,7 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from ext_conformance_kit import assert_like_capture, check_tool_expect, only, run_tool_scenario, scenario
+from ext_conformance_kit import assert_like_capture
+from ext_conformance_kit import check_tool_expect
+from ext_conformance_kit import only
+from ext_conformance_kit import run_tool_scenario
+from ext_conformance_kit import scenario
 
 # tool scenarios whose capture shows what the expectation says
 AS_CAPTURED = ["scn-hello-001", "scn-todo-001", "scn-with-deps-001", "scn-antigravity-image-gen-001"]
@@ -43,7 +47,8 @@ def test_antigravity_image_gen_returns_the_streamed_image(piko_home: Any, llm_se
     streams a note and one image; the result carries both, as the capture shows."""
     import json
 
-    from ext_conformance_kit import golden_of_type, result_text
+    from ext_conformance_kit import golden_of_type
+    from ext_conformance_kit import result_text
     from support.token_server import TokenServer
 
     item = scenario("scn-antigravity-image-gen-002")

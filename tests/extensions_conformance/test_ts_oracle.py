@@ -10,12 +10,16 @@ registered nothing to compare.)
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ext_conformance_kit import EXTENSIONS, PORTS, load, port
+from ext_conformance_kit import EXTENSIONS
+from ext_conformance_kit import PORTS
+from ext_conformance_kit import load
+from ext_conformance_kit import port
 
 ORACLE = load("ts_oracle/dynamic_validation_results.json")
 LOADED = {r["id"]: r["registrations"] for r in ORACLE["results"] if r["load_success"]}

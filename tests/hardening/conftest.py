@@ -18,7 +18,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from battery import Battery, Tally
+from battery import Battery
+from battery import Tally
 
 
 @pytest.fixture

@@ -13,7 +13,10 @@ for _folder in (_TESTS / "agent", _TESTS / "rpc"):
     if str(_folder) not in sys.path:
         sys.path.insert(0, str(_folder))
 
-from agent_harness import MOCK, PI, PiEnv, make_env  # noqa: E402
+from agent_harness import MOCK  # noqa: E402
+from agent_harness import PI  # noqa: E402
+from agent_harness import PiEnv  # noqa: E402
+from agent_harness import make_env  # noqa: E402
 from rpc_client import RpcProcess  # noqa: E402
 
 STUBBORN_EXTENSION = str(_TESTS / "support" / "stubborn_tool_ext.py")

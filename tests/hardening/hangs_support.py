@@ -16,7 +16,9 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TESTS / "rpc"))
 
-from rpc_client import PI, RpcProcess, hermetic_environment  # noqa: E402
+from rpc_client import PI  # noqa: E402
+from rpc_client import RpcProcess  # noqa: E402
+from rpc_client import hermetic_environment  # noqa: E402
 from support.llm_server import LLMServer  # noqa: E402
 from support.pi_dirs import make_pi_dirs  # noqa: E402
 

@@ -13,8 +13,11 @@ from typing import Any
 
 import acp
 from acp import schema
-from battery import Battery, both_sizes, tries
-from support.acp_client import RecordingClient, acp_agent
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from support.acp_client import RecordingClient
+from support.acp_client import acp_agent
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

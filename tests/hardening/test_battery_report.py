@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from battery import Battery, tries
+from battery import Battery
+from battery import tries
 
 
 def test_a_clean_case_passes_and_a_lossy_one_names_what_was_lost() -> None:

@@ -10,12 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, both_sizes, tries
-from data_harness import MOCK, PiEnv, make_env, rpc_process
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from data_harness import MOCK
+from data_harness import PiEnv
+from data_harness import make_env
+from data_harness import rpc_process
 from support.llm_server import LLMServer
 
-from piko.engine.tool_selection import ToolInfo, ToolRequest, choose_tools
-from piko.lib.tool_names import split_tool_list, tool_list_error
+from piko.engine.tool_selection import ToolInfo
+from piko.engine.tool_selection import ToolRequest
+from piko.engine.tool_selection import choose_tools
+from piko.lib.tool_names import split_tool_list
+from piko.lib.tool_names import tool_list_error
 
 BUILTIN = ["read", "bash", "edit", "write", "grep", "find", "ls"]
 REGISTERED = [ToolInfo(name, True, name in ("read", "bash", "edit", "write")) for name in BUILTIN]

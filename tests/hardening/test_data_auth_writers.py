@@ -11,8 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from battery import Battery, both_sizes, tries
-from data_harness import PI, PiEnv, make_env
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from data_harness import PI
+from data_harness import PiEnv
+from data_harness import make_env
 
 WRITER = """
 import sys

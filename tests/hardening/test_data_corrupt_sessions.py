@@ -12,11 +12,21 @@ from typing import Any
 
 import attrs
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from data_harness import MOCK, make_env, unpaired_tool_results
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from data_harness import MOCK
+from data_harness import make_env
+from data_harness import unpaired_tool_results
 from support.llm_server import LLMServer
 
-from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
 from piko.sessions.manager import SessionManager
 
 ANSWER = "ok answer"

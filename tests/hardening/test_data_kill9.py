@@ -13,8 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from data_harness import MOCK, PiEnv, make_env, read_lines, rpc_process, unpaired_tool_results
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from data_harness import MOCK
+from data_harness import PiEnv
+from data_harness import make_env
+from data_harness import read_lines
+from data_harness import rpc_process
+from data_harness import unpaired_tool_results
 from support.llm_server import LLMServer
 
 LONG_TEXT = " ".join(f"word{n}" for n in range(150))

@@ -10,8 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from data_harness import MOCK, PiEnv, make_env, read_lines, rpc_process
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from data_harness import MOCK
+from data_harness import PiEnv
+from data_harness import make_env
+from data_harness import read_lines
+from data_harness import rpc_process
 from support.llm_server import LLMServer
 
 ANSWER = "recovered fine"

@@ -6,16 +6,24 @@ from __future__ import annotations
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from data_harness import MOCK, RpcProcess, make_env, rpc_process
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from data_harness import MOCK
+from data_harness import RpcProcess
+from data_harness import make_env
+from data_harness import rpc_process
 from support.llm_server import LLMServer
 
-from piko.plugins.modes.rpc.commands import COMMANDS, KINDS
+from piko.plugins.modes.rpc.commands import COMMANDS
+from piko.plugins.modes.rpc.commands import KINDS
 
 ANSWER_S = 30.0
 JSON_VALUES: list[Any] = [None, True, 7, 2.5, "text", [1, "a"], {"k": "v"}]

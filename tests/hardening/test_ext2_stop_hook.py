@@ -18,10 +18,16 @@ import random
 from pathlib import Path
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from support.clean_env import boot_app, clean_environment
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 
-from piko.engine.stop_hook import MAX_CONTINUATIONS, NO_REASON, StopHook
+from piko.engine.stop_hook import MAX_CONTINUATIONS
+from piko.engine.stop_hook import NO_REASON
+from piko.engine.stop_hook import StopHook
 
 ANSWERS = ["none", "advice", "bare_advice", "refuse", "bare_refuse", "raise", "string", "number"]
 

@@ -17,8 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from support.clean_env import boot_app, clean_environment
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 
 from piko.lib.text import camel
 

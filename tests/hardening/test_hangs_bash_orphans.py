@@ -16,17 +16,18 @@ import time
 from pathlib import Path
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from hangs_support import (
-    ANSWER_BOUND,
-    pids_with,
-    rpc_session,
-    run_print,
-    session_messages,
-    survivors,
-    text_turn,
-    tool_turn,
-)
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from hangs_support import ANSWER_BOUND
+from hangs_support import pids_with
+from hangs_support import rpc_session
+from hangs_support import run_print
+from hangs_support import session_messages
+from hangs_support import survivors
+from hangs_support import text_turn
+from hangs_support import tool_turn
 
 SCENARIOS = {
     "background child": "sleep {m} & sleep {m}",

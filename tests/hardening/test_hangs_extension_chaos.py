@@ -12,17 +12,18 @@ import time
 from itertools import product
 from pathlib import Path
 
-from battery import Battery, Tally, both_sizes, tries
-from hangs_support import (
-    ANSWER_BOUND,
-    CHAOS_EXTENSION,
-    answers,
-    rpc_session,
-    run_print,
-    session_messages,
-    text_turn,
-    tool_turn,
-)
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from hangs_support import ANSWER_BOUND
+from hangs_support import CHAOS_EXTENSION
+from hangs_support import answers
+from hangs_support import rpc_session
+from hangs_support import run_print
+from hangs_support import session_messages
+from hangs_support import text_turn
+from hangs_support import tool_turn
 
 EVENTS = ("tool_call", "tool_result", "input", "before_agent_start", "context", "message_update")
 MODES = ("raise", "hang_sync", "hang_async", "garbage")

@@ -16,16 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from battery import Battery, both_sizes, tries
-from hangs_support import (
-    ANSWER_BOUND,
-    answers,
-    rpc_session,
-    run_print,
-    session_messages,
-    text_turn,
-    tool_turn,
-)
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from hangs_support import ANSWER_BOUND
+from hangs_support import answers
+from hangs_support import rpc_session
+from hangs_support import run_print
+from hangs_support import session_messages
+from hangs_support import text_turn
+from hangs_support import tool_turn
 
 # Device, FIFO and socket paths: every tool must refuse them with an error.
 SPECIAL = ("/dev/zero", "/dev/urandom", "fifo", "socket")

@@ -16,9 +16,13 @@ import random
 import string
 
 import pytest
-from battery import Battery, tries
+from battery import Battery
+from battery import tries
 
-from piko.plugins.mcp.search import SearchDocument, rank, tokenize, tool_document
+from piko.plugins.mcp.search import SearchDocument
+from piko.plugins.mcp.search import rank
+from piko.plugins.mcp.search import tokenize
+from piko.plugins.mcp.search import tool_document
 
 WORDS = "issue search file read write list repo branch commit user window screen text image log".split()
 

@@ -27,8 +27,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, both_sizes, tries
-from hangs_support import ANSWER_BOUND, pids_with, survivors
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from hangs_support import ANSWER_BOUND
+from hangs_support import pids_with
+from hangs_support import survivors
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

@@ -29,8 +29,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, Tally, both_sizes, tries
-from support.sdk_rig import SdkRig, text_turn, tool_turn
+from battery import Battery
+from battery import Tally
+from battery import both_sizes
+from battery import tries
+from support.sdk_rig import SdkRig
+from support.sdk_rig import text_turn
+from support.sdk_rig import tool_turn
 from support.world import world_of
 
 import piko

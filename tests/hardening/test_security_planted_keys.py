@@ -25,12 +25,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from battery import Battery, both_sizes, tries
+from battery import Battery
+from battery import both_sizes
+from battery import tries
 from support.llm_server import LLMServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rpc"))
 
-from rpc_client import PI, RpcProcess, hermetic_environment
+from rpc_client import PI
+from rpc_client import RpcProcess
+from rpc_client import hermetic_environment
 
 # Where the key of each provider comes from, and the provider/model it is used with.
 SOURCES = ("environment", "auth.json", "models.json", "!command", "--api-key")

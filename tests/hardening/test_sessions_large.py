@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from battery import Battery, both_sizes, tries
+from battery import Battery
+from battery import both_sizes
+from battery import tries
 
 _CHILD = r"""
 import json, sys

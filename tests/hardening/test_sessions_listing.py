@@ -15,9 +15,12 @@ import random
 from pathlib import Path
 
 import pytest
-from battery import Battery, both_sizes, tries
+from battery import Battery
+from battery import both_sizes
+from battery import tries
 
-from piko.sessions.listing import list_sessions, read_session_info
+from piko.sessions.listing import list_sessions
+from piko.sessions.listing import read_session_info
 
 
 def _line(rng: random.Random, n: int) -> bytes:

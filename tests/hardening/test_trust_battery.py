@@ -11,10 +11,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from battery import Battery, both_sizes, tries
-from data_harness import PI, make_env
+from battery import Battery
+from battery import both_sizes
+from battery import tries
+from data_harness import PI
+from data_harness import make_env
 
-from piko.config.trust_store import TrustFileError, TrustStore
+from piko.config.trust_store import TrustFileError
+from piko.config.trust_store import TrustStore
 
 
 class _NoServer:

@@ -20,11 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from battery import Battery, both_sizes, tries
+from battery import Battery
+from battery import both_sizes
+from battery import tries
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "interactive"))
 
-from tmux_terminal import TMUX, Terminal
+from tmux_terminal import TMUX
+from tmux_terminal import Terminal
 
 RULE = re.compile(r"^─{100}$", re.M)
 COME_BACK_S = 5.0  # a half-drawn frame is complete long before this

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from tmux_terminal import TMUX, Terminal
+from tmux_terminal import TMUX
+from tmux_terminal import Terminal
 
 EXTENSIONS = Path(__file__).resolve().parent / "extensions"
 

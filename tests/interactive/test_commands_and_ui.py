@@ -6,7 +6,8 @@ import re
 import time
 
 import pytest
-from scripted_turns import TWELVE_ECHOES, bash_then_answer
+from scripted_turns import TWELVE_ECHOES
+from scripted_turns import bash_then_answer
 
 BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 
-from scripted_turns import TWELVE_ECHOES, bash_then_answer
+from scripted_turns import TWELVE_ECHOES
+from scripted_turns import bash_then_answer
 
 RULE = re.compile(r"^─{100}$", re.M)
 PARAGRAPHS = "\n\n".join(f"Paragraph {i} of the answer." for i in range(40))

@@ -8,7 +8,10 @@ import json
 
 import pytest
 from scripted_turns import bash_then_answer
-from support.policy_cases import CASES, PROBE_ENV, PolicyCase, check_run
+from support.policy_cases import CASES
+from support.policy_cases import PROBE_ENV
+from support.policy_cases import PolicyCase
+from support.policy_cases import check_run
 
 
 def _policy(t, data) -> None:

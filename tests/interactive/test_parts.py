@@ -13,12 +13,19 @@ from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 
 from piko.config.settings import Settings
-from piko.plugins.modes.interactive.completion import CommandEntry, EditorCompleter
-from piko.plugins.modes.interactive.editor import Pastes, PromptHistory
+from piko.plugins.modes.interactive.completion import CommandEntry
+from piko.plugins.modes.interactive.completion import EditorCompleter
+from piko.plugins.modes.interactive.editor import Pastes
+from piko.plugins.modes.interactive.editor import PromptHistory
 from piko.plugins.modes.interactive.footer import format_tokens
-from piko.plugins.modes.interactive.keys import KeyNameError, to_prompt_toolkit
+from piko.plugins.modes.interactive.keys import KeyNameError
+from piko.plugins.modes.interactive.keys import to_prompt_toolkit
 from piko.plugins.modes.interactive.render import Painter
-from piko.plugins.modes.interactive.theme import TOKENS, Theme, ThemeError, ThemeSet, builtin_theme
+from piko.plugins.modes.interactive.theme import TOKENS
+from piko.plugins.modes.interactive.theme import Theme
+from piko.plugins.modes.interactive.theme import ThemeError
+from piko.plugins.modes.interactive.theme import ThemeSet
+from piko.plugins.modes.interactive.theme import builtin_theme
 from piko.plugins.modes.interactive.tool_render import ToolRenderer
 from piko.plugins.modes.interactive.tool_view import ToolView
 from piko.plugins.resources.themes import load_themes
@@ -305,9 +312,13 @@ def test_plugin_renderers_replace_the_built_in_look() -> None:
 def test_footer_lines() -> None:
     from types import SimpleNamespace
 
-    from piko.data.messages import AssistantMessage, Cost, Model, Usage
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import Cost
+    from piko.data.messages import Model
+    from piko.data.messages import Usage
     from piko.engine.stats import ContextUsage
-    from piko.plugins.modes.interactive.footer import FooterData, footer_fragments
+    from piko.plugins.modes.interactive.footer import FooterData
+    from piko.plugins.modes.interactive.footer import footer_fragments
 
     usage = Usage(input=1500, output=250, cache_read=12000, cost=Cost(total=0.0123))
     entry = SimpleNamespace(type="message", message=AssistantMessage(usage=usage))

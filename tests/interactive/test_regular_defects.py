@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from scripted_turns import TWELVE_ECHOES, bash_then_answer
+from scripted_turns import TWELVE_ECHOES
+from scripted_turns import bash_then_answer
 from support.pi_dirs import mock_provider
 
 CODE = (

@@ -9,15 +9,13 @@ import pytest
 from piko.plugins.modes.interactive.markdown import split_blocks
 from piko.plugins.modes.interactive.theme import builtin_theme
 from piko.plugins.modes.interactive.tool_view import ToolView
-from piko.plugins.modes.interactive.transcript import (
-    BashItem,
-    MarkdownItem,
-    RenderContext,
-    StaticItem,
-    ToolItem,
-    Transcript,
-    join_pieces,
-)
+from piko.plugins.modes.interactive.transcript import BashItem
+from piko.plugins.modes.interactive.transcript import MarkdownItem
+from piko.plugins.modes.interactive.transcript import RenderContext
+from piko.plugins.modes.interactive.transcript import StaticItem
+from piko.plugins.modes.interactive.transcript import ToolItem
+from piko.plugins.modes.interactive.transcript import Transcript
+from piko.plugins.modes.interactive.transcript import join_pieces
 
 ANSWER = """# Title
 

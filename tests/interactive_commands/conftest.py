@@ -69,7 +69,8 @@ class World(support.world.World):
         options: dict[str, Any] | None = None,
         cwd: Path | None = None,
     ) -> Any:
-        from piko.app.application import App, BootOptions
+        from piko.app.application import App
+        from piko.app.application import BootOptions
 
         if self.server is None:
             self.server = LLMServer(list(turns or [])).start()

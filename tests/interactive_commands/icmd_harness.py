@@ -15,7 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import PickAction, PickItem
+from piko.plugins.modes.interactive.command_api import PickAction
+from piko.plugins.modes.interactive.command_api import PickItem
 from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS
 
 WAIT = object()

@@ -7,13 +7,12 @@ from typing import Any
 
 from icmd_harness import lines_of
 
-from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS, describe_hotkeys
-from piko.plugins.modes.interactive.commands.keybindings import (
-    capitalize_key,
-    conflicts,
-    load_user_bindings,
-    resolve_bindings,
-)
+from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS
+from piko.plugins.modes.interactive.commands import describe_hotkeys
+from piko.plugins.modes.interactive.commands.keybindings import capitalize_key
+from piko.plugins.modes.interactive.commands.keybindings import conflicts
+from piko.plugins.modes.interactive.commands.keybindings import load_user_bindings
+from piko.plugins.modes.interactive.commands.keybindings import resolve_bindings
 
 
 def reply(text: str) -> dict[str, Any]:

@@ -8,13 +8,17 @@ import threading
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import pytest
-from icmd_harness import WAIT, label, plain
+from icmd_harness import WAIT
+from icmd_harness import label
+from icmd_harness import plain
 from support.token_server import TokenServer
 
-from piko.plugins.modes.interactive.commands.login import NO_STORED, PASTE_PROMPT
+from piko.plugins.modes.interactive.commands.login import NO_STORED
+from piko.plugins.modes.interactive.commands.login import PASTE_PROMPT
 from piko.plugins.modes.interactive.commands.models import ANTHROPIC_SUBSCRIPTION_AUTH_WARNING
 
 TOKEN_URL_ENV = "PIKO_ANTHROPIC_TOKEN_URL"

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from icmd_harness import current, label, lines_of
+from icmd_harness import current
+from icmd_harness import label
+from icmd_harness import lines_of
 
 from piko.models.resolver import ScopedModel
-from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS, model_completions
+from piko.plugins.modes.interactive.commands import BUILTIN_COMMANDS
+from piko.plugins.modes.interactive.commands import model_completions
 
 
 def model_changes(session: Any) -> list[tuple[str, str]]:

@@ -8,12 +8,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from icmd_harness import label, lines_of
+from icmd_harness import label
+from icmd_harness import lines_of
 
-from piko.data.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.plugins.modes.interactive.command_api import PickAction
 from piko.plugins.modes.interactive.commands.session_picker import format_age
-from piko.plugins.modes.interactive.commands.tree_view import initial_row, tree_rows
+from piko.plugins.modes.interactive.commands.tree_view import initial_row
+from piko.plugins.modes.interactive.commands.tree_view import tree_rows
 from piko.sessions.manager import SessionManager
 
 

@@ -12,12 +12,10 @@ import pytest
 from icmd_harness import lines_of
 
 from piko import hookimpl
-from piko.plugins.modes.interactive.commands.clipboard import (
-    MAX_OSC52_ENCODED_LENGTH,
-    ClipboardError,
-    copy_to_clipboard,
-    osc52_sequence,
-)
+from piko.plugins.modes.interactive.commands.clipboard import MAX_OSC52_ENCODED_LENGTH
+from piko.plugins.modes.interactive.commands.clipboard import ClipboardError
+from piko.plugins.modes.interactive.commands.clipboard import copy_to_clipboard
+from piko.plugins.modes.interactive.commands.clipboard import osc52_sequence
 from piko.plugins.modes.interactive.commands.common import path_argument
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from icmd_harness import label
 
-from piko.plugins.modes.interactive.commands.settings_menu import SETTINGS, next_value
+from piko.plugins.modes.interactive.commands.settings_menu import SETTINGS
+from piko.plugins.modes.interactive.commands.settings_menu import next_value
 
 
 def test_settings_cycle_and_write_to_the_global_file(world, run) -> None:

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from piko.app.cli_args import ArgumentError, OptionSpec, options_end, parse_arguments, pick_options
+from piko.app.cli_args import ArgumentError
+from piko.app.cli_args import OptionSpec
+from piko.app.cli_args import options_end
+from piko.app.cli_args import parse_arguments
+from piko.app.cli_args import pick_options
 
 SPECS = [
     OptionSpec(("--print", "-p"), "print", "flag", False),

@@ -12,7 +12,10 @@ from typing import Any
 
 from support.doc_blocks import code_block
 
-from piko.testing import LLMServer, PikoHome, PikoSession, RecordingUI
+from piko.testing import LLMServer
+from piko.testing import PikoHome
+from piko.testing import PikoSession
+from piko.testing import RecordingUI
 
 
 def _tool_call(name: str, **arguments: Any) -> dict[str, Any]:

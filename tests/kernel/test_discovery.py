@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 
 from piko.platform import discovery
-from piko.platform.discovery import EntryPointRecord, parse_entry_points
+from piko.platform.discovery import EntryPointRecord
+from piko.platform.discovery import parse_entry_points
 
 
 def test_parse_entry_points_reads_only_the_group() -> None:

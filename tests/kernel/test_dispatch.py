@@ -13,13 +13,15 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from support.dispatch_harness import Harness, raises, returns
+from support.dispatch_harness import Harness
+from support.dispatch_harness import raises
+from support.dispatch_harness import returns
 
 from piko.data import events as ev
-from piko.data.messages import (
-    UserMessage,
-)
-from piko.platform.dispatch import Dispatcher, normalize_result, result_field
+from piko.data.messages import UserMessage
+from piko.platform.dispatch import Dispatcher
+from piko.platform.dispatch import normalize_result
+from piko.platform.dispatch import result_field
 from piko.platform.manager import PikoPluginManager
 from piko.platform.markers import hookimpl
 from piko.platform.tracing import Tracer

@@ -10,15 +10,17 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from support.dispatch_harness import SEMANTICS, Harness, assistant, raises, returns
+from support.dispatch_harness import SEMANTICS
+from support.dispatch_harness import Harness
+from support.dispatch_harness import assistant
+from support.dispatch_harness import raises
+from support.dispatch_harness import returns
 
 from piko.data import events as ev
-from piko.data.messages import (
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    UserMessage,
-)
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import UserMessage
 from piko.platform.manager import PikoPluginManager
 from piko.platform.semantics import Semantics
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from support.doc_blocks import code_block
 
-from piko.testing import PikoHome, PikoSession
+from piko.testing import PikoHome
+from piko.testing import PikoSession
 
 
 def test_an_override_wraps_the_original_read(piko_session: PikoSession, piko_home: PikoHome) -> None:

@@ -7,7 +7,9 @@ from typing import Any
 
 import pytest
 
-from piko.testing import LLMServer, PikoHome, PikoSession
+from piko.testing import LLMServer
+from piko.testing import PikoHome
+from piko.testing import PikoSession
 
 # A tool ``send`` that calls pi.send_message / pi.send_user_message while the agent runs, and the
 # commands /note, /kick, /ask and /later that do the same while it is idle.

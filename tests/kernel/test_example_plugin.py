@@ -13,14 +13,12 @@ from typing import Any
 import pytest
 
 from piko.data import events as ev
-from piko.data.messages import (
-    AssistantMessage,
-    TextContent,
-    ToolCall,
-    ToolResult,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResult
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.streaming import StreamEvent
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "piko-example-plugin"

@@ -10,11 +10,14 @@ from typing import Any
 import pytest
 
 from piko import ExtensionRuntimeNotInitializedError
-from piko.app.application import App, BootOptions
+from piko.app.application import App
+from piko.app.application import BootOptions
 from piko.data import events as ev
 from piko.extensions.context import ExtensionContext
-from piko.extensions.extension_api import ExtensionAPI, adapt_handler
-from piko.platform.semantics import declared, subscribable_events
+from piko.extensions.extension_api import ExtensionAPI
+from piko.extensions.extension_api import adapt_handler
+from piko.platform.semantics import declared
+from piko.platform.semantics import subscribable_events
 
 FULL_EXTENSION = """
 import asyncio

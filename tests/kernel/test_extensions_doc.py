@@ -30,7 +30,8 @@ def test_every_unsupported_item_says_why() -> None:
 
 
 def test_every_ui_method_of_the_doc_exists_in_every_mode() -> None:
-    from piko.extensions.ui import UI_METHODS, NoOpUI
+    from piko.extensions.ui import UI_METHODS
+    from piko.extensions.ui import NoOpUI
     from piko.plugins.modes.interactive.ui import InteractiveUI
     from piko.plugins.modes.rpc.ui import RpcUI
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import asyncio
 import enum
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Any
+from typing import Literal
+from typing import TypedDict
 
 import pytest
 
 import piko
-from piko.engine.tool_validation import ToolValidationError, validate_tool_arguments
+from piko.engine.tool_validation import ToolValidationError
+from piko.engine.tool_validation import validate_tool_arguments
 
 
 class Unit(enum.Enum):

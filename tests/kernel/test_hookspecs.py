@@ -11,7 +11,8 @@ from types import ModuleType
 import pytest
 
 from piko.platform import hookspecs
-from piko.platform.semantics import Semantics, declared
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import declared
 
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"

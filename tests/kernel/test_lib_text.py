@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from piko.lib.text import JS_WHITESPACE, camel, js_length, normalize_newlines, snake
+from piko.lib.text import JS_WHITESPACE
+from piko.lib.text import camel
+from piko.lib.text import js_length
+from piko.lib.text import normalize_newlines
+from piko.lib.text import snake
 
 
 def test_lengths_line_endings_and_trim() -> None:

@@ -11,7 +11,8 @@ import asyncio
 from types import SimpleNamespace
 from typing import Any
 
-from piko import ProviderConfig, hookimpl
+from piko import ProviderConfig
+from piko import hookimpl
 from piko.models.registry import ModelRegistry
 from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager

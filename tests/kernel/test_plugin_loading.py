@@ -6,8 +6,11 @@ import sys
 
 import pytest
 
-from piko.app.application import App, BootOptions
-from piko.platform.manager import ESSENTIAL_PLUGINS, EssentialPluginError, PikoPluginManager
+from piko.app.application import App
+from piko.app.application import BootOptions
+from piko.platform.manager import ESSENTIAL_PLUGINS
+from piko.platform.manager import EssentialPluginError
+from piko.platform.manager import PikoPluginManager
 
 HOOK_PLUGIN = """
 from piko import hookimpl

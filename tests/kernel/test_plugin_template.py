@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from piko.app.plugin_template import KINDS, render
+from piko.app.plugin_template import KINDS
+from piko.app.plugin_template import render
 from piko.testing.home import PikoHome
 from piko.testing.rpc_client import pi_command
 

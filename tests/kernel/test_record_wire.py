@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from piko.data.messages import Model
-from piko.data.wire import record_to_wire, to_wire
-from piko.lib.records import Record, field
+from piko.data.wire import record_to_wire
+from piko.data.wire import to_wire
+from piko.lib.records import Record
+from piko.lib.records import field
 
 
 class Inner(Record):

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from piko.data.messages import TextContent, Usage
-from piko.lib.records import FrozenRecordError, Record, as_dict, field, is_record, record_fields, replace
+from piko.data.messages import TextContent
+from piko.data.messages import Usage
+from piko.lib.records import FrozenRecordError
+from piko.lib.records import Record
+from piko.lib.records import as_dict
+from piko.lib.records import field
+from piko.lib.records import is_record
+from piko.lib.records import record_fields
+from piko.lib.records import replace
 
 
 class Options(Record):

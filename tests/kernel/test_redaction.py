@@ -17,14 +17,12 @@ import pytest
 
 from piko import hookimpl
 from piko.lib import redaction
-from piko.lib.redaction import (
-    mask,
-    mask_known_in,
-    mask_known_secrets,
-    redact,
-    register_config_value,
-    register_secret,
-)
+from piko.lib.redaction import mask
+from piko.lib.redaction import mask_known_in
+from piko.lib.redaction import mask_known_secrets
+from piko.lib.redaction import redact
+from piko.lib.redaction import register_config_value
+from piko.lib.redaction import register_secret
 
 KEY = "sk-proj-abcdefghijklmnopqrstuvwxyz012345"
 
@@ -155,7 +153,8 @@ def test_the_tracer_masks_a_key_a_custom_resolver_answers(monkeypatch: pytest.Mo
 
 
 def test_a_provider_error_quoting_the_key_is_redacted_at_the_source() -> None:
-    from piko.plugins.providers.provider_errors import anthropic_http_error, openai_http_error
+    from piko.plugins.providers.provider_errors import anthropic_http_error
+    from piko.plugins.providers.provider_errors import openai_http_error
 
     register_secret("vault-value-123456789")
     body = json.dumps({"error": {"message": "Incorrect API key provided: vault-value-123456789"}})
@@ -164,7 +163,9 @@ def test_a_provider_error_quoting_the_key_is_redacted_at_the_source() -> None:
 
 
 def test_a_session_file_never_holds_a_known_key_but_the_live_message_does(tmp_path: Path) -> None:
-    from piko.data.messages import AssistantMessage, TextContent, UserMessage
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import TextContent
+    from piko.data.messages import UserMessage
     from piko.sessions.manager import SessionManager
 
     register_secret("vault-value-123456789")

@@ -6,14 +6,12 @@ import sys
 
 import pytest
 
-from piko.platform.registries import (
-    CommandDefinition,
-    ModeDefinition,
-    Registries,
-    Registry,
-    ToolDefinition,
-    resolve_import,
-)
+from piko.platform.registries import CommandDefinition
+from piko.platform.registries import ModeDefinition
+from piko.platform.registries import Registries
+from piko.platform.registries import Registry
+from piko.platform.registries import ToolDefinition
+from piko.platform.registries import resolve_import
 
 EVERYTHING = """
 from piko import hookimpl, ToolDefinition, ProviderConfig, Model

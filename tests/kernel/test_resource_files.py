@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from piko.resources.files import files_with_suffix, markdown_files, skill_files
+from piko.resources.files import files_with_suffix
+from piko.resources.files import markdown_files
+from piko.resources.files import skill_files
 
 
 def _tree(root: Path, files: list[str]) -> None:

@@ -9,10 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from piko.config.paths import agent_dir, cache_dir, expand_user, interpreter_key, project_dir
-from piko.config.settings import DEFAULTS, Settings, deep_merge
+from piko.config.paths import agent_dir
+from piko.config.paths import cache_dir
+from piko.config.paths import expand_user
+from piko.config.paths import interpreter_key
+from piko.config.paths import project_dir
+from piko.config.settings import DEFAULTS
+from piko.config.settings import Settings
+from piko.config.settings import deep_merge
 from piko.data import events as ev
-from piko.data.messages import TextContent, UserMessage
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
 from piko.extensions.event_bus import EventBus
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from piko.engine.setup import is_builtin_tool, select_tools
+from piko.engine.setup import is_builtin_tool
+from piko.engine.setup import select_tools
 
 EXTRA = """
 from piko import hookimpl

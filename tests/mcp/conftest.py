@@ -6,7 +6,8 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mcp_support import DEMO_SERVER, McpEnv
+from mcp_support import DEMO_SERVER
+from mcp_support import McpEnv
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

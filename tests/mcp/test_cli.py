@@ -6,7 +6,8 @@ import json
 import sys
 
 import pytest
-from mcp_support import DEMO_SERVER, stdio_entry
+from mcp_support import DEMO_SERVER
+from mcp_support import stdio_entry
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -131,7 +132,8 @@ def test_unresolved_header_is_the_servers_error(mcp_env):
 def test_transient_http_errors_are_retried_twice(mcp_env):
     import http.server
 
-    from support.http_servers import QuietHandler, serving
+    from support.http_servers import QuietHandler
+    from support.http_servers import serving
 
     posts: list[str] = []
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from mcp_support import answer, call, stdio_entry, tool_messages
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import stdio_entry
+from mcp_support import tool_messages
 
 from piko.testing.rpc_client import RpcProcess
 

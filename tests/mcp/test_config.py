@@ -8,8 +8,13 @@ from typing import Any
 
 import pytest
 
-from piko.plugins.mcp.config import check_entry, load_config, resolve_value
-from piko.plugins.mcp.naming import assign_names, name_matcher, tool_exposure, tool_name
+from piko.plugins.mcp.config import check_entry
+from piko.plugins.mcp.config import load_config
+from piko.plugins.mcp.config import resolve_value
+from piko.plugins.mcp.naming import assign_names
+from piko.plugins.mcp.naming import name_matcher
+from piko.plugins.mcp.naming import tool_exposure
+from piko.plugins.mcp.naming import tool_name
 from piko.plugins.mcp.results import truncate_middle
 
 U = "https://example.com/mcp"

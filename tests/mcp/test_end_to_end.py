@@ -7,7 +7,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from mcp_support import answer, call, stdio_entry, tool_messages, tool_names, turn_end_dump
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import stdio_entry
+from mcp_support import tool_messages
+from mcp_support import tool_names
+from mcp_support import turn_end_dump
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -7,7 +7,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mcp_support import answer, call, stdio_entry, tool_messages, tool_names
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import stdio_entry
+from mcp_support import tool_messages
+from mcp_support import tool_names
 
 REGISTERING = """
 import json, os

@@ -7,7 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from mcp_support import DEMO_SERVER, answer, call, tool_messages
+from mcp_support import DEMO_SERVER
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import tool_messages
 
 from piko.testing.rpc_client import RpcProcess
 

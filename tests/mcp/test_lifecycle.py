@@ -8,7 +8,10 @@ import signal
 import time
 
 import pytest
-from mcp_support import answer, call, stdio_entry, tool_messages
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import stdio_entry
+from mcp_support import tool_messages
 
 pytestmark = pytest.mark.timeout(120)
 

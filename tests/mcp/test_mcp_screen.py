@@ -98,7 +98,9 @@ def test_the_sign_in_screen_takes_the_redirected_url(tmp_path: Path, auth_server
     """``/mcp login`` in the interactive mode: the page goes to the browser (here a script that
     notes it), the screen offers an input field; a pasted URL of another sign-in is refused in
     one line and the field stays; the right one signs in, and the loopback callback is unused."""
-    from urllib.parse import parse_qs, urlencode, urlsplit
+    from urllib.parse import parse_qs
+    from urllib.parse import urlencode
+    from urllib.parse import urlsplit
 
     url = auth_server()
     opened, browser = _noting_browser(tmp_path)

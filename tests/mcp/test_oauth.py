@@ -10,7 +10,10 @@ import time
 
 import httpx
 import pytest
-from mcp_support import PI, answer, call, tool_messages
+from mcp_support import PI
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import tool_messages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -169,7 +172,9 @@ def test_login_takes_the_redirected_url_pasted_on_stdin(mcp_env, auth_server):
     without following its redirect, and writes the address it redirects to on the login's stdin.
     A URL of another sign-in (wrong ``state``) or one without ``code`` is one error line each,
     and the login goes on waiting; the loopback callback is never requested."""
-    from urllib.parse import parse_qs, urlencode, urlsplit
+    from urllib.parse import parse_qs
+    from urllib.parse import urlencode
+    from urllib.parse import urlsplit
 
     url = auth_server()
     env = mcp_env([call("mcp__secure__secret"), answer()])

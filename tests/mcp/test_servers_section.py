@@ -8,7 +8,9 @@ import json
 import sys
 
 import pytest
-from mcp_support import DEMO_SERVER, answer, call
+from mcp_support import DEMO_SERVER
+from mcp_support import answer
+from mcp_support import call
 
 pytestmark = pytest.mark.timeout(120)
 SUMMARY = "- mcp__demo (tool_search): Demo tools for the piko tests."

@@ -5,9 +5,16 @@ from __future__ import annotations
 import json
 
 import pytest
-from mcp_support import answer, call, stdio_entry, tool_messages, tool_names
+from mcp_support import answer
+from mcp_support import call
+from mcp_support import stdio_entry
+from mcp_support import tool_messages
+from mcp_support import tool_names
 
-from piko.plugins.mcp.search import SearchDocument, rank, tokenize, tool_document
+from piko.plugins.mcp.search import SearchDocument
+from piko.plugins.mcp.search import rank
+from piko.plugins.mcp.search import tokenize
+from piko.plugins.mcp.search import tool_document
 from piko.testing.rpc_client import RpcProcess
 
 pytestmark = pytest.mark.timeout(120)

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import pytest
-from mcp_support import answer, stdio_entry, tool_names
+from mcp_support import answer
+from mcp_support import stdio_entry
+from mcp_support import tool_names
 
 pytestmark = pytest.mark.timeout(120)
 UNKNOWN = "Unknown tool(s) in"

@@ -6,7 +6,9 @@ import json
 import shutil
 from pathlib import Path
 
-from pkg_env import EXAMPLE_PLUGIN, PiEnv, git
+from pkg_env import EXAMPLE_PLUGIN
+from pkg_env import PiEnv
+from pkg_env import git
 
 MINI_BACKEND = Path(__file__).with_name("mini_backend.py")
 PYPROJECT = """[build-system]

@@ -14,7 +14,8 @@ from urllib.parse import unquote
 
 import pytest
 from pkg_env import PiEnv
-from support.http_servers import QuietHandler, serving
+from support.http_servers import QuietHandler
+from support.http_servers import serving
 
 pytestmark = pytest.mark.skipif(shutil.which("npm") is None, reason="npm is not installed")
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from pkg_env import PiEnv
 
-from piko.config.policy import Policy, load_policy, parse_policy
+from piko.config.policy import Policy
+from piko.config.policy import load_policy
+from piko.config.policy import parse_policy
 
 
 def _write(path: Path, data: object) -> None:

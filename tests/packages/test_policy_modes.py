@@ -8,7 +8,10 @@ import subprocess
 
 import pytest
 from pkg_env import PiEnv
-from support.policy_cases import CASES, PROBE_ENV, PolicyCase, check_run
+from support.policy_cases import CASES
+from support.policy_cases import PROBE_ENV
+from support.policy_cases import PolicyCase
+from support.policy_cases import check_run
 
 
 def _prepare(pienv: PiEnv, case: PolicyCase) -> list[str]:

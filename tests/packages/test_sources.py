@@ -6,7 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from piko.plugins.packages.sources import PARSERS, SourceError, scheme_of, settings_form
+from piko.plugins.packages.sources import PARSERS
+from piko.plugins.packages.sources import SourceError
+from piko.plugins.packages.sources import scheme_of
+from piko.plugins.packages.sources import settings_form
 
 BASE = Path("/home/u/.pi/agent")
 

@@ -14,7 +14,8 @@ from support.llm_server import LLMServer
 from support.streams import anthropic_model
 
 from piko.data.messages import UserMessage
-from piko.data.streaming import Context, StreamOptions
+from piko.data.streaming import Context
+from piko.data.streaming import StreamOptions
 from piko.plugins.providers.anthropic_messages import wire as am
 
 MODEL = "anthropic/claude-3-5-haiku-20241022"

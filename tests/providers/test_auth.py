@@ -14,14 +14,19 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs
+from urllib.parse import urlsplit
 
 import pytest
-from support.clean_env import boot_app, clean_environment
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 from support.token_server import TokenServer
 
-from piko.plugins.providers import auth, oauth_anthropic
-from piko.plugins.providers.auth_storage import AuthStorage, AuthStorageError, FileLock
+from piko.plugins.providers import auth
+from piko.plugins.providers import oauth_anthropic
+from piko.plugins.providers.auth_storage import AuthStorage
+from piko.plugins.providers.auth_storage import AuthStorageError
+from piko.plugins.providers.auth_storage import FileLock
 
 CASSETTES = Path("/work/shared/conformance/fixtures/pi_agent_rust/tests/fixtures/vcr")
 LOCAL_CASSETTES = (

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.clean_env import boot_app, clean_environment
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 from support.token_server import TokenServer
 
 from piko.plugins.providers import oauth_anthropic
@@ -120,7 +121,8 @@ def test_the_env_map_is_scoped_to_its_provider(
 ) -> None:
     from piko.data.streaming import StreamOptions
     from piko.plugins.providers import auth
-    from piko.plugins.providers.google_vertex.wire import resolve_location, resolve_project
+    from piko.plugins.providers.google_vertex.wire import resolve_location
+    from piko.plugins.providers.google_vertex.wire import resolve_project
 
     monkeypatch.setenv("GOOGLE_CLOUD_PROJECT", "process-project")
     monkeypatch.setenv("GOOGLE_CLOUD_LOCATION", "us-central1")

@@ -11,7 +11,8 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -169,7 +170,8 @@ def test_an_unreachable_scoped_proxy_is_one_clear_error(
 )
 def test_which_proxy_a_request_takes(env: dict[str, str], url: str, expected: str | None,
                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    from piko.lib.provider_env import forget_provider_envs, set_provider_env
+    from piko.lib.provider_env import forget_provider_envs
+    from piko.lib.provider_env import set_provider_env
 
     for name in list(os.environ):
         if name.lower() in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):

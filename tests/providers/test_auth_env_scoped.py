@@ -129,7 +129,8 @@ def test_bedrock_env_map_counts_as_configured(tmp_path: Path, monkeypatch: pytes
 
 def test_vertex_adc_file_from_the_env_map(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from piko.lib.provider_env import set_provider_env
-    from piko.plugins.providers import env_auth, google_credentials
+    from piko.plugins.providers import env_auth
+    from piko.plugins.providers import google_credentials
 
     clean_environment(monkeypatch, tmp_path)
     monkeypatch.delenv("GOOGLE_APPLICATION_CREDENTIALS", raising=False)

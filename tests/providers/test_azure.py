@@ -6,28 +6,25 @@ import json
 from typing import Any
 
 import pytest
-from support.llm_server import LLMServer, cassette_turns
-from support.stream_runs import (
-    PiRecording,
-    collect,
-    collect_aborting,
-    context,
-    model,
-    model_factory,
-    options_factory,
-    stream_fn,
-    types,
-)
+from support.llm_server import LLMServer
+from support.llm_server import cassette_turns
+from support.stream_runs import PiRecording
+from support.stream_runs import collect
+from support.stream_runs import collect_aborting
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import model_factory
+from support.stream_runs import options_factory
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 from support.streams import CASSETTES
 
 from piko.data.messages import ToolCall
 from piko.data.streaming import Context
-from piko.plugins.providers.azure_openai_responses.wire import (
-    build_params,
-    normalize_base_url,
-    parse_deployment_map,
-    resolve_config,
-)
+from piko.plugins.providers.azure_openai_responses.wire import build_params
+from piko.plugins.providers.azure_openai_responses.wire import normalize_base_url
+from piko.plugins.providers.azure_openai_responses.wire import parse_deployment_map
+from piko.plugins.providers.azure_openai_responses.wire import resolve_config
 
 API = "azure-openai-responses"
 stream = stream_fn("azure_openai_responses.wire")

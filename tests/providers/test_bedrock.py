@@ -7,39 +7,33 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
-from support.stream_runs import (
-    SEQUENTIAL_READS,
-    PiRecording,
-    assert_cut_stall_and_abort,
-    broken_off,
-    claude_message,
-    collect,
-    context,
-    model,
-    options_factory,
-    reading_turn,
-    stream_fn,
-    types,
-)
+from support.stream_runs import SEQUENTIAL_READS
+from support.stream_runs import PiRecording
+from support.stream_runs import assert_cut_stall_and_abort
+from support.stream_runs import broken_off
+from support.stream_runs import claude_message
+from support.stream_runs import collect
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import options_factory
+from support.stream_runs import reading_turn
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 from support.streams import token_counts
 from support.wire_bedrock import error_turn
 
-from piko.data.messages import (
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.streaming import Context
 from piko.plugins.providers import aws_sigv4
 from piko.plugins.providers.aws_eventstream import encode_event
-from piko.plugins.providers.bedrock_converse.wire import (
-    build_body,
-    http_error_message,
-    model_url,
-    resolve_endpoint,
-)
+from piko.plugins.providers.bedrock_converse.wire import build_body
+from piko.plugins.providers.bedrock_converse.wire import http_error_message
+from piko.plugins.providers.bedrock_converse.wire import model_url
+from piko.plugins.providers.bedrock_converse.wire import resolve_endpoint
 
 API = "bedrock-converse-stream"
 CLAUDE = "us.anthropic.claude-sonnet-4-20250514-v1:0"

@@ -9,7 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.clean_env import PI_CATALOG, boot_app, clean_environment
+from support.clean_env import PI_CATALOG
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 from support.modules import load_module
 
 from piko.plugins.providers import catalog

@@ -6,9 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-from support.clean_env import boot_app, clean_environment
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 
-from piko.plugins.providers.models_json import schema_errors, strip_json_comments
+from piko.plugins.providers.models_json import schema_errors
+from piko.plugins.providers.models_json import strip_json_comments
 
 SAMPLES = Path("/work/shared/conformance/pi-mono-samples/models.json")
 SAMPLES_COPY = Path(__file__).resolve().parent / "fixtures" / "list_models" / "samples" / "models.json"

@@ -11,16 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from piko.plugins.providers.aws_eventstream import (
-    EventStreamDecoder,
-    EventStreamError,
-    decode_message,
-    encode_event,
-    encode_exception,
-    encode_message,
-    iter_messages,
-    iter_messages_sync,
-)
+from piko.plugins.providers.aws_eventstream import EventStreamDecoder
+from piko.plugins.providers.aws_eventstream import EventStreamError
+from piko.plugins.providers.aws_eventstream import decode_message
+from piko.plugins.providers.aws_eventstream import encode_event
+from piko.plugins.providers.aws_eventstream import encode_exception
+from piko.plugins.providers.aws_eventstream import encode_message
+from piko.plugins.providers.aws_eventstream import iter_messages
+from piko.plugins.providers.aws_eventstream import iter_messages_sync
 
 
 def test_round_trip_of_an_event() -> None:

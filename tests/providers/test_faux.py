@@ -10,10 +10,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.streams import collect, final
+from support.streams import collect
+from support.streams import final
 
-from piko.data.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.abort import AbortController
 from piko.plugins.providers import faux as faux_plugin
 from piko.plugins.providers.faux import wire as faux

@@ -12,11 +12,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.clean_env import boot_app, clean_environment
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 from support.llm_server import LLMServer
 
-from piko.data.messages import TextContent, UserMessage
-from piko.data.streaming import Context, StreamOptions
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamOptions
 
 GATEWAY_PLUGIN = '''
 """Corp gateway: every model behind https://llm.corp.example, authenticated by X-Gateway-Key."""

@@ -5,33 +5,32 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.llm_server import LLMServer, cassette_turns
-from support.stream_runs import (
-    SEQUENTIAL_READS,
-    PiRecording,
-    assert_cut_stall_and_abort,
-    broken_off,
-    collect,
-    context,
-    model_factory,
-    options_factory,
-    reading_turn,
-    refused,
-    stream_fn,
-    types,
-)
+from support.llm_server import LLMServer
+from support.llm_server import cassette_turns
+from support.stream_runs import SEQUENTIAL_READS
+from support.stream_runs import PiRecording
+from support.stream_runs import assert_cut_stall_and_abort
+from support.stream_runs import broken_off
+from support.stream_runs import collect
+from support.stream_runs import context
+from support.stream_runs import model_factory
+from support.stream_runs import options_factory
+from support.stream_runs import reading_turn
+from support.stream_runs import refused
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 from support.streams import CASSETTES
 
-from piko.data.messages import (
-    AssistantMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.streaming import Context
-from piko.plugins.providers.google_generative_ai.wire import build_body, convert_messages, thinking_config
+from piko.plugins.providers.google_generative_ai.wire import build_body
+from piko.plugins.providers.google_generative_ai.wire import convert_messages
+from piko.plugins.providers.google_generative_ai.wire import thinking_config
 
 API = "google-generative-ai"
 stream = stream_fn("google_generative_ai.wire")

@@ -18,13 +18,20 @@ from typing import Any
 import pytest
 from support.clean_env import clean_environment
 from support.llm_server import LLMServer
-from support.stream_runs import collect, context, model, stream_fn, types
+from support.stream_runs import collect
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 from support.wire_google_token import form
 
 from piko.data.streaming import StreamOptions
 from piko.plugins.providers import google_credentials
 from piko.plugins.providers.google_generative_ai.wire import build_body
-from piko.plugins.providers.google_vertex.wire import NO_LOCATION, NO_PROJECT, VERTEX_BUDGETS, stream_url
+from piko.plugins.providers.google_vertex.wire import NO_LOCATION
+from piko.plugins.providers.google_vertex.wire import NO_PROJECT
+from piko.plugins.providers.google_vertex.wire import VERTEX_BUDGETS
+from piko.plugins.providers.google_vertex.wire import stream_url
 
 API = "google-vertex"
 stream = stream_fn("google_vertex.wire")

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.http_servers import QuietHandler, serving
+from support.http_servers import QuietHandler
+from support.http_servers import serving
 
-from piko.plugins.providers import common, http_client
+from piko.plugins.providers import common
+from piko.plugins.providers import http_client
 
 
 class _Hello(QuietHandler):

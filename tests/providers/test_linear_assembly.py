@@ -16,16 +16,20 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
-from support.stream_runs import context, model, stream_fn
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import stream_fn
 
-from piko.data.events import MessageUpdateEvent, event_to_wire
+from piko.data.events import MessageUpdateEvent
+from piko.data.events import event_to_wire
 from piko.data.stream_blocks import WORK
 from piko.data.streaming import StreamOptions
 

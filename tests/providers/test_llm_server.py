@@ -10,18 +10,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support.llm_server import (
-    LLMServer,
-    TurnContext,
-    WireFormat,
-    as_bytes,
-    block_hash,
-    cassette_turns,
-    pieces,
-    register_format,
-    words,
-)
-from support.streams import CASSETTES, SAMPLES
+from support.llm_server import LLMServer
+from support.llm_server import TurnContext
+from support.llm_server import WireFormat
+from support.llm_server import as_bytes
+from support.llm_server import block_hash
+from support.llm_server import cassette_turns
+from support.llm_server import pieces
+from support.llm_server import register_format
+from support.llm_server import words
+from support.streams import CASSETTES
+from support.streams import SAMPLES
 
 
 def sse_datas(text: str) -> list[str]:

@@ -6,35 +6,29 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
-from support.stream_runs import (
-    PiRecording,
-    assert_cut_stall_and_abort,
-    claude_message,
-    collect,
-    context,
-    model_factory,
-    options_factory,
-    reading_turn,
-    refused,
-    stream_fn,
-    types,
-)
+from support.stream_runs import PiRecording
+from support.stream_runs import assert_cut_stall_and_abort
+from support.stream_runs import claude_message
+from support.stream_runs import collect
+from support.stream_runs import context
+from support.stream_runs import model_factory
+from support.stream_runs import options_factory
+from support.stream_runs import reading_turn
+from support.stream_runs import refused
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 
-from piko.data.messages import (
-    ImageContent,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.streaming import Context
-from piko.plugins.providers.mistral_conversations.wire import (
-    build_payload,
-    derive_tool_call_id,
-    mistral_error_message,
-    tool_call_id_normalizer,
-)
+from piko.plugins.providers.mistral_conversations.wire import build_payload
+from piko.plugins.providers.mistral_conversations.wire import derive_tool_call_id
+from piko.plugins.providers.mistral_conversations.wire import mistral_error_message
+from piko.plugins.providers.mistral_conversations.wire import tool_call_id_normalizer
 
 API = "mistral-conversations"
 stream = stream_fn("mistral_conversations.wire")

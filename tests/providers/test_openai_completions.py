@@ -10,20 +10,26 @@ from pathlib import Path
 from typing import Any
 
 from support.llm_server import LLMServer
-from support.streams import SAMPLES, collect, final, openai_model, pi_updates, summary
+from support.streams import SAMPLES
+from support.streams import collect
+from support.streams import final
+from support.streams import openai_model
+from support.streams import pi_updates
+from support.streams import summary
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Model,
-    ModelCost,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import ModelCost
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.data.wire import message_from_wire
 from piko.lib.abort import AbortController
 from piko.plugins.providers.openai_completions import wire as oc

@@ -8,38 +8,33 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
-from support.stream_runs import (
-    PiRecording,
-    broken_off,
-    claude_message,
-    collect,
-    collect_aborting,
-    context,
-    model,
-    model_factory,
-    options_factory,
-    refused,
-    stream_fn,
-    types,
-)
+from support.stream_runs import PiRecording
+from support.stream_runs import broken_off
+from support.stream_runs import claude_message
+from support.stream_runs import collect
+from support.stream_runs import collect_aborting
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import model_factory
+from support.stream_runs import options_factory
+from support.stream_runs import refused
+from support.stream_runs import stream_fn
+from support.stream_runs import types
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamOptions
-from piko.plugins.providers.openai_responses.wire import (
-    build_params,
-    convert_messages,
-    encode_text_signature,
-    openai_error_message,
-    parse_text_signature,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamOptions
+from piko.plugins.providers.openai_responses.wire import build_params
+from piko.plugins.providers.openai_responses.wire import convert_messages
+from piko.plugins.providers.openai_responses.wire import encode_text_signature
+from piko.plugins.providers.openai_responses.wire import openai_error_message
+from piko.plugins.providers.openai_responses.wire import parse_text_signature
 
 API = "openai-responses"
 stream = stream_fn("openai_responses.wire")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from piko.data.messages import AssistantMessage, Usage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Usage
 from piko.engine.overflow import is_context_overflow as overflow_in
 from piko.platform.manager import PikoPluginManager
 from piko.plugins.providers import error_kinds

@@ -5,7 +5,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import socket
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 
 import httpx
 import pytest

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-from piko.data.messages import AssistantMessage, Model, TextContent, ToolCall, ToolResultMessage, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.plugins.providers.replay import transform_messages
 
 MODEL = Model(id="m", name="m", api="openai-completions", provider="p", base_url="http://127.0.0.1:9")

@@ -13,14 +13,12 @@ import datetime as dt
 
 import pytest
 
-from piko.plugins.providers.aws_sigv4 import (
-    Credentials,
-    canonical_path,
-    canonical_query,
-    escape,
-    sign,
-    signing_key,
-)
+from piko.plugins.providers.aws_sigv4 import Credentials
+from piko.plugins.providers.aws_sigv4 import canonical_path
+from piko.plugins.providers.aws_sigv4 import canonical_query
+from piko.plugins.providers.aws_sigv4 import escape
+from piko.plugins.providers.aws_sigv4 import sign
+from piko.plugins.providers.aws_sigv4 import signing_key
 
 SUITE = Credentials(access_key_id="AKIDEXAMPLE", secret_access_key="wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY")
 BASE_HEADERS = {"host": "example.amazonaws.com", "x-amz-date": "20150830T123600Z"}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from piko.data.streaming import StreamEvent
-from piko.plugins.providers.common import ProviderError, announced
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import announced
 
 
 def feed(kinds: list[str], fail: bool, out: list[StreamEvent]) -> None:

@@ -8,10 +8,15 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
-from support.stream_runs import collect, context, model, model_factory
+from support.stream_runs import collect
+from support.stream_runs import context
+from support.stream_runs import model
+from support.stream_runs import model_factory
 from support.streams import final
 
-from piko.data.messages import Cost, Usage, combine_usage
+from piko.data.messages import Cost
+from piko.data.messages import Usage
+from piko.data.messages import combine_usage
 from piko.data.wire import to_wire
 
 USAGE = {"input": 40, "output": 30, "reasoning": 12}

@@ -13,19 +13,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.llm_server import LLMServer, cassette_turns, load_cassette
-from support.streams import CASSETTES, FIXTURES, anthropic_model, collect, final, openai_model
+from support.llm_server import LLMServer
+from support.llm_server import cassette_turns
+from support.llm_server import load_cassette
+from support.streams import CASSETTES
+from support.streams import FIXTURES
+from support.streams import anthropic_model
+from support.streams import collect
+from support.streams import final
+from support.streams import openai_model
 
-from piko.data.messages import (
-    AssistantMessage,
-    Model,
-    ModelCost,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import ModelCost
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.abort import AbortController
 from piko.plugins.providers.anthropic_messages.wire import stream as anthropic_stream
 from piko.plugins.providers.openai_completions.wire import stream as openai_stream

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import itertools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from rpc_client import SAMPLE_ARGS, RpcProcess
+from rpc_client import SAMPLE_ARGS
+from rpc_client import RpcProcess
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

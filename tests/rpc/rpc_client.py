@@ -8,7 +8,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from piko.testing.rpc_client import RpcProcess, hermetic_environment, pi_command
+from piko.testing.rpc_client import RpcProcess
+from piko.testing.rpc_client import hermetic_environment
+from piko.testing.rpc_client import pi_command
 
 __all__ = [
     "PI",

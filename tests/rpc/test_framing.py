@@ -8,11 +8,16 @@ import time
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from rpc_client import sample
 
-from piko.plugins.modes.rpc.jsonl import LineSplitter, ParseError, parse_line, serialize, v8_error
+from piko.plugins.modes.rpc.jsonl import LineSplitter
+from piko.plugins.modes.rpc.jsonl import ParseError
+from piko.plugins.modes.rpc.jsonl import parse_line
+from piko.plugins.modes.rpc.jsonl import serialize
+from piko.plugins.modes.rpc.jsonl import v8_error
 from piko.plugins.modes.rpc.tree import tree_json
 
 # ---------------------------------------------------------------------------

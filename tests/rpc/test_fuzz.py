@@ -9,9 +9,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from rpc_client import SAMPLE_ARGS, RpcProcess
+from rpc_client import SAMPLE_ARGS
+from rpc_client import RpcProcess
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
 

@@ -8,7 +8,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from test_commands import SESSION_ARGS, SLOW, text_turn, until_idle
+from test_commands import SESSION_ARGS
+from test_commands import SLOW
+from test_commands import text_turn
+from test_commands import until_idle
 
 ASSISTANT_KEYS = [
     "role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId",

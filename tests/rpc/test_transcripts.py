@@ -6,8 +6,11 @@ import re
 from typing import Any
 
 import pytest
-from rpc_client import SAMPLE_ARGS, RpcProcess, sample
-from support.pi16_additions import lines_without_additions, without_additions
+from rpc_client import SAMPLE_ARGS
+from rpc_client import RpcProcess
+from rpc_client import sample
+from support.pi16_additions import lines_without_additions
+from support.pi16_additions import without_additions
 from support.streams import update_delta
 
 _VOLATILE = {"timestamp"}

@@ -9,7 +9,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.sdk_rig import SdkRig, text_turn
+from support.sdk_rig import SdkRig
+from support.sdk_rig import text_turn
 
 import piko
 from piko.plugins.providers import credential_helper

@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.sdk_rig import SdkRig, text_turn, tool_turn
+from support.sdk_rig import SdkRig
+from support.sdk_rig import text_turn
+from support.sdk_rig import tool_turn
 
 import piko
 

@@ -14,8 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.pi_runs import PIKO_PI, run_cli, sent_texts
-from support.sdk_rig import SdkRig, text_turn
+from support.pi_runs import PIKO_PI
+from support.pi_runs import run_cli
+from support.pi_runs import sent_texts
+from support.sdk_rig import SdkRig
+from support.sdk_rig import text_turn
 
 import piko
 

@@ -9,15 +9,13 @@ from typing import Any
 
 import pytest
 
-from piko.data.messages import (
-    AssistantMessage,
-    Cost,
-    TextContent,
-    ToolCall,
-    ToolResultMessage,
-    Usage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Cost
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import Usage
+from piko.data.messages import UserMessage
 from piko.data.wire import to_wire
 from piko.sessions.manager import SessionContext
 

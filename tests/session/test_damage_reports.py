@@ -8,9 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_helpers import FIXTURES, assistant, tool_result, user
+from session_helpers import FIXTURES
+from session_helpers import assistant
+from session_helpers import tool_result
+from session_helpers import user
 
-from piko.data.messages import ToolCall, ToolResultMessage
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
 from piko.sessions.manager import SessionManager
 
 CALL = ToolCall(id="call_1", name="bash", arguments={"command": "ls"})

@@ -9,12 +9,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from session_helpers import PI_BIN, assistant, needs_pi, user
+from session_helpers import PI_BIN
+from session_helpers import assistant
+from session_helpers import needs_pi
+from session_helpers import user
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
-from support.pi_runs import run_cli, sent_texts
+from support.pi_runs import run_cli
+from support.pi_runs import sent_texts
 
-from piko.data.messages import AssistantMessage, TextContent, UserMessage
+from piko.data.messages import AssistantMessage
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
 from piko.sessions.manager import SessionManager
 
 pytestmark = needs_pi

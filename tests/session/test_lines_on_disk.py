@@ -10,12 +10,14 @@ import random
 from pathlib import Path
 
 import pytest
-from session_helpers import assistant, user
+from session_helpers import assistant
+from session_helpers import user
 
 from piko.data.wire import to_wire
 from piko.sessions import reading as reading_module
 from piko.sessions.manager import SessionManager
-from piko.sessions.reading import read_entries, read_entries_from
+from piko.sessions.reading import read_entries
+from piko.sessions.reading import read_entries_from
 
 
 @pytest.fixture

@@ -9,23 +9,22 @@ import time
 from pathlib import Path
 
 import pytest
-from session_helpers import FIXTURES, assistant, copy_fixture, user
+from session_helpers import FIXTURES
+from session_helpers import assistant
+from session_helpers import copy_fixture
+from session_helpers import user
 
-from piko.sessions.listing import (
-    default_session_dir,
-    find_most_recent_session,
-    list_all_sessions,
-    list_sessions,
-    read_session_info,
-    resolve_session,
-)
-from piko.sessions.manager import (
-    ReadonlySessionManager,
-    SessionFileError,
-    SessionInOtherProjectError,
-    SessionManager,
-    SessionNotFoundError,
-)
+from piko.sessions.listing import default_session_dir
+from piko.sessions.listing import find_most_recent_session
+from piko.sessions.listing import list_all_sessions
+from piko.sessions.listing import list_sessions
+from piko.sessions.listing import read_session_info
+from piko.sessions.listing import resolve_session
+from piko.sessions.manager import ReadonlySessionManager
+from piko.sessions.manager import SessionFileError
+from piko.sessions.manager import SessionInOtherProjectError
+from piko.sessions.manager import SessionManager
+from piko.sessions.manager import SessionNotFoundError
 
 
 def make_session(

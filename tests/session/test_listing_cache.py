@@ -7,9 +7,11 @@ import json
 import os
 from pathlib import Path
 
-from session_helpers import assistant, user
+from session_helpers import assistant
+from session_helpers import user
 
-from piko.sessions.listing import list_sessions, read_session_info
+from piko.sessions.listing import list_sessions
+from piko.sessions.listing import read_session_info
 from piko.sessions.manager import SessionManager
 
 

@@ -10,14 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_helpers import FIXTURES, assistant, context_json, copy_fixture, user
+from session_helpers import FIXTURES
+from session_helpers import assistant
+from session_helpers import context_json
+from session_helpers import copy_fixture
+from session_helpers import user
 
 from piko.lib import jsonio
-from piko.sessions.manager import SessionFileError, SessionManager
-from piko.sessions.migrations import encode_cwd, migrate_sessions_from_agent_root
+from piko.sessions.manager import SessionFileError
+from piko.sessions.manager import SessionManager
+from piko.sessions.migrations import encode_cwd
+from piko.sessions.migrations import migrate_sessions_from_agent_root
 
 sys.path.insert(0, str(FIXTURES))
-from make_pi_fixtures import normalize_ids, normalize_ids_in_json
+from make_pi_fixtures import normalize_ids
+from make_pi_fixtures import normalize_ids_in_json
 
 HEADER = '{"type":"session","version":3,"id":"01a22ab5-0000-7000-8000-000000000001","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/proj"}\n'
 

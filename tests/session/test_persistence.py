@@ -9,10 +9,17 @@ import time
 from pathlib import Path
 
 import pytest
-from session_helpers import assistant, tool_result, user
+from session_helpers import assistant
+from session_helpers import tool_result
+from session_helpers import user
 
-from piko.data.messages import ImageContent, TextContent, ToolCall
-from piko.sessions.ids import iso_from_ms, ms_from_iso, new_entry_id, new_session_id
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ToolCall
+from piko.sessions.ids import iso_from_ms
+from piko.sessions.ids import ms_from_iso
+from piko.sessions.ids import new_entry_id
+from piko.sessions.ids import new_session_id
 from piko.sessions.manager import SessionManager
 
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")

@@ -17,18 +17,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_helpers import assistant, user
+from session_helpers import assistant
+from session_helpers import user
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
-from support.pi_runs import PIKO_PI, run_cli, sent_texts
+from support.pi_runs import PIKO_PI
+from support.pi_runs import run_cli
+from support.pi_runs import sent_texts
 
-from piko.data.messages import (
-    AssistantMessage,
-    CompactionSummaryMessage,
-    TextContent,
-    ToolResultMessage,
-    UnknownMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UnknownMessage
 from piko.data.wire import to_wire
 from piko.sessions.manager import SessionManager
 from piko.sessions.migrations import encode_cwd

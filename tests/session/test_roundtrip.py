@@ -7,9 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from session_helpers import FIXTURES, PI_WRITTEN, SAMPLES, context_json, copy_fixture
+from session_helpers import FIXTURES
+from session_helpers import PI_WRITTEN
+from session_helpers import SAMPLES
+from session_helpers import context_json
+from session_helpers import copy_fixture
 
-from piko.data.wire import message_from_wire, to_wire
+from piko.data.wire import message_from_wire
+from piko.data.wire import to_wire
 from piko.lib import jsonio
 from piko.sessions.entries import MessageEntry
 from piko.sessions.manager import SessionManager
@@ -102,16 +107,14 @@ def test_context_tree_labels_and_name_match_pi_everywhere(tmp_path: Path) -> Non
 
 
 def test_header_and_entry_accessors(tmp_path: Path) -> None:
-    from piko.sessions.entries import (
-        BranchSummaryEntry,
-        CompactionEntry,
-        CustomEntry,
-        CustomMessageEntry,
-        LabelEntry,
-        ModelChangeEntry,
-        SessionInfoEntry,
-        ThinkingLevelChangeEntry,
-    )
+    from piko.sessions.entries import BranchSummaryEntry
+    from piko.sessions.entries import CompactionEntry
+    from piko.sessions.entries import CustomEntry
+    from piko.sessions.entries import CustomMessageEntry
+    from piko.sessions.entries import LabelEntry
+    from piko.sessions.entries import ModelChangeEntry
+    from piko.sessions.entries import SessionInfoEntry
+    from piko.sessions.entries import ThinkingLevelChangeEntry
 
     manager = SessionManager.open(str(copy_fixture(FIXTURES / "pi_rich" / "session.jsonl", tmp_path)))
     assert manager.header.version == 3 and manager.header.id == manager.session_id

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import pytest
-from session_helpers import assistant, user
+from session_helpers import assistant
+from session_helpers import user
 
-from piko.data.messages import (
-    AssistantMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    TextContent,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import TextContent
+from piko.data.messages import UserMessage
 from piko.sessions.ids import ms_from_iso
-from piko.sessions.manager import ModelRef, SessionManager
+from piko.sessions.manager import ModelRef
+from piko.sessions.manager import SessionManager
 
 
 def texts(messages: list) -> list[str]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from session_helpers import assistant, user
+from session_helpers import assistant
+from session_helpers import user
 
 from piko.sessions.entries import MessageEntry
 from piko.sessions.manager import SessionManager

@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from piko.plugins.providers.catalog import CATALOG_PATH
-from piko.testing.rpc_client import credential_variable, hermetic_environment
+from piko.testing.rpc_client import credential_variable
+from piko.testing.rpc_client import hermetic_environment
 
 # hermetic_environment is piko.testing's, re-exported for the tests that import it from here.
 __all__ = ["PI_CATALOG", "boot_app", "clean_environment", "hermetic_environment", "provider_variables"]
@@ -59,7 +60,8 @@ def clean_environment(monkeypatch: Any, tmp_path: Path, **env: str) -> Path:
 
 def boot_app(tmp_path: Path, extensions: list[str] | None = None) -> Any:
     """A booted :class:`piko.app.application.App` on the agent dir of :func:`clean_environment`."""
-    from piko.app.application import App, BootOptions
+    from piko.app.application import App
+    from piko.app.application import BootOptions
 
     app = App(cwd=tmp_path, agent_dir=os.environ["PI_CODING_AGENT_DIR"])
     return app.boot(BootOptions(extensions=list(extensions or [])))

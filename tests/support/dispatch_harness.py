@@ -8,9 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from piko.data import events as ev
-from piko.data.messages import (
-    AssistantMessage,
-)
+from piko.data.messages import AssistantMessage
 from piko.platform.dispatch import Dispatcher
 from piko.platform.manager import PikoPluginManager
 from piko.platform.markers import hookimpl

@@ -6,7 +6,8 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from piko.data.messages import UserMessage, text_of
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 
 
 def user_texts(context: Any) -> list[str]:

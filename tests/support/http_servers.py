@@ -5,7 +5,8 @@ from __future__ import annotations
 import contextlib
 import http.server
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from collections.abc import Iterator
 
 
 class QuietHandler(http.server.BaseHTTPRequestHandler):

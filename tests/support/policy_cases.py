@@ -14,7 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 PROBE_ENV = "POLICY_PROBE"
 

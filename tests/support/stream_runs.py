@@ -11,9 +11,16 @@ from typing import Any
 
 import pytest
 
-from piko.data.messages import AssistantMessage, Model, ModelCost, UserMessage
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
-from piko.data.wire import message_from_wire, to_wire
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import ModelCost
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
+from piko.data.wire import message_from_wire
+from piko.data.wire import to_wire
 from piko.lib.abort import AbortController
 from piko.platform.registries import resolve_import
 from support.llm_server import LLMServer

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model, Usage
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import Usage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.records import replace
 from piko.plugins.providers.custom_models import custom_model
-from piko.testing.home import MOCK_ANTHROPIC_PROVIDER, MOCK_PROVIDER, mock_providers
+from piko.testing.home import MOCK_ANTHROPIC_PROVIDER
+from piko.testing.home import MOCK_PROVIDER
+from piko.testing.home import mock_providers
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SAMPLES = FIXTURES / "pi_llm_samples"

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from piko import TextContent, ToolResult
+from piko import TextContent
+from piko import ToolResult
 
 PARAMETERS = {"type": "object", "properties": {}}
 

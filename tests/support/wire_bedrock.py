@@ -13,17 +13,16 @@ import base64
 import json
 from typing import Any
 
-from piko.plugins.providers.aws_eventstream import encode_event, encode_exception
-from piko.testing.llm_server import (
-    TurnContext,
-    WireFormat,
-    block_hash,
-    compact_json,
-    pieces,
-    register_format,
-    turn_usage,
-    words,
-)
+from piko.plugins.providers.aws_eventstream import encode_event
+from piko.plugins.providers.aws_eventstream import encode_exception
+from piko.testing.llm_server import TurnContext
+from piko.testing.llm_server import WireFormat
+from piko.testing.llm_server import block_hash
+from piko.testing.llm_server import compact_json
+from piko.testing.llm_server import pieces
+from piko.testing.llm_server import register_format
+from piko.testing.llm_server import turn_usage
+from piko.testing.llm_server import words
 
 ERRORS: dict[int, tuple[str, str]] = {
     400: ("ValidationException", "The provided model identifier is invalid."),

@@ -11,7 +11,10 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl
 
-from support.llm_server import TurnContext, WireFormat, as_bytes, register_format
+from support.llm_server import TurnContext
+from support.llm_server import WireFormat
+from support.llm_server import as_bytes
+from support.llm_server import register_format
 
 
 def form(request: dict[str, Any]) -> dict[str, str]:

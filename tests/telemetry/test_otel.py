@@ -11,7 +11,8 @@ import threading
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 
-from support.clean_env import boot_app, clean_environment
+from support.clean_env import boot_app
+from support.clean_env import clean_environment
 from support.http_servers import QuietHandler
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models

@@ -175,7 +175,8 @@ def test_rpc_fixture_drives_pi_in_rpc_mode(piko_rpc: Any, llm_server: Any, piko_
 def test_an_rpc_process_used_as_a_context_manager_is_killed_at_the_end(
     piko_home: PikoHome, llm_server: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from piko.testing import RpcProcess, agent_environment
+    from piko.testing import RpcProcess
+    from piko.testing import agent_environment
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-the-developer")
     env = agent_environment(piko_home.agent_dir, {"PIKO_TEST_MARK": "1"})

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
 from tool_harness import aborted_signal
 
@@ -428,7 +429,8 @@ def test_user_bash_missing_cwd_raises(tmp_path: Path) -> None:
 
 
 def test_strip_ansi_and_sanitize() -> None:
-    from piko.plugins.tools.shell import sanitize_output, strip_ansi
+    from piko.plugins.tools.shell import sanitize_output
+    from piko.plugins.tools.shell import strip_ansi
 
     assert (
         strip_ansi("\x1b[1;32mgreen\x1b[0m \x1b]0;title\x07x \x1b]8;;http://a\x1b\\link\x1b]8;;\x1b\\")

@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import apply_setup, case_params, load_suite, make_app, run_tool, substitute_cwd
+from tool_harness import apply_setup
+from tool_harness import case_params
+from tool_harness import load_suite
+from tool_harness import make_app
+from tool_harness import run_tool
+from tool_harness import substitute_cwd
 
 SUITES = ("bash_tool", "grep_tool", "find_tool")
 

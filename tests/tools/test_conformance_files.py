@@ -21,18 +21,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import (
-    apply_setup,
-    case_params,
-    load_extra_suites,
-    load_oracle,
-    load_suite,
-    make_app,
-    record,
-    run_tool,
-    strip_long_text_previews,
-    substitute_cwd,
-)
+from tool_harness import apply_setup
+from tool_harness import case_params
+from tool_harness import load_extra_suites
+from tool_harness import load_oracle
+from tool_harness import load_suite
+from tool_harness import make_app
+from tool_harness import record
+from tool_harness import run_tool
+from tool_harness import strip_long_text_previews
+from tool_harness import substitute_cwd
 
 ORACLE = load_oracle()
 FILE_TOOLS = ("read_tool", "write_tool", "edit_tool", "ls_tool")
@@ -192,7 +190,8 @@ def _truncation_cases() -> list[Any]:
 
 @pytest.mark.parametrize("case", _truncation_cases())
 def test_truncation_case(case: dict[str, Any]) -> None:
-    from piko.plugins.tools.truncate import truncate_head, truncate_tail
+    from piko.plugins.tools.truncate import truncate_head
+    from piko.plugins.tools.truncate import truncate_tail
 
     data = case["input"]
     results = {

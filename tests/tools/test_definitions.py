@@ -10,7 +10,13 @@ from typing import Any
 
 import pytest
 
-from piko.plugins.tools import bash, edit, find, grep, ls, read, write
+from piko.plugins.tools import bash
+from piko.plugins.tools import edit
+from piko.plugins.tools import find
+from piko.plugins.tools import grep
+from piko.plugins.tools import ls
+from piko.plugins.tools import read
+from piko.plugins.tools import write
 
 PI_TOOLS_JSON = (
     Path(__file__).resolve().parent.parent / "fixtures" / "pi_mono_samples" / "c-tools-json" / "tools.json"

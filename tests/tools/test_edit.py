@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from tool_harness import aborted_signal, run_tool
+from tool_harness import aborted_signal
+from tool_harness import run_tool
 
 from piko.plugins.tools.edit import prepare_arguments
-from piko.plugins.tools.edit_diff import diff_lines, generate_diff, normalize_for_fuzzy_match
+from piko.plugins.tools.edit_diff import diff_lines
+from piko.plugins.tools.edit_diff import generate_diff
+from piko.plugins.tools.edit_diff import normalize_for_fuzzy_match
 
 LINES = st.lists(st.sampled_from(["a\n", "b\n", "c\n", "a", "b", "\n"]), max_size=12).map("".join)
 

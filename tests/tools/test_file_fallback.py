@@ -20,7 +20,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import is_root, make_app, run_tool, run_tool_async, run_unprivileged, unprivileged_prefix
+from tool_harness import is_root
+from tool_harness import make_app
+from tool_harness import run_tool
+from tool_harness import run_tool_async
+from tool_harness import run_unprivileged
+from tool_harness import unprivileged_prefix
 
 from piko import hookimpl
 from piko.plugins.tools import file_fallback

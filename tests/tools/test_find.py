@@ -7,9 +7,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import ToolRun, aborted_signal, make_app, run_tool
+from tool_harness import ToolRun
+from tool_harness import aborted_signal
+from tool_harness import make_app
+from tool_harness import run_tool
 
-from piko.plugins.tools.find import GlobMatcher, glob_to_regex
+from piko.plugins.tools.find import GlobMatcher
+from piko.plugins.tools.find import glob_to_regex
 
 
 def write(root: Path, *paths: str) -> None:

@@ -9,7 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tool_harness import ToolRun, aborted_signal, make_app, run_tool, run_tool_async
+from tool_harness import ToolRun
+from tool_harness import aborted_signal
+from tool_harness import make_app
+from tool_harness import run_tool
+from tool_harness import run_tool_async
 
 from piko.lib.abort import AbortController
 
@@ -262,7 +266,8 @@ def _oracle_cases() -> list[Any]:
 def test_same_as_pi_grep(
     work: Path, tree: dict[str, str], case: dict[str, Any], expected: dict[str, Any]
 ) -> None:
-    from test_find import make_oracle_tree, normalise
+    from test_find import make_oracle_tree
+    from test_find import normalise
 
     make_oracle_tree(work, tree)
     assert normalise(run_tool("grep", case["params"], work, app=make_app(work))) == expected

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tool_harness import run_tool, run_unprivileged
+from tool_harness import run_tool
+from tool_harness import run_unprivileged
 
 from piko.lib.collation import locale_key
 

@@ -10,15 +10,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck
+from hypothesis import given
+from hypothesis import settings
 from hypothesis import strategies as st
-from tool_harness import aborted_signal, make_app, run_tool, run_unprivileged
+from tool_harness import aborted_signal
+from tool_harness import make_app
+from tool_harness import run_tool
+from tool_harness import run_unprivileged
 
-from piko.lib.abort import AbortController, AbortError
+from piko.lib.abort import AbortController
+from piko.lib.abort import AbortError
 from piko.plugins.tools import line_reader
 from piko.plugins.tools import read as read_module
 from piko.plugins.tools.node_compat import js_string
-from piko.plugins.tools.truncate import format_size, truncate_head
+from piko.plugins.tools.truncate import format_size
+from piko.plugins.tools.truncate import truncate_head
 
 # ---------------------------------------------------------------------------
 # Streaming equals pi's whole-file algorithm
@@ -410,7 +417,8 @@ def test_a_proc_file_without_size_is_read_and_one_that_never_ends_is_capped(
 
 
 def test_path_resolution_rules(monkeypatch: pytest.MonkeyPatch) -> None:
-    from piko.plugins.tools.paths import expand_path, resolve_path
+    from piko.plugins.tools.paths import expand_path
+    from piko.plugins.tools.paths import resolve_path
 
     monkeypatch.setenv("HOME", "/home/someone")
     assert resolve_path("~", "/w") == "/home/someone"

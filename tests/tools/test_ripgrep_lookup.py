@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from tool_harness import make_app, run_tool
+from tool_harness import make_app
+from tool_harness import run_tool
 
 from piko.plugins.tools import ripgrep
 

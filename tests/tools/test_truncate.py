@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from piko.plugins.tools.truncate import byte_length, format_size, truncate_head, truncate_line, truncate_tail
+from piko.plugins.tools.truncate import byte_length
+from piko.plugins.tools.truncate import format_size
+from piko.plugins.tools.truncate import truncate_head
+from piko.plugins.tools.truncate import truncate_line
+from piko.plugins.tools.truncate import truncate_tail
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tool_harness import aborted_signal, run_tool
+from tool_harness import aborted_signal
+from tool_harness import run_tool
 
 
 def test_writes_utf8_and_reports_utf16_length(work: Path) -> None:

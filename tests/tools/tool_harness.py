@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from piko.app.application import App
-from piko.data.messages import ImageContent, TextContent, ToolResult
+from piko.data.messages import ImageContent
+from piko.data.messages import TextContent
+from piko.data.messages import ToolResult
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUST_FIXTURES = FIXTURES / "pi_agent_rust" / "conformance"

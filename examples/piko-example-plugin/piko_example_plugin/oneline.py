@@ -14,9 +14,11 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
-from piko_example_plugin import DEFAULT_WIDTH, WIDTH_FLAG
+from piko_example_plugin import DEFAULT_WIDTH
+from piko_example_plugin import WIDTH_FLAG
 
 
 async def run(app: Any) -> int:

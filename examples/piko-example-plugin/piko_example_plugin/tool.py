@@ -27,7 +27,8 @@ def count(text: str) -> Counts:
 
 def execute(tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any) -> Any:
     """``execute(tool_call_id, params, signal, on_update, ctx)``, the signature of every piko tool."""
-    from piko import TextContent, ToolResult
+    from piko import TextContent
+    from piko import ToolResult
 
     text = params.get("text")
     if not isinstance(text, str):

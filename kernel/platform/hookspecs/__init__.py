@@ -34,14 +34,12 @@ import inspect
 from pathlib import Path
 from types import ModuleType
 
-from piko.platform.hookspecs import (
-    bootstrap,
-    reference_events,
-    services,
-    session_events,
-    tool_events,
-    turn_events,
-)
+from piko.platform.hookspecs import bootstrap
+from piko.platform.hookspecs import reference_events
+from piko.platform.hookspecs import services
+from piko.platform.hookspecs import session_events
+from piko.platform.hookspecs import tool_events
+from piko.platform.hookspecs import turn_events
 from piko.platform.hookspecs.bootstrap import *  # noqa: F403
 from piko.platform.hookspecs.reference_events import *  # noqa: F403
 from piko.platform.hookspecs.services import *  # noqa: F403

@@ -9,19 +9,17 @@ from piko.platform.markers import hookspec
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
     from piko.app.application import App
     from piko.platform.manager import PikoPluginManager
-    from piko.platform.protocols import (
-        RegisterCliCommand,
-        RegisterCommand,
-        RegisterFlag,
-        RegisterMessageRenderer,
-        RegisterMode,
-        RegisterPackageSource,
-        RegisterProvider,
-        RegisterProviderApi,
-        RegisterResourceLoader,
-        RegisterShortcut,
-        RegisterTool,
-    )
+    from piko.platform.protocols import RegisterCliCommand
+    from piko.platform.protocols import RegisterCommand
+    from piko.platform.protocols import RegisterFlag
+    from piko.platform.protocols import RegisterMessageRenderer
+    from piko.platform.protocols import RegisterMode
+    from piko.platform.protocols import RegisterPackageSource
+    from piko.platform.protocols import RegisterProvider
+    from piko.platform.protocols import RegisterProviderApi
+    from piko.platform.protocols import RegisterResourceLoader
+    from piko.platform.protocols import RegisterShortcut
+    from piko.platform.protocols import RegisterTool
 
 
 # ---------------------------------------------------------------------------

@@ -2,37 +2,37 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.platform import reducers
-from piko.platform.semantics import Semantics, event
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
-    from piko.data.events import (
-        AgentSettledEvent,
-        BeforeProviderHeadersEvent,
-        BeforeSubagentSpawnEvent,
-        CacheWarmingDecisionEvent,
-        ContextWithSystemEvent,
-        CredentialDisabledEvent,
-        GoalUpdatedEvent,
-        McpNotificationEvent,
-        McpServersChangeEvent,
-        PlanReviewRequestedEvent,
-        PlanReviewResolvedEvent,
-        RetryFallbackAppliedEvent,
-        RetryFallbackSucceededEvent,
-        SessionCompactingEvent,
-        SessionInfoChangedEvent,
-        SessionStopEvent,
-        TodoReminderEvent,
-        ToolApprovalRequestedEvent,
-        ToolApprovalResolvedEvent,
-        TtsrTriggeredEvent,
-        UiPromptEndEvent,
-        UiPromptStartEvent,
-        UserPythonEvent,
-    )
+    from piko.data.events import AgentSettledEvent
+    from piko.data.events import BeforeProviderHeadersEvent
+    from piko.data.events import BeforeSubagentSpawnEvent
+    from piko.data.events import CacheWarmingDecisionEvent
+    from piko.data.events import ContextWithSystemEvent
+    from piko.data.events import CredentialDisabledEvent
+    from piko.data.events import GoalUpdatedEvent
+    from piko.data.events import McpNotificationEvent
+    from piko.data.events import McpServersChangeEvent
+    from piko.data.events import PlanReviewRequestedEvent
+    from piko.data.events import PlanReviewResolvedEvent
+    from piko.data.events import RetryFallbackAppliedEvent
+    from piko.data.events import RetryFallbackSucceededEvent
+    from piko.data.events import SessionCompactingEvent
+    from piko.data.events import SessionInfoChangedEvent
+    from piko.data.events import SessionStopEvent
+    from piko.data.events import TodoReminderEvent
+    from piko.data.events import ToolApprovalRequestedEvent
+    from piko.data.events import ToolApprovalResolvedEvent
+    from piko.data.events import TtsrTriggeredEvent
+    from piko.data.events import UiPromptEndEvent
+    from piko.data.events import UiPromptStartEvent
+    from piko.data.events import UserPythonEvent
     from piko.platform.protocols import Context
 
 

@@ -2,29 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.platform import reducers
 from piko.platform.markers import hookspec
-from piko.platform.semantics import Semantics, event
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
     import datetime
 
     from piko.app.application import App
-    from piko.data.events import (
-        BranchSummaryRequest,
-        CompactionRequest,
-        ExportRequest,
-        FileDeleteRequest,
-        FileWriteRequest,
-        WorkspaceReadRequest,
-        WorkspaceWriteRequest,
-    )
-    from piko.data.messages import (
-        AssistantMessage,
-        Model,
-    )
+    from piko.data.events import BranchSummaryRequest
+    from piko.data.events import CompactionRequest
+    from piko.data.events import ExportRequest
+    from piko.data.events import FileDeleteRequest
+    from piko.data.events import FileWriteRequest
+    from piko.data.events import WorkspaceReadRequest
+    from piko.data.events import WorkspaceWriteRequest
+    from piko.data.messages import AssistantMessage
+    from piko.data.messages import Model
     from piko.engine.system_prompt import SystemPromptOptions
     from piko.platform.protocols import Context
 

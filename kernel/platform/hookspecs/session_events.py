@@ -2,25 +2,25 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.platform import reducers
-from piko.platform.semantics import Semantics, event
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
-    from piko.data.events import (
-        ProjectTrustEvent,
-        SessionBeforeCompactEvent,
-        SessionBeforeForkEvent,
-        SessionBeforeSwitchEvent,
-        SessionBeforeTreeEvent,
-        SessionCompactEvent,
-        SessionForkEvent,
-        SessionShutdownEvent,
-        SessionStartEvent,
-        SessionSwitchEvent,
-        SessionTreeEvent,
-    )
+    from piko.data.events import ProjectTrustEvent
+    from piko.data.events import SessionBeforeCompactEvent
+    from piko.data.events import SessionBeforeForkEvent
+    from piko.data.events import SessionBeforeSwitchEvent
+    from piko.data.events import SessionBeforeTreeEvent
+    from piko.data.events import SessionCompactEvent
+    from piko.data.events import SessionForkEvent
+    from piko.data.events import SessionShutdownEvent
+    from piko.data.events import SessionStartEvent
+    from piko.data.events import SessionSwitchEvent
+    from piko.data.events import SessionTreeEvent
     from piko.platform.protocols import Context
 
 

@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.platform import reducers
-from piko.platform.semantics import Semantics, event
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
-    from piko.data.events import (
-        AutoCompactionEndEvent,
-        AutoCompactionStartEvent,
-        AutoRetryEndEvent,
-        AutoRetryStartEvent,
-        ExtensionErrorEvent,
-        ModelSelectEvent,
-        ResourcesDiscoverEvent,
-        ThinkingLevelSelectEvent,
-        ToolCallEvent,
-        ToolExecutionEndEvent,
-        ToolExecutionStartEvent,
-        ToolExecutionUpdateEvent,
-        ToolResultEvent,
-        UserBashEvent,
-    )
+    from piko.data.events import AutoCompactionEndEvent
+    from piko.data.events import AutoCompactionStartEvent
+    from piko.data.events import AutoRetryEndEvent
+    from piko.data.events import AutoRetryStartEvent
+    from piko.data.events import ExtensionErrorEvent
+    from piko.data.events import ModelSelectEvent
+    from piko.data.events import ResourcesDiscoverEvent
+    from piko.data.events import ThinkingLevelSelectEvent
+    from piko.data.events import ToolCallEvent
+    from piko.data.events import ToolExecutionEndEvent
+    from piko.data.events import ToolExecutionStartEvent
+    from piko.data.events import ToolExecutionUpdateEvent
+    from piko.data.events import ToolResultEvent
+    from piko.data.events import UserBashEvent
     from piko.platform.protocols import Context
 
 

@@ -2,27 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
 from piko.platform import reducers
-from piko.platform.semantics import Semantics, event
+from piko.platform.semantics import Semantics
+from piko.platform.semantics import event
 
 if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type checkers only
-    from piko.data.events import (
-        AfterProviderResponseEvent,
-        AgentEndEvent,
-        AgentStartEvent,
-        AssistantMessageEvent,
-        BeforeAgentStartEvent,
-        BeforeProviderRequestEvent,
-        ContextEvent,
-        InputEvent,
-        MessageEndEvent,
-        MessageStartEvent,
-        MessageUpdateEvent,
-        TurnEndEvent,
-        TurnStartEvent,
-    )
+    from piko.data.events import AfterProviderResponseEvent
+    from piko.data.events import AgentEndEvent
+    from piko.data.events import AgentStartEvent
+    from piko.data.events import AssistantMessageEvent
+    from piko.data.events import BeforeAgentStartEvent
+    from piko.data.events import BeforeProviderRequestEvent
+    from piko.data.events import ContextEvent
+    from piko.data.events import InputEvent
+    from piko.data.events import MessageEndEvent
+    from piko.data.events import MessageStartEvent
+    from piko.data.events import MessageUpdateEvent
+    from piko.data.events import TurnEndEvent
+    from piko.data.events import TurnStartEvent
     from piko.platform.protocols import Context
 
 

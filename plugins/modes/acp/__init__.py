@@ -6,7 +6,8 @@ pydantic under it) is imported when the mode runs, so loading the plugin costs n
 
 from __future__ import annotations
 
-from piko import RegisterMode, hookimpl
+from piko import RegisterMode
+from piko import hookimpl
 
 
 @hookimpl

@@ -12,13 +12,17 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any, cast
+from typing import Any
+from typing import cast
 
 import acp
 from acp import schema
 
-from piko import __version__, hookimpl
-from piko.plugins.modes.acp import auth, config, updates
+from piko import __version__
+from piko import hookimpl
+from piko.plugins.modes.acp import auth
+from piko.plugins.modes.acp import config
+from piko.plugins.modes.acp import updates
 from piko.plugins.modes.acp.ui import AcpUI
 
 
@@ -238,7 +242,8 @@ class PikoAgent:
         session = await self._agent_session()
         if session.session_id == session_id:
             return
-        from piko.sessions.manager import SessionManager, SessionNotFoundError
+        from piko.sessions.manager import SessionManager
+        from piko.sessions.manager import SessionNotFoundError
 
         try:
             path = SessionManager.open(session_id, cwd=str(self.app.cwd)).get_session_file()

@@ -50,7 +50,8 @@ class ClientBash:
     async def execute(
         self, tool_call_id: str, params: dict[str, Any], signal: Any, on_update: Any, ctx: Any
     ) -> Any:
-        from piko.data.messages import TextContent, ToolResult
+        from piko.data.messages import TextContent
+        from piko.data.messages import ToolResult
 
         agent = self._agent
         client, session_id = agent.client, agent.session.session_id

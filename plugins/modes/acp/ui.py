@@ -4,7 +4,8 @@ permission request; dialogs ACP has no form for (free text, editors, custom comp
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from piko.extensions.ui import NoOpUI

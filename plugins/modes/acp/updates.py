@@ -4,7 +4,8 @@ tool calls with their kind, title, locations and content (a diff for ``edit`` an
 from __future__ import annotations
 
 import os
-from typing import Any, Literal
+from typing import Any
+from typing import Literal
 
 # ACP's tool kinds for piko's built-in tools; any other tool is "other".
 TOOL_KINDS = {

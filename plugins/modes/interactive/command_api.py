@@ -8,10 +8,13 @@ Keeping this small lets commands be tested without a terminal.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable
+from collections.abc import Callable
+from typing import Any
+from typing import Protocol
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 
 @define(kw_only=True)

@@ -14,12 +14,15 @@ import subprocess
 import sys
 import sysconfig
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from attrs import define
-from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.completion import Completer
+from prompt_toolkit.completion import Completion
 from prompt_toolkit.document import Document
 
 from piko.lib.fuzzy import fuzzy_filter

@@ -16,19 +16,21 @@ from typing import Any
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
 from prompt_toolkit.formatted_text import StyleAndTextTuples
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
-from prompt_toolkit.layout import (
-    BufferControl,
-    ConditionalContainer,
-    Dimension,
-    FormattedTextControl,
-    HSplit,
-    Window,
-)
-from prompt_toolkit.layout.processors import BeforeInput, PasswordProcessor, Processor
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyPressEvent
+from prompt_toolkit.layout import BufferControl
+from prompt_toolkit.layout import ConditionalContainer
+from prompt_toolkit.layout import Dimension
+from prompt_toolkit.layout import FormattedTextControl
+from prompt_toolkit.layout import HSplit
+from prompt_toolkit.layout import Window
+from prompt_toolkit.layout.processors import BeforeInput
+from prompt_toolkit.layout.processors import PasswordProcessor
+from prompt_toolkit.layout.processors import Processor
 
 from piko.lib.fuzzy import fuzzy_filter
-from piko.plugins.modes.interactive.command_api import PickAction, PickItem
+from piko.plugins.modes.interactive.command_api import PickAction
+from piko.plugins.modes.interactive.command_api import PickItem
 
 MAX_VISIBLE = 10
 

@@ -17,7 +17,8 @@ import shlex
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncGenerator, Iterable
+from collections.abc import AsyncGenerator
+from collections.abc import Iterable
 from pathlib import Path
 
 from prompt_toolkit.history import History

@@ -14,33 +14,31 @@ import asyncio
 import time
 from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    BashExecutionMessage,
-    BranchSummaryMessage,
-    CompactionSummaryMessage,
-    CustomMessage,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-    text_of,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import BashExecutionMessage
+from piko.data.messages import BranchSummaryMessage
+from piko.data.messages import CompactionSummaryMessage
+from piko.data.messages import CustomMessage
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.messages import text_of
 from piko.extensions.extension_api import registered_displays
 from piko.plugins.modes.interactive.footer import FooterData
-from piko.plugins.modes.interactive.markdown_transformers import has_transformers, transform
-from piko.plugins.modes.interactive.screen import RETRYING, WORKING
+from piko.plugins.modes.interactive.markdown_transformers import has_transformers
+from piko.plugins.modes.interactive.markdown_transformers import transform
+from piko.plugins.modes.interactive.screen import RETRYING
+from piko.plugins.modes.interactive.screen import WORKING
 from piko.plugins.modes.interactive.tool_view import ToolView
-from piko.plugins.modes.interactive.transcript import (
-    BashItem,
-    MarkdownItem,
-    RenderContext,
-    StaticItem,
-    ThinkingExtrasItem,
-    ThinkingRenderContext,
-    ToolItem,
-)
+from piko.plugins.modes.interactive.transcript import BashItem
+from piko.plugins.modes.interactive.transcript import MarkdownItem
+from piko.plugins.modes.interactive.transcript import RenderContext
+from piko.plugins.modes.interactive.transcript import StaticItem
+from piko.plugins.modes.interactive.transcript import ThinkingExtrasItem
+from piko.plugins.modes.interactive.transcript import ThinkingRenderContext
+from piko.plugins.modes.interactive.transcript import ToolItem
 
 
 def views() -> Any:

@@ -14,7 +14,9 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Any
+from typing import Generic
+from typing import TypeVar
 
 from prompt_toolkit.formatted_text import StyleAndTextTuples
 from prompt_toolkit.utils import get_cwidth
@@ -231,7 +233,8 @@ def footer_fragments(
         line = " ".join(_sanitize(statuses[key]) for key in sorted(statuses))
         out.append(("", "\n"))
         if "\x1b" in line:
-            from prompt_toolkit.formatted_text import ANSI, to_formatted_text
+            from prompt_toolkit.formatted_text import ANSI
+            from prompt_toolkit.formatted_text import to_formatted_text
 
             out.extend(to_formatted_text(ANSI(line)))
         else:

@@ -20,12 +20,19 @@ from typing import Any
 
 from attrs import define
 from prompt_toolkit.data_structures import Point
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
-from prompt_toolkit.layout.controls import UIContent, UIControl
-from prompt_toolkit.mouse_events import MouseButton, MouseEvent, MouseEventType
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text import to_formatted_text
+from prompt_toolkit.layout.controls import UIContent
+from prompt_toolkit.layout.controls import UIControl
+from prompt_toolkit.mouse_events import MouseButton
+from prompt_toolkit.mouse_events import MouseEvent
+from prompt_toolkit.mouse_events import MouseEventType
 
 from piko.plugins.modes.interactive.render import visible
-from piko.plugins.modes.interactive.transcript import Item, RenderContext, join_pieces
+from piko.plugins.modes.interactive.transcript import Item
+from piko.plugins.modes.interactive.transcript import RenderContext
+from piko.plugins.modes.interactive.transcript import join_pieces
 
 ESTIMATED_LINES = 4  # an item not drawn yet, for the scrollbar
 MEASURE_BATCH = 8  # items drawn per idle step (a key waits for one step at most)

@@ -25,17 +25,17 @@ from piko.plugins.modes.interactive.context import CommandContext
 from piko.plugins.modes.interactive.dialogs import Panel
 from piko.plugins.modes.interactive.editor import Pastes
 from piko.plugins.modes.interactive.events import SessionEvents
-from piko.plugins.modes.interactive.footer import FooterData, GitBranch
+from piko.plugins.modes.interactive.footer import FooterData
+from piko.plugins.modes.interactive.footer import GitBranch
 from piko.plugins.modes.interactive.keymap import KeyActions
 from piko.plugins.modes.interactive.render import color_system
 from piko.plugins.modes.interactive.screen import Screen
-from piko.plugins.modes.interactive.theme import Theme, ThemeSet
-from piko.plugins.modes.interactive.transcript import (
-    BashItem,
-    RenderContext,
-    StaticItem,
-    Transcript,
-)
+from piko.plugins.modes.interactive.theme import Theme
+from piko.plugins.modes.interactive.theme import ThemeSet
+from piko.plugins.modes.interactive.transcript import BashItem
+from piko.plugins.modes.interactive.transcript import RenderContext
+from piko.plugins.modes.interactive.transcript import StaticItem
+from piko.plugins.modes.interactive.transcript import Transcript
 from piko.plugins.modes.interactive.ui import InteractiveUI
 
 TUI_MODES = ("fullscreen", "regular")
@@ -508,7 +508,8 @@ class InteractiveMode:
             self.set_theme(theme)
 
     def _session_user_texts(self) -> list[str]:
-        from piko.data.messages import UserMessage, text_of
+        from piko.data.messages import UserMessage
+        from piko.data.messages import text_of
 
         return [text_of(m.content) for m in self.session.messages if isinstance(m, UserMessage)]
 
@@ -520,8 +521,10 @@ class InteractiveMode:
         """
         from prompt_toolkit.patch_stdout import patch_stdout
 
-        from piko.engine.initial_message import InitialMessageError, build_initial_message
-        from piko.engine.setup import SetupError, open_session_manager
+        from piko.engine.initial_message import InitialMessageError
+        from piko.engine.initial_message import build_initial_message
+        from piko.engine.setup import SetupError
+        from piko.engine.setup import open_session_manager
         from piko.plugins.modes.interactive.keys import install_extended_keys
 
         if not _is_terminal(sys.stdin):

@@ -17,13 +17,16 @@ import sys
 import time
 from typing import Any
 
-from prompt_toolkit.application import get_app, run_in_terminal
+from prompt_toolkit.application import get_app
+from prompt_toolkit.application import run_in_terminal
 from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
+from prompt_toolkit.key_binding import KeyBindings
+from prompt_toolkit.key_binding import KeyPressEvent
 from prompt_toolkit.keys import Keys
 
-from piko.plugins.modes.interactive.editor import edit_externally, editor_command
+from piko.plugins.modes.interactive.editor import edit_externally
+from piko.plugins.modes.interactive.editor import editor_command
 from piko.plugins.modes.interactive.keys import bind
 
 

@@ -13,16 +13,16 @@ from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.markdown import (
-    BlockQuote,
-    CodeBlock,
-    Heading,
-    HorizontalRule,
-    ListItem,
-    Markdown,
-    TableElement,
-)
+from rich.console import Console
+from rich.console import ConsoleOptions
+from rich.console import RenderResult
+from rich.markdown import BlockQuote
+from rich.markdown import CodeBlock
+from rich.markdown import Heading
+from rich.markdown import HorizontalRule
+from rich.markdown import ListItem
+from rich.markdown import Markdown
+from rich.markdown import TableElement
 from rich.padding import Padding
 from rich.segment import Segment
 from rich.style import Style

@@ -3,7 +3,10 @@ the mode itself is imported only when it runs."""
 
 from __future__ import annotations
 
-from piko import RegisterFlag, RegisterMode, RegisterShortcut, hookimpl
+from piko import RegisterFlag
+from piko import RegisterMode
+from piko import RegisterShortcut
+from piko import hookimpl
 
 # The keys the mode binds for itself, which extensions may not take (pi reserves the same).
 RESERVED_KEYS: dict[str, str] = {

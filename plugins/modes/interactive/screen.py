@@ -15,7 +15,8 @@ import contextlib
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,29 +25,32 @@ from prompt_toolkit.buffer import Buffer
 from prompt_toolkit.completion import ThreadedCompleter
 from prompt_toolkit.data_structures import Point
 from prompt_toolkit.filters import Condition
-from prompt_toolkit.formatted_text import ANSI, StyleAndTextTuples, to_formatted_text
+from prompt_toolkit.formatted_text import ANSI
+from prompt_toolkit.formatted_text import StyleAndTextTuples
+from prompt_toolkit.formatted_text import to_formatted_text
 from prompt_toolkit.key_binding import merge_key_bindings
 from prompt_toolkit.key_binding.bindings.basic import load_basic_bindings
 from prompt_toolkit.key_binding.bindings.emacs import load_emacs_bindings
-from prompt_toolkit.layout import (
-    BufferControl,
-    ConditionalContainer,
-    Dimension,
-    DynamicContainer,
-    FormattedTextControl,
-    HSplit,
-    Layout,
-    Window,
-)
+from prompt_toolkit.layout import BufferControl
+from prompt_toolkit.layout import ConditionalContainer
+from prompt_toolkit.layout import Dimension
+from prompt_toolkit.layout import DynamicContainer
+from prompt_toolkit.layout import FormattedTextControl
+from prompt_toolkit.layout import HSplit
+from prompt_toolkit.layout import Layout
+from prompt_toolkit.layout import Window
 from prompt_toolkit.styles import Style
 
 from piko.plugins.modes.interactive.autocomplete import StackedCompleter
 from piko.plugins.modes.interactive.completion import EditorCompleter
 from piko.plugins.modes.interactive.dialogs import Panel
-from piko.plugins.modes.interactive.editor import HISTORY_FILE, PromptHistory
-from piko.plugins.modes.interactive.footer import Subscription, footer_fragments
+from piko.plugins.modes.interactive.editor import HISTORY_FILE
+from piko.plugins.modes.interactive.editor import PromptHistory
+from piko.plugins.modes.interactive.footer import Subscription
+from piko.plugins.modes.interactive.footer import footer_fragments
 from piko.plugins.modes.interactive.terminal_input import TerminalInputListeners
-from piko.plugins.modes.interactive.theme import TOKENS, xterm_hex
+from piko.plugins.modes.interactive.theme import TOKENS
+from piko.plugins.modes.interactive.theme import xterm_hex
 from piko.plugins.modes.interactive.transcript import join_pieces
 
 SPINNER = ("⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏")
@@ -506,7 +510,8 @@ class Screen:
     def build(self, key_bindings: Any) -> Application[Any]:
         """The application of the mode in effect: the transcript (a viewport in fullscreen, the
         live region in regular mode), queue, spinner, widgets, editor or dialog, completions, footer."""
-        from prompt_toolkit.layout import Float, FloatContainer
+        from prompt_toolkit.layout import Float
+        from prompt_toolkit.layout import FloatContainer
 
         mode = self.mode
         if self._buffer_made is False:

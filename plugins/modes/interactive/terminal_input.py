@@ -13,7 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from prompt_toolkit.input.vt100_parser import Vt100Parser
-from prompt_toolkit.key_binding.key_processor import KeyPress, KeyProcessor
+from prompt_toolkit.key_binding.key_processor import KeyPress
+from prompt_toolkit.key_binding.key_processor import KeyProcessor
 from prompt_toolkit.keys import Keys
 
 log = logging.getLogger(__name__)

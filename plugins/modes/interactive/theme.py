@@ -195,16 +195,14 @@ class Theme:
     @cached_property
     def syntax_theme(self) -> Any:
         """A rich syntax theme from the ``syntax*`` tokens (no background)."""
-        from pygments.token import (
-            Comment,
-            Keyword,
-            Name,
-            Number,
-            Operator,
-            Punctuation,
-            String,
-            Token,
-        )
+        from pygments.token import Comment
+        from pygments.token import Keyword
+        from pygments.token import Name
+        from pygments.token import Number
+        from pygments.token import Operator
+        from pygments.token import Punctuation
+        from pygments.token import String
+        from pygments.token import Token
         from rich.syntax import ANSISyntaxTheme
 
         s = self.fg_style

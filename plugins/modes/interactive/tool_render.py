@@ -27,7 +27,9 @@ from rich.text import Text
 
 from piko.lib.jsnumbers import format_size
 from piko.plugins.modes.interactive.theme import Theme
-from piko.plugins.modes.interactive.tool_view import ToolView, shorten_path, text_output
+from piko.plugins.modes.interactive.tool_view import ToolView
+from piko.plugins.modes.interactive.tool_view import shorten_path
+from piko.plugins.modes.interactive.tool_view import text_output
 
 _DIFF_LINE = re.compile(r"^([+\- ])(\s*\d*)\s(.*)$")
 

@@ -7,7 +7,8 @@ import re
 import time
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import deque
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 from piko.lib.text import normalize_newlines
 from piko.plugins.modes.interactive.render import Painter
@@ -254,7 +255,8 @@ class MarkdownItem(Item):
             return []
         if not self.finished and "\n" not in self.text[self._scanned :]:
             return []
-        from piko.plugins.modes.interactive.markdown import line_offset, split_blocks
+        from piko.plugins.modes.interactive.markdown import line_offset
+        from piko.plugins.modes.interactive.markdown import split_blocks
 
         self._scanned = len(self.text)
         tail = self.text[self._offset :]

@@ -19,7 +19,11 @@ from typing import Any
 
 from piko.extensions.ui import NoOpUI
 from piko.platform.dispatch import paused_budget
-from piko.plugins.modes.interactive.dialogs import EditorPanel, InputPanel, Panel, SelectPanel, pick_items
+from piko.plugins.modes.interactive.dialogs import EditorPanel
+from piko.plugins.modes.interactive.dialogs import InputPanel
+from piko.plugins.modes.interactive.dialogs import Panel
+from piko.plugins.modes.interactive.dialogs import SelectPanel
+from piko.plugins.modes.interactive.dialogs import pick_items
 
 
 class _CustomPanel(Panel):

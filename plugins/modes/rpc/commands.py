@@ -8,11 +8,13 @@ wrong type or outside its values is refused before anything runs, with a message
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import THINKING_LEVELS
-from piko.data.wire import record_to_wire, to_wire
+from piko.data.wire import record_to_wire
+from piko.data.wire import to_wire
 
 NO_DATA: Any = object()  # the response has no "data" key
 ANSWERED: Any = object()  # the command wrote its own response
@@ -281,7 +283,8 @@ async def get_session_stats(host: Any, command: dict[str, Any]) -> Any:
 
 
 async def export_html(host: Any, command: dict[str, Any]) -> Any:
-    from piko.engine.export import ExportFailed, export_running_session
+    from piko.engine.export import ExportFailed
+    from piko.engine.export import export_running_session
 
     try:
         path = await export_running_session(host.session, command.get("outputPath"))

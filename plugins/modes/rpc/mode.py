@@ -17,11 +17,20 @@ import sys
 import threading
 from typing import Any
 
-from piko.lib.exit_signals import ABORT_GRACE_S, abort_within, on_exit_signals
+from piko.lib.exit_signals import ABORT_GRACE_S
+from piko.lib.exit_signals import abort_within
+from piko.lib.exit_signals import on_exit_signals
 from piko.lib.redaction import redact
-from piko.plugins.modes.rpc.commands import ANSWERED, COMMANDS, NO_DATA, CommandError
-from piko.plugins.modes.rpc.jsonl import LineSplitter, ParseError, parse_line, serialize
-from piko.plugins.modes.rpc.output import ProtocolOutput, take_over_stdout
+from piko.plugins.modes.rpc.commands import ANSWERED
+from piko.plugins.modes.rpc.commands import COMMANDS
+from piko.plugins.modes.rpc.commands import NO_DATA
+from piko.plugins.modes.rpc.commands import CommandError
+from piko.plugins.modes.rpc.jsonl import LineSplitter
+from piko.plugins.modes.rpc.jsonl import ParseError
+from piko.plugins.modes.rpc.jsonl import parse_line
+from piko.plugins.modes.rpc.jsonl import serialize
+from piko.plugins.modes.rpc.output import ProtocolOutput
+from piko.plugins.modes.rpc.output import take_over_stdout
 from piko.plugins.modes.rpc.tree import RawJson
 from piko.plugins.modes.rpc.ui import RpcUI
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import Any, TextIO
+from typing import Any
+from typing import TextIO
 
 from piko.plugins.modes.rpc.jsonl import serialize
 

@@ -11,11 +11,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from piko.plugins.packages.base import PackageContext, PackageSource, remove_tree
+from piko.plugins.packages.base import PackageContext
+from piko.plugins.packages.base import PackageSource
+from piko.plugins.packages.base import remove_tree
 from piko.plugins.packages.errors import PackageError
-from piko.plugins.packages.pyenv import dist_details, dist_resources, is_python_project
+from piko.plugins.packages.pyenv import dist_details
+from piko.plugins.packages.pyenv import dist_resources
+from piko.plugins.packages.pyenv import is_python_project
 from piko.plugins.packages.run import run
-from piko.plugins.packages.sources import PackageRef, parse_git
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import parse_git
 
 
 def _git_env(ctx: PackageContext) -> dict[str, str]:

@@ -14,10 +14,13 @@ from typing import Any
 
 from piko.config.paths import cache_dir
 from piko.lib import jsonio
-from piko.plugins.packages.base import PackageContext, PackageSource
+from piko.plugins.packages.base import PackageContext
+from piko.plugins.packages.base import PackageSource
 from piko.plugins.packages.errors import PackageError
 from piko.plugins.packages.run import run
-from piko.plugins.packages.sources import PackageRef, parse_npm, split_npm_spec
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import parse_npm
+from piko.plugins.packages.sources import split_npm_spec
 
 _GLOBAL_ROOTS: dict[str, Path] = {}
 

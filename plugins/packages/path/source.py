@@ -9,11 +9,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from piko.plugins.packages.base import PackageContext, PackageSource
+from piko.plugins.packages.base import PackageContext
+from piko.plugins.packages.base import PackageSource
 from piko.plugins.packages.errors import PackageError
-from piko.plugins.packages.pyenv import dist_details, dist_resources, is_python_project
+from piko.plugins.packages.pyenv import dist_details
+from piko.plugins.packages.pyenv import dist_resources
+from piko.plugins.packages.pyenv import is_python_project
 from piko.plugins.packages.resources_scan import JS_SUFFIXES
-from piko.plugins.packages.sources import PackageRef, parse_path
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import parse_path
 
 
 class PathSource(PackageSource):

@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from piko.plugins.packages.base import PackageContext, PackageSource
+from piko.plugins.packages.base import PackageContext
+from piko.plugins.packages.base import PackageSource
 from piko.plugins.packages.errors import PackageError
-from piko.plugins.packages.pyenv import dist_details, dist_resources
-from piko.plugins.packages.sources import PackageRef, parse_pip
+from piko.plugins.packages.pyenv import dist_details
+from piko.plugins.packages.pyenv import dist_resources
+from piko.plugins.packages.sources import PackageRef
+from piko.plugins.packages.sources import parse_pip
 
 PROTECTED = frozenset({"piko", "pip", "uv", "setuptools", "pluggy"})
 

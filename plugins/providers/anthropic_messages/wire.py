@@ -9,43 +9,45 @@ as ``input_json_delta``, usage with cache reads and writes, stop reasons, ``erro
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.lib.provider_env import provider_getenv
 from piko.lib.redaction import register_secret
-from piko.plugins.providers.billed_cost import billed_cost, is_openrouter
+from piko.plugins.providers.billed_cost import billed_cost
+from piko.plugins.providers.billed_cost import is_openrouter
 from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import (
-    ABORTED_MESSAGE,
-    AbortGuard,
-    ProviderError,
-    RequestSpec,
-    adjust_max_tokens_for_thinking,
-    announced,
-    anthropic_http_error,
-    base_max_tokens,
-    copilot_dynamic_headers,
-    iter_sse_batches,
-    parse_json_with_repair,
-    parse_streaming_json,
-    resolve_base_url,
-    resolve_cache_retention,
-    run_stream,
-    sanitize_surrogates,
-    transform_messages,
-)
-from piko.plugins.providers.env_auth import ANTHROPIC_AUTH_TOKEN, AUTHENTICATED
+from piko.plugins.providers.common import ABORTED_MESSAGE
+from piko.plugins.providers.common import AbortGuard
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import adjust_max_tokens_for_thinking
+from piko.plugins.providers.common import announced
+from piko.plugins.providers.common import anthropic_http_error
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import copilot_dynamic_headers
+from piko.plugins.providers.common import iter_sse_batches
+from piko.plugins.providers.common import parse_json_with_repair
+from piko.plugins.providers.common import parse_streaming_json
+from piko.plugins.providers.common import resolve_base_url
+from piko.plugins.providers.common import resolve_cache_retention
+from piko.plugins.providers.common import run_stream
+from piko.plugins.providers.common import sanitize_surrogates
+from piko.plugins.providers.common import transform_messages
+from piko.plugins.providers.env_auth import ANTHROPIC_AUTH_TOKEN
+from piko.plugins.providers.env_auth import AUTHENTICATED
 
 if TYPE_CHECKING:
     import httpx

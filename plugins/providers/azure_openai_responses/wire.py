@@ -10,21 +10,25 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+from urllib.parse import urlunsplit
 
 from piko.data.messages import Model
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.common import ProviderError, RequestSpec, base_max_tokens, stream_message
-from piko.plugins.providers.openai_responses.wire import (
-    convert_messages,
-    convert_tools,
-    decode,
-    openai_error_message,
-    reasoning_effort,
-    reasoning_params,
-    request_headers,
-)
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import stream_message
+from piko.plugins.providers.openai_responses.wire import convert_messages
+from piko.plugins.providers.openai_responses.wire import convert_tools
+from piko.plugins.providers.openai_responses.wire import decode
+from piko.plugins.providers.openai_responses.wire import openai_error_message
+from piko.plugins.providers.openai_responses.wire import reasoning_effort
+from piko.plugins.providers.openai_responses.wire import reasoning_params
+from piko.plugins.providers.openai_responses.wire import request_headers
 
 DEFAULT_API_VERSION = "v1"
 AZURE_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode", "azure-openai-responses"})

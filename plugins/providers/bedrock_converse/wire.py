@@ -15,38 +15,41 @@ import json
 import os
 import random
 import re
-from collections.abc import AsyncIterator, Mapping
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from collections.abc import AsyncIterator
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+from typing import Any
+from urllib.parse import quote
+from urllib.parse import urlsplit
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.lib.jsonio import dumps
-from piko.lib.provider_env import provider_env, provider_getenv
+from piko.lib.provider_env import provider_env
+from piko.lib.provider_env import provider_getenv
 from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import (
-    AbortGuard,
-    ProviderError,
-    RequestSpec,
-    adjust_max_tokens_for_thinking,
-    base_max_tokens,
-    layer_headers,
-    parse_event_json,
-    resolve_cache_retention,
-    retry_after_seconds,
-    run_stream,
-    sanitize_surrogates,
-    transform_messages,
-)
+from piko.plugins.providers.common import AbortGuard
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import adjust_max_tokens_for_thinking
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import layer_headers
+from piko.plugins.providers.common import parse_event_json
+from piko.plugins.providers.common import resolve_cache_retention
+from piko.plugins.providers.common import retry_after_seconds
+from piko.plugins.providers.common import run_stream
+from piko.plugins.providers.common import sanitize_surrogates
+from piko.plugins.providers.common import transform_messages
 from piko.plugins.providers.env_auth import AUTHENTICATED
 from piko.plugins.providers.http_client import RetryRules
 from piko.plugins.providers.stream_processor import StreamProcessor
@@ -523,7 +526,8 @@ def stream_exception(message_type: str, headers: Mapping[str, Any], payload: byt
 
 async def stream_events(response: httpx.Response) -> AsyncIterator[ConverseEvent]:
     """The event-stream frames' events; exception frames end the stream with pi's wording."""
-    from piko.plugins.providers.aws_eventstream import EventStreamDecoder, EventStreamError
+    from piko.plugins.providers.aws_eventstream import EventStreamDecoder
+    from piko.plugins.providers.aws_eventstream import EventStreamError
 
     decoder = EventStreamDecoder()
     try:

@@ -12,7 +12,8 @@ from typing import Any
 
 from piko import hookimpl
 from piko.data.messages import Model
-from piko.platform.registries import ProviderApi, ProviderConfig
+from piko.platform.registries import ProviderApi
+from piko.platform.registries import ProviderConfig
 
 API = "faux"
 PROVIDER = "faux"

@@ -46,12 +46,20 @@ import json
 import math
 import os
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from piko.data.messages import AssistantMessage, Model, TextContent, ThinkingContent, ToolCall, Usage
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.messages import AssistantMessage
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import Usage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 
 API = "faux"
 PROVIDER = "faux"

@@ -25,13 +25,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import AsyncIterator
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote
+from urllib.parse import urlsplit
 
 from piko.data.messages import Model
-from piko.data.streaming import Context, StreamEvent, StreamOptions
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
 from piko.lib.provider_env import provider_getenv
-from piko.plugins.providers.common import ProviderError, RequestSpec, layer_headers
-from piko.plugins.providers.google_generative_ai.wire import ThinkingBudgets, build_body, stream_gemini
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import layer_headers
+from piko.plugins.providers.google_generative_ai.wire import ThinkingBudgets
+from piko.plugins.providers.google_generative_ai.wire import build_body
+from piko.plugins.providers.google_generative_ai.wire import stream_gemini
 
 API = "google-vertex"
 API_VERSION = "v1"

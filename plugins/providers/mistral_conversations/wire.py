@@ -8,37 +8,39 @@ stream as thinking and are replayed as ``thinking`` content; reasoning models ge
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Message
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.lib.jsonio import dumps
-from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
-from piko.plugins.providers.common import (
-    AbortGuard,
-    ProviderError,
-    RequestSpec,
-    base_max_tokens,
-    clamp_thinking_level,
-    iter_sse_bytes,
-    layer_headers,
-    parse_event_json,
-    sanitize_surrogates,
-    stream_message,
-    transform_messages,
-    without_sdk_retries,
-)
+from piko.plugins.providers.builder import MessageBuilder
+from piko.plugins.providers.builder import parse_partial_json
+from piko.plugins.providers.common import AbortGuard
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import clamp_thinking_level
+from piko.plugins.providers.common import iter_sse_bytes
+from piko.plugins.providers.common import layer_headers
+from piko.plugins.providers.common import parse_event_json
+from piko.plugins.providers.common import sanitize_surrogates
+from piko.plugins.providers.common import stream_message
+from piko.plugins.providers.common import transform_messages
+from piko.plugins.providers.common import without_sdk_retries
 from piko.plugins.providers.replay import NON_VISION_USER_IMAGE_PLACEHOLDER
 from piko.plugins.providers.short_hash import short_hash
 from piko.plugins.providers.stream_processor import StreamProcessor

@@ -10,44 +10,45 @@ from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Message,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Message
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.stream_blocks import StreamingTextContent
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.lib.jsonio import dumps
-from piko.plugins.providers.billed_cost import billed_cost, is_openrouter
+from piko.plugins.providers.billed_cost import billed_cost
+from piko.plugins.providers.billed_cost import is_openrouter
 from piko.plugins.providers.builder import MessageBuilder
-from piko.plugins.providers.common import (
-    AbortGuard,
-    ProviderError,
-    RequestSpec,
-    announced,
-    base_max_tokens,
-    clamp_thinking_level,
-    copilot_dynamic_headers,
-    fast_json_loads,
-    iter_sse_batches,
-    openai_http_error,
-    parse_event_json,
-    parse_streaming_json,
-    resolve_base_url,
-    resolve_cache_retention,
-    sanitize_surrogates,
-    sdk_error_message,
-    stream_message,
-    transform_messages,
-)
+from piko.plugins.providers.common import AbortGuard
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import announced
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import clamp_thinking_level
+from piko.plugins.providers.common import copilot_dynamic_headers
+from piko.plugins.providers.common import fast_json_loads
+from piko.plugins.providers.common import iter_sse_batches
+from piko.plugins.providers.common import openai_http_error
+from piko.plugins.providers.common import parse_event_json
+from piko.plugins.providers.common import parse_streaming_json
+from piko.plugins.providers.common import resolve_base_url
+from piko.plugins.providers.common import resolve_cache_retention
+from piko.plugins.providers.common import sanitize_surrogates
+from piko.plugins.providers.common import sdk_error_message
+from piko.plugins.providers.common import stream_message
+from piko.plugins.providers.common import transform_messages
 
 if TYPE_CHECKING:
     import httpx

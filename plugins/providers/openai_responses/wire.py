@@ -11,36 +11,37 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+from typing import Any
 
-from piko.data.messages import (
-    AssistantMessage,
-    ImageContent,
-    Model,
-    TextContent,
-    ThinkingContent,
-    ToolCall,
-    ToolResultMessage,
-    UserMessage,
-)
+from piko.data.messages import AssistantMessage
+from piko.data.messages import ImageContent
+from piko.data.messages import Model
+from piko.data.messages import TextContent
+from piko.data.messages import ThinkingContent
+from piko.data.messages import ToolCall
+from piko.data.messages import ToolResultMessage
+from piko.data.messages import UserMessage
 from piko.data.stream_blocks import StreamingToolCall
-from piko.data.streaming import Context, StreamEvent, StreamOptions, ToolSpec
+from piko.data.streaming import Context
+from piko.data.streaming import StreamEvent
+from piko.data.streaming import StreamOptions
+from piko.data.streaming import ToolSpec
 from piko.lib.jsonio import dumps
-from piko.plugins.providers.builder import MessageBuilder, parse_partial_json
-from piko.plugins.providers.common import (
-    AbortGuard,
-    ProviderError,
-    RequestSpec,
-    base_max_tokens,
-    clamp_thinking_level,
-    iter_sse_bytes,
-    parse_event_json,
-    resolve_cache_retention,
-    sanitize_surrogates,
-    sdk_error_message,
-    stream_message,
-    transform_messages,
-)
+from piko.plugins.providers.builder import MessageBuilder
+from piko.plugins.providers.builder import parse_partial_json
+from piko.plugins.providers.common import AbortGuard
+from piko.plugins.providers.common import ProviderError
+from piko.plugins.providers.common import RequestSpec
+from piko.plugins.providers.common import base_max_tokens
+from piko.plugins.providers.common import clamp_thinking_level
+from piko.plugins.providers.common import iter_sse_bytes
+from piko.plugins.providers.common import parse_event_json
+from piko.plugins.providers.common import resolve_cache_retention
+from piko.plugins.providers.common import sanitize_surrogates
+from piko.plugins.providers.common import sdk_error_message
+from piko.plugins.providers.common import stream_message
+from piko.plugins.providers.common import transform_messages
 from piko.plugins.providers.short_hash import short_hash
 from piko.plugins.providers.stream_processor import StreamProcessor
 

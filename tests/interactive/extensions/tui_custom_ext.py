@@ -64,7 +64,8 @@ def activate(pi: Any) -> None:
         ctx.ui.notify(f"indicator {args or 'on'}")
 
     def framed(_args: str, ctx: Any) -> None:
-        from prompt_toolkit.layout import HSplit, Window
+        from prompt_toolkit.layout import HSplit
+        from prompt_toolkit.layout import Window
         from prompt_toolkit.layout.controls import BufferControl
 
         ctx.ui.set_editor_component(
@@ -78,7 +79,8 @@ def activate(pi: Any) -> None:
         )
 
     def wrap(_args: str, ctx: Any) -> None:
-        from prompt_toolkit.layout import HSplit, Window
+        from prompt_toolkit.layout import HSplit
+        from prompt_toolkit.layout import Window
         from prompt_toolkit.layout.controls import FormattedTextControl
 
         previous = ctx.ui.get_editor_component()

@@ -72,7 +72,8 @@ def activate(pi: Any) -> None:
         ctx.ui.set_footer(None if args == "off" else (lambda width: [f"custom footer {width}"]))
 
     def framed_editor(args: str, ctx: Any) -> None:
-        from prompt_toolkit.layout import HSplit, Window
+        from prompt_toolkit.layout import HSplit
+        from prompt_toolkit.layout import Window
         from prompt_toolkit.layout.controls import BufferControl
 
         def factory(buffer: Any, theme: Any) -> Any:

@@ -22,16 +22,16 @@ import time
 from typing import Any
 
 import uvicorn
-from mcp.server.auth.provider import (
-    AccessToken,
-    AuthorizationCode,
-    AuthorizationParams,
-    RefreshToken,
-    construct_redirect_uri,
-)
-from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.provider import AuthorizationCode
+from mcp.server.auth.provider import AuthorizationParams
+from mcp.server.auth.provider import RefreshToken
+from mcp.server.auth.provider import construct_redirect_uri
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.auth.settings import ClientRegistrationOptions
 from mcp.server.fastmcp import FastMCP
-from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp.shared.auth import OAuthClientInformationFull
+from mcp.shared.auth import OAuthToken
 from pydantic import AnyUrl
 
 GRACE_SECONDS = 60  # how long past its stated lifetime the server still accepts a token

@@ -17,8 +17,10 @@ import subprocess
 import sys
 import time
 
-from mcp.server.fastmcp import Context, FastMCP
-from mcp.types import ImageContent, TextContent
+from mcp.server.fastmcp import Context
+from mcp.server.fastmcp import FastMCP
+from mcp.types import ImageContent
+from mcp.types import TextContent
 
 # a 1x1 PNG
 PIXEL = base64.b64encode(

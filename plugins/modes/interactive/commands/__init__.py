@@ -14,7 +14,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import BuiltinCommand, CommandHandler, InteractiveContext
+from piko.plugins.modes.interactive.command_api import BuiltinCommand
+from piko.plugins.modes.interactive.command_api import CommandHandler
+from piko.plugins.modes.interactive.command_api import InteractiveContext
 
 _PACKAGE = __name__
 

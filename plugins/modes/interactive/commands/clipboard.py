@@ -13,7 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from collections.abc import Mapping
 
 MAX_OSC52_ENCODED_LENGTH = 100_000
 TOOL_TIMEOUT_S = 5.0

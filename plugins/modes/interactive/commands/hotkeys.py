@@ -7,11 +7,9 @@ import sys
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import InteractiveContext
-from piko.plugins.modes.interactive.commands.keybindings import (
-    capitalize_key,
-    effective_bindings,
-    key_text,
-)
+from piko.plugins.modes.interactive.commands.keybindings import capitalize_key
+from piko.plugins.modes.interactive.commands.keybindings import effective_bindings
+from piko.plugins.modes.interactive.commands.keybindings import key_text
 
 
 def _rows(header: str, rows: list[tuple[str, str]]) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import InteractiveContext
-from piko.plugins.modes.interactive.commands.common import error_text, warn
+from piko.plugins.modes.interactive.commands.common import error_text
+from piko.plugins.modes.interactive.commands.common import warn
 
 
 async def compact_command(ctx: InteractiveContext, args: str) -> None:

@@ -14,12 +14,16 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable
+from collections.abc import Callable
+from collections.abc import Coroutine
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
+from piko.plugins.modes.interactive.command_api import InteractiveContext
+from piko.plugins.modes.interactive.command_api import PickItem
 from piko.plugins.modes.interactive.commands.auth_bridge import auth_library_or_none
-from piko.plugins.modes.interactive.commands.common import error_text, warn
+from piko.plugins.modes.interactive.commands.common import error_text
+from piko.plugins.modes.interactive.commands.common import warn
 
 SUBSCRIPTION = "Use a subscription"
 API_KEY = "Use an API key"

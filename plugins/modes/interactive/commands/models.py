@@ -6,7 +6,8 @@ import asyncio
 import weakref
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
+from piko.plugins.modes.interactive.command_api import InteractiveContext
+from piko.plugins.modes.interactive.command_api import PickItem
 
 THINKING_DESCRIPTIONS = {
     "off": "No reasoning",

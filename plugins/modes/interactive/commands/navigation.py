@@ -6,8 +6,10 @@ import functools
 from collections.abc import Awaitable
 from typing import Any
 
-from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
-from piko.plugins.modes.interactive.commands.common import error_text, one_line
+from piko.plugins.modes.interactive.command_api import InteractiveContext
+from piko.plugins.modes.interactive.command_api import PickItem
+from piko.plugins.modes.interactive.commands.common import error_text
+from piko.plugins.modes.interactive.commands.common import one_line
 
 SUMMARY_CHOICES = ["No summary", "Summarize", "Summarize with custom prompt"]
 
@@ -111,7 +113,9 @@ async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str
     """The tree selector with pi's keys: fold/unfold branches, edit labels, switch filters."""
     from piko.plugins.modes.interactive.command_api import PickAction
     from piko.plugins.modes.interactive.commands.session_picker import _bindings
-    from piko.plugins.modes.interactive.commands.tree_view import FILTER_MODES, initial_row, tree_rows
+    from piko.plugins.modes.interactive.commands.tree_view import FILTER_MODES
+    from piko.plugins.modes.interactive.commands.tree_view import initial_row
+    from piko.plugins.modes.interactive.commands.tree_view import tree_rows
 
     manager = ctx.session.session_manager
     bindings = _bindings(ctx.app)

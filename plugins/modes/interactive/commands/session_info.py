@@ -9,7 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from piko.plugins.modes.interactive.command_api import InteractiveContext
-from piko.plugins.modes.interactive.commands.common import error_text, format_int, path_argument, warn
+from piko.plugins.modes.interactive.commands.common import error_text
+from piko.plugins.modes.interactive.commands.common import format_int
+from piko.plugins.modes.interactive.commands.common import path_argument
+from piko.plugins.modes.interactive.commands.common import warn
 
 EXPORT_UNAVAILABLE = "HTML export is not available: no plugin answers piko_export_html (see `pi plugins`)"
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 import contextlib
 import datetime
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
+from collections.abc import Callable
 from typing import Any
 
 from attrs import define
 
-from piko.plugins.modes.interactive.command_api import PickAction, PickItem
+from piko.plugins.modes.interactive.command_api import PickAction
+from piko.plugins.modes.interactive.command_api import PickItem
 from piko.plugins.modes.interactive.commands.common import one_line
 from piko.plugins.modes.interactive.tool_view import shorten_path
 
@@ -295,8 +297,11 @@ async def terminal_pick(
     from prompt_toolkit.application import Application
     from prompt_toolkit.buffer import Buffer
     from prompt_toolkit.key_binding import KeyBindings
-    from prompt_toolkit.layout import HSplit, Layout, Window
-    from prompt_toolkit.layout.controls import BufferControl, FormattedTextControl
+    from prompt_toolkit.layout import HSplit
+    from prompt_toolkit.layout import Layout
+    from prompt_toolkit.layout import Window
+    from prompt_toolkit.layout.controls import BufferControl
+    from prompt_toolkit.layout.controls import FormattedTextControl
 
     from piko.lib.fuzzy import fuzzy_filter
 

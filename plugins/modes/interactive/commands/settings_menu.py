@@ -10,9 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
-from piko.plugins.modes.interactive.command_api import InteractiveContext, PickItem
+from piko.plugins.modes.interactive.command_api import InteractiveContext
+from piko.plugins.modes.interactive.command_api import PickItem
 from piko.plugins.modes.interactive.commands.models import THINKING_DESCRIPTIONS
 
 BOOL = ("true", "false")

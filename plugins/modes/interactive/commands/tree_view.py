@@ -14,7 +14,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from attrs import define, field
+from attrs import define
+from attrs import field
 
 from piko.lib.tool_call_line import tool_call_line
 from piko.plugins.modes.interactive.commands.common import one_line
