@@ -123,6 +123,28 @@ def _with_semantics(hook: str, doc: str, events: dict[str, Any]) -> str:
     return f"{doc}\nSemantics: {declared.semantics.value}."
 
 
+def _with_event_fields(spec: Any, doc: str) -> str:
+    """``doc`` with its ``event`` parameter's fields, read from the event class the spec names.
+
+    The docstrings do not list an event's fields (a list beside the class drifts from it); a
+    ``:param event:`` line they keep says only what the fields alone do not."""
+    parameter = inspect.signature(spec).parameters.get("event")
+    annotation = parameter.annotation if parameter is not None else None
+    from piko.data import events as event_classes
+    from piko.lib.records import record_fields
+
+    cls = getattr(event_classes, annotation, None) if isinstance(annotation, str) else None
+    if cls is None:
+        return doc
+    fields = ", ".join(field.name for field in record_fields(cls))
+    listed = f":param event: ``{cls.__name__}({fields})``"
+    if re.search(r"^:param event:", doc, re.MULTILINE):
+        return re.sub(r"^:param event:", f"{listed};", doc, count=1, flags=re.MULTILINE)
+    label = re.search(r"^(?:Return value|Semantics):", doc, re.MULTILINE)
+    prose, labels = (doc[: label.start()], doc[label.start() :]) if label else (doc, "")
+    return f"{prose.rstrip()}\n\n{listed}.\n{labels}".rstrip()
+
+
 def render() -> str:
     """The whole text of ``docs/hooks.md``."""
     hookspecs, semantics = _import_kernel()
@@ -196,7 +218,9 @@ def render() -> str:
             if flags:
                 out += [" ".join(f"*{flag}*" for flag in flags), ""]
             out.append(
-                rst_to_markdown(_with_semantics(name, inspect.getdoc(spec) or "(undocumented)", events))
+                rst_to_markdown(
+                    _with_semantics(name, _with_event_fields(spec, inspect.getdoc(spec) or ""), events)
+                )
             )
     return "\n".join(out).rstrip() + "\n"
 

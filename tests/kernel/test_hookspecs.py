@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from piko.data import events
+from piko.lib.records import record_fields
 from piko.platform import hookspecs
 from piko.platform.semantics import Semantics
 from piko.platform.semantics import declared
@@ -46,8 +48,27 @@ def test_every_hook_is_a_spec_with_a_docstring() -> None:
         first_line = doc.splitlines()[0]
         assert first_line.endswith((".", "?")), f"{name}: the first line should be a sentence: {first_line!r}"
         for param in inspect.signature(spec).parameters:
-            if param != "ctx":
+            if param != "ctx" and not (param == "event" and _event_class(spec) is not None):
                 assert f":param {param}:" in doc, f"{name} does not document {param!r}"
+
+
+def _event_class(spec: object) -> type | None:
+    """The event class a spec's ``event`` parameter names, whose fields the reference lists."""
+    annotation = inspect.signature(spec).parameters["event"].annotation  # type: ignore[arg-type]
+    return getattr(events, annotation, None) if isinstance(annotation, str) else None
+
+
+def test_the_reference_lists_each_events_fields_from_its_class() -> None:
+    text = HOOKS_DOC.read_text(encoding="utf-8")
+    for name in HOOK_NAMES:
+        spec = getattr(hookspecs, name)
+        if "event" not in inspect.signature(spec).parameters or _event_class(spec) is None:
+            continue
+        cls = _event_class(spec)
+        fields = ", ".join(field.name for field in record_fields(cls))
+        assert f"- **`event`**: `{cls.__name__}({fields})`" in text, name
+        # the docstring does not repeat the list (a copy beside the class drifts from it)
+        assert f"``{cls.__name__}(" not in (inspect.getdoc(spec) or ""), name
 
 
 def test_every_hook_is_under_a_banner(generator: ModuleType) -> None:

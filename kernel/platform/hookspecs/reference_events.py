@@ -46,8 +46,6 @@ def piko_agent_settled(event: AgentSettledEvent, ctx: Context) -> None:
     """The agent finished its run and nothing is queued (pi 1.6).
 
     The moment to reload, hand off or report, once per settled run.
-
-    :param event: ``AgentSettledEvent()``.
     """
 
 
@@ -57,8 +55,6 @@ def piko_mcp_servers_change(event: McpServersChangeEvent, ctx: Context) -> None:
 
     ``pi.register_mcp_server`` / ``unregister_mcp_server`` fire it once the session runs; the MCP
     plugin connects or closes the server (``App.extension_mcp_servers`` holds them all).
-
-    :param event: ``McpServersChangeEvent(servers)``.
     """
 
 
@@ -68,17 +64,12 @@ def piko_mcp_notification(event: McpNotificationEvent, ctx: Context) -> None:
 
     Every method reaches it, server-specific ones too; ``pi.events.on("mcp_notification")`` gets
     the same as a dict.
-
-    :param event: ``McpNotificationEvent(server, method, params)``.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_session_info_changed(event: SessionInfoChangedEvent, ctx: Context) -> None:
-    """The session's name changed (``/name``, ``pi.set_session_name``, RPC ``set_session_name``).
-
-    :param event: ``SessionInfoChangedEvent(name)``.
-    """
+    """The session's name changed (``/name``, ``pi.set_session_name``, RPC ``set_session_name``)."""
 
 
 @event(
@@ -96,7 +87,6 @@ def piko_session_stop(event: SessionStopEvent, ctx: Context) -> Any:
     handler lets the session stop or the user aborts (a refusal without a reason gets a
     diagnostic continuation).
 
-    :param event: ``SessionStopEvent(session_id, continuations, messages)``.
     Return value: ``{"continue": True, "additionalContext": str}`` or ``{"decision": "block",
     "reason": str}``; anything else lets the session stop.
     """
@@ -114,7 +104,7 @@ def piko_session_compacting(event: SessionCompactingEvent, ctx: Context) -> Any:
     to the summarizer with the conversation, ``prompt`` replaces its instructions (the last one
     given wins) and ``preserveData`` is merged into the compaction entry's ``details``.
 
-    :param event: ``SessionCompactingEvent(session_id, messages)`` (the messages summarized).
+    :param event: ``messages`` are the messages summarized.
     Return value: ``{"context": [str], "prompt": str, "preserveData": {...}}``, any part.
     """
 
@@ -126,8 +116,6 @@ def piko_before_provider_headers(event: BeforeProviderHeadersEvent, ctx: Context
     It fires after every plugin's ``piko_provider_request_headers``: handlers change
     ``event.headers`` in place (a key set to None is removed), in load order; once per request,
     retries reuse them.
-
-    :param event: ``BeforeProviderHeadersEvent(headers, model)``.
     """
 
 
@@ -138,7 +126,7 @@ def piko_context_with_system(event: ContextWithSystemEvent, ctx: Context) -> Any
     It fires after every ``context`` handler; what handlers return is sent as it is, for this
     request only (``before_agent_start`` changes the prompt durably).
 
-    :param event: ``ContextWithSystemEvent(system_prompt, messages)`` (a copy of the messages).
+    :param event: the messages are a copy.
     Return value: ``{"systemPrompt": str, "messages": [...]}``, either part; each handler sees
     the previous one's.
     """
@@ -151,7 +139,7 @@ def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
     Fired without being awaited when ``select``, ``confirm``, ``input``, ``editor`` or ``custom``
     waits on the user (not in print or JSON mode); overlapping dialogs make one span.
 
-    :param event: ``UiPromptStartEvent(kind, method, title, reason="ui_prompt")``.
+    :param event: ``reason`` is ``"ui_prompt"``.
     """
 
 
@@ -159,104 +147,71 @@ def piko_ui_prompt_start(event: UiPromptStartEvent, ctx: Context) -> None:
 def piko_ui_prompt_end(event: UiPromptEndEvent, ctx: Context) -> None:
     """A ``ctx.ui`` dialog closed (pi 1.6).
 
-    :param event: ``UiPromptEndEvent(kind, method, title, cancelled, reason="ui_prompt")``.
+    :param event: ``reason`` is ``"ui_prompt"``.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_cache_warming_decision(event: CacheWarmingDecisionEvent, ctx: Context) -> None:
-    """Before a prompt-cache warming refresh (omp). piko does not warm caches: never fired.
-
-    :param event: ``CacheWarmingDecisionEvent(warm_cost, miss_cost, continuation_probability, action)``.
-    """
+    """Before a prompt-cache warming refresh (omp). piko does not warm caches: never fired."""
 
 
 @event(Semantics.NOTIFY)
 def piko_tool_approval_requested(event: ToolApprovalRequestedEvent, ctx: Context) -> None:
-    """A tool call waits for approval (omp). piko has no approval tiers: never fired yet.
-
-    :param event: ``ToolApprovalRequestedEvent(tool_call_id, tool_name, input)``.
-    """
+    """A tool call waits for approval (omp). piko has no approval tiers: never fired yet."""
 
 
 @event(Semantics.NOTIFY)
 def piko_tool_approval_resolved(event: ToolApprovalResolvedEvent, ctx: Context) -> None:
-    """A tool call's approval was decided (omp). Never fired yet.
-
-    :param event: ``ToolApprovalResolvedEvent(tool_call_id, tool_name, approved)``.
-    """
+    """A tool call's approval was decided (omp). Never fired yet."""
 
 
 @event(Semantics.NOTIFY)
 def piko_plan_review_requested(event: PlanReviewRequestedEvent, ctx: Context) -> None:
-    """An interactive plan review opened (omp). For a plan-mode plugin to fire.
-
-    :param event: ``PlanReviewRequestedEvent(review_id, session_id, title, plan_path, plan_content, choices, tiers)``.
-    """
+    """An interactive plan review opened (omp). For a plan-mode plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_plan_review_resolved(event: PlanReviewResolvedEvent, ctx: Context) -> None:
     """A plan review closed (omp). For a plan-mode plugin to fire.
 
-    :param event: ``PlanReviewResolvedEvent(review_id, choice, by="local"|"extension")``.
+    :param event: ``by`` is ``"local"`` or ``"extension"``.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_before_subagent_spawn(event: BeforeSubagentSpawnEvent, ctx: Context) -> None:
-    """A subagent is about to be spawned (omp). piko runs no subagents: for a subagent plugin to fire.
-
-    :param event: ``BeforeSubagentSpawnEvent(agent, invocation_kind, model_role, patterns, spawn_key)``.
-    """
+    """A subagent is about to be spawned (omp). piko runs no subagents: for a subagent plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_retry_fallback_applied(event: RetryFallbackAppliedEvent, ctx: Context) -> None:
-    """Auto-retry switched to a fallback model (omp). For a fallback plugin to fire.
-
-    :param event: ``RetryFallbackAppliedEvent(from_model, to_model, role, reason)``.
-    """
+    """Auto-retry switched to a fallback model (omp). For a fallback plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_retry_fallback_succeeded(event: RetryFallbackSucceededEvent, ctx: Context) -> None:
-    """A request succeeded on a fallback model (omp). For a fallback plugin to fire.
-
-    :param event: ``RetryFallbackSucceededEvent(model, role)``.
-    """
+    """A request succeeded on a fallback model (omp). For a fallback plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_ttsr_triggered(event: TtsrTriggeredEvent, ctx: Context) -> None:
-    """A stream rule triggered (omp's TTSR). For the plugin that owns stream rules to fire.
-
-    :param event: ``TtsrTriggeredEvent(rules)``.
-    """
+    """A stream rule triggered (omp's TTSR). For the plugin that owns stream rules to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_todo_reminder(event: TodoReminderEvent, ctx: Context) -> None:
-    """The agent is reminded of open todos (omp). For a todo plugin to fire.
-
-    :param event: ``TodoReminderEvent(todos, attempt, max_attempts)``.
-    """
+    """The agent is reminded of open todos (omp). For a todo plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_goal_updated(event: GoalUpdatedEvent, ctx: Context) -> None:
-    """The session's goal changed (omp). For a goal plugin to fire.
-
-    :param event: ``GoalUpdatedEvent(goal)``.
-    """
+    """The session's goal changed (omp). For a goal plugin to fire."""
 
 
 @event(Semantics.NOTIFY)
 def piko_credential_disabled(event: CredentialDisabledEvent, ctx: Context) -> None:
-    """A stored credential was disabled after failing (omp). For an auth plugin to fire.
-
-    :param event: ``CredentialDisabledEvent(provider, reason)``.
-    """
+    """A stored credential was disabled after failing (omp). For an auth plugin to fire."""
 
 
 @event(Semantics.FIRST)
@@ -265,6 +220,5 @@ def piko_user_python(event: UserPythonEvent, ctx: Context) -> Any:
 
     piko has no such input yet: for a plugin that adds one to fire, as ``user_bash``.
 
-    :param event: ``UserPythonEvent(code, exclude_from_context, cwd)``.
     Return value: ``{"result": ...}`` runs nothing and uses that result.
     """

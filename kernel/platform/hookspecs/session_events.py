@@ -38,7 +38,7 @@ def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
     only user-level plugins (``~/.pi/agent/extensions/``, the global
     ``extensions`` list, installed distributions) and ``-e`` extensions take part.
 
-    :param event: ``ProjectTrustEvent(cwd, found)``; ``found`` names what the project would load.
+    :param event: ``found`` names what the project would load.
     :param ctx: a context without a session: ``cwd``, ``mode``, ``has_ui`` and ``ui``. In an
         interactive run ``has_ui`` is True and ``ctx.ui.select``/``confirm``/``input`` ask on the
         terminal (before the interactive screen starts); in print, JSON and RPC runs ``has_ui``
@@ -61,8 +61,7 @@ def piko_project_trust(event: ProjectTrustEvent, ctx: Context) -> Any:
 def piko_session_start(event: SessionStartEvent, ctx: Context) -> None:
     """A session was started, loaded, resumed, forked or reloaded.
 
-    :param event: ``SessionStartEvent(reason="startup"|"reload"|"new"|"resume"|"fork",
-        previous_session_file)``.
+    :param event: ``reason`` is ``"startup"``, ``"reload"``, ``"new"``, ``"resume"`` or ``"fork"``.
     """
 
 
@@ -70,7 +69,7 @@ def piko_session_start(event: SessionStartEvent, ctx: Context) -> None:
 def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: Context) -> Any:
     """The user is about to start a new session or resume another one.
 
-    :param event: ``SessionBeforeSwitchEvent(reason="new"|"resume", target_session_file)``.
+    :param event: ``reason`` is ``"new"`` or ``"resume"``.
     Return value: ``{"cancel": True}`` stops the switch.
     Semantics: cancel (the first handler that cancels wins; the others are not called).
     """
@@ -78,17 +77,14 @@ def piko_session_before_switch(event: SessionBeforeSwitchEvent, ctx: Context) ->
 
 @event(Semantics.NOTIFY)
 def piko_session_switch(event: SessionSwitchEvent, ctx: Context) -> None:
-    """The session was switched (new session or resumed one).
-
-    :param event: ``SessionSwitchEvent(reason, previous_session_file)``.
-    """
+    """The session was switched (new session or resumed one)."""
 
 
 @event(Semantics.CANCEL)
 def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any:
     """A fork of the session at ``entry_id`` is about to be created.
 
-    :param event: ``SessionBeforeForkEvent(entry_id, position="before"|"at", reason)``
+    :param event: ``position`` is ``"before"`` or ``"at"``.
     (``reason`` is omp's name: ``"branch"`` before a user message, ``"fork"`` at an entry).
     Return value: ``{"cancel": True}`` stops the fork; ``skip_conversation_restore`` keeps the
     editor empty.
@@ -97,18 +93,13 @@ def piko_session_before_fork(event: SessionBeforeForkEvent, ctx: Context) -> Any
 
 @event(Semantics.NOTIFY)
 def piko_session_fork(event: SessionForkEvent, ctx: Context) -> None:
-    """The session was forked into a new file.
-
-    :param event: ``SessionForkEvent(previous_session_file, reason)``.
-    """
+    """The session was forked into a new file."""
 
 
 @event(Semantics.CANCEL, can_modify="Yes (supply the compaction)", can_cancel="Yes")
 def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: Context) -> Any:
     """Compaction is about to run.
 
-    :param event: ``SessionBeforeCompactEvent(preparation, branch_entries,
-        custom_instructions, signal)``.
     Return value: ``{"cancel": True}`` stops it; ``{"compaction": CompactionResult}`` supplies
     the summary instead of the compaction plugin.
     Semantics: cancel (a supplied compaction is kept; a cancel stops at once).
@@ -117,17 +108,13 @@ def piko_session_before_compact(event: SessionBeforeCompactEvent, ctx: Context) 
 
 @event(Semantics.NOTIFY)
 def piko_session_compact(event: SessionCompactEvent, ctx: Context) -> None:
-    """Compaction wrote its ``compaction`` entry.
-
-    :param event: ``SessionCompactEvent(compaction_entry, from_extension)``.
-    """
+    """Compaction wrote its ``compaction`` entry."""
 
 
 @event(Semantics.CANCEL, can_modify="Yes (supply the summary)", can_cancel="Yes")
 def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: Context) -> Any:
     """The user is about to move to another point of the session tree (``/tree``).
 
-    :param event: ``SessionBeforeTreeEvent(preparation, signal)``.
     Return value: ``{"cancel": True}`` stops it; ``{"summary": {"summary": ..., "details": ...}}``
     supplies the branch summary; ``custom_instructions``/``replace_instructions`` adjust it.
     """
@@ -135,16 +122,12 @@ def piko_session_before_tree(event: SessionBeforeTreeEvent, ctx: Context) -> Any
 
 @event(Semantics.NOTIFY)
 def piko_session_tree(event: SessionTreeEvent, ctx: Context) -> None:
-    """The session's leaf moved to another point of the tree.
-
-    :param event: ``SessionTreeEvent(new_leaf_id, old_leaf_id, summary_entry, from_extension)``.
-    """
+    """The session's leaf moved to another point of the tree."""
 
 
 @event(Semantics.NOTIFY)
 def piko_session_shutdown(event: SessionShutdownEvent, ctx: Context) -> None:
     """The session is being torn down (quit, reload, new, resume, fork).
 
-    :param event: ``SessionShutdownEvent(reason, target_session_file)``.
     Semantics: notify; handlers run with a 2-second budget.
     """

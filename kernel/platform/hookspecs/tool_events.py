@@ -41,8 +41,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
 def piko_tool_call(event: ToolCallEvent, ctx: Context) -> Any:
     """A tool is about to run with validated arguments.
 
-    :param event: ``ToolCallEvent(tool_call_id, tool_name, input)``; ``input`` may be changed
-        in place, and later handlers see the change.
+    :param event: ``input`` may be changed in place, and later handlers see the change.
     Return value: ``{"block": True, "reason": ...}`` stops the call (the model gets an error
     result with the reason); ``{"input": {...}}`` revises the arguments.
     Semantics: block, failing closed: a handler that raises, overruns its budget or returns
@@ -56,9 +55,8 @@ def piko_tool_call(event: ToolCallEvent, ctx: Context) -> Any:
 def piko_tool_result(event: ToolResultEvent, ctx: Context) -> Any:
     """A tool finished; its result may be patched before the model sees it.
 
-    :param event: ``ToolResultEvent(tool_call_id, tool_name, input, content, details, is_error,
-        structured_content)``; ``structured_content`` is pi 1.6's ``structuredContent`` (None when
-        the tool gave none).
+    :param event: ``structured_content`` is pi 1.6's ``structuredContent`` (None when the tool gave
+        none).
     Return value: any of ``content``, ``details``, ``structured_content``, ``is_error`` replaces
     that part (later handlers see the patched result); ``content`` returned without
     ``structured_content`` drops the structured content, which may no longer match (pi 1.6).
@@ -67,17 +65,13 @@ def piko_tool_result(event: ToolResultEvent, ctx: Context) -> Any:
 
 @event(Semantics.NOTIFY)
 def piko_tool_execution_start(event: ToolExecutionStartEvent, ctx: Context) -> None:
-    """A tool started running.
-
-    :param event: ``ToolExecutionStartEvent(tool_call_id, tool_name, args)``.
-    """
+    """A tool started running."""
 
 
 @event(Semantics.NOTIFY)
 def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: Context) -> None:
     """A running tool reported partial output.
 
-    :param event: ``ToolExecutionUpdateEvent(tool_call_id, tool_name, args, partial_result)``.
     Semantics: notify. Plain-function handlers run as ``message_update``'s do (on the loop,
     interrupted after a second).
     """
@@ -87,9 +81,8 @@ def piko_tool_execution_update(event: ToolExecutionUpdateEvent, ctx: Context) ->
 def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
     """A tool finished running.
 
-    :param event: ``ToolExecutionEndEvent(tool_call_id, tool_name, result, is_error,
-        duration_ms)``; ``duration_ms`` (pi 1.6's ``durationMs``) is how long the tool's
-        ``execute`` took, None when the tool did not run (unknown, invalid arguments, blocked).
+    :param event: ``duration_ms`` (pi 1.6's ``durationMs``) is how long the tool's ``execute`` took,
+        None when the tool did not run (unknown, invalid arguments, blocked).
     """
 
 
@@ -102,23 +95,19 @@ def piko_tool_execution_end(event: ToolExecutionEndEvent, ctx: Context) -> None:
 def piko_model_select(event: ModelSelectEvent, ctx: Context) -> None:
     """A model was selected (set, cycled or restored from the session).
 
-    :param event: ``ModelSelectEvent(model, previous_model, source="set"|"cycle"|"restore")``.
+    :param event: ``source`` is ``"set"``, ``"cycle"`` or ``"restore"``.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_thinking_level_select(event: ThinkingLevelSelectEvent, ctx: Context) -> None:
-    """The thinking level changed.
-
-    :param event: ``ThinkingLevelSelectEvent(level, previous_level)``.
-    """
+    """The thinking level changed."""
 
 
 @event(Semantics.FIRST)
 def piko_user_bash(event: UserBashEvent, ctx: Context) -> Any:
     """The user runs a shell command with ``!cmd`` or ``!!cmd`` (RPC ``bash``).
 
-    :param event: ``UserBashEvent(command, exclude_from_context, cwd)``.
     Return value: ``{"result": BashResult}`` runs nothing and uses that result;
     ``{"operations": ...}`` supplies how to run it.
     """
@@ -128,7 +117,7 @@ def piko_user_bash(event: UserBashEvent, ctx: Context) -> Any:
 def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: Context) -> Any:
     """Resources are being discovered; a plugin may add skill, prompt and theme paths.
 
-    :param event: ``ResourcesDiscoverEvent(cwd, reason="startup"|"reload")``.
+    :param event: ``reason`` is ``"startup"`` or ``"reload"``.
     Return value: ``{"skill_paths": [...], "prompt_paths": [...], "theme_paths": [...]}``.
     Semantics: collect (every handler's paths are gathered).
     """
@@ -143,38 +132,28 @@ def piko_resources_discover(event: ResourcesDiscoverEvent, ctx: Context) -> Any:
 def piko_auto_compaction_start(event: AutoCompactionStartEvent, ctx: Context) -> None:
     """Automatic compaction started.
 
-    :param event: ``AutoCompactionStartEvent(reason="threshold"|"overflow")``.
+    :param event: ``reason`` is ``"threshold"`` or ``"overflow"``.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_auto_compaction_end(event: AutoCompactionEndEvent, ctx: Context) -> None:
-    """Automatic compaction ended.
-
-    :param event: ``AutoCompactionEndEvent(result, aborted, will_retry, error_message)``.
-    """
+    """Automatic compaction ended."""
 
 
 @event(Semantics.NOTIFY)
 def piko_auto_retry_start(event: AutoRetryStartEvent, ctx: Context) -> None:
-    """A failed provider request will be retried after a delay.
-
-    :param event: ``AutoRetryStartEvent(attempt, max_attempts, delay_ms, error_message)``.
-    """
+    """A failed provider request will be retried after a delay."""
 
 
 @event(Semantics.NOTIFY)
 def piko_auto_retry_end(event: AutoRetryEndEvent, ctx: Context) -> None:
-    """Retrying ended, successfully or not.
-
-    :param event: ``AutoRetryEndEvent(success, attempt, final_error)``.
-    """
+    """Retrying ended, successfully or not."""
 
 
 @event(Semantics.NOTIFY)
 def piko_extension_error(event: ExtensionErrorEvent, ctx: Context) -> None:
     """A handler of another event raised or overran its budget.
 
-    :param event: ``ExtensionErrorEvent(extension_path, event, error, stack)``.
     Semantics: notify (errors raised here are logged to stderr, never re-dispatched).
     """

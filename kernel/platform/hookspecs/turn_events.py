@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the types of the hooks' arguments, for readers and type che
 def piko_input(event: InputEvent, ctx: Context) -> Any:
     """User input arrived, before commands, skills and templates are expanded.
 
-    :param event: ``InputEvent(text, images, source="interactive"|"rpc"|"extension")``.
+    :param event: ``source`` is ``"interactive"``, ``"rpc"`` or ``"extension"``.
     Return value: ``{"action": "transform", "text": ..., "images": ...}`` replaces the input
     (later handlers see the change); ``{"action": "handled"}`` consumes it (no turn runs and
     the remaining handlers are skipped); ``None`` or ``{"action": "continue"}`` leaves it.
@@ -53,7 +53,6 @@ def piko_input(event: InputEvent, ctx: Context) -> Any:
 def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: Context) -> Any:
     """A prompt is about to start the agent loop.
 
-    :param event: ``BeforeAgentStartEvent(prompt, images, system_prompt)``.
     Return value: ``{"system_prompt": str}`` replaces the system prompt for this prompt's
     turns (chained: the next handler sees it); ``{"message": {custom_type, content, display,
     details}}`` adds a custom message after the user's (collected from every handler).
@@ -65,7 +64,7 @@ def piko_before_agent_start(event: BeforeAgentStartEvent, ctx: Context) -> Any:
 def piko_context(event: ContextEvent, ctx: Context) -> Any:
     """The messages of the next provider request are assembled.
 
-    :param event: ``ContextEvent(messages)`` (a copy: changing it does not touch history).
+    :param event: a copy: changing it does not touch history.
     Return value: ``{"messages": [...]}`` replaces them for this request only.
     """
 
@@ -74,34 +73,27 @@ def piko_context(event: ContextEvent, ctx: Context) -> Any:
 def piko_before_provider_request(event: BeforeProviderRequestEvent, ctx: Context) -> Any:
     """The provider payload (JSON body) is built and about to be sent.
 
-    :param event: ``BeforeProviderRequestEvent(payload)``.
     Return value: the replacement payload itself (not wrapped); ``None`` keeps it.
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_after_provider_response(event: AfterProviderResponseEvent, ctx: Context) -> None:
-    """The provider answered (status and headers), before its body is consumed.
-
-    :param event: ``AfterProviderResponseEvent(status, headers)``.
-    """
+    """The provider answered (status and headers), before its body is consumed."""
 
 
 @event(Semantics.NOTIFY)
 def piko_agent_start(event: AgentStartEvent, ctx: Context) -> None:
-    """The agent loop started for a prompt.
-
-    :param event: ``AgentStartEvent(session_id)``.
-    """
+    """The agent loop started for a prompt."""
 
 
 @event(Semantics.NOTIFY)
 def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
     """The agent loop ended (the model stopped, an error, or an abort).
 
-    :param event: ``AgentEndEvent(messages, will_retry, session_id)``: the messages this run added;
-        ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its last
-        answer failed with a retryable error and retries are left).
+    :param event: ``will_retry`` (pi 1.6's ``willRetry``) says the session retries the run next (its
+        last answer failed with a retryable error and retries are left); ``messages`` are the messages
+        this run added.
     """
 
 
@@ -109,37 +101,29 @@ def piko_agent_end(event: AgentEndEvent, ctx: Context) -> None:
 def piko_turn_start(event: TurnStartEvent, ctx: Context) -> None:
     """A turn (one assistant response and its tool calls) starts.
 
-    :param event: ``TurnStartEvent(turn_index, timestamp, session_id)``; ``session_id``, as on
-        ``agent_start``, ``agent_end`` and ``turn_end``, is the running session's (handlers only:
-        pi's JSON and RPC events do not carry it).
+    :param event: ``session_id``, as on ``agent_start``, ``agent_end`` and ``turn_end``, is the running
+        session's (handlers only: pi's JSON and RPC events do not carry it).
     """
 
 
 @event(Semantics.NOTIFY)
 def piko_turn_end(event: TurnEndEvent, ctx: Context) -> None:
-    """A turn ended.
-
-    :param event: ``TurnEndEvent(turn_index, message, tool_results, session_id)``.
-    """
+    """A turn ended."""
 
 
 @event(Semantics.NOTIFY)
 def piko_message_start(event: MessageStartEvent, ctx: Context) -> None:
-    """A message (user, assistant, tool result, custom) starts.
-
-    :param event: ``MessageStartEvent(message)``.
-    """
+    """A message (user, assistant, tool result, custom) starts."""
 
 
 @event(Semantics.NOTIFY)
 def piko_message_update(event: MessageUpdateEvent, ctx: Context) -> None:
     """A streaming assistant message changed (one provider delta).
 
-    :param event: ``MessageUpdateEvent(message, assistant_message_event)``. ``message`` is the
-        message as it stands (the same object throughout the stream); the change itself is
-        ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A streaming block's
-        text and a tool call's arguments are joined or parsed when read, so reading them costs
-        time in proportion to their size: use the delta when that is enough.
+    :param event: ``message`` is the message as it stands (the same object throughout the stream); the
+        change itself is ``assistant_message_event`` (``type``, ``content_index``, ``delta``). A
+        streaming block's text and a tool call's arguments are joined or parsed when read, so reading
+        them costs time in proportion to their size: use the delta when that is enough.
     Semantics: notify. Called once per delta: keep it cheap. Plain-function handlers run on the
     event loop (a thread hop would cost more than they do); one that holds the loop for more
     than a second is interrupted, reported, and gets no more of these events.
@@ -150,7 +134,6 @@ def piko_message_update(event: MessageUpdateEvent, ctx: Context) -> None:
 def piko_message_end(event: MessageEndEvent, ctx: Context) -> Any:
     """A message is complete.
 
-    :param event: ``MessageEndEvent(message)``.
     Return value: ``{"message": replacement}`` with the same role replaces it for history,
     persistence and the next request.
     """
@@ -160,7 +143,6 @@ def piko_message_end(event: MessageEndEvent, ctx: Context) -> Any:
 def piko_assistant_message(event: AssistantMessageEvent, ctx: Context) -> Any:
     """An assistant message is final, before it is saved, shown as ended or its tools run.
 
-    :param event: ``AssistantMessageEvent(message)``.
     Return value: ``{"content": [...]}``: the same blocks with changed text only (count,
     order, types and non-text blocks unchanged; edited text loses its signature). Invalid
     replacements are reported and skipped.
