@@ -32,7 +32,7 @@ _FORMAT = """\
 - {blocked}
 
 ## Key Decisions
-- **{decision}**: {rationale}
+- **[A choice that was made]**: {rationale}
 
 ## Next Steps
 1. {next_steps}{critical}"""
@@ -47,28 +47,28 @@ _CLOSING = (
     "exactly as they appear."
 )
 
-SUMMARY_PROMPT = (
+
+def _structured(request: str, **placeholders: str) -> str:
+    """``request``, then the summary format with ``placeholders`` in its sections, then the closing advice."""
+    return f"{request}\n\nAnswer in exactly this format:\n\n{_FORMAT.format(**placeholders)}\n\n{_CLOSING}"
+
+
+SUMMARY_PROMPT = _structured(
     "Above, inside <conversation>, is the session so far. Write a checkpoint summary of it that "
-    "another model can pick the work up from.\n\n"
-    "Answer in exactly this format:\n\n"
-    + _FORMAT.format(
-        goal="[What the user wants done; list several goals if the session moved between tasks.]",
-        constraints='[Requirements, limits and preferences the user stated, or "(none)".]',
-        done="[Work that is finished.]",
-        in_progress="[Work under way right now.]",
-        blocked="[What stops progress, if anything.]",
-        decision="[A choice that was made]",
-        rationale="[Why, in a few words.]",
-        next_steps="[What to do next, in order.]",
-        critical=_CRITICAL.format(
-            critical='[Data, examples or references the work cannot go on without, or "(none)".]'
-        ),
-    )
-    + "\n\n"
-    + _CLOSING
+    "another model can pick the work up from.",
+    goal="[What the user wants done; list several goals if the session moved between tasks.]",
+    constraints='[Requirements, limits and preferences the user stated, or "(none)".]',
+    done="[Work that is finished.]",
+    in_progress="[Work under way right now.]",
+    blocked="[What stops progress, if anything.]",
+    rationale="[Why, in a few words.]",
+    next_steps="[What to do next, in order.]",
+    critical=_CRITICAL.format(
+        critical='[Data, examples or references the work cannot go on without, or "(none)".]'
+    ),
 )
 
-UPDATE_PROMPT = (
+UPDATE_PROMPT = _structured(
     "Above, inside <conversation>, are the messages that came after the summary inside "
     "<previous-summary>. Bring that summary up to date with them.\n\n"
     "How to update it:\n"
@@ -76,21 +76,15 @@ UPDATE_PROMPT = (
     "- Add the progress, decisions and context the new messages bring.\n"
     '- Move finished work from "In Progress" to "Done".\n'
     '- Rewrite "Next Steps" for where the work stands now.\n'
-    "- Copy file paths, function names, commands and error messages exactly.\n\n"
-    "Answer in exactly this format:\n\n"
-    + _FORMAT.format(
-        goal="[The goals so far, plus any the work grew into.]",
-        constraints="[Those already listed, plus any new ones.]",
-        done="[Earlier finished items and the ones finished since.]",
-        in_progress="[Work under way now.]",
-        blocked="[Current blockers; drop the ones that were resolved.]",
-        decision="[A choice that was made]",
-        rationale="[Why.] (keep the earlier decisions, add new ones)",
-        next_steps="[What to do next, given the current state.]",
-        critical=_CRITICAL.format(critical="[Keep what still matters and add what is new.]"),
-    )
-    + "\n\n"
-    + _CLOSING
+    "- Copy file paths, function names, commands and error messages exactly.",
+    goal="[The goals so far, plus any the work grew into.]",
+    constraints="[Those already listed, plus any new ones.]",
+    done="[Earlier finished items and the ones finished since.]",
+    in_progress="[Work under way now.]",
+    blocked="[Current blockers; drop the ones that were resolved.]",
+    rationale="[Why.] (keep the earlier decisions, add new ones)",
+    next_steps="[What to do next, given the current state.]",
+    critical=_CRITICAL.format(critical="[Keep what still matters and add what is new.]"),
 )
 
 TURN_PREFIX_PROMPT = """\
@@ -111,23 +105,17 @@ Answer in exactly this format:
 
 Keep it short and limited to what the kept part depends on."""
 
-BRANCH_PROMPT = (
+BRANCH_PROMPT = _structured(
     "Above, inside <conversation>, is a branch of the session that the user is leaving. "
-    "Summarize it so the work can be understood when the user comes back to it.\n\n"
-    "Answer in exactly this format:\n\n"
-    + _FORMAT.format(
-        goal="[What the user wanted done on this branch.]",
-        constraints='[Requirements, limits and preferences that were stated, or "(none)".]',
-        done="[Work that is finished.]",
-        in_progress="[Work that was started and not finished.]",
-        blocked="[What stopped progress, if anything.]",
-        decision="[A choice that was made]",
-        rationale="[Why, in a few words.]",
-        next_steps="[What would continue this work.]",
-        critical="",
-    )
-    + "\n\n"
-    + _CLOSING
+    "Summarize it so the work can be understood when the user comes back to it.",
+    goal="[What the user wanted done on this branch.]",
+    constraints='[Requirements, limits and preferences that were stated, or "(none)".]',
+    done="[Work that is finished.]",
+    in_progress="[Work that was started and not finished.]",
+    blocked="[What stopped progress, if anything.]",
+    rationale="[Why, in a few words.]",
+    next_steps="[What would continue this work.]",
+    critical="",
 )
 
 # Put before a branch summary in the session, so the model knows where it comes from.

@@ -8,6 +8,8 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 from piko.plugins.tools.truncate import DEFAULT_MAX_LINES
@@ -26,14 +28,13 @@ DESCRIPTION = (
     "Optionally provide a timeout in seconds."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["command"],
-    "properties": {
-        "command": {"type": "string", "description": "Bash command to execute"},
-        "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+PARAMETERS = object_schema(
+    {
+        "command": param("string", "Bash command to execute"),
+        "timeout": param("number", "Timeout in seconds (optional, no default timeout)"),
     },
-}
+    required=["command"],
+)
 
 PROMPT_SNIPPET = "Execute bash commands (ls, grep, find, etc.)"
 

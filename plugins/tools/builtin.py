@@ -1,8 +1,10 @@
-"""The definition a built-in tool module registers, read from its ``NAME``, ``DESCRIPTION``, ``PARAMETERS``, ``execute`` and prompt texts."""
+"""The definition a built-in tool module registers (from its ``NAME``, ``DESCRIPTION``, ``PARAMETERS``, ``execute`` and prompt texts), and the builders its ``PARAMETERS`` schema is written with."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from typing import Any
 
 from piko.platform.registries import ToolDefinition
 
@@ -29,3 +31,22 @@ def tool_definition(module_name: str, *, default_active: bool) -> ToolDefinition
         prompt_snippet=module.PROMPT_SNIPPET,
         prompt_guidelines=list(getattr(module, "PROMPT_GUIDELINES", ())),
     )
+
+
+def object_schema(
+    properties: dict[str, dict[str, Any]], *, required: Sequence[str] = (), closed: bool = False
+) -> dict[str, Any]:
+    """A JSON-schema object with its keys in the order pi sends a tool's parameters: ``type``,
+    ``required`` (when some are), ``properties``, then ``additionalProperties: false`` when ``closed``."""
+    schema: dict[str, Any] = {"type": "object"}
+    if required:
+        schema["required"] = list(required)
+    schema["properties"] = properties
+    if closed:
+        schema["additionalProperties"] = False
+    return schema
+
+
+def param(kind: str, description: str) -> dict[str, Any]:
+    """One parameter's schema: its JSON type (``"string"``, ``"number"``, ``"boolean"``) and description."""
+    return {"type": kind, "description": description}

@@ -11,6 +11,8 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 
 NAME = "edit"
@@ -22,28 +24,23 @@ DESCRIPTION = (
     "regions just to connect distant changes."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["path", "edits"],
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+PARAMETERS = object_schema(
+    {
+        "path": param("string", "Path to the file to edit (relative or absolute)"),
         "edits": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "required": ["oldText", "newText"],
-                "properties": {
-                    "oldText": {
-                        "type": "string",
-                        "description": (
-                            "Exact text for one targeted replacement. It must be unique in the original file "
-                            "and must not overlap with any other edits[].oldText in the same call."
-                        ),
-                    },
-                    "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+            "items": object_schema(
+                {
+                    "oldText": param(
+                        "string",
+                        "Exact text for one targeted replacement. It must be unique in the original file "
+                        "and must not overlap with any other edits[].oldText in the same call.",
+                    ),
+                    "newText": param("string", "Replacement text for this targeted edit."),
                 },
-                "additionalProperties": False,
-            },
+                required=["oldText", "newText"],
+                closed=True,
+            ),
             "description": (
                 "One or more targeted replacements. Each edit is matched against the original file, not "
                 "incrementally. Do not include overlapping or nested edits. If two changes touch the same "
@@ -51,8 +48,9 @@ PARAMETERS: dict[str, Any] = {
             ),
         },
     },
-    "additionalProperties": False,
-}
+    required=["path", "edits"],
+    closed=True,
+)
 
 PROMPT_SNIPPET = (
     "Make precise file edits with exact text replacement, including multiple disjoint edits in one call"

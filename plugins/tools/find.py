@@ -15,6 +15,8 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -27,18 +29,16 @@ DESCRIPTION = (
     "(whichever is hit first)."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["pattern"],
-    "properties": {
-        "pattern": {
-            "type": "string",
-            "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'",
-        },
-        "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
+PARAMETERS = object_schema(
+    {
+        "pattern": param(
+            "string", "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"
+        ),
+        "path": param("string", "Directory to search in (default: current directory)"),
+        "limit": param("number", "Maximum number of results (default: 1000)"),
     },
-}
+    required=["pattern"],
+)
 
 PROMPT_SNIPPET = "Find files by glob pattern (respects .gitignore)"
 

@@ -10,6 +10,8 @@ from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
 from piko.lib.text import normalize_newlines
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 from piko.plugins.tools.truncate import GREP_MAX_LINE_LENGTH
@@ -24,28 +26,18 @@ DESCRIPTION = (
     f"(whichever is hit first). Long lines are truncated to {GREP_MAX_LINE_LENGTH} chars."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["pattern"],
-    "properties": {
-        "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
-        "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-        "glob": {
-            "type": "string",
-            "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'",
-        },
-        "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-        "literal": {
-            "type": "boolean",
-            "description": "Treat pattern as literal string instead of regex (default: false)",
-        },
-        "context": {
-            "type": "number",
-            "description": "Number of lines to show before and after each match (default: 0)",
-        },
-        "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
+PARAMETERS = object_schema(
+    {
+        "pattern": param("string", "Search pattern (regex or literal string)"),
+        "path": param("string", "Directory or file to search (default: current directory)"),
+        "glob": param("string", "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"),
+        "ignoreCase": param("boolean", "Case-insensitive search (default: false)"),
+        "literal": param("boolean", "Treat pattern as literal string instead of regex (default: false)"),
+        "context": param("number", "Number of lines to show before and after each match (default: 0)"),
+        "limit": param("number", "Maximum number of matches to return (default: 100)"),
     },
-}
+    required=["pattern"],
+)
 
 PROMPT_SNIPPET = "Search file contents for patterns (respects .gitignore)"
 

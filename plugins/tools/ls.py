@@ -10,6 +10,8 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 
@@ -22,13 +24,12 @@ DESCRIPTION = (
     "(whichever is hit first)."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-        "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
-    },
-}
+PARAMETERS = object_schema(
+    {
+        "path": param("string", "Directory to list (default: current directory)"),
+        "limit": param("number", "Maximum number of entries to return (default: 500)"),
+    }
+)
 
 PROMPT_SNIPPET = "List directory contents"
 

@@ -14,6 +14,8 @@ from piko import hookimpl
 from piko.data.messages import ImageContent
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 from piko.plugins.tools.truncate import DEFAULT_MAX_BYTES
 from piko.plugins.tools.truncate import DEFAULT_MAX_LINES
@@ -30,15 +32,14 @@ DESCRIPTION = (
     "Use offset/limit for large files. When you need the full file, continue with offset until complete."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["path"],
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to read (relative or absolute)"},
-        "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
-        "limit": {"type": "number", "description": "Maximum number of lines to read"},
+PARAMETERS = object_schema(
+    {
+        "path": param("string", "Path to the file to read (relative or absolute)"),
+        "offset": param("number", "Line number to start reading from (1-indexed)"),
+        "limit": param("number", "Maximum number of lines to read"),
     },
-}
+    required=["path"],
+)
 
 PROMPT_SNIPPET = "Read file contents"
 PROMPT_GUIDELINES = ["Use read to examine files instead of cat or sed."]

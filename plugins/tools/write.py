@@ -7,6 +7,8 @@ from typing import Any
 from piko import hookimpl
 from piko.data.messages import TextContent
 from piko.data.messages import ToolResult
+from piko.plugins.tools.builtin import object_schema
+from piko.plugins.tools.builtin import param
 from piko.plugins.tools.builtin import tool_definition
 
 NAME = "write"
@@ -16,14 +18,13 @@ DESCRIPTION = (
     "Automatically creates parent directories."
 )
 
-PARAMETERS: dict[str, Any] = {
-    "type": "object",
-    "required": ["path", "content"],
-    "properties": {
-        "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-        "content": {"type": "string", "description": "Content to write to the file"},
+PARAMETERS = object_schema(
+    {
+        "path": param("string", "Path to the file to write (relative or absolute)"),
+        "content": param("string", "Content to write to the file"),
     },
-}
+    required=["path", "content"],
+)
 
 PROMPT_SNIPPET = "Create or overwrite files"
 PROMPT_GUIDELINES = ["Use write only for new files or complete rewrites."]

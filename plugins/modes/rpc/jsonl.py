@@ -212,7 +212,7 @@ class _V8Scanner:
 
     def value(self) -> None:
         """One value; containers are walked with an explicit stack (any depth)."""
-        stack: list[int] = []  # 0x7B for an object, 0x5B for an array
+        stack: list[int] = []  # the closer of each open container: 0x7D for an object, 0x5D for an array
         while True:
             c = self.skip_ws()
             if c == 0x7B:
@@ -220,18 +220,16 @@ class _V8Scanner:
                 if self.skip_ws() == 0x7D:
                     self.pos += 1
                 else:
-                    self.expect(0x22, "Expected property name or '}'")
-                    self.pos -= 1
-                    self.string()
-                    self.expect(0x3A, "Expected ':' after property name")  # V8 words only the first
-                    stack.append(0x7B)
+                    # V8 words only the first object's missing colon
+                    self.property_name("Expected property name or '}'", "Expected ':' after property name")
+                    stack.append(0x7D)
                     continue
             elif c == 0x5B:
                 self.pos += 1
                 if self.skip_ws() == 0x5D:
                     self.pos += 1
                 else:
-                    stack.append(0x5B)
+                    stack.append(0x5D)
                     continue
             elif c == 0x22:
                 self.string()
@@ -248,29 +246,31 @@ class _V8Scanner:
             # a value ended: close containers or move to their next element
             while stack:
                 c = self.skip_ws()
-                if stack[-1] == 0x5B:
-                    if c == 0x2C:
-                        self.pos += 1
-                        break
-                    if c == 0x5D:
-                        self.pos += 1
-                        stack.pop()
-                        continue
-                    raise self.fail_at("Expected ',' or ']' after array element")
+                in_object = stack[-1] == 0x7D
                 if c == 0x2C:
                     self.pos += 1
-                    self.expect(0x22, "Expected double-quoted property name")
-                    self.pos -= 1
-                    self.string()
-                    self.expect(0x3A, None)
+                    if in_object:
+                        self.property_name("Expected double-quoted property name", None)
                     break
-                if c == 0x7D:
+                if c == stack[-1]:
                     self.pos += 1
                     stack.pop()
                     continue
-                raise self.fail_at("Expected ',' or '}' after property value")
+                raise self.fail_at(
+                    "Expected ',' or '}' after property value"
+                    if in_object
+                    else "Expected ',' or ']' after array element"
+                )
             else:
                 return
+
+    def property_name(self, missing: str, no_colon: str | None) -> None:
+        """An object's property name and the ``:`` after it; ``missing`` words a name that is not
+        there, ``no_colon`` a missing colon (``None``: the unexpected token)."""
+        self.expect(0x22, missing)
+        self.pos -= 1
+        self.string()
+        self.expect(0x3A, no_colon)
 
     def literal(self, word: str) -> None:
         for expected in word:
