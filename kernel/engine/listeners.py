@@ -8,6 +8,8 @@ from collections.abc import Callable
 from collections.abc import Coroutine
 from typing import Any
 
+from piko.lib.subscriptions import subscribe
+
 Listener = Callable[[Any], Any]
 
 
@@ -24,13 +26,7 @@ class Listeners:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Receive every event (the objects of :mod:`piko.data.events`); returns the unsubscribe."""
-        self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            if listener in self._listeners:
-                self._listeners.remove(listener)
-
-        return unsubscribe
+        return subscribe(self._listeners, listener)
 
     async def notify(self, event: Any) -> None:
         """Tell every listener in turn, awaiting the async ones."""

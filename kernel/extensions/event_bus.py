@@ -6,6 +6,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from piko.lib.subscriptions import subscribe
+
 
 class EventBus:
     """``on(name, handler)`` subscribes (returns an unsubscribe function); ``emit(name, data)`` calls."""
@@ -15,14 +17,7 @@ class EventBus:
         self._tasks: set[Any] = set()
 
     def on(self, name: str, handler: Callable[[Any], Any]) -> Callable[[], None]:
-        self._handlers.setdefault(name, []).append(handler)
-
-        def off() -> None:
-            handlers = self._handlers.get(name, [])
-            if handler in handlers:
-                handlers.remove(handler)
-
-        return off
+        return subscribe(self._handlers.setdefault(name, []), handler)
 
     def emit(self, name: str, data: Any = None) -> None:
         """Call every handler of ``name``; a raising handler is reported on stderr, the rest run.

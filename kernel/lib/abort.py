@@ -7,6 +7,8 @@ from collections.abc import Callable
 from collections.abc import Iterator
 from typing import Any
 
+from piko.lib.subscriptions import subscribe
+
 
 class AbortError(Exception):
     """Raised by work that stops because its signal was aborted."""
@@ -28,15 +30,7 @@ class AbortSignal:
         if self.aborted:
             callback()
             return lambda: None
-        self._listeners.append(callback)
-
-        def remove() -> None:
-            try:
-                self._listeners.remove(callback)
-            except ValueError:
-                pass
-
-        return remove
+        return subscribe(self._listeners, callback)
 
     async def wait(self) -> None:
         """Return once the signal is aborted."""

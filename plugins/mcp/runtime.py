@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from piko.lib.subscriptions import subscribe
 from piko.plugins.mcp.config import McpConfig
 from piko.plugins.mcp.config import ServerConfig
 from piko.plugins.mcp.connection import ServerConnection
@@ -149,13 +150,7 @@ class McpRuntime:
     def watch(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` whenever a server's state changes, or a server comes or goes (the
         ``/mcp`` screen redraws); returns the remover."""
-        self._watchers.append(callback)
-
-        def remove() -> None:
-            with contextlib.suppress(ValueError):
-                self._watchers.remove(callback)
-
-        return remove
+        return subscribe(self._watchers, callback)
 
     def _add(self, server: ServerConfig) -> None:
         self.config.servers[server.name] = server

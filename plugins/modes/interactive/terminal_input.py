@@ -17,6 +17,8 @@ from prompt_toolkit.key_binding.key_processor import KeyPress
 from prompt_toolkit.key_binding.key_processor import KeyProcessor
 from prompt_toolkit.keys import Keys
 
+from piko.lib.subscriptions import subscribe
+
 log = logging.getLogger(__name__)
 
 TerminalInputHandler = Callable[[str], Any]
@@ -42,13 +44,7 @@ class TerminalInputListeners:
 
     def add(self, handler: TerminalInputHandler) -> Callable[[], None]:
         """Subscribe ``handler``; the function returned unsubscribes it (again: nothing)."""
-        self._handlers.append(handler)
-
-        def unsubscribe() -> None:
-            if handler in self._handlers:
-                self._handlers.remove(handler)
-
-        return unsubscribe
+        return subscribe(self._handlers, handler)
 
     def filter(self, presses: list[KeyPress]) -> list[KeyPress]:
         """``presses`` as the listeners leave them."""
