@@ -47,6 +47,7 @@ __all__ = [
     "blocks_from_wire",
     "camel",
     "get_converter",
+    "jsonable",
     "message_from_wire",
     "messages_from_wire",
     "model_from_wire",
@@ -275,6 +276,25 @@ def to_wire(obj: Any) -> Any:
     if attrs.has(type(obj)):
         return get_converter().unstructure(obj)
     return obj
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with what JSON cannot hold made plain, as ``JSON.stringify`` never fails: data-model
+    objects by their wire form, tuples and sets as lists, bytes as UTF-8 text, keys as strings,
+    anything else as its string."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    try:
+        wired = to_wire(value)
+    except Exception:  # an object whose own to_wire fails: its text
+        return str(value)
+    return str(value) if wired is value else jsonable(wired)
 
 
 def record_to_wire(record: Record) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from typing import TypeVar
 from typing import overload
 
 from piko.data.wire import blocks_from_wire
+from piko.data.wire import jsonable
 from piko.data.wire import message_from_wire
 from piko.data.wire import to_wire
 from piko.lib import jsonio
@@ -573,25 +574,12 @@ def parse_entry_object(line: bytes) -> dict[str, Any]:
     return value
 
 
-def _jsonable(value: Any) -> Any:
-    """``value`` with what JSON cannot hold made plain: data-model objects by their wire form,
-    tuples and sets as lists, anything else as its string (as ``JSON.stringify`` never fails)."""
-    if value is None or isinstance(value, (str, int, float, bool)):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    wire = to_wire(value)
-    return str(value) if wire is value else _jsonable(wire)
-
-
 def entry_line(raw: dict[str, Any]) -> tuple[bytes, dict[str, Any]]:
     """The line of an entry piko writes, and the object it holds (what JSON cannot hold made plain)."""
     try:
         return jsonio.dumpb(raw) + b"\n", raw
     except TypeError:
-        plain = _jsonable(raw)
+        plain = jsonable(raw)
         return jsonio.dumpb(plain) + b"\n", plain
 
 

@@ -56,27 +56,9 @@ def serialize(value: Any) -> bytes:
     try:
         return jsonio.dumpb(value) + b"\n"
     except (TypeError, ValueError, OverflowError):
-        return jsonio.dumpb(_jsonable(value)) + b"\n"
+        from piko.data.wire import jsonable  # only for a value orjson refused
 
-
-def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
-    try:
-        from piko.data.wire import to_wire
-
-        wired = to_wire(value)
-        if wired is not value:
-            return _jsonable(wired)
-    except Exception:  # not a wire type either: fall back to its text
-        pass
-    return str(value)
+        return jsonio.dumpb(jsonable(value)) + b"\n"
 
 
 # ---------------------------------------------------------------------------
