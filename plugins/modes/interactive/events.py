@@ -23,6 +23,7 @@ from piko.data.messages import TextContent
 from piko.data.messages import ThinkingContent
 from piko.data.messages import ToolCall
 from piko.data.messages import ToolResultMessage
+from piko.data.messages import UnknownMessage
 from piko.data.messages import UserMessage
 from piko.data.messages import text_of
 from piko.extensions.extension_api import registered_displays
@@ -511,6 +512,8 @@ class SessionEvents:
                 add(self.summary_item(message.summary, message.tokens_before))
             elif isinstance(message, BranchSummaryMessage):
                 add(self.summary_item(message.summary))
+            elif isinstance(message, UnknownMessage):
+                pass  # pi 1.6's ``system`` records (prompt sections, tools) and other roles: nothing, as pi 1.6
         for item in anchored.pop(id(previous), []) if anchored else []:
             add(item)
         for tool in pending.values():
