@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from support.processes import reaped
 
 EXTENSION = """
 import os
@@ -30,16 +31,13 @@ def _signal_once(
 ) -> tuple[str, str]:
     """Once ``ready()`` (within 30 s), send ``process`` the signal ``name``; its stdout and stderr
     when it has ended (killed if it has not within ``timeout``)."""
-    try:
+    with reaped(process):
         deadline = time.monotonic() + 30
         while not ready() and time.monotonic() < deadline:
             time.sleep(0.02)
         assert ready(), f"never: {what}"
         process.send_signal(getattr(signal, name))
         return process.communicate(timeout=timeout)
-    finally:
-        if process.poll() is None:
-            process.kill()
 
 
 @pytest.mark.parametrize(("name", "code"), [("SIGTERM", 143), ("SIGHUP", 129), ("SIGINT", 130)])

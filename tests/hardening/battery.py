@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import random
+from collections.abc import Callable
 from collections.abc import Iterator
+from pathlib import Path
 
 import attrs
 import pytest
@@ -52,6 +55,16 @@ class Tally:
             self.lost += count
             if len(self.reasons) < 5:
                 self.reasons.append(f"lost {count}: {reason}")
+
+
+def run_seeded_tries(
+    tally: Tally, count: int, seed: int, root: Path, try_one: Callable[[Path, random.Random, Tally], None]
+) -> None:
+    """Make ``count`` tries of ``try_one``, each in its own folder ``root/try<n>``, all drawing on
+    one random generator seeded with ``seed`` (so a run can be repeated)."""
+    rng = random.Random(seed)
+    for attempt in tally.attempts(count):
+        try_one(root / f"try{attempt}", rng, tally)
 
 
 class Battery:

@@ -20,6 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from battery import Battery
 from battery import Tally
+from support.clean_env import clean_environment
 
 
 @pytest.fixture
@@ -29,6 +30,13 @@ def battery(request: pytest.FixtureRequest) -> Iterator[Battery]:
     yield recorder
     request.config.stash.setdefault(_TALLIES, []).extend(recorder.tallies)
     recorder.check()
+
+
+@pytest.fixture
+def clean_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``tmp_path``, with the environment cleaned and pointed into it (``clean_environment``)."""
+    clean_environment(monkeypatch, tmp_path)
+    return tmp_path
 
 
 _TALLIES = pytest.StashKey[list[Tally]]()

@@ -17,13 +17,12 @@ import json
 import random
 from pathlib import Path
 
-import pytest
 from battery import Battery
 from battery import Tally
 from battery import both_sizes
+from battery import run_seeded_tries
 from battery import tries
 from support.clean_env import boot_app
-from support.clean_env import clean_environment
 
 from piko.engine.stop_hook import MAX_CONTINUATIONS
 from piko.engine.stop_hook import NO_REASON
@@ -113,11 +112,6 @@ def _try(root: Path, rng: random.Random, tally: Tally) -> None:
 
 
 @both_sizes
-def test_stop_hook_follows_its_rules(
-    battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
-) -> None:
-    clean_environment(monkeypatch, tmp_path)
-    rng = random.Random(1616)
+def test_stop_hook_follows_its_rules(battery: Battery, clean_tmp: Path, slow: bool) -> None:
     tally = battery.case("ext2 session_stop: advice, refusals, broken handlers")
-    for attempt in tally.attempts(tries(15, 300, slow=slow)):
-        _try(tmp_path / f"try{attempt}", rng, tally)
+    run_seeded_tries(tally, tries(15, 300, slow=slow), 1616, clean_tmp, _try)

@@ -16,13 +16,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-import pytest
 from battery import Battery
 from battery import Tally
 from battery import both_sizes
+from battery import run_seeded_tries
 from battery import tries
 from support.clean_env import boot_app
-from support.clean_env import clean_environment
 
 from piko.lib.text import camel
 
@@ -125,11 +124,6 @@ def _try(root: Path, rng: random.Random, tally: Tally) -> None:
 
 
 @both_sizes
-def test_registration_shapes_always_load(
-    battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
-) -> None:
-    clean_environment(monkeypatch, tmp_path)
-    rng = random.Random(16)
+def test_registration_shapes_always_load(battery: Battery, clean_tmp: Path, slow: bool) -> None:
     tally = battery.case("ext registration shapes: option objects, unknown keys and events")
-    for attempt in tally.attempts(tries(12, 200, slow=slow)):
-        _try(tmp_path / f"try{attempt}", rng, tally)
+    run_seeded_tries(tally, tries(12, 200, slow=slow), 16, clean_tmp, _try)

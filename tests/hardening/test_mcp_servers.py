@@ -35,6 +35,7 @@ from hangs_support import pids_with
 from hangs_support import survivors
 from support.llm_server import LLMServer
 from support.pi_dirs import make_pi_dirs
+from support.processes import reaped
 
 PI = str(Path(sys.executable).with_name("pi"))
 DEMO_SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "servers" / "demo_server.py")
@@ -161,19 +162,16 @@ def _sigterm_mid_call(battery: Battery, root: Path, count: int) -> None:
             process = subprocess.Popen([PI, "-p", "--provider", "mock", "--model", "mock-1", "go"], env=_env(home),
                                        cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.DEVNULL)  # fmt: skip
-            try:
+            with reaped(process):
                 deadline = time.monotonic() + ANSWER_BOUND
                 while not (server.requests and pid_file.exists()) and time.monotonic() < deadline:
                     time.sleep(0.05)
                 time.sleep(0.5)
                 process.send_signal(signal.SIGTERM)
-                process.wait(timeout=ANSWER_BOUND)
-            except subprocess.TimeoutExpired:
-                tally.fail("pi did not exit after SIGTERM")
-            finally:
-                if process.poll() is None:
-                    process.kill()
-                    process.wait()
+                try:
+                    process.wait(timeout=ANSWER_BOUND)
+                except subprocess.TimeoutExpired:
+                    tally.fail("pi did not exit after SIGTERM")
         grandchildren: list[int] = []
         if pid_file.exists():
             grandchildren = [int(p) for p in pid_file.read_text().split()[1:]]

@@ -124,21 +124,27 @@ def test_models_json_unknown_keys_and_an_unset_key_variable(run_pi, env) -> None
 # A plugin author's walk-through: what a blocked, broken or refused plugin looks like
 # ---------------------------------------------------------------------------
 
-ACME_TOOLS = """
+
+def _tool_and_provider_plugin(module: str, tool: str, description: str, provider: str) -> str:
+    """The source of plugin module ``module``: one tool (answering "acme") and one provider."""
+    return f"""
 from piko import hookimpl
 
 @hookimpl
 def piko_register_tools(register):
-    register(name="acme_tool", description="Acme's tool", execute="acme_tools:execute")
+    register(name={tool!r}, description={description!r}, execute="{module}:execute")
 
 @hookimpl
 def piko_register_providers(register):
-    register("acme", {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
-                      "apiKey": "k", "models": [{"id": "acme-1"}]})
+    register({provider!r}, {{"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
+                  "apiKey": "k", "models": [{{"id": "acme-1"}}]}})
 
 def execute(tool_call_id, params, signal, on_update, ctx):
     return "acme"
 """
+
+
+ACME_TOOLS = _tool_and_provider_plugin("acme_tools", "acme_tool", "Acme's tool", "acme")
 
 BROKEN_COMMANDS = """
 from piko import hookimpl
@@ -279,21 +285,7 @@ def test_a_plugin_whose_only_registration_was_refused_is_not_active(run_pi, env,
     )
 
 
-PARTLY_REFUSED = """
-from piko import hookimpl
-
-@hookimpl
-def piko_register_tools(register):
-    register(name="acme_count", description="Acme's counter", execute="acme_part:execute")
-
-@hookimpl
-def piko_register_providers(register):
-    register("anthropic", {"baseUrl": "http://127.0.0.1:9/v1", "api": "openai-completions",
-                           "apiKey": "k", "models": [{"id": "acme-1"}]})
-
-def execute(tool_call_id, params, signal, on_update, ctx):
-    return "acme"
-"""
+PARTLY_REFUSED = _tool_and_provider_plugin("acme_part", "acme_count", "Acme's counter", "anthropic")
 
 
 def test_a_plugin_with_one_registration_refused_and_others_taken_says_both(run_pi, env, fake_dist) -> None:

@@ -12,6 +12,7 @@ from mcp_support import answer
 from mcp_support import call
 from mcp_support import stdio_entry
 from mcp_support import tool_messages
+from support.processes import reaped
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -66,7 +67,7 @@ def test_no_orphan_after_sigterm_during_a_tool_call(mcp_env, tmp_path):
     process = env.start("-p", "--provider", "mock", "--model", "mock-1", "go")
     assert process.stdin is not None
     process.stdin.close()  # print mode reads piped stdin to its end first
-    try:
+    with reaped(process):
         pids = _read_pids(pid_file)
         deadline = time.monotonic() + 30
         while not env.server.requests and time.monotonic() < deadline:
@@ -74,9 +75,6 @@ def test_no_orphan_after_sigterm_during_a_tool_call(mcp_env, tmp_path):
         time.sleep(0.5)  # the tool call is under way
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert process.returncode in (143, 1, -15)
     assert _wait_gone(pids) == []
 

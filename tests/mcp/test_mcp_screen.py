@@ -102,13 +102,7 @@ def test_the_sign_in_screen_takes_the_redirected_url(tmp_path: Path, auth_server
     from urllib.parse import urlencode
     from urllib.parse import urlsplit
 
-    url = auth_server()
-    opened, browser = _noting_browser(tmp_path)
-    config = {"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}
-    term = Terminal(
-        tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)},
-        env={"BROWSER": str(browser)}, height=40,
-    )  # fmt: skip
+    term, opened = _signing_in_terminal(tmp_path, auth_server())
     try:
         term.start()
         term.wait_ready()
@@ -140,6 +134,18 @@ def _redirected_location(opened: Path) -> str:
     url = opened.read_text().strip()
     opened.unlink()
     return httpx.get(url, follow_redirects=False, timeout=30).headers["location"]
+
+
+def _signing_in_terminal(tmp_path: Path, url: str) -> tuple[Terminal, Path]:
+    """A terminal (not started) with one server at ``url`` that needs sign-in, and the file its
+    noting ``BROWSER`` writes each page it is given to."""
+    opened, browser = _noting_browser(tmp_path)
+    config = {"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}
+    term = Terminal(
+        tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)},
+        env={"BROWSER": str(browser)}, height=40,
+    )  # fmt: skip
+    return term, opened
 
 
 def _noting_browser(tmp_path: Path) -> tuple[Path, Path]:
@@ -180,12 +186,7 @@ def test_sign_in_and_sign_out_on_the_screen(tmp_path: Path, auth_server) -> None
     """A server that needs sign-in offers "Sign in" (the sign-in screen, a pasted URL), then,
     signed in and connected, "Sign out", after which it needs sign-in again."""
     url = auth_server()
-    opened, browser = _noting_browser(tmp_path)
-    config = {"mcpServers": {"secure": {"url": url, "exposure": "direct"}}}
-    term = Terminal(
-        tmp_path, args=["--provider", "faux"], agent_files={"mcp.json": json.dumps(config)},
-        env={"BROWSER": str(browser)}, height=40,
-    )  # fmt: skip
+    term, opened = _signing_in_terminal(tmp_path, url)
     try:
         term.start()
         term.wait_ready()

@@ -14,6 +14,7 @@ from mcp_support import PI
 from mcp_support import answer
 from mcp_support import call
 from mcp_support import tool_messages
+from support.processes import reaped
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -183,7 +184,7 @@ def test_login_takes_the_redirected_url_pasted_on_stdin(mcp_env, auth_server):
                                env=env.environment({"PIKO_NO_BROWSER": "1"}), stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert process.stdin is not None and process.stderr is not None
-    try:
+    with reaped(process):
         assert process.stderr.readline() == "Open this page to sign in to secure:\n"
         page = process.stderr.readline().strip()
         redirected = httpx.get(page, follow_redirects=False, timeout=30)
@@ -205,10 +206,6 @@ def test_login_takes_the_redirected_url_pasted_on_stdin(mcp_env, auth_server):
         process.stdin.write(location + "\n")
         process.stdin.flush()
         out, err = process.communicate(timeout=60)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert process.returncode == 0, err
     assert out == 'Signed in to MCP server "secure".\n'
     assert err == ""
@@ -339,20 +336,18 @@ def test_login_on_a_terminal_prompts_for_the_redirected_url(mcp_env, auth_server
     os.close(slave)
     assert process.stderr is not None
     try:
-        assert process.stderr.readline() == "Open this page to sign in to secure:\n"
-        page = process.stderr.readline().strip()
-        location = httpx.get(page, follow_redirects=False, timeout=30).headers["location"]
-        prompt = "Or paste the redirected URL here: "
-        assert process.stderr.read(len(prompt)) == prompt
-        os.write(master, b"http://127.0.0.1:9/callback?state=x\n")
-        refused = process.stderr.readline()
-        assert refused.startswith("That URL has no authorization code"), refused
-        assert process.stderr.read(len(prompt)) == prompt
-        os.write(master, location.encode() + b"\n")
-        out, err = process.communicate(timeout=60)
+        with reaped(process):
+            assert process.stderr.readline() == "Open this page to sign in to secure:\n"
+            page = process.stderr.readline().strip()
+            location = httpx.get(page, follow_redirects=False, timeout=30).headers["location"]
+            prompt = "Or paste the redirected URL here: "
+            assert process.stderr.read(len(prompt)) == prompt
+            os.write(master, b"http://127.0.0.1:9/callback?state=x\n")
+            refused = process.stderr.readline()
+            assert refused.startswith("That URL has no authorization code"), refused
+            assert process.stderr.read(len(prompt)) == prompt
+            os.write(master, location.encode() + b"\n")
+            out, err = process.communicate(timeout=60)
     finally:
         os.close(master)
-        if process.poll() is None:
-            process.kill()
-            process.wait()
     assert (process.returncode, out, err) == (0, 'Signed in to MCP server "secure".\n', "\n")

@@ -360,13 +360,10 @@ def test_sdk_error_wording() -> None:
 def test_request_body_matches_what_pi_sends(pi_recording: PiRecording) -> None:
     m = pi_recording.request_model(responses_model)
 
-    def build(messages: list[Any], request: dict[str, Any]) -> Any:
-        body = request["body"]
-        tools = pi_recording.tool_specs(body["tools"], lambda t: t["parameters"])
-        ctx = Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
-        return build_params(m, ctx, opts(reasoning="medium", session_id=body["prompt_cache_key"]))
+    def build(ctx: Context, session_id: str) -> Any:
+        return build_params(m, ctx, opts(reasoning="medium", session_id=session_id))
 
-    for request in pi_recording.assert_request_bodies(build):
+    for request in pi_recording.assert_responses_bodies(build):
         assert request["headers"]["session_id"] == request["body"]["prompt_cache_key"]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.processes import reaped
 from support.sdk_rig import SdkRig
 from support.sdk_rig import text_turn
 from support.sdk_rig import tool_turn
@@ -138,7 +139,7 @@ def test_example_service(sdk: SdkRig) -> None:
         stderr=subprocess.PIPE,
         text=True,
     )
-    try:
+    with reaped(process):
         assert process.stdout is not None
         url = process.stdout.readline().split()[-1]
 
@@ -156,10 +157,6 @@ def test_example_service(sdk: SdkRig) -> None:
             urllib.request.urlopen(f"{url}/nowhere", timeout=30)  # GET: answered with 404, server serves on
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=30)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
     assert process.returncode == 0, err
     assert out.strip() == "closed 2 conversation(s)"
     assert _user_texts(server.requests[2]) == ["hello from A", "A again"]  # one session per conversation

@@ -236,6 +236,19 @@ class PiRecording:
             assert build(messages[: 1 + 2 * i], request) == request["body"]
         return requests
 
+    def assert_responses_bodies(self, build: Callable[[Context, str], Any]) -> list[dict[str, Any]]:
+        """:meth:`assert_request_bodies` for the Responses APIs (OpenAI's, Azure's): ``build(context,
+        session_id)`` is our body for the context pi's request shows (its system prompt is the first
+        input item) and the session id its ``prompt_cache_key`` carries."""
+
+        def from_request(messages: list[Any], request: dict[str, Any]) -> Any:
+            body = request["body"]
+            tools = self.tool_specs(body["tools"], lambda t: t["parameters"])
+            ctx = Context(system_prompt=body["input"][0]["content"], messages=messages, tools=tools)
+            return build(ctx, body["prompt_cache_key"])
+
+        return self.assert_request_bodies(from_request)
+
     def assert_streamed_message(
         self,
         stream: Callable[..., Any],
