@@ -28,6 +28,9 @@ responses), ``...:streamGenerateContent`` (Google), ``.../mistral/...`` (Mistral
     send the headers, then nothing for that long (then the body, if the client is still there).
 ``cut_after``
     drop the connection after that many body chunks (an incomplete chunked body).
+``pause``
+    ``{"after": N, "seconds": S}``: send N body chunks, then nothing for S seconds, then the rest
+    (a model that stops mid-answer: the client must not need the next chunk to stop).
 ``stream_error``
     ``{"after": N, "body": {...}}``: a mid-stream error event after N chunks (format-specific).
 ``usage``
@@ -256,6 +259,7 @@ class Reply:
     headers_delay_s: float = 0.0
     stall_s: float = 0.0
     cut_after: int | None = None
+    pause: tuple[int, float] | None = None  # (after this many chunks, wait these seconds)
 
 
 _HOP_BY_HOP = {"transfer-encoding", "content-length", "connection", "content-encoding", "keep-alive"}
@@ -280,6 +284,12 @@ def _turn_headers(turn: dict[str, Any]) -> list[tuple[str, str]]:
     return [(str(k), str(v)) for k, v in headers.items()]
 
 
+def _pause(value: Any) -> tuple[int, float] | None:
+    if not isinstance(value, dict):
+        return None
+    return int(value.get("after") or 0), float(value.get("seconds") or 0)
+
+
 def build_reply(turn: dict[str, Any], ctx: TurnContext) -> Reply:
     """The reply to a request for one scripted turn."""
     timing: dict[str, Any] = {
@@ -287,6 +297,7 @@ def build_reply(turn: dict[str, Any], ctx: TurnContext) -> Reply:
         "headers_delay_s": float(turn.get("headers_delay_s") or 0),
         "stall_s": float(turn.get("stall_s") or 0),
         "cut_after": turn.get("cut_after"),
+        "pause": _pause(turn.get("pause")),
     }
     replay = turn.get("replay")
     if isinstance(replay, dict):
@@ -463,6 +474,9 @@ class _Handler(BaseHTTPRequestHandler):
             if cut is not None and index >= cut:
                 break
             if reply.delay_s and not self._wait(reply.delay_s):
+                self._drop()
+                return
+            if reply.pause and index == reply.pause[0] and not self._wait(reply.pause[1]):
                 self._drop()
                 return
             if chunk:

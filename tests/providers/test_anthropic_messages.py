@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 from support.llm_server import LLMServer
@@ -348,24 +347,27 @@ def test_overloaded_is_retried_by_default() -> None:
 
 
 def test_abort_mid_stream() -> None:
-    with LLMServer([{"blocks": [{"text": "a b c d e f g h"}], "delay_s": 0.2}]) as server:
+    # a minute's pause after the first word: the abort must end the wait for the next chunk
+    with LLMServer(
+        [{"blocks": [{"text": "a b c d e f g h"}], "pause": {"after": 3, "seconds": 60}}]
+    ) as server:
         model = anthropic_model(server.base_url)
 
-        async def run() -> tuple[list[StreamEvent], float]:
+        async def run() -> list[StreamEvent]:
             controller = AbortController()
             events: list[StreamEvent] = []
-            started = 0.0
+            armed = False
             async for event in stream(
                 model, Context(messages=[user()]), StreamOptions(api_key="k", signal=controller.signal)
             ):
                 events.append(event)
-                if event.type == "text_delta" and not started:
+                if event.type == "text_delta" and not armed:
                     asyncio.get_running_loop().call_later(0.05, controller.abort)
-                    started = time.monotonic()
-            return events, time.monotonic() - started
+                    armed = True
+            return events
 
-        events, elapsed = asyncio.run(run())
-    assert elapsed < 0.2
+        events = asyncio.run(asyncio.wait_for(run(), timeout=30))
+    assert [e.delta for e in events if e.type == "text_delta"] == ["a "]  # type: ignore[attr-defined]
     assert events[-1].type == "error" and events[-1].reason == "aborted"
     assert final(events).error_message == "Request was aborted"
 

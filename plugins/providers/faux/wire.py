@@ -183,7 +183,7 @@ def _call_id(seq: int, index: int) -> str:
 
 TURN_KEYS = ("blocks", "error", "status", "stop_reason", "usage", "delay_s")
 # what the scripted LLM server of piko.testing plays and faux cannot (no HTTP here)
-SERVER_ONLY_KEYS = ("headers", "repeat", "headers_delay_s", "stall_s", "cut_after", "stream_error", "sse",
+SERVER_ONLY_KEYS = ("headers", "repeat", "headers_delay_s", "stall_s", "pause", "cut_after", "stream_error", "sse",
                     "replay", "coalesce", "error_body")  # fmt: skip
 BLOCK_KINDS = ("text", "thinking", "tool_call")
 STOP_REASONS = ("stop", "length", "toolUse", "error", "aborted")
