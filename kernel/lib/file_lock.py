@@ -1,6 +1,10 @@
 """pi's lock on a file (``proper-lockfile``'s scheme): the directory ``<file>.lock`` exists while a
 process holds it, its mtime is refreshed while held, and one not refreshed for 30 s is stale and
-taken over. ``auth.json`` and ``trust.json`` are locked this way, so pi and piko processes share them."""
+taken over. ``auth.json`` and ``trust.json`` are locked this way, so pi and piko processes share them.
+
+Not ``filelock``: its locks (``fcntl``, or a lock file it creates and removes) are invisible to
+pi's ``proper-lockfile``, so a pi and a piko process could write ``auth.json`` at once.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,9 @@
-"""Fuzzy matching for model search and completion (pi's scoring: lower is better)."""
+"""Fuzzy matching for model search and completion (pi's scoring: lower is better).
+
+Written here, not taken from a library such as ``rapidfuzz``: the order of the matches is what
+users see in ``/model`` and ``--model`` resolution, and it must be pi's, which comes from pi's own
+scoring; another metric orders differently.
+"""
 
 from __future__ import annotations
 
