@@ -5,8 +5,9 @@ Primary differences decide first (punctuation before digits before letters, acce
 then accents, then case and the exact characters. ASCII follows ICU exactly; other scripts keep code
 point order after the Latin letters.
 
-Not PyICU, which would be exact: it needs the ICU C library installed beside it (no wheels for
-most platforms) for what is only the order of two listings.
+Not PyICU, which would be exact: it publishes no wheels (``pip download PyICU --only-binary=:all:``
+finds none, 2026-12-02), so installing piko would need the ICU C library and a compiler, for what
+is only the order of two listings.
 """
 
 from __future__ import annotations
