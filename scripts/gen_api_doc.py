@@ -293,6 +293,10 @@ def _default_text(value: ast.expr | None) -> str | None:
     return ast.unparse(value)
 
 
+FORWARDED = "Forwarded["
+"""How the annotation of a :class:`piko.lib.forwarding.Forwarded` attribute starts."""
+
+
 def class_fields(cls: type) -> list[FieldDoc]:
     """The annotated fields of ``cls`` and its piko bases (bases first), with defaults and comments."""
     fields: dict[str, FieldDoc] = {}
@@ -311,8 +315,8 @@ def class_fields(cls: type) -> list[FieldDoc]:
             if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
                 continue
             annotation = ast.unparse(statement.annotation)
-            if annotation.startswith(("ClassVar", "typing.ClassVar")):
-                continue
+            if annotation.startswith(("ClassVar", "typing.ClassVar", FORWARDED)):
+                continue  # a Forwarded attribute is a property (see class_members), not a field
             name = statement.target.id
             fields[name] = FieldDoc(
                 name=name,
@@ -377,6 +381,14 @@ def class_members(cls: type, field_names: set[str], protocol: type | None) -> li
             continue
         for name, raw in klass.__dict__.items():
             if name.startswith("_") or name in field_names or name in HIDDEN_MEMBERS:
+                continue
+            if type(raw).__name__ == "Forwarded":  # piko.lib.forwarding: a property read elsewhere
+                held = str(inspect.get_annotations(klass).get(name, ""))
+                returned = held[len(FORWARDED) : -1] if held.startswith(FORWARDED) else ""
+                doc = inspect.cleandoc(raw.__doc__) if raw.__doc__ else ""
+                members[name] = MemberDoc(
+                    name, "property", f" -> {returned}" if returned else "", doc, klass.__name__
+                )
                 continue
             if isinstance(raw, property):
                 function, kind = raw.fget, "property"

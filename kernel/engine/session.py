@@ -58,6 +58,7 @@ from piko.engine.session_services import SessionServices
 from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import SessionSystemPrompt
 from piko.engine.user_shell import UserShell
+from piko.lib.forwarding import Forwarded
 from piko.models.resolver import DEFAULT_THINKING_LEVEL
 from piko.models.resolver import ScopedModel
 from piko.resources.loader import Resources
@@ -179,21 +180,10 @@ class AgentSession:
     def model(self, model: Model | None) -> None:
         self.models.model = model
 
-    @property
-    def thinking_level(self) -> str:
-        return self.models.thinking_level
-
-    @property
-    def is_streaming(self) -> bool:
-        return self.agent.is_streaming
-
-    @property
-    def messages(self) -> list[Any]:
-        return self.agent.state.messages
-
-    @property
-    def system_prompt(self) -> str:
-        return self.agent.state.system_prompt
+    thinking_level: Forwarded[str] = Forwarded("models")
+    is_streaming: Forwarded[bool] = Forwarded("agent")
+    messages: Forwarded[list[Any]] = Forwarded("agent.state")
+    system_prompt: Forwarded[str] = Forwarded("agent.state")
 
     @property
     def session_id(self) -> str:
