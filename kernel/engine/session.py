@@ -15,9 +15,12 @@ The session composes parts with one job each. The modes use these directly: ``li
 :mod:`~piko.engine.prompt_input`), the system prompt (:mod:`~piko.engine.system_prompt`),
 :mod:`~piko.engine.stop_hook`, :mod:`~piko.engine.extension_messages`, :mod:`~piko.engine.extension_events`,
 :mod:`~piko.engine.persistence`, :mod:`~piko.engine.provider_hooks` and
-:mod:`~piko.engine.loop_hooks`. Operations over the whole session live in their own modules:
-:mod:`~piko.engine.stats`, :mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`,
-:mod:`~piko.engine.reloading`. Methods answer with records; the modes build the wire forms.
+:mod:`~piko.engine.loop_hooks`. All share the one
+:class:`~piko.engine.session_services.SessionServices` the session builds (settings, dispatcher,
+ctx, listeners, and live views of its model, session id, run signal...). Operations over the
+whole session live in their own modules: :mod:`~piko.engine.stats`,
+:mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`, :mod:`~piko.engine.reloading`.
+Methods answer with records; the modes build the wire forms.
 """
 
 from __future__ import annotations
