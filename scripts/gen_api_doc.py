@@ -159,6 +159,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "Skill",
             "PromptTemplate",
             "tool",
+            "ToolOptions",
             "SessionClosedError",
             "SessionOptionError",
             "SessionSetupError",
@@ -193,6 +194,7 @@ class FieldDoc:
     annotation: str
     default: str | None
     comment: str
+    optional: bool = False  # a key a TypedDict may leave out (total=False)
 
 
 @dataclass
@@ -323,6 +325,7 @@ def class_fields(cls: type) -> list[FieldDoc]:
                 annotation=annotation,
                 default=_default_text(statement.value),
                 comment=comments.get(statement.end_lineno or statement.lineno, ""),
+                optional=name in getattr(klass, "__optional_keys__", ()),
             )
     return list(fields.values())
 
@@ -507,7 +510,8 @@ def render_name(doc: NameDoc) -> list[str]:
         out += ["", "Construct it with keyword arguments (the fields):"]
         out += ["", "| field | type | default | note |", "| --- | --- | --- | --- |"]
         for item in doc.fields:
-            default = "required" if item.default is None else f"`{_cell(item.default)}`"
+            default = f"`{_cell(item.default)}`" if item.default is not None else "required"
+            default = "optional" if item.optional else default
             out.append(f"| `{item.name}` | `{_cell(item.annotation)}` | {default} | {_cell(item.comment)} |")
     for member in doc.members:
         label = {"property": "property", "classmethod": "classmethod", "async method": "async"}.get(
