@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from piko.extensions.context import ExtensionContext
     from piko.extensions.context import ExtensionRuntimeNotInitializedError
     from piko.extensions.extension_api import ExtensionAPI
+    from piko.extensions.function_tools import ToolOptions
     from piko.extensions.function_tools import ToolSchemaError
     from piko.extensions.function_tools import tool
     from piko.extensions.ui import NoOpUI
@@ -106,6 +107,7 @@ _EXPORTS: dict[str, str] = {
     # tools from plain functions
     "tool": "piko.extensions.function_tools",
     "ToolSchemaError": "piko.extensions.function_tools",
+    "ToolOptions": "piko.extensions.function_tools",
     # hook markers
     "hookimpl": "piko.platform.markers",
     "hookspec": "piko.platform.markers",
@@ -236,6 +238,7 @@ __all__ = [
     "ToolCall",
     "ToolDefinition",
     "ToolExecute",
+    "ToolOptions",
     "ToolResult",
     "ToolResultMessage",
     "ToolSchemaError",

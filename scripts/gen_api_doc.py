@@ -159,6 +159,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "Skill",
             "PromptTemplate",
             "tool",
+            "ToolOptions",
             "SessionClosedError",
             "SessionOptionError",
             "SessionSetupError",
@@ -193,6 +194,7 @@ class FieldDoc:
     annotation: str
     default: str | None
     comment: str
+    optional: bool = False  # a key a TypedDict may leave out (total=False)
 
 
 @dataclass
@@ -293,6 +295,10 @@ def _default_text(value: ast.expr | None) -> str | None:
     return ast.unparse(value)
 
 
+FORWARDED = "Forwarded["
+"""How the annotation of a :class:`piko.lib.forwarding.Forwarded` attribute starts."""
+
+
 def class_fields(cls: type) -> list[FieldDoc]:
     """The annotated fields of ``cls`` and its piko bases (bases first), with defaults and comments."""
     fields: dict[str, FieldDoc] = {}
@@ -311,14 +317,15 @@ def class_fields(cls: type) -> list[FieldDoc]:
             if not isinstance(statement, ast.AnnAssign) or not isinstance(statement.target, ast.Name):
                 continue
             annotation = ast.unparse(statement.annotation)
-            if annotation.startswith(("ClassVar", "typing.ClassVar")):
-                continue
+            if annotation.startswith(("ClassVar", "typing.ClassVar", FORWARDED)):
+                continue  # a Forwarded attribute is a property (see class_members), not a field
             name = statement.target.id
             fields[name] = FieldDoc(
                 name=name,
                 annotation=annotation,
                 default=_default_text(statement.value),
                 comment=comments.get(statement.end_lineno or statement.lineno, ""),
+                optional=name in getattr(klass, "__optional_keys__", ()),
             )
     return list(fields.values())
 
@@ -377,6 +384,14 @@ def class_members(cls: type, field_names: set[str], protocol: type | None) -> li
             continue
         for name, raw in klass.__dict__.items():
             if name.startswith("_") or name in field_names or name in HIDDEN_MEMBERS:
+                continue
+            if type(raw).__name__ == "Forwarded":  # piko.lib.forwarding: a property read elsewhere
+                held = str(inspect.get_annotations(klass).get(name, ""))
+                returned = held[len(FORWARDED) : -1] if held.startswith(FORWARDED) else ""
+                doc = inspect.cleandoc(raw.__doc__) if raw.__doc__ else ""
+                members[name] = MemberDoc(
+                    name, "property", f" -> {returned}" if returned else "", doc, klass.__name__
+                )
                 continue
             if isinstance(raw, property):
                 function, kind = raw.fget, "property"
@@ -495,7 +510,8 @@ def render_name(doc: NameDoc) -> list[str]:
         out += ["", "Construct it with keyword arguments (the fields):"]
         out += ["", "| field | type | default | note |", "| --- | --- | --- | --- |"]
         for item in doc.fields:
-            default = "required" if item.default is None else f"`{_cell(item.default)}`"
+            default = f"`{_cell(item.default)}`" if item.default is not None else "required"
+            default = "optional" if item.optional else default
             out.append(f"| `{item.name}` | `{_cell(item.annotation)}` | {default} | {_cell(item.comment)} |")
     for member in doc.members:
         label = {"property": "property", "classmethod": "classmethod", "async method": "async"}.get(

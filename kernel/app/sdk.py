@@ -25,6 +25,7 @@ from typing import Literal
 
 from piko.app.sdk_options import SessionOptionError
 from piko.app.sdk_options import SessionOptions
+from piko.lib.forwarding import Forwarded
 
 if TYPE_CHECKING:
     from typing import Unpack
@@ -275,46 +276,24 @@ class AgentSession:
         """The conversation in context (user, assistant, tool-result and custom messages)."""
         return list(self._engine.messages)
 
-    @property
-    def model(self) -> Model | None:
-        """The model the next prompt goes to."""
-        return self._engine.model
-
-    @property
-    def thinking_level(self) -> str:
-        """The thinking level of the next prompt (``off`` ... ``xhigh``)."""
-        return self._engine.thinking_level
-
-    @property
-    def system_prompt(self) -> str:
-        """The system prompt as the next request sends it."""
-        return self._engine.system_prompt
-
-    @property
-    def is_streaming(self) -> bool:
-        """Whether a run is under way."""
-        return self._engine.is_streaming
-
-    @property
-    def session_id(self) -> str:
-        """The session's id (its file's, when it has one)."""
-        return self._engine.session_id
-
-    @property
-    def session_file(self) -> str | None:
-        """The session's JSONL file (written from the first answer on); None in memory."""
-        return self._engine.session_file
+    # read live from the engine's session
+    model: Forwarded[Model | None] = Forwarded("_engine", "The model the next prompt goes to.")
+    thinking_level: Forwarded[str] = Forwarded(
+        "_engine", "The thinking level of the next prompt (``off`` ... ``xhigh``)."
+    )
+    system_prompt: Forwarded[str] = Forwarded("_engine", "The system prompt as the next request sends it.")
+    is_streaming: Forwarded[bool] = Forwarded("_engine", "Whether a run is under way.")
+    session_id: Forwarded[str] = Forwarded("_engine", "The session's id (its file's, when it has one).")
+    session_file: Forwarded[str | None] = Forwarded(
+        "_engine", "The session's JSONL file (written from the first answer on); None in memory."
+    )
+    cwd: Forwarded[str] = Forwarded("_engine", "The folder the session works in.")
 
     @property
     def session_manager(self) -> SessionManager:
         """The session's entries and file."""
         manager: SessionManager = self._engine.session_manager
         return manager
-
-    @property
-    def cwd(self) -> str:
-        """The folder the session works in."""
-        return self._engine.cwd
 
     @property
     def diagnostics(self) -> list[str]:

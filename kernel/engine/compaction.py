@@ -243,14 +243,7 @@ async def run_compaction(
             settings=compaction_settings(session),
             reason=reason,
             thinking_level=session.thinking_level,
-            retry=SummaryRetry(
-                session.settings,
-                session.listeners.notify,
-                source="compaction",
-                reason=reason,
-                pm=session.app.pm,
-                model=model,
-            ),
+            retry=SummaryRetry(session.services, source="compaction", reason=reason, model=model),
         )
         preparation = await ask_strategy(session, "compaction_prepare", request)
         if preparation is None:

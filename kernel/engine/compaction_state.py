@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 from piko.data.events import CompactionResult
+from piko.engine.session_services import SessionServices
 from piko.lib.abort import AbortController
 
 
@@ -17,9 +15,8 @@ class CompactionState:
     ``last_error`` how the latest one ended.
     """
 
-    def __init__(self, settings: Any, save_setting: Callable[[str, Any], None]) -> None:
-        self._settings = settings
-        self._save_setting = save_setting
+    def __init__(self, services: SessionServices) -> None:
+        self._services = services
         self.running = False
         self.controller: AbortController | None = None
         self.last_result: CompactionResult | None = None
@@ -27,10 +24,10 @@ class CompactionState:
 
     @property
     def enabled(self) -> bool:
-        return bool(self._settings.get("compaction.enabled", True))
+        return bool(self._services.settings.get("compaction.enabled", True))
 
     def set_enabled(self, enabled: bool) -> None:
-        self._save_setting("compaction.enabled", enabled)
+        self._services.save_setting("compaction.enabled", enabled)
 
     def abort(self) -> None:
         """Cancel the compaction under way (it ends as aborted)."""

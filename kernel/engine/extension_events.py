@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import AgentStartEvent
@@ -11,6 +10,7 @@ from piko.data.events import TurnEndEvent
 from piko.data.events import TurnStartEvent
 from piko.engine.extension_reach import ExtensionReach
 from piko.engine.loop import now_ms
+from piko.engine.session_services import SessionServices
 
 # loop events extensions receive as they are, when any extension listens
 AS_THEY_ARE = frozenset(
@@ -24,18 +24,8 @@ class ExtensionEvents(ExtensionReach):
     run's abort ``signal()``; counts the turns of a run; a ``message_end`` handler's replacement
     takes the message's place in ``messages()``."""
 
-    def __init__(
-        self,
-        dispatcher: Any,
-        ctx: Any,
-        *,
-        signal: Callable[[], Any],
-        messages: Callable[[], list[Any]],
-        session_id: Callable[[], str],
-    ) -> None:
-        super().__init__(dispatcher, ctx, signal=signal)
-        self._session_id = session_id
-        self._messages = messages
+    def __init__(self, services: SessionServices) -> None:
+        super().__init__(services)
         self._turn_index = 0
 
     async def forward(self, event: Any) -> None:
@@ -44,12 +34,12 @@ class ExtensionEvents(ExtensionReach):
         d = self._dispatcher
         if kind == "agent_start":
             self._turn_index = 0
-            await self._fire("agent_start", AgentStartEvent(session_id=self._session_id()))
+            await self._fire("agent_start", AgentStartEvent(session_id=self._services.session_id()))
         elif kind == "turn_start":
             await self._fire(
                 "turn_start",
                 TurnStartEvent(
-                    turn_index=self._turn_index, timestamp=now_ms(), session_id=self._session_id()
+                    turn_index=self._turn_index, timestamp=now_ms(), session_id=self._services.session_id()
                 ),
             )
         elif kind == "turn_end":
@@ -59,7 +49,7 @@ class ExtensionEvents(ExtensionReach):
                     turn_index=self._turn_index,
                     message=event.message,
                     tool_results=event.tool_results,
-                    session_id=self._session_id(),
+                    session_id=self._services.session_id(),
                 ),
             )
             self._turn_index += 1
@@ -67,12 +57,12 @@ class ExtensionEvents(ExtensionReach):
             if d.has_handlers("message_end"):
                 replacement = await self._fire("message_end", MessageEndEvent(message=event.message))
                 if replacement is not None and replacement is not event.message:
-                    _replace_in_place(self._messages(), event.message, replacement)
+                    _replace_in_place(self._services.messages(), event.message, replacement)
                     event.message = replacement
         elif kind in AS_THEY_ARE:
             if d.has_handlers(kind):
                 if kind == "agent_end":
-                    event.session_id = self._session_id()
+                    event.session_id = self._services.session_id()
                 await self._fire(kind, event)
 
 

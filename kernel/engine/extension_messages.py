@@ -11,9 +11,9 @@ from piko.data.events import MessageStartEvent
 from piko.data.messages import CustomMessage
 from piko.data.messages import ImageContent
 from piko.data.messages import TextContent
-from piko.engine.listeners import Listeners
 from piko.engine.loop import now_ms
 from piko.engine.queues import MessageQueues
+from piko.engine.session_services import SessionServices
 
 
 class ExtensionMessages:
@@ -22,24 +22,20 @@ class ExtensionMessages:
 
     ``deliver_as``: ``"steer"`` (the default while the agent streams), ``"followUp"``,
     ``"nextTurn"`` (a custom message sent with the next prompt) or ``"aside"``. Idle, a custom message starts a
-    turn with ``start_turn(message)`` when ``trigger_turn`` asks, else it is ``add``-ed to the
-    conversation and the listeners see it; a user message is sent with ``prompt``.
+    turn with ``start_turn(message)`` when ``trigger_turn`` asks, else the ``services`` ``add`` it to
+    the conversation and their listeners see it; a user message is sent with ``prompt``.
     """
 
     def __init__(
         self,
         queues: MessageQueues,
-        listeners: Listeners,
+        services: SessionServices,
         *,
-        is_streaming: Callable[[], bool],
-        add: Callable[[Any], None],
         start_turn: Callable[[CustomMessage], Awaitable[None]],
         prompt: Callable[..., Awaitable[None]],
     ) -> None:
         self._queues = queues
-        self._listeners = listeners
-        self._is_streaming = is_streaming
-        self._add = add
+        self._services = services
         self._start_turn = start_turn
         self._prompt = prompt
 
@@ -56,7 +52,7 @@ class ExtensionMessages:
         custom = custom_message_from(message)
         if attribution is not None:
             custom.extra["attribution"] = attribution
-        streaming = self._is_streaming()
+        streaming = self._services.is_streaming()
         if deliver_as == "nextTurn" and not (trigger_turn and not streaming):
             if trigger_turn:  # streaming: the queued message schedules a continuation
                 self._queues.add_message(custom, follow_up=True)
@@ -67,9 +63,9 @@ class ExtensionMessages:
         elif trigger_turn or deliver_as == "aside":
             await self._start_turn(custom)
         else:
-            self._add(custom)
-            await self._listeners.notify(MessageStartEvent(message=custom))
-            await self._listeners.notify(MessageEndEvent(message=custom))
+            self._services.add(custom)
+            await self._services.listeners.notify(MessageStartEvent(message=custom))
+            await self._services.listeners.notify(MessageEndEvent(message=custom))
 
     async def send_user(
         self, content: Any, *, deliver_as: str | None = None, attribution: str | None = None
@@ -88,7 +84,7 @@ class ExtensionMessages:
             ]
             text = "\n".join(b.text for b in blocks if isinstance(b, TextContent))
             images = [b for b in blocks if isinstance(b, ImageContent)] or None
-        if deliver_as in ("steer", "followUp") and not self._is_streaming():
+        if deliver_as in ("steer", "followUp") and not self._services.is_streaming():
             await self._queues.add(text, images, follow_up=deliver_as == "followUp", attribution=attribution)
             return
         behavior = "steer" if deliver_as in (None, "aside", "nextTurn") else deliver_as

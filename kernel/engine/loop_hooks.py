@@ -25,13 +25,6 @@ class LoopHooks(ExtensionReach):
     """The loop's callbacks that reach extensions through ``dispatcher`` (with ``ctx`` and the
     run's abort ``signal()``); each costs nothing when no extension handles its event."""
 
-    def __init__(
-        self, registry: Any, dispatcher: Any, settings: Any, ctx: Any, *, signal: Callable[[], Any]
-    ) -> None:
-        super().__init__(dispatcher, ctx, signal=signal)
-        self._registry = registry
-        self._settings = settings
-
     def config(
         self,
         model: Model | None,
@@ -46,7 +39,7 @@ class LoopHooks(ExtensionReach):
             from piko.models.guidance import no_model_selected_message
 
             raise RuntimeError(no_model_selected_message())
-        stream_fn = self._registry.stream_function(model)
+        stream_fn = self._services.registry.stream_function(model)
         if stream_fn is None:
             raise RuntimeError(
                 f'No provider API "{model.api}" is registered for {model.provider}/{model.id} '
@@ -70,7 +63,7 @@ class LoopHooks(ExtensionReach):
     def convert_to_llm(self, messages: list[Any]) -> list[Any]:
         """The messages as the model sees them (images left out when ``images.blockImages`` is set)."""
         converted = convert_to_llm(messages)
-        if self._settings.get("images.blockImages"):
+        if self._services.settings.get("images.blockImages"):
             from piko.engine.llm_messages import block_images
 
             converted = block_images(converted)

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Coroutine
-from typing import Any
-
 from piko.data.events import ModelSelectEvent
 from piko.data.events import ThinkingLevelChangedEvent
 from piko.data.events import ThinkingLevelSelectEvent
 from piko.data.messages import Model
-from piko.engine.listeners import Listeners
+from piko.engine.session_services import SessionServices
 from piko.lib.records import Record
 from piko.models.resolver import DEFAULT_THINKING_LEVEL
 from piko.models.resolver import ScopedModel
@@ -30,31 +26,21 @@ class ModelCycle(Record):
 class ModelControl:
     """Holds the model, the thinking level and the model scope (``--models``) of a session.
 
-    Each change is written to the session file of ``manager()`` and to the settings
-    (``save_setting``: the defaults of the next start); ``model_select`` and
+    Each change is written to the session file of the ``services``' ``manager()`` and to the
+    settings (``save_setting``: the defaults of the next start); ``model_select`` and
     ``thinking_level_select`` go to the extensions through ``emit(name, event)``, and
     ``thinking_level_changed`` to the ``listeners``.
     """
 
     def __init__(
         self,
-        registry: Any,
-        settings: Any,
+        services: SessionServices,
         *,
-        manager: Callable[[], Any],
-        save_setting: Callable[[str, Any], None],
-        listeners: Listeners,
-        emit: Callable[[str, Any], Coroutine[Any, Any, Any]],
         model: Model | None,
         thinking_level: str = DEFAULT_THINKING_LEVEL,
         scoped_models: list[ScopedModel] | None = None,
     ) -> None:
-        self._registry = registry
-        self._settings = settings
-        self._manager = manager
-        self._save_setting = save_setting
-        self._listeners = listeners
-        self._emit = emit
+        self._services = services
         self.model = model
         self.scoped_models = list(scoped_models or [])
         self._thinking_level = clamp_thinking_level(model, thinking_level) if model else "off"
@@ -65,7 +51,7 @@ class ModelControl:
 
     async def set_model(self, model: Model, *, source: str = "set") -> None:
         """Switch to ``model`` (which needs credentials), keeping the thinking level where both reason."""
-        if not self._registry.has_auth(model.provider):
+        if not self._services.registry.has_auth(model.provider):
             raise RuntimeError(f"No API key for {model.provider}/{model.id}")
         previous = self.model
         level = (
@@ -76,18 +62,18 @@ class ModelControl:
         self._switch_to(model)
         self.set_thinking_level(level)
         if not same_model(previous, model):
-            await self._emit(
+            await self._services.emit(
                 "model_select", ModelSelectEvent(model=model, previous_model=previous, source=source)
             )
 
     async def cycle(self, direction: str = "forward") -> ModelCycle | None:
         """The next (or previous) model of the scope, else of all available models; None if only one."""
         if self.scoped_models:
-            candidates = [s for s in self.scoped_models if self._registry.has_auth(s.model.provider)]
+            candidates = [s for s in self.scoped_models if self._services.registry.has_auth(s.model.provider)]
             pool = [(s.model, s.thinking_level) for s in candidates]
             scoped = True
         else:
-            pool = [(m, None) for m in self._registry.available_models()]
+            pool = [(m, None) for m in self._services.registry.available_models()]
             scoped = False
         if len(pool) <= 1:
             return None
@@ -97,7 +83,7 @@ class ModelControl:
         previous = self.model
         self._switch_to(model)
         self.set_thinking_level(self._level_for_cycle(level))
-        await self._emit(
+        await self._services.emit(
             "model_select", ModelSelectEvent(model=model, previous_model=previous, source="cycle")
         )
         return ModelCycle(model=model, thinking_level=self._thinking_level, is_scoped=scoped)
@@ -108,27 +94,27 @@ class ModelControl:
             from piko.models.guidance import no_model_selected_message
 
             raise RuntimeError(no_model_selected_message())
-        if not self._registry.has_auth(self.model.provider):
-            raise RuntimeError(self._registry.missing_key_message(self.model.provider))
+        if not self._services.registry.has_auth(self.model.provider):
+            raise RuntimeError(self._services.registry.missing_key_message(self.model.provider))
 
     def _switch_to(self, model: Model) -> None:
         self.model = model
-        self._manager().append_model_change(model.provider, model.id)
-        self._save_setting("defaultProvider", model.provider)
-        self._save_setting("defaultModel", model.id)
+        self._services.manager().append_model_change(model.provider, model.id)
+        self._services.save_setting("defaultProvider", model.provider)
+        self._services.save_setting("defaultModel", model.id)
 
     def _level_for_switch(self, explicit: str | None = None) -> str:
         if explicit is not None:
             return explicit
         if self.model is None or not self.model.reasoning:
-            return str(self._settings.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL)
+            return str(self._services.settings.get("defaultThinkingLevel") or DEFAULT_THINKING_LEVEL)
         return self._thinking_level
 
     def _level_for_cycle(self, explicit: str | None) -> str:
         """pi's rule when cycling: the scope's level, else the settings' default, else the level in effect."""
         if explicit is not None:
             return explicit
-        return str(self._settings.get("defaultThinkingLevel") or self._thinking_level)
+        return str(self._services.settings.get("defaultThinkingLevel") or self._thinking_level)
 
     def available_thinking_levels(self) -> list[str]:
         return supported_thinking_levels(self.model)
@@ -143,12 +129,12 @@ class ModelControl:
         self._thinking_level = effective
         if effective == previous:
             return
-        self._manager().append_thinking_level_change(effective)
+        self._services.manager().append_thinking_level_change(effective)
         if self.supports_thinking() or effective != "off":
-            self._save_setting("defaultThinkingLevel", effective)
-        self._listeners.emit_now(ThinkingLevelChangedEvent(level=effective))
+            self._services.save_setting("defaultThinkingLevel", effective)
+        self._services.listeners.emit_now(ThinkingLevelChangedEvent(level=effective))
         event = ThinkingLevelSelectEvent(level=effective, previous_level=previous)
-        self._listeners.spawn(self._emit("thinking_level_select", event))
+        self._services.listeners.spawn(self._services.emit("thinking_level_select", event))
 
     def cycle_thinking_level(self) -> str | None:
         """The next level the model supports (None when it does not think)."""

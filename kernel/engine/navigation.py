@@ -274,13 +274,7 @@ async def navigate_tree(
             replace_instructions=replace_instructions,
             signal=controller.signal,
             thinking_level=session.thinking_level,
-            retry=SummaryRetry(
-                session.settings,
-                session.listeners.notify,
-                source="branchSummary",
-                pm=session.app.pm,
-                model=session.model,
-            ),
+            retry=SummaryRetry(session.services, source="branchSummary", model=session.model),
         )
         try:
             # called directly, as compaction is: a summary may take longer than a handler budget,

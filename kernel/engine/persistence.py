@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from piko.data.messages import AssistantMessage
 from piko.data.messages import CustomMessage
 from piko.data.messages import ToolResultMessage
 from piko.data.messages import UserMessage
+from piko.engine.session_services import SessionServices
 
 # what a run writes when a message ends (bash results and summaries are written where they are made)
 RUN_MESSAGES = (UserMessage, AssistantMessage, ToolResultMessage, CustomMessage)
 
 
 class SessionRecorder:
-    """Appends messages to the session file of ``manager()`` (the session may move to another
-    file: ``/new``, ``/resume``, ``/fork``), and to the conversation ``messages()`` when they
-    come from outside a run."""
+    """Appends messages to the session file of the ``services``' ``manager()`` (the session may
+    move to another file: ``/new``, ``/resume``, ``/fork``), and to the conversation
+    ``messages()`` when they come from outside a run."""
 
-    def __init__(self, manager: Callable[[], Any], messages: Callable[[], list[Any]]) -> None:
-        self._manager = manager
-        self._messages = messages
+    def __init__(self, services: SessionServices) -> None:
+        self._services = services
 
     def record(self, message: Any) -> None:
         """A message the agent finished (``message_end``): conversation and custom messages are written."""
@@ -31,11 +30,11 @@ class SessionRecorder:
     def add(self, message: Any) -> None:
         """A message from outside a run (a shell command's outcome, an extension's message):
         into the conversation, then the file."""
-        self._messages().append(message)
+        self._services.messages().append(message)
         self._write(message)
 
     def _write(self, message: Any) -> None:
-        manager = self._manager()
+        manager = self._services.manager()
         if isinstance(message, CustomMessage):
             manager.append_custom_message(
                 message.custom_type, message.content, message.display, message.details

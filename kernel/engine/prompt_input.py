@@ -14,6 +14,7 @@ from piko.data.events import InputEvent
 from piko.data.messages import CustomMessage
 from piko.data.messages import ImageContent
 from piko.engine.extension_reach import ExtensionReach
+from piko.engine.session_services import SessionServices
 from piko.lib.abort import AbortController
 
 _inside_input: contextvars.ContextVar[bool] = contextvars.ContextVar("piko_inside_input", default=False)
@@ -34,13 +35,12 @@ class PromptInput(ExtensionReach):
     def __init__(
         self,
         app: Any,
-        dispatcher: Any,
-        ctx: Any,
+        services: SessionServices,
         *,
         resources: Callable[[], Any],
         prompt: Callable[[str], Awaitable[None]],
     ) -> None:
-        super().__init__(dispatcher, ctx)
+        super().__init__(services)
         self._app = app
         self._resources = resources
         self._prompt = prompt

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import AfterProviderResponseEvent
@@ -17,58 +16,38 @@ from piko.extensions.service_tiers import request_tier
 
 class ProviderRequests(ExtensionReach):
     """Makes the :class:`StreamOptions` of every model call, for the session's current
-    ``model()``, ``thinking_level()`` and ``session_id()``.
+    ``model()``, ``thinking_level()``, ``session_id()`` and ``cwd()`` (from its ``services``).
 
     The key and headers are resolved before each request (an OAuth token may need refreshing, a
     ``!command`` value may change), off the event loop since both may block. Extensions see the
     payload (``before_provider_request``, which may replace it) and the response status and
-    headers (``after_provider_response``) through ``dispatcher``, with ``ctx`` and the run's
+    headers (``after_provider_response``) through the dispatcher, with ``ctx`` and the run's
     abort ``signal()``.
     """
 
-    def __init__(
-        self,
-        registry: Any,
-        settings: Any,
-        dispatcher: Any,
-        ctx: Any,
-        *,
-        signal: Callable[[], Any],
-        model: Callable[[], Model | None],
-        thinking_level: Callable[[], str],
-        session_id: Callable[[], str],
-        cwd: Callable[[], str] | None = None,
-    ) -> None:
-        super().__init__(dispatcher, ctx, signal=signal)
-        self._cwd = cwd
-        self._registry = registry
-        self._settings = settings
-        self._model = model
-        self._thinking_level = thinking_level
-        self._session_id = session_id
-
     async def options(self, signal: Any) -> StreamOptions:
         """The options of the next request (aborted by ``signal``); raises without credentials."""
-        model = self._model()
+        services, registry = self._services, self._services.registry
+        model = services.model()
         if model is None:
             raise RuntimeError("No model selected")
-        auth = await asyncio.to_thread(self._registry.request_auth, model)
+        auth = await asyncio.to_thread(registry.request_auth, model)
         if not auth.ok:
             raise RuntimeError(auth.error or f"No API key for {model.provider}")
-        thinking_level = self._thinking_level()
-        budgets = self._settings.get("thinkingBudgets") or None
+        thinking_level = services.thinking_level()
+        budgets = services.settings.get("thinkingBudgets") or None
         options = StreamOptions(
             api_key=auth.api_key,
             headers=dict(auth.headers or {}),
             signal=signal,
             reasoning=None if thinking_level == "off" else thinking_level,
             thinking_budgets=dict(budgets) if isinstance(budgets, dict) else None,
-            session_id=self._session_id(),
-            cwd=self._cwd() if self._cwd is not None else None,
+            session_id=services.session_id(),
+            cwd=services.cwd(),
             on_payload=self.on_payload,
             on_response=self.on_response,
         )
-        pm = getattr(self._registry.app, "pm", None) if hasattr(self._registry, "app") else None
+        pm = getattr(registry.app, "pm", None) if hasattr(registry, "app") else None
         if pm is not None:
             from piko.platform.ordering import merged_answers
 
@@ -77,11 +56,11 @@ class ProviderRequests(ExtensionReach):
             )
             options.headers.update({str(k): str(v) for k, v in extra.items()})
         await self._headers_hook(options, model)
-        retention = self._settings.get("cacheRetention")
+        retention = services.settings.get("cacheRetention")
         if isinstance(retention, str):
             options.cache_retention = retention
-        apply_provider_retry_settings(self._settings, options)
-        tier = request_tier(getattr(getattr(self._registry, "app", None), "service_tiers", None) or {}, model)
+        apply_provider_retry_settings(services.settings, options)
+        tier = request_tier(getattr(getattr(registry, "app", None), "service_tiers", None) or {}, model)
         if tier is not None:
             options.extra["service_tier"] = tier
         return options

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import QueueUpdateEvent
@@ -11,8 +10,8 @@ from piko.data.messages import TextContent
 from piko.data.messages import UserMessage
 from piko.data.messages import text_of
 from piko.engine.agent import Agent
-from piko.engine.listeners import Listeners
 from piko.engine.loop import now_ms
+from piko.engine.session_services import SessionServices
 from piko.lib.records import Record
 from piko.lib.records import field
 
@@ -33,10 +32,9 @@ class MessageQueues:
     ``deliver_as="nextTurn"``) wait for the next prompt instead.
     """
 
-    def __init__(self, agent: Agent, listeners: Listeners, save_setting: Callable[[str, Any], None]) -> None:
+    def __init__(self, agent: Agent, services: SessionServices) -> None:
         self._agent = agent
-        self._listeners = listeners
-        self._save_setting = save_setting
+        self._services = services
         self._steering: list[str] = []
         self._follow_up: list[str] = []
         self._next_turn: list[Any] = []
@@ -51,11 +49,11 @@ class MessageQueues:
 
     def set_steering_mode(self, mode: str) -> None:
         self._agent.steering.mode = mode
-        self._save_setting("steeringMode", mode)
+        self._services.save_setting("steeringMode", mode)
 
     def set_follow_up_mode(self, mode: str) -> None:
         self._agent.follow_ups.mode = mode
-        self._save_setting("followUpMode", mode)
+        self._services.save_setting("followUpMode", mode)
 
     @property
     def pending_count(self) -> int:
@@ -83,7 +81,7 @@ class MessageQueues:
         else:
             self._steering.append(text)
             self._agent.steer(message)
-        await self._listeners.notify(self.update_event())
+        await self._services.listeners.notify(self.update_event())
 
     def add_message(self, message: Any, *, follow_up: bool) -> None:
         """Queue a message that is not shown as queued (an extension's custom message)."""
@@ -106,17 +104,17 @@ class MessageQueues:
         text = text_of(message.content)
         if text in self._steering:
             self._steering.remove(text)
-            await self._listeners.notify(self.update_event())
+            await self._services.listeners.notify(self.update_event())
         elif text in self._follow_up:
             self._follow_up.remove(text)
-            await self._listeners.notify(self.update_event())
+            await self._services.listeners.notify(self.update_event())
 
     def clear(self) -> ClearedQueue:
         """Drop the queued messages and say which texts were dropped."""
         cleared = ClearedQueue(steering=list(self._steering), follow_up=list(self._follow_up))
         self._steering, self._follow_up = [], []
         self._agent.clear_queues()
-        self._listeners.emit_now(self.update_event())
+        self._services.listeners.emit_now(self.update_event())
         return cleared
 
     def reset(self) -> None:

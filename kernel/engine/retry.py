@@ -14,27 +14,23 @@ from piko.data.events import SummarizationRetryFinishedEvent
 from piko.data.events import SummarizationRetryScheduledEvent
 from piko.data.messages import AssistantMessage
 from piko.data.messages import Model
+from piko.engine.session_services import SessionServices
 from piko.lib.abort import AbortSlot
-
-Announce = Callable[[str, Any], Awaitable[None]]
 
 
 class RetryPolicy:
     """pi's auto-retry: up to ``retry.maxRetries`` attempts, waiting ``retry.baseDelayMs`` doubled
     each time, announced as ``auto_retry_start``/``auto_retry_end``.
 
-    ``announce(name, event)`` tells the listeners and the extensions. Which errors are worth
-    retrying, the plugins say (``piko_classify_error``, asked through ``pm``). The policy holds
-    only the attempt count and the wait in progress (which :meth:`abort` cancels).
+    The ``services``' ``announce(name, event)`` tells the listeners and the extensions. Which
+    errors are worth retrying, the plugins say (``piko_classify_error``, asked through the
+    services' ``pm``). The policy holds only the attempt count and the wait in progress (which
+    :meth:`abort` cancels).
     """
 
-    def __init__(
-        self, settings: Any, announce: Announce, save_setting: Callable[[str, Any], None], pm: Any = None
-    ) -> None:
-        self._settings = settings
-        self._pm = pm
-        self._announce = announce
-        self._save_setting = save_setting
+    def __init__(self, services: SessionServices) -> None:
+        self._services = services
+        self._settings = services.settings
         self._attempt = 0
         self._wait = AbortSlot()  # the backoff wait
         self._classified: tuple[AssistantMessage, bool] | None = None  # the last message asked about
@@ -44,7 +40,7 @@ class RetryPolicy:
         return bool(self._settings.get("retry.enabled", True))
 
     def set_enabled(self, enabled: bool) -> None:
-        self._save_setting("retry.enabled", enabled)
+        self._services.save_setting("retry.enabled", enabled)
 
     @property
     def attempt(self) -> int:
@@ -69,7 +65,7 @@ class RetryPolicy:
 
         if self._classified is not None and self._classified[0] is message:
             return self._classified[1]
-        retryable = error_kind(self._pm, message, model) == "retryable"
+        retryable = error_kind(self._services.pm, message, model) == "retryable"
         self._classified = (message, retryable)
         return retryable
 
@@ -91,7 +87,7 @@ class RetryPolicy:
             attempt = self._attempt - 1
             self._attempt = 0
             end = AutoRetryEndEvent(success=False, attempt=attempt, final_error=message.error_message)
-            await self._announce("auto_retry_end", end)
+            await self._services.announce("auto_retry_end", end)
             return False
         delay = base * 2 ** (self._attempt - 1)
         start = AutoRetryStartEvent(
@@ -100,7 +96,7 @@ class RetryPolicy:
             delay_ms=int(delay),
             error_message=message.error_message or "Unknown error",
         )
-        await self._announce("auto_retry_start", start)
+        await self._services.announce("auto_retry_start", start)
         if messages and isinstance(messages[-1], AssistantMessage):
             messages.pop()
         with self._wait.running() as signal:
@@ -111,48 +107,42 @@ class RetryPolicy:
         if signal.aborted:
             attempt, self._attempt = self._attempt, 0
             end = AutoRetryEndEvent(success=False, attempt=attempt, final_error="Retry cancelled")
-            await self._announce("auto_retry_end", end)
+            await self._services.announce("auto_retry_end", end)
             return False
         return True
 
     async def answered(self, message: AssistantMessage) -> None:
         """An answer arrived: one that did not fail ends the retrying, successfully."""
         if message.stop_reason != "error" and self._attempt > 0:
-            await self._announce("auto_retry_end", AutoRetryEndEvent(success=True, attempt=self._attempt))
+            await self._services.announce(
+                "auto_retry_end", AutoRetryEndEvent(success=True, attempt=self._attempt)
+            )
             self._attempt = 0
 
 
 class SummaryRetry:
     """pi 1.6's retry of a compaction or branch-summary request: the ``retry`` settings' budget
-    and backoff, told to the session's listeners as ``summarization_retry_scheduled`` (before each
-    wait), ``summarization_retry_attempt_start`` (after it) and ``summarization_retry_finished``
-    (once, at the end, when there was a retry). Which errors are worth another try, the plugins
-    say (``piko_classify_error`` through ``pm``), as for the session's own requests."""
+    and backoff, told to the listeners of the session's ``services`` as
+    ``summarization_retry_scheduled`` (before each wait), ``summarization_retry_attempt_start``
+    (after it) and ``summarization_retry_finished`` (once, at the end, when there was a retry). Which errors are worth another try, the plugins
+    say (``piko_classify_error`` through the services' ``pm``), as for the session's own requests."""
 
     def __init__(
-        self,
-        settings: Any,
-        notify: Callable[[Any], Awaitable[None]],
-        *,
-        source: str,
-        reason: str | None = None,
-        pm: Any = None,
-        model: Model | None = None,
+        self, services: SessionServices, *, source: str, reason: str | None = None, model: Model | None = None
     ) -> None:
-        self._settings = settings
-        self._notify = notify
+        self._services = services
         self.source = source
         self.reason = reason
-        self._pm = pm
         self._model = model
 
     async def run(
         self, produce: Callable[[], Awaitable[AssistantMessage | None]], signal: Any = None
     ) -> AssistantMessage | None:
         """``produce()`` until it answers, fails for good, or is aborted; its last message."""
-        enabled = bool(self._settings.get("retry.enabled", True))
-        max_retries = int(self._settings.get("retry.maxRetries", 3)) if enabled else 0
-        base = float(self._settings.get("retry.baseDelayMs", 2000))
+        settings = self._services.settings
+        enabled = bool(settings.get("retry.enabled", True))
+        max_retries = int(settings.get("retry.maxRetries", 3)) if enabled else 0
+        base = float(settings.get("retry.baseDelayMs", 2000))
         from piko.engine.overflow import error_kind
 
         attempt = 0
@@ -164,24 +154,28 @@ class SummaryRetry:
             error = message.error_message or "Unknown error" if message is not None else ""
             failed = message is not None and message.stop_reason == "error" and not aborted
             retryable = (
-                failed and message is not None and error_kind(self._pm, message, self._model) == "retryable"
+                failed
+                and message is not None
+                and error_kind(self._services.pm, message, self._model) == "retryable"
             )
             if not retryable or attempt >= max_retries:
                 if attempt:
-                    await self._notify(SummarizationRetryFinishedEvent())
+                    await self._services.listeners.notify(SummarizationRetryFinishedEvent())
                 return message
             attempt += 1
             delay = base * 2 ** (attempt - 1)
-            await self._notify(
+            await self._services.listeners.notify(
                 SummarizationRetryScheduledEvent(
                     attempt=attempt, max_attempts=max_retries, delay_ms=int(delay),
                     error_message=error,
                 )
             )  # fmt: skip
             if await _sleep(delay / 1000.0, signal):
-                await self._notify(SummarizationRetryFinishedEvent())
+                await self._services.listeners.notify(SummarizationRetryFinishedEvent())
                 return message
-            await self._notify(SummarizationRetryAttemptStartEvent(source=self.source, reason=self.reason))
+            await self._services.listeners.notify(
+                SummarizationRetryAttemptStartEvent(source=self.source, reason=self.reason)
+            )
 
 
 async def _sleep(seconds: float, signal: Any) -> bool:

@@ -10,9 +10,9 @@ from typing import Any
 
 from piko.data.events import AgentSettledEvent
 from piko.data.messages import AssistantMessage
-from piko.data.messages import Model
 from piko.engine.agent import Agent
 from piko.engine.retry import RetryPolicy
+from piko.engine.session_services import SessionServices
 from piko.engine.stop_hook import StopHook
 
 CheckCompaction = Callable[[AssistantMessage, bool], Awaitable[str | None]]
@@ -24,30 +24,29 @@ class RunControl:
     After each run the last assistant message decides: a retryable failure waits the ``retry``
     backoff and continues; otherwise ``check_compaction(message, skip_aborted)`` may compact (an
     overflow is compacted once and the request sent again; a full context is compacted and
-    messages queued meanwhile are delivered). ``model()`` gives the context window that tells
-    an overflow from a retryable error. Once the agent settled with nothing queued
-    (``has_pending()`` false), the ``stop_hook`` may ask for more turns; then ``announce`` tells
-    of ``agent_settled`` (a RunControl without them only runs, retries and compacts).
+    messages queued meanwhile are delivered). The ``services``' ``model()`` gives the context
+    window that tells an overflow from a retryable error. Once the agent settled with nothing
+    queued (``has_pending()`` false), the ``stop_hook`` may ask for more turns (a RunControl
+    without one only runs, retries and compacts); then the services' ``announce`` tells of
+    ``agent_settled``.
     """
 
     def __init__(
         self,
         agent: Agent,
         retry: RetryPolicy,
+        services: SessionServices,
         *,
-        model: Callable[[], Model | None],
         check_compaction: CheckCompaction,
         stop_hook: StopHook | None = None,
         has_pending: Callable[[], bool] = lambda: False,
-        announce: Callable[[str, Any], Awaitable[None]] | None = None,
     ) -> None:
         self._agent = agent
+        self._retry = retry
+        self._services = services
+        self._check_compaction = check_compaction
         self._stop_hook = stop_hook
         self._has_pending = has_pending
-        self._announce = announce
-        self._retry = retry
-        self._model = model
-        self._check_compaction = check_compaction
         self._last: AssistantMessage | None = None
         self.abort_requested = False
         """Whether the current run was asked to stop (what ``agent_settled`` reports)."""
@@ -76,8 +75,10 @@ class RunControl:
                     break
                 await self.run(functools.partial(self._agent.prompt, [continuation]))
         finally:
-            if self._announce is not None and not self._agent.is_streaming and not self._has_pending():
-                await self._announce("agent_settled", AgentSettledEvent(aborted=self.abort_requested))
+            if not self._agent.is_streaming and not self._has_pending():
+                await self._services.announce(
+                    "agent_settled", AgentSettledEvent(aborted=self.abort_requested)
+                )
 
     async def settle(self) -> None:
         """Wait until the work extensions started without awaiting it (``pi.send_user_message``,
@@ -106,7 +107,7 @@ class RunControl:
             last, self._last = self._last, None
             if last is None:
                 return
-            model = self._model()
+            model = self._services.model()
             if self._retry.is_retryable(last, model) and self._retry.enabled:
                 if await self._retry.wait(last, self._agent.state.messages):
                     await self._agent.continue_()

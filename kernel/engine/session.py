@@ -15,9 +15,12 @@ The session composes parts with one job each. The modes use these directly: ``li
 :mod:`~piko.engine.prompt_input`), the system prompt (:mod:`~piko.engine.system_prompt`),
 :mod:`~piko.engine.stop_hook`, :mod:`~piko.engine.extension_messages`, :mod:`~piko.engine.extension_events`,
 :mod:`~piko.engine.persistence`, :mod:`~piko.engine.provider_hooks` and
-:mod:`~piko.engine.loop_hooks`. Operations over the whole session live in their own modules:
-:mod:`~piko.engine.stats`, :mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`,
-:mod:`~piko.engine.reloading`. Methods answer with records; the modes build the wire forms.
+:mod:`~piko.engine.loop_hooks`. All share the one
+:class:`~piko.engine.session_services.SessionServices` the session builds (settings, dispatcher,
+ctx, listeners, and live views of its model, session id, run signal...). Operations over the
+whole session live in their own modules: :mod:`~piko.engine.stats`,
+:mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`, :mod:`~piko.engine.reloading`.
+Methods answer with records; the modes build the wire forms.
 """
 
 from __future__ import annotations
@@ -43,7 +46,6 @@ from piko.engine.extension_events import ExtensionEvents
 from piko.engine.extension_host import ExtensionHost
 from piko.engine.extension_messages import ExtensionMessages
 from piko.engine.listeners import Listener
-from piko.engine.listeners import Listeners
 from piko.engine.loop import AgentState
 from piko.engine.loop import LoopConfig
 from piko.engine.loop_hooks import LoopHooks
@@ -55,9 +57,11 @@ from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
 from piko.engine.retry import RetryPolicy
 from piko.engine.run_control import RunControl
+from piko.engine.session_services import SessionServices
 from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import SessionSystemPrompt
 from piko.engine.user_shell import UserShell
+from piko.lib.forwarding import Forwarded
 from piko.models.resolver import DEFAULT_THINKING_LEVEL
 from piko.models.resolver import ScopedModel
 from piko.resources.loader import Resources
@@ -104,7 +108,6 @@ class AgentSession:
             app.pm, custom_system_prompt, list(append_system_prompt or [])
         )
         self.shutdown_requested = False  # an extension asked to quit (ctx.shutdown())
-        self._save_setting = functools.partial(_save_setting, app)
         context = session_manager.build_context()
         self.agent = Agent(
             AgentState(messages=list(context.messages)),
@@ -113,45 +116,40 @@ class AgentSession:
             steering_mode=str(self.settings.get("steeringMode", "one-at-a-time")),
             follow_up_mode=str(self.settings.get("followUpMode", "one-at-a-time")),
         )
-        signal, messages = (lambda: self.agent.signal), (lambda: self.agent.state.messages)
-        self.listeners = Listeners()
-        self.queues = MessageQueues(self.agent, self.listeners, self._save_setting)
-        self.retry = RetryPolicy(self.settings, self._announce, self._save_setting, self.app.pm)
+        self.services = services = SessionServices(
+            settings=self.settings, registry=self.model_registry, pm=app.pm, dispatcher=self.dispatcher,
+            ctx=self.ctx, save_setting=functools.partial(_save_setting, app), emit=self._emit,
+            announce=self._announce, add=lambda message: self._recorder.add(message),
+            signal=lambda: self.agent.signal, messages=lambda: self.agent.state.messages,
+            model=lambda: self.model, thinking_level=lambda: self.thinking_level,
+            session_id=lambda: self.session_id, cwd=lambda: self.cwd, manager=lambda: self.session_manager,
+            is_streaming=lambda: self.is_streaming,
+        )  # fmt: skip
+        self.listeners = services.listeners
+        self.queues = MessageQueues(self.agent, services)
+        self.retry = RetryPolicy(services)
         self.models = ModelControl(
-            self.model_registry, self.settings, manager=lambda: self.session_manager,
-            save_setting=self._save_setting, listeners=self.listeners, emit=self._emit,
-            model=model, thinking_level=thinking_level, scoped_models=scoped_models,
-        )  # fmt: skip
-        self.compaction = CompactionState(self.settings, self._save_setting)
-        self._stop_hook = StopHook(
-            self.dispatcher, self.ctx, session_id=lambda: self.session_id, messages=messages
+            services, model=model, thinking_level=thinking_level, scoped_models=scoped_models
         )
+        self.compaction = CompactionState(services)
+        self._stop_hook = StopHook(services)
         self.runs = RunControl(
-            self.agent, self.retry, model=lambda: self.model, check_compaction=self._check_compaction,
-            stop_hook=self._stop_hook, has_pending=self.queues.has_pending, announce=self._announce,
+            self.agent, self.retry, services, check_compaction=self._check_compaction,
+            stop_hook=self._stop_hook, has_pending=self.queues.has_pending,
         )  # fmt: skip
-        self._recorder = SessionRecorder(lambda: self.session_manager, messages)
-        self.shell = UserShell(
-            self._emit, cwd=lambda: self.cwd, is_streaming=lambda: self.is_streaming, add=self._recorder.add
-        )
+        self._recorder = SessionRecorder(services)
+        self.shell = UserShell(services)
         prompt_input = PromptInput(
-            app, self.dispatcher, self.ctx, resources=lambda: self.resources,
+            app,
+            services,
+            resources=lambda: self.resources,
             prompt=lambda text: self.prompt(text, expand=False),
-        )  # fmt: skip
-        self._flow = PromptFlow(self, prompt_input, self._system_prompt, self._check_compaction)
-        self._sent = ExtensionMessages(
-            self.queues, self.listeners, is_streaming=lambda: self.is_streaming, add=self._recorder.add,
-            start_turn=self._start_turn, prompt=self.prompt,
-        )  # fmt: skip
-        self._extension_events = ExtensionEvents(
-            self.dispatcher, self.ctx, signal=signal, messages=messages, session_id=lambda: self.session_id
         )
-        self._provider = ProviderRequests(
-            self.model_registry, self.settings, self.dispatcher, self.ctx, signal=signal, model=lambda: self.model,
-            thinking_level=lambda: self.thinking_level, session_id=lambda: self.session_id,
-            cwd=lambda: self.cwd,
-        )  # fmt: skip
-        self._hooks = LoopHooks(self.model_registry, self.dispatcher, self.settings, self.ctx, signal=signal)
+        self._flow = PromptFlow(self, prompt_input, self._system_prompt, self._check_compaction)
+        self._sent = ExtensionMessages(self.queues, services, start_turn=self._start_turn, prompt=self.prompt)
+        self._extension_events = ExtensionEvents(services)
+        self._provider = ProviderRequests(services)
+        self._hooks = LoopHooks(services)
         self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
         self.prompt_disposition = "started"  # how the last prompt went (pi 1.6's RPC disposition)
         if active_tools is None:
@@ -185,21 +183,10 @@ class AgentSession:
     def model(self, model: Model | None) -> None:
         self.models.model = model
 
-    @property
-    def thinking_level(self) -> str:
-        return self.models.thinking_level
-
-    @property
-    def is_streaming(self) -> bool:
-        return self.agent.is_streaming
-
-    @property
-    def messages(self) -> list[Any]:
-        return self.agent.state.messages
-
-    @property
-    def system_prompt(self) -> str:
-        return self.agent.state.system_prompt
+    thinking_level: Forwarded[str] = Forwarded("models")
+    is_streaming: Forwarded[bool] = Forwarded("agent")
+    messages: Forwarded[list[Any]] = Forwarded("agent.state")
+    system_prompt: Forwarded[str] = Forwarded("agent.state")
 
     @property
     def session_id(self) -> str:

@@ -3,13 +3,13 @@ continuations into the message of the next turn (omp's stop hook)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from piko.data.events import SessionStopEvent
 from piko.data.messages import CustomMessage
 from piko.engine.extension_reach import ExtensionReach
 from piko.engine.loop import now_ms
+from piko.engine.session_services import SessionServices
 
 MAX_CONTINUATIONS = 8
 """Advisory ``{continue: true}`` requests granted in one run; refusals do not count."""
@@ -28,12 +28,8 @@ class StopHook(ExtensionReach):
     """Asks ``session_stop`` after each settled run; :meth:`next_turn` is the message of the turn
     the handlers asked for, or None when the session may stop."""
 
-    def __init__(
-        self, dispatcher: Any, ctx: Any, *, session_id: Callable[[], str], messages: Callable[[], list[Any]]
-    ) -> None:
-        super().__init__(dispatcher, ctx)
-        self._session_id = session_id
-        self._messages = messages
+    def __init__(self, services: SessionServices) -> None:
+        super().__init__(services)
         self.continuations = 0
 
     def start_run(self) -> None:
@@ -41,10 +37,12 @@ class StopHook(ExtensionReach):
         self.continuations = 0
 
     async def next_turn(self) -> CustomMessage | None:
-        if not self._dispatcher.has_handlers("session_stop") or _aborted(self._messages()):
+        if not self._dispatcher.has_handlers("session_stop") or _aborted(self._services.messages()):
             return None
         event = SessionStopEvent(
-            session_id=self._session_id(), continuations=self.continuations, messages=list(self._messages())
+            session_id=self._services.session_id(),
+            continuations=self.continuations,
+            messages=list(self._services.messages()),
         )
         verdict = await self._fire("session_stop", event)
         if not verdict:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
 from collections.abc import Callable
 from typing import Any
 
@@ -10,6 +9,7 @@ from piko.data.events import BashResult
 from piko.data.events import UserBashEvent
 from piko.data.messages import BashExecutionMessage
 from piko.engine.loop import now_ms
+from piko.engine.session_services import SessionServices
 from piko.lib.abort import AbortSlot
 
 NO_SHELL = "No shell is available (the bash plugin is blocked or missing)."
@@ -19,23 +19,13 @@ class UserShell:
     """Runs a user's command through the ``user_bash`` event (the bash plugin answers it by
     default) and records the outcome as a ``bashExecution`` message.
 
-    ``emit(name, event)`` asks the extensions; ``cwd()`` is where commands run; while
-    ``is_streaming()`` the result waits (:meth:`flush_pending`) so it does not land inside a
-    turn; ``add(message)`` puts a message in the conversation and the session file.
+    Of its ``services``: ``emit(name, event)`` asks the extensions; ``cwd()`` is where commands
+    run; while ``is_streaming()`` the result waits (:meth:`flush_pending`) so it does not land
+    inside a turn; ``add(message)`` puts a message in the conversation and the session file.
     """
 
-    def __init__(
-        self,
-        emit: Callable[[str, Any], Awaitable[Any]],
-        *,
-        cwd: Callable[[], str],
-        is_streaming: Callable[[], bool],
-        add: Callable[[Any], None],
-    ) -> None:
-        self._emit = emit
-        self._cwd = cwd
-        self._is_streaming = is_streaming
-        self._add = add
+    def __init__(self, services: SessionServices) -> None:
+        self._services = services
         self._command = AbortSlot()
         self._pending: list[BashExecutionMessage] = []
 
@@ -59,11 +49,11 @@ class UserShell:
             event = UserBashEvent(
                 command=command,
                 exclude_from_context=exclude_from_context,
-                cwd=self._cwd(),
+                cwd=self._services.cwd(),
                 signal=signal,
                 on_chunk=on_chunk,
             )
-            verdict = await self._emit("user_bash", event)
+            verdict = await self._services.emit("user_bash", event)
         result = verdict.get("result") if isinstance(verdict, dict) else getattr(verdict, "result", None)
         if result is None:
             result = BashResult(output=NO_SHELL, exit_code=None)
@@ -90,13 +80,13 @@ class UserShell:
             timestamp=now_ms(),
             exclude_from_context=True if exclude_from_context else None,
         )
-        if self._is_streaming():
+        if self._services.is_streaming():
             self._pending.append(message)
         else:
-            self._add(message)
+            self._services.add(message)
 
     def flush_pending(self) -> None:
         """Add the outcomes held back while a turn ran."""
         for message in self._pending:
-            self._add(message)
+            self._services.add(message)
         self._pending = []

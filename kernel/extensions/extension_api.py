@@ -594,18 +594,10 @@ class ExtensionAPI:
         ``"aside"``; ``trigger_turn`` starts a turn when idle; ``attribution`` ``"user"``/``"agent"``.
         Returns a task (awaiting it is optional).
         """
-        from piko.extensions.extension_shapes import options_of
-
-        given = options_of(options)
-        runtime = self._runtime("send_message")
-        return schedule(
-            runtime.send_custom_message(
-                message,
-                deliver_as=deliver_as or given.get("deliver_as"),
-                trigger_turn=trigger_turn or bool(given.get("trigger_turn")),
-                attribution=attribution or given.get("attribution"),
-            )
-        )
+        return self._send(
+            "send_message", "send_custom_message", message, options,
+            deliver_as=deliver_as, trigger_turn=trigger_turn, attribution=attribution,
+        )  # fmt: skip
 
     def send_user_message(
         self,
@@ -622,17 +614,19 @@ class ExtensionAPI:
         turn. Sent from an ``input`` handler, it does not come back to the ``input`` handlers.
         ``attribution`` (``"user"`` by default, or ``"agent"``) is recorded on the message.
         """
+        return self._send(
+            "send_user_message", "send_user_message", content, options,
+            deliver_as=deliver_as, attribution=attribution,
+        )  # fmt: skip
+
+    def _send(self, name: str, action: str, body: Any, options: Any, **keywords: Any) -> Any:
+        """A task running the session's ``action`` (for ``pi.<name>``) on ``body``, each keyword as
+        given, else as pi's ``options`` object (camelCase or snake_case keys) has it."""
         from piko.extensions.extension_shapes import options_of
 
         given = options_of(options)
-        runtime = self._runtime("send_user_message")
-        return schedule(
-            runtime.send_user_message(
-                content,
-                deliver_as=deliver_as or given.get("deliver_as"),
-                attribution=attribution or given.get("attribution"),
-            )
-        )
+        chosen = {key: value or given.get(key, value) for key, value in keywords.items()}
+        return schedule(getattr(self._runtime(name), action)(body, **chosen))
 
     def append_entry(self, custom_type: str, data: Any = None) -> Any:
         """Persist extension state as a ``custom`` session entry (not sent to the model); the

@@ -22,6 +22,8 @@ import types
 import typing
 from collections.abc import Callable
 from typing import Any
+from typing import TypedDict
+from typing import Unpack
 from typing import overload
 
 from piko.platform.registries import ToolDefinition
@@ -34,77 +36,59 @@ class ToolSchemaError(TypeError):
     """A function's signature cannot become a tool's JSON schema; the message names the parameter."""
 
 
+class ToolOptions(TypedDict, total=False):
+    """The options of :func:`tool` and :func:`function_tool`; each is optional."""
+
+    name: str | None  # the tool's name (default: the function's)
+    label: str | None  # its name as the interactive mode shows it (default: the name)
+    description: str | None  # what the model reads of it (default: the docstring's first paragraph)
+    default_active: bool  # active without being asked for (default: True)
+    prompt_snippet: str | None  # its line in the system prompt's list of tools
+    prompt_guidelines: list[str] | None  # guidelines the system prompt adds while it is active
+
+
 @overload
 def tool(function: Callable[..., Any], /) -> ToolDefinition: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    label: str | None = None,
-    description: str | None = None,
-    default_active: bool = True,
-    prompt_snippet: str | None = None,
-    prompt_guidelines: list[str] | None = None,
-) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], ToolDefinition]: ...
 
 
 def tool(
-    function: Callable[..., Any] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    label: str | None = None,
-    description: str | None = None,
-    default_active: bool = True,
-    prompt_snippet: str | None = None,
-    prompt_guidelines: list[str] | None = None,
+    function: Callable[..., Any] | None = None, /, **options: Unpack[ToolOptions]
 ) -> ToolDefinition | Callable[[Callable[..., Any]], ToolDefinition]:
     """Turn ``function`` into a :class:`~piko.platform.registries.ToolDefinition` (see the module docstring).
 
-    Use it bare (``@tool``) or with options (``@tool(name="lookup")``). The definition is what
-    ``pi.register_tool`` and ``register`` take, and what ``custom_tools`` of
-    ``piko.create_agent_session`` accepts; calling it is not possible, its ``execute`` runs the
-    function.
+    Use it bare (``@tool``) or with options (``@tool(name="lookup")``, see :class:`ToolOptions`).
+    The definition is what ``pi.register_tool`` and ``register`` take, and what ``custom_tools``
+    of ``piko.create_agent_session`` accepts; calling it is not possible, its ``execute`` runs
+    the function.
     """
 
     def build(target: Callable[..., Any]) -> ToolDefinition:
-        return function_tool(
-            target,
-            name=name,
-            label=label,
-            description=description,
-            default_active=default_active,
-            prompt_snippet=prompt_snippet,
-            prompt_guidelines=prompt_guidelines,
-        )
+        return function_tool(target, **options)
 
     if function is not None:
         return build(function)
     return build
 
 
-def function_tool(
-    function: Callable[..., Any],
-    *,
-    name: str | None = None,
-    label: str | None = None,
-    description: str | None = None,
-    default_active: bool = True,
-    prompt_snippet: str | None = None,
-    prompt_guidelines: list[str] | None = None,
-) -> ToolDefinition:
+def function_tool(function: Callable[..., Any], **options: Unpack[ToolOptions]) -> ToolDefinition:
     """The tool definition of ``function``; raises :class:`ToolSchemaError` when its hints do not fit."""
+    unknown = sorted(set(options) - set(ToolOptions.__annotations__))
+    if unknown:
+        raise TypeError(f"tool() got unexpected keyword arguments: {', '.join(map(repr, unknown))}")
     if not callable(function):
         raise ToolSchemaError(f"a tool must be a function, not {type(function).__name__}")
-    tool_name: str = name or str(getattr(function, "__name__", ""))
+    tool_name: str = options.get("name") or str(getattr(function, "__name__", ""))
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", tool_name or ""):
         raise ToolSchemaError(
             f"tool name {tool_name!r} is not valid: use 1-64 letters, digits, '_' or '-' (give name=...)"
         )
     summary, parameter_docs = parse_docstring(inspect.getdoc(function) or "")
     schema, converters, injected = parameters_schema(function, parameter_docs)
+    description = options.get("description")
     text = description if description is not None else summary
     if not text:
         raise ToolSchemaError(
@@ -113,13 +97,13 @@ def function_tool(
     execute = _executor(function, converters, injected)
     return ToolDefinition(
         name=tool_name,
-        label=label or tool_name,
+        label=options.get("label") or tool_name,
         description=text,
         parameters=schema,
         execute=execute,
-        default_active=default_active,
-        prompt_snippet=prompt_snippet,
-        prompt_guidelines=list(prompt_guidelines or []),
+        default_active=options.get("default_active", True),
+        prompt_snippet=options.get("prompt_snippet"),
+        prompt_guidelines=list(options.get("prompt_guidelines") or []),
     )
 
 

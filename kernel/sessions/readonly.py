@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from piko.lib.forwarding import Forwarded
+
 if TYPE_CHECKING:
     from piko.sessions.context import SessionContext
     from piko.sessions.entries import SessionEntry
@@ -67,22 +69,8 @@ class ReadonlySessionManager:
     def build_context(self) -> SessionContext:
         return self._manager.build_context()
 
-    @property
-    def session_id(self) -> str:
-        return self._manager.session_id
-
-    @property
-    def session_file(self) -> str | None:
-        return self._manager.session_file
-
-    @property
-    def cwd(self) -> str:
-        return self._manager.cwd
-
-    @property
-    def leaf_id(self) -> str | None:
-        return self._manager.leaf_id
-
-    @property
-    def header(self) -> SessionHeader:
-        return self._manager.header
+    session_id: Forwarded[str] = Forwarded("_manager")
+    session_file: Forwarded[str | None] = Forwarded("_manager")
+    cwd: Forwarded[str] = Forwarded("_manager")
+    leaf_id: Forwarded[str | None] = Forwarded("_manager")
+    header: Forwarded[SessionHeader] = Forwarded("_manager")

@@ -5,13 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from piko.engine.compaction_state import CompactionState
+from piko.engine.session_services import SessionServices
 from piko.lib.abort import AbortController
 
 
 def test_the_switch_reads_and_saves_the_setting() -> None:
     saved: dict[str, Any] = {}
     settings: dict[str, Any] = {}
-    state = CompactionState(settings, saved.__setitem__)
+    state = CompactionState(SessionServices(settings=settings, save_setting=saved.__setitem__))
     assert state.enabled is True and state.running is False
     state.set_enabled(False)
     assert saved == {"compaction.enabled": False}
@@ -20,7 +21,7 @@ def test_the_switch_reads_and_saves_the_setting() -> None:
 
 
 def test_abort_cancels_only_a_compaction_under_way() -> None:
-    state = CompactionState({}, lambda key, value: None)
+    state = CompactionState(SessionServices(settings={}))
     state.abort()  # nothing runs: nothing to cancel
     state.controller = controller = AbortController()
     state.abort()

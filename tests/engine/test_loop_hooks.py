@@ -15,6 +15,7 @@ from piko.data.messages import UserMessage
 from piko.data.messages import text_of
 from piko.engine.llm_messages import IMAGES_BLOCKED
 from piko.engine.loop_hooks import LoopHooks
+from piko.engine.session_services import SessionServices
 
 CONTEXT = """
 from piko.data.messages import TextContent, UserMessage
@@ -49,9 +50,13 @@ def _read(path: str) -> dict[str, Any]:
 def test_a_run_needs_a_model_and_a_provider_api_for_it(rig, run) -> None:
     async def scenario() -> LoopHooks:
         session = await rig.session([])
-        return LoopHooks(
-            session.model_registry, session.dispatcher, session.settings, session.ctx, signal=lambda: None
+        services = SessionServices(
+            registry=session.model_registry,
+            dispatcher=session.dispatcher,
+            settings=session.settings,
+            ctx=session.ctx,
         )
+        return LoopHooks(services)
 
     hooks = run(scenario())
 

@@ -13,6 +13,7 @@ from piko.data.messages import TextContent
 from piko.data.messages import ToolResultMessage
 from piko.data.messages import UserMessage
 from piko.engine.persistence import SessionRecorder
+from piko.engine.session_services import SessionServices
 from piko.sessions.manager import SessionManager
 
 
@@ -23,7 +24,7 @@ def _lines(manager: SessionManager) -> list[dict[str, Any]]:
 def test_finished_messages_are_written_in_order_and_bash_results_only_when_added(tmp_path: Path) -> None:
     manager = SessionManager.create(str(tmp_path), session_dir=str(tmp_path / "sessions"))
     conversation: list[Any] = []
-    recorder = SessionRecorder(lambda: manager, lambda: conversation)
+    recorder = SessionRecorder(SessionServices(manager=lambda: manager, messages=lambda: conversation))
     recorder.record(UserMessage(content="read a", timestamp=1))
     recorder.record(AssistantMessage(content=[TextContent(text="reading")], timestamp=2))
     recorder.record(ToolResultMessage(tool_call_id="c1", tool_name="read", timestamp=3))
@@ -49,7 +50,7 @@ def test_finished_messages_are_written_in_order_and_bash_results_only_when_added
 def test_the_recorder_follows_the_session_to_its_next_file(tmp_path: Path) -> None:
     managers = [SessionManager.create(str(tmp_path), session_dir=str(tmp_path / "sessions"))]
     conversation: list[Any] = []
-    recorder = SessionRecorder(lambda: managers[-1], lambda: conversation)
+    recorder = SessionRecorder(SessionServices(manager=lambda: managers[-1], messages=lambda: conversation))
     recorder.record(UserMessage(content="one", timestamp=1))
     recorder.record(AssistantMessage(content=[TextContent(text="first")], timestamp=2))
     managers.append(SessionManager.create(str(tmp_path), session_dir=str(tmp_path / "sessions")))

@@ -8,6 +8,7 @@ import pytest
 
 from piko.data.messages import Model
 from piko.engine.provider_hooks import ProviderRequests
+from piko.engine.session_services import SessionServices
 
 SETTINGS = {
     "thinkingBudgets": {"low": 512},
@@ -79,16 +80,17 @@ def test_unusable_provider_retry_settings_are_left_out(rig, run, provider: Any) 
 
 
 def _requests(session: Any, model: Model | None) -> ProviderRequests:
-    return ProviderRequests(
-        session.model_registry,
-        session.settings,
-        session.dispatcher,
-        session.ctx,
+    services = SessionServices(
+        registry=session.model_registry,
+        settings=session.settings,
+        dispatcher=session.dispatcher,
+        ctx=session.ctx,
         signal=lambda: None,
         model=lambda: model,
         thinking_level=lambda: "off",
         session_id=lambda: "s-1",
     )
+    return ProviderRequests(services)
 
 
 def test_extensions_replace_the_payload_and_see_the_response(rig, run) -> None:

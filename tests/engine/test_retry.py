@@ -10,6 +10,7 @@ import pytest
 
 from piko.data.messages import AssistantMessage
 from piko.engine.retry import RetryPolicy
+from piko.engine.session_services import SessionServices
 from piko.platform.manager import PikoPluginManager
 from piko.plugins.providers import error_kinds
 
@@ -60,7 +61,7 @@ def _policy() -> RetryPolicy:
     """A policy asking the built-in ``providers.error-kinds`` plugin, as a session's does."""
     pm = PikoPluginManager()
     pm.register(error_kinds, "providers.error-kinds")
-    return RetryPolicy({}, announce=None, save_setting=None, pm=pm)
+    return RetryPolicy(SessionServices(settings={}, pm=pm))
 
 
 CLASSIFIER = """
@@ -167,7 +168,7 @@ def test_the_policy_reads_its_settings_and_saves_through_its_writer() -> None:
     """The defaults hold until a setting says otherwise; saving goes through ``save_setting``."""
     saved: dict[str, Any] = {}
     settings: dict[str, Any] = {}
-    policy = RetryPolicy(settings, announce=None, save_setting=saved.__setitem__)
+    policy = RetryPolicy(SessionServices(settings=settings, save_setting=saved.__setitem__))
     assert policy.enabled is True and policy.attempt == 0 and not policy.is_waiting
     policy.set_enabled(False)
     assert saved == {"retry.enabled": False}

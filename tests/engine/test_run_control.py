@@ -11,11 +11,14 @@ from piko.data.messages import UserMessage
 from piko.data.messages import text_of
 from piko.engine.loop import now_ms
 from piko.engine.run_control import RunControl
+from piko.engine.session_services import SessionServices
 
 
 async def _run(session: Any, decide: Any, text: str = "go") -> RunControl:
     """A run of the session's agent under a RunControl of its own, told of each answer."""
-    runs = RunControl(session.agent, session.retry, model=lambda: session.model, check_compaction=decide)
+    runs = RunControl(
+        session.agent, session.retry, SessionServices(model=lambda: session.model), check_compaction=decide
+    )
 
     def answered(event: Any) -> None:
         if event.TYPE == "message_end" and isinstance(event.message, AssistantMessage):
@@ -93,7 +96,7 @@ def test_a_retryable_failure_is_retried_before_any_compaction_check(rig, run) ->
 
 
 def test_overflow_recovery_is_allowed_again_after_a_user_message_or_a_good_answer() -> None:
-    runs = RunControl(None, None, model=lambda: None, check_compaction=None)  # type: ignore[arg-type]
+    runs = RunControl(None, None, SessionServices(), check_compaction=None)  # type: ignore[arg-type]
     runs.overflow_recovery_attempted = True
     runs.answered(AssistantMessage(stop_reason="error", error_message="too long"))
     assert runs.overflow_recovery_attempted is True

@@ -24,6 +24,7 @@ from battery import run_seeded_tries
 from battery import tries
 from support.clean_env import boot_app
 
+from piko.engine.session_services import SessionServices
 from piko.engine.stop_hook import MAX_CONTINUATIONS
 from piko.engine.stop_hook import NO_REASON
 from piko.engine.stop_hook import StopHook
@@ -88,7 +89,7 @@ def _try(root: Path, rng: random.Random, tally: Tally) -> None:
     ext = root / "stopper.py"
     ext.write_text(FACTORY.format(scripts=json.dumps(scripts)))
     app = boot_app(root, [str(ext)])
-    hook = StopHook(app.dispatcher, app.context(), session_id=lambda: "s", messages=lambda: [])
+    hook = StopHook(SessionServices(dispatcher=app.dispatcher, ctx=app.context(), session_id=lambda: "s"))
 
     async def ask() -> list[str]:
         got: list[str] = []

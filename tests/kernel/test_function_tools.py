@@ -182,3 +182,14 @@ def test_hints_that_cannot_become_a_schema_fail_when_decorated(function: Any, me
 def test_a_bad_name_is_refused() -> None:
     with pytest.raises(piko.ToolSchemaError, match="not valid"):
         piko.tool(name="has space")(_path)
+
+
+def test_an_unknown_option_is_refused_when_decorated() -> None:
+    """A misspelt option is an error, not silently dropped."""
+
+    def lookup(word: str) -> str:
+        """Find a word."""
+        return word
+
+    with pytest.raises(TypeError, match="'desciption'"):
+        piko.tool(desciption="Find a word.")(lookup)  # type: ignore[call-overload]
