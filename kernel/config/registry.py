@@ -12,12 +12,12 @@ The ids are the keys of ``docs/settings.md``; ``lookup`` gives ``None`` for any 
 
 from __future__ import annotations
 
-import builtins
 import os
 from collections.abc import Callable
 from typing import Any
 
 from piko.config.settings import Settings
+from piko.lib.json_kinds import is_kind
 
 _MISSING = object()
 
@@ -77,19 +77,9 @@ _DEFINITIONS: dict[str, tuple[str, tuple[Any, ...] | None, str | None]] = {
 
 
 def _valid(kind: str, value: Any) -> bool:
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "string[]":
-        return isinstance(value, list) and builtins.all(isinstance(v, str) for v in value)
-    if kind == "object":
-        return isinstance(value, dict)
-    if kind == "array":
-        return isinstance(value, list)
-    return isinstance(value, bool) or value == "header"  # quietStartup
+    if kind == 'boolean or "header"':  # quietStartup
+        return isinstance(value, bool) or value == "header"
+    return is_kind(kind, value)
 
 
 def _json(value: Any) -> str:

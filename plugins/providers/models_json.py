@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from piko.lib.json_kinds import is_kind
+
 # -- pi's schema, as data: ("object", {field: (schema, required)}) | "string" | ... ------------
 
 Schema = Any
@@ -81,15 +83,7 @@ MODELS_CONFIG_SCHEMA: Schema = ("object", {"providers": (("record", _PROVIDER), 
 
 
 def _type_ok(kind: str, value: Any) -> bool:
-    if kind == "string":
-        return isinstance(value, str)
-    if kind == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    if kind == "boolean":
-        return isinstance(value, bool)
-    if kind == "string|null":
-        return value is None or isinstance(value, str)
-    return True
+    return kind == "any" or is_kind(kind, value)
 
 
 def schema_errors(value: Any, schema: Schema = MODELS_CONFIG_SCHEMA, path: str = "") -> list[str]:
