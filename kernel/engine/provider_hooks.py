@@ -47,7 +47,7 @@ class ProviderRequests(ExtensionReach):
             on_payload=self.on_payload,
             on_response=self.on_response,
         )
-        pm = getattr(registry.app, "pm", None) if hasattr(registry, "app") else None
+        pm = services.pm
         if pm is not None:
             from piko.platform.ordering import merged_answers
 

@@ -30,14 +30,13 @@ class RetryPolicy:
 
     def __init__(self, services: SessionServices) -> None:
         self._services = services
-        self._settings = services.settings
         self._attempt = 0
         self._wait = AbortSlot()  # the backoff wait
         self._classified: tuple[AssistantMessage, bool] | None = None  # the last message asked about
 
     @property
     def enabled(self) -> bool:
-        return bool(self._settings.get("retry.enabled", True))
+        return bool(self._services.settings.get("retry.enabled", True))
 
     def set_enabled(self, enabled: bool) -> None:
         self._services.save_setting("retry.enabled", enabled)
@@ -72,7 +71,11 @@ class RetryPolicy:
     def will_retry(self, messages: list[Any], model: Model | None, *, aborted: bool) -> bool:
         """Whether a run that ended with ``messages`` is retried next (pi 1.6's ``agent_end``
         ``willRetry``): not aborted, retries on and left, and its last answer failed retryably."""
-        if aborted or not self.enabled or self._attempt >= int(self._settings.get("retry.maxRetries", 3)):
+        if (
+            aborted
+            or not self.enabled
+            or self._attempt >= int(self._services.settings.get("retry.maxRetries", 3))
+        ):
             return False
         last = next((m for m in reversed(messages) if isinstance(m, AssistantMessage)), None)
         return last is not None and self.is_retryable(last, model)
@@ -80,8 +83,8 @@ class RetryPolicy:
     async def wait(self, message: AssistantMessage, messages: list[Any]) -> bool:
         """Wait the backoff delay and drop the failed ``message`` from ``messages``; False when
         the retries are exhausted or the wait was cancelled."""
-        max_retries = int(self._settings.get("retry.maxRetries", 3))
-        base = float(self._settings.get("retry.baseDelayMs", 2000))
+        max_retries = int(self._services.settings.get("retry.maxRetries", 3))
+        base = float(self._services.settings.get("retry.baseDelayMs", 2000))
         self._attempt += 1
         if self._attempt > max_retries:
             attempt = self._attempt - 1
@@ -124,8 +127,9 @@ class SummaryRetry:
     """pi 1.6's retry of a compaction or branch-summary request: the ``retry`` settings' budget
     and backoff, told to the listeners of the session's ``services`` as
     ``summarization_retry_scheduled`` (before each wait), ``summarization_retry_attempt_start``
-    (after it) and ``summarization_retry_finished`` (once, at the end, when there was a retry). Which errors are worth another try, the plugins
-    say (``piko_classify_error`` through the services' ``pm``), as for the session's own requests."""
+    (after it) and ``summarization_retry_finished`` (once, at the end, when there was a retry).
+    Which errors are worth another try, the plugins say (``piko_classify_error`` through the
+    services' ``pm``), as for the session's own requests."""
 
     def __init__(
         self, services: SessionServices, *, source: str, reason: str | None = None, model: Model | None = None

@@ -83,6 +83,7 @@ def _requests(session: Any, model: Model | None) -> ProviderRequests:
     services = SessionServices(
         registry=session.model_registry,
         settings=session.settings,
+        pm=session.app.pm,
         dispatcher=session.dispatcher,
         ctx=session.ctx,
         signal=lambda: None,
