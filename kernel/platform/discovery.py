@@ -12,16 +12,15 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Any
 
+from piko.config import cache
 from piko.config.paths import cache_dir
 from piko.config.paths import interpreter_key
-from piko.lib import jsonio
 from piko.lib.records import Record
 
 ENTRY_POINT_GROUP = "piko"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: the shared {version, key, payload} document of piko.config.cache
 
 
 class EntryPointRecord(Record, kw_only=False, frozen=True):
@@ -114,34 +113,17 @@ def scan(
     search = list(sys.path if paths is None else paths)
     state = _path_state(search)
     cache_file = cache_dir() / f"entry-points-{group}-{interpreter_key()}.json"
-    if use_cache and os.environ.get("PIKO_NO_CACHE") != "1":
-        cached = _read_cache(cache_file, state)
-        if cached is not None:
-            return cached
+    if use_cache:
+        rows = cache.read(cache_file, CACHE_VERSION, state)
+        if isinstance(rows, list):
+            try:
+                return [EntryPointRecord(*row) for row in rows]
+            except TypeError:  # rows of another shape: scan again
+                pass
     records: list[EntryPointRecord] = []
     for directory, _mtime in state:
         records.extend(_scan_directory(directory, group))
-    if use_cache and os.environ.get("PIKO_NO_CACHE") != "1":
-        _write_cache(cache_file, state, records)
+    if use_cache:
+        rows = [[r.name, r.value, r.dist_name, r.dist_version, r.location] for r in records]
+        cache.write(cache_file, CACHE_VERSION, state, rows)
     return records
-
-
-def _read_cache(path: Path, state: list[list[Any]]) -> list[EntryPointRecord] | None:
-    try:
-        data = jsonio.read_json_file(path)
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION or data.get("state") != state:
-        return None
-    try:
-        return [EntryPointRecord(*row) for row in data["records"]]
-    except (TypeError, KeyError):
-        return None
-
-
-def _write_cache(path: Path, state: list[list[Any]], records: list[EntryPointRecord]) -> None:
-    rows = [[r.name, r.value, r.dist_name, r.dist_version, r.location] for r in records]
-    try:
-        jsonio.write_atomic(path, jsonio.dumps({"version": CACHE_VERSION, "state": state, "records": rows}))
-    except OSError:
-        pass  # a read-only home is fine: we scan again next time

@@ -62,7 +62,7 @@ def provider_names() -> list[str]:
     return list(_summaries(_catalog_path()))
 
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2  # 2: the shared {version, key, payload} document of piko.config.cache
 
 
 def _catalog_path() -> str:
@@ -95,34 +95,19 @@ def _summaries(path: str) -> dict[str, dict[str, Any]]:
     """The providers of the catalog at ``path``, from the cached summary while the file is unchanged."""
     import zlib
 
+    from piko.config import cache
     from piko.config.paths import cache_dir
-    from piko.lib import jsonio
 
-    use_cache = os.environ.get("PIKO_NO_CACHE") != "1"
     identity = _identity(path)
     cache_file = (
         cache_dir()
         / f"catalog-providers-{zlib.crc32(identity[0].encode('utf-8', 'surrogateescape')):08x}.json"
     )
-    if use_cache:
-        try:
-            cached = jsonio.read_json_file(cache_file)
-        except (OSError, ValueError):
-            cached = None
-        if (
-            isinstance(cached, dict)
-            and cached.get("version") == SUMMARY_VERSION
-            and cached.get("file") == identity
-            and isinstance(cached.get("providers"), dict)
-        ):
-            return cached["providers"]
+    cached = cache.read(cache_file, SUMMARY_VERSION, identity)
+    if isinstance(cached, dict):
+        return cached
     summaries = _summarize(_read_catalog(path))
-    if use_cache:
-        document = {"version": SUMMARY_VERSION, "file": identity, "providers": summaries}
-        try:
-            jsonio.write_atomic(cache_file, jsonio.dumps(document), fsync=False)
-        except OSError:
-            pass  # a read-only cache folder: the catalog is parsed again next time
+    cache.write(cache_file, SUMMARY_VERSION, identity, summaries)
     return summaries
 
 

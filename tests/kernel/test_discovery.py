@@ -94,7 +94,7 @@ def test_cache_is_written_reused_and_invalidated_by_an_install(env, fake_dist) -
     from piko.lib import jsonio
 
     data = jsonio.read_json_file(cache_files[0])
-    data["records"].append(["cached-only", "x", "d", "1", paths[0]])
+    data["payload"].append(["cached-only", "x", "d", "1", paths[0]])
     cache_files[0].write_text(jsonio.dumps(data), encoding="utf-8")
     assert [r.name for r in discovery.scan(paths=paths)] == ["first", "cached-only"]
 
