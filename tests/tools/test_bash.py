@@ -357,10 +357,9 @@ def test_cancelling_the_task_kills_the_command(tmp_path: Path) -> None:
 
 def test_background_child_does_not_hold_the_result(tmp_path: Path) -> None:
     # like pi: once the shell exits, output still held open by a background child is waited
-    # for only briefly, and the child keeps running
-    started = time.monotonic()
+    # for only briefly, and the child keeps running: alive once the result is back, it was
+    # not waited for
     result = run(tmp_path, {"command": "sleep 30 & echo $!"})
-    assert time.monotonic() - started < 10
     pid = int(text(result))
     try:
         assert not process_gone(pid, wait=0.1)
