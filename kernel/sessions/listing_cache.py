@@ -12,7 +12,8 @@ the file and the bytes just before that point. Listing then stats every file and
 - reads anything else whole (a rewritten, shrunk or new file).
 
 The cache lives in ``<cache dir>/session-lists/`` (``PIKO_CACHE_DIR``); a cache that cannot be
-read or written is ignored: listing is then as slow as without it, never wrong.
+read or written is ignored: listing is then as slow as without it, never wrong. With
+``PIKO_NO_CACHE=1`` it is neither read nor written, like piko's other caches.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from piko.config import cache
 from piko.config.paths import cache_dir
 from piko.lib import jsonio
 from piko.lib.records import replace
@@ -72,6 +74,9 @@ class _Folder:
         self.path = _cache_file(directory)
         self.records: dict[str, dict[str, Any]] = {}
         self.changed = False
+        self.enabled = cache.enabled()
+        if not self.enabled:
+            return
         try:
             data = jsonio.read_json_file(self.path)
         except (OSError, ValueError):
@@ -85,7 +90,7 @@ class _Folder:
 
     def save(self) -> None:
         """Write the records back (those of files no longer in the folder dropped)."""
-        if not self.changed:
+        if not (self.changed and self.enabled):
             return
         try:
             names = set(os.listdir(self.directory))

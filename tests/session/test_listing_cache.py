@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from session_helpers import assistant
 from session_helpers import user
@@ -53,6 +54,20 @@ def test_a_file_that_grew_is_read_from_where_the_listing_stopped(agent_dir: Path
     assert after == read_session_info(path)
     assert after.message_count == 4 and after.name == "named later"
     assert after.modified.timestamp() == 1_790_000_001
+
+
+def test_no_cache_reads_every_file_and_writes_no_cache(agent_dir: Path, monkeypatch: Any) -> None:
+    manager = _session("/proj", "first question")
+    path = Path(manager.session_file or "")
+    assert [i.first_message for i in list_sessions("/proj")] == ["first question"]  # cached
+    monkeypatch.setenv("PIKO_NO_CACHE", "1")
+    _same_size_other_bytes(path)
+    assert [i.first_message for i in list_sessions("/proj")] == ["FIRST question"]  # read again
+    lists = agent_dir.parent / "cache" / "session-lists"  # the fixture's PIKO_CACHE_DIR
+    written = {f.name: f.stat().st_mtime_ns for f in lists.iterdir()}
+    other = _session("/other", "elsewhere")
+    assert [i.first_message for i in list_sessions("/other")] == ["elsewhere"]
+    assert other.session_file and {f.name: f.stat().st_mtime_ns for f in lists.iterdir()} == written
 
 
 def test_a_line_cut_short_counts_once_it_is_complete(agent_dir: Path) -> None:
