@@ -1,6 +1,6 @@
 """docs/plugins.md's recipe for installing a plugin for an end-to-end test, run in the README's venv.
 
-The venv is made as the README says (``python -m venv``, ``pip install -e .``, no test extra), so
+The venv is made as the README says (``python -m venv``, ``pip install .``, no test extra), so
 it has the setuptools of ``ensurepip`` (65 on Python 3.11, which cannot build wheels alone) and
 nothing else of the test extra. The recipe's two commands are taken from the doc and run with
 their paths swapped for the test's; the example package must then show up in ``pi plugins``.
@@ -41,7 +41,7 @@ def test_the_install_recipe_works_in_the_readmes_venv(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120, env=env)
     bin_dir = venv / "bin"
     install = subprocess.run(
-        [str(bin_dir / "pip"), "install", "--quiet", "-e", str(ROOT)],
+        [str(bin_dir / "pip"), "install", "--quiet", str(ROOT)],
         capture_output=True, text=True, timeout=600, env=env,
     )  # fmt: skip
     assert install.returncode == 0, install.stderr
