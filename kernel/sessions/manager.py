@@ -146,6 +146,10 @@ class SessionManager:
         self._label_times: dict[str, str] = {}
         self._leaf_id: str | None = None
         self._has_assistant = False
+        # get_branch's last answer: (leaf, generation, path); a new generation whenever entries
+        # are replaced (an append only adds descendants, so it cannot change an existing path)
+        self._generation = 0
+        self._branch_cache: tuple[str | None, int, list[SessionEntry]] | None = None
         self._on_disk = 0  # how many lines of header + entries the file holds
         self._needs_newline = False  # the file ends in a line cut short
         self._written_lines: LineSource | None = None  # the file the dropped lines are read back from
@@ -372,16 +376,23 @@ class SessionManager:
         )
 
     def _reset_entries(self, entries: list[SessionEntry]) -> None:
+        """Index a whole file's entries at once (as :meth:`_index` one by one: the last of an id
+        wins, the last entry is the leaf), with comprehensions rather than a call per entry."""
         self._entries = entries
-        self._by_id = {}
+        self._by_id = {entry.id: entry for entry in entries}
+        self._generation += 1
         self._labels = {}
         self._label_times = {}
-        self._leaf_id = None
-        self._has_assistant = False
-        for entry in entries:
-            self._index(entry)
+        self._leaf_id = entries[-1].id if entries else None
+        self._has_assistant = any(
+            isinstance(entry, MessageEntry) and entry.role == "assistant" for entry in entries
+        )
+        for label in [entry for entry in entries if isinstance(entry, LabelEntry)]:
+            self._apply_label(label.target_id, label.label, label.timestamp)
 
     def _index(self, entry: SessionEntry) -> None:
+        if entry.id in self._by_id:  # an id seen before now names another entry: paths may change
+            self._generation += 1
         self._by_id[entry.id] = entry
         self._leaf_id = entry.id
         if isinstance(entry, MessageEntry):
@@ -667,8 +678,19 @@ class SessionManager:
         return None
 
     def get_branch(self, leaf_id: str | None = None) -> list[SessionEntry]:
-        """The entries from the root to ``leaf_id`` (default: the current leaf)."""
-        return branch_path(self._by_id, leaf_id if leaf_id is not None else self._leaf_id)
+        """The entries from the root to ``leaf_id`` (default: the current leaf).
+
+        The last complete path (one that starts at a root) is kept until the entries are replaced,
+        so that asking again, as switching sessions does for the context and for the tools, does
+        not walk 100,000 parent links twice."""
+        leaf = leaf_id if leaf_id is not None else self._leaf_id
+        cached = self._branch_cache
+        if cached is not None and cached[0] == leaf and cached[1] == self._generation:
+            return cached[2].copy()
+        path = branch_path(self._by_id, leaf)
+        if not path or path[0].parent_id is None:  # a path cut off at a missing parent may change
+            self._branch_cache = (leaf, self._generation, path)
+        return path.copy()
 
     def get_tree(self) -> list[SessionTreeNode]:
         """All entries as a forest (normally one root; orphans become roots), children oldest first."""

@@ -65,6 +65,26 @@ def test_branching_moves_the_leaf_and_new_entries_hang_off_it(manager: SessionMa
     assert manager.get_leaf_entry().id == root2  # type: ignore[union-attr]
 
 
+def test_a_branch_asked_for_again_is_the_same_after_appends_moves_and_changes_to_it(
+    manager: SessionManager,
+) -> None:
+    # get_branch keeps its last path: appends, leaf moves and a caller's changes must not leak in
+    q1 = manager.append_message(user("q1"))
+    a1 = manager.append_message(assistant("a1"))
+    first = manager.get_branch()
+    first.clear()  # the caller's list, not the kept one
+    assert [e.id for e in manager.get_branch()] == [q1, a1]
+    q2 = manager.append_message(user("q2"))
+    assert [e.id for e in manager.get_branch()] == [q1, a1, q2]
+    assert [e.id for e in manager.get_branch(a1)] == [q1, a1]
+    manager.branch(q1)
+    q3 = manager.append_message(user("q3"))
+    assert [e.id for e in manager.get_branch()] == [q1, q3]
+    assert [e.id for e in manager.get_branch(q2)] == [q1, a1, q2]
+    manager.reset_leaf()
+    assert manager.get_branch() == []
+
+
 def test_tree_orphans_become_roots_and_children_sort_by_time(tmp_path) -> None:  # type: ignore[no-untyped-def]
     path = tmp_path / "s.jsonl"
     path.write_text(
