@@ -496,15 +496,20 @@ def test_tree_selector_folds_labels_and_switches_filters(world, run) -> None:
 
     session, ctx, first_user = run(scenario())
     calls = ctx.pick_calls
-    headers = [opts["header_text"].split("\n")[0] for _t, _i, opts in calls]
-    assert headers[:3] == ["Filter: default", "Filter: user-only", "Filter: default"]
+    # pi 1.6: the filter after the (n/N) counter, nothing for the default one
+    assert [opts["status"]() for _t, _i, opts in calls[:3]] == ["", " [user]", ""]
     assert [i.label for i in calls[1][1]] == ["• user: first question", "• user: second question"]
     assert "• [start here] user: first question" in [i.label for i in calls[3][1]]
     assert session.session_manager.get_label(first_user) == "start here"
     folded = [i.label for i in calls[4][1]]
     assert folded == ["⊞ • [start here] user: first question"]  # everything under it is folded away
     assert len(calls[5][1]) == len(calls[3][1])  # unfolded again
-    assert "ctrl+left/alt+left/ctrl+right/alt+right fold" in calls[0][2]["header_text"]
+    # pi 1.6's help under the title (each action's first key) and its search prompt
+    assert calls[0][2]["header_text"] == (
+        " ↑/↓ move · pgup/pgdn page · ctrl+←/→ branch · shift+l label\n"
+        " filters ctrl+d/t/u/l/a · cycle ctrl+o/shift+ctrl+o"
+    )
+    assert calls[0][2]["search_prompt"] == "  Type to search: "
 
 
 @pytest.mark.parametrize(
@@ -529,3 +534,47 @@ def test_tree_selector_folds_labels_and_switches_filters(world, run) -> None:
 def test_resume_list_shows_session_ages_as_pi_does(seconds: int, shown: str) -> None:
     now = datetime.datetime(2026, 6, 1, tzinfo=datetime.UTC)
     assert format_age(now - datetime.timedelta(seconds=seconds), now) == shown
+
+
+def test_tree_search_keeps_the_selection_as_pi16_does() -> None:
+    """pi 1.6's /tree search: matches in tree order, the selection on the selected row or its nearest
+    shown ancestor (else the last row), remembered while nothing matches, and kept when cleared."""
+    import asyncio
+
+    from piko.plugins.modes.interactive.command_api import PickItem
+    from piko.plugins.modes.interactive.dialogs import SelectPanel
+
+    labels = ["user: alpha one", "assistant: beta", "user: alpha two", "assistant: gamma"]
+    parents = {1: 0, 2: 1, 3: 2}  # one branch: each row's parent is the row above
+
+    def ancestors(value: int) -> list[int]:
+        chain = []
+        while value in parents:
+            value = parents[value]
+            chain.append(value)
+        return chain
+
+    async def scenario() -> list[tuple[list[str], str | None]]:
+        items = [PickItem(label=label, value=n) for n, label in enumerate(labels)]
+        panel = SelectPanel("Session Tree", items, initial=3, ancestors=ancestors, status=lambda: "")
+        seen = []
+        for text in ("a", "alpha", "alpha t", "", "zzz", "", "beta", "zzz", "", "gamma"):
+            panel.query.text = text
+            selected = panel.shown[panel.index].label if panel.shown else None
+            seen.append(([i.label for i in panel.shown], selected))
+        return seen
+
+    seen = asyncio.run(scenario())
+    everything = labels
+    assert seen == [
+        (labels, "assistant: gamma"),  # "a" is in every row: the selection stays
+        (["user: alpha one", "user: alpha two"], "user: alpha two"),  # the nearest ancestor, not the first
+        (["user: alpha two"], "user: alpha two"),
+        (everything, "user: alpha two"),  # cleared: where the search left it
+        ([], None),
+        (everything, "user: alpha two"),  # nothing matched: the selection from before
+        (["assistant: beta"], "assistant: beta"),  # alpha two's parent, the nearest ancestor shown
+        ([], None),
+        (everything, "assistant: beta"),
+        (["assistant: gamma"], "assistant: gamma"),  # none of beta's line shown: the last row
+    ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 from typing import Protocol
 
@@ -66,12 +67,19 @@ class InteractiveContext(Protocol):
         actions: dict[str, list[str]] | None = None,
         header: Callable[[], str] | None = None,
         query: str = "",
+        search_prompt: str = " Search: ",
+        status: Callable[[], str] | None = None,
+        ancestors: Callable[[Any], Iterable[Any]] | None = None,
     ) -> Any:
         """A filterable list selector; the chosen item's value, or None when cancelled.
 
         ``actions`` maps an action name to pi key names (``{"delete": ["ctrl+d"]}``): such a key
         closes the selector with a :class:`PickAction`. ``header`` gives lines shown under the
-        title (state and key hints); ``query`` starts the filter with that text.
+        title (state and key hints); ``query`` starts the filter with that text, which follows
+        ``search_prompt``. ``status`` (pi's /tree) always shows the ``(n/N)`` counter, its text
+        after it. ``ancestors(value)`` (pi's /tree: the values above a row, nearest first) makes
+        the search keep tree order and the selection: on its row, else the nearest ancestor
+        shown, else the last row, remembered while nothing matches.
         """
 
     def set_editor_text(self, text: str) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from collections.abc import Iterable
 from typing import Any
 
 from prompt_toolkit.buffer import Buffer
@@ -166,26 +167,29 @@ class SelectPanel(Panel):
         header: Callable[[], str] | None = None,
         query: str = "",
         on_highlight: Callable[[Any], None] | None = None,
+        search_prompt: str = " Search: ",
+        status: Callable[[], str] | None = None,
+        ancestors: Callable[[Any], Iterable[Any]] | None = None,
         **options: Any,
     ) -> None:
         super().__init__(**options)
         self.title = title
         self.items = items
         self.on_highlight = on_highlight
+        self.status = status
+        self.ancestors = ancestors
+        self._remembered: Any = None  # the tree's selection while no row matches
         self.filterable = filterable
         self.bold_title = bold_title
         self.header = header
         self.shown: list[PickItem] = list(items)
-        self.index = 0
         self.query = Buffer(multiline=False)
+        self.index = self._place_of(initial)
         if query and filterable:
             self.query.text = query
             self.query.cursor_position = len(query)
             self._filter()
-        for i, item in enumerate(self.shown):
-            if (initial is not None and item.value == initial) or (initial is None and item.current):
-                self.index = i
-                break
+        self.index = self._place_of(initial, self.index)
         self.query.on_text_changed += lambda _b: self._filter()
         kb = KeyBindings()
         self._bind_actions(kb, actions or {})
@@ -228,7 +232,7 @@ class SelectPanel(Panel):
         self.kb = kb
         list_control = FormattedTextControl(self._list_fragments, focusable=not filterable, key_bindings=kb)
         query_control = BufferControl(
-            self.query, key_bindings=kb, input_processors=[BeforeInput(" Search: ", style="class:t-muted")]
+            self.query, key_bindings=kb, input_processors=[BeforeInput(search_prompt, style="class:t-muted")]
         )
         query_window = Window(query_control, height=1)
         body: list[Any] = [query_window] if filterable else []
@@ -239,6 +243,17 @@ class SelectPanel(Panel):
             lambda: _hints(("↑↓", "navigate"), ("enter", "select"), ("escape", "cancel")),
         )
         self.focus = query_window if filterable else list_control
+
+    def _place_of(self, initial: Any, default: int = 0) -> int:
+        """The shown row of ``initial`` (the current item when ``None``); ``default`` when not shown,
+        but in a tree (pi's /tree) its nearest shown ancestor's, else the last row."""
+        for i, item in enumerate(self.shown):
+            if (initial is not None and item.value == initial) or (initial is None and item.current):
+                return i
+        if self.ancestors is not None and initial is not None and self.shown:
+            places = {item.value: i for i, item in enumerate(self.shown)}
+            return next((places[v] for v in self.ancestors(initial) if v in places), len(self.shown) - 1)
+        return default
 
     def _bind_actions(self, kb: KeyBindings, actions: dict[str, list[str]]) -> None:
         """Each action's keys close the selector with a :class:`PickAction`."""
@@ -273,15 +288,38 @@ class SelectPanel(Panel):
     def _filter(self) -> None:
         query = self.query.text.strip()
         current = self.shown[self.index].value if self.shown and self.index < len(self.shown) else None
-        if query:
-            self.shown = fuzzy_filter(self.items, query, lambda item: f"{item.label} {item.detail}")
+        if self.ancestors is not None:
+            self._filter_tree(query, current)
         else:
-            self.shown = list(self.items)
-        self.index = (
-            next((i for i, item in enumerate(self.shown) if item.value == current), 0) if not query else 0
-        )
+            if query:
+                self.shown = fuzzy_filter(self.items, query, lambda item: f"{item.label} {item.detail}")
+            else:
+                self.shown = list(self.items)
+            self.index = (
+                next((i for i, item in enumerate(self.shown) if item.value == current), 0) if not query else 0
+            )
         self._highlighted()
         self.on_change()
+
+    def _filter_tree(self, query: str, current: Any) -> None:
+        """pi's /tree search: the rows holding every word of the query (any case), in tree order; the
+        selection stays on its row, else its nearest shown ancestor, else the last row, and is
+        remembered while no row matches."""
+        assert self.ancestors is not None
+        words = query.lower().split()
+        self.shown = [
+            item for item in self.items if all(w in f"{item.label} {item.detail}".lower() for w in words)
+        ]
+        if current is None:
+            current = self._remembered
+        if not self.shown:
+            self._remembered = current
+            self.index = 0
+            return
+        self._remembered = None
+        places = {item.value: i for i, item in enumerate(self.shown)}
+        wanted = [current, *self.ancestors(current)] if current is not None else []
+        self.index = next((places[v] for v in wanted if v in places), len(self.shown) - 1)
 
     def move(self, delta: int) -> None:
         if not self.shown:
@@ -297,6 +335,8 @@ class SelectPanel(Panel):
 
     def _list_fragments(self) -> StyleAndTextTuples:
         if not self.shown:
+            if self.status is not None:  # pi's /tree
+                return [("class:t-muted", f"  No entries found\n  (0/0){self.status()}")]
             return [("class:t-muted", "   No matches")]
         start = max(0, min(self.index - MAX_VISIBLE // 2, len(self.shown) - MAX_VISIBLE))
         visible = self.shown[start : start + MAX_VISIBLE]
@@ -318,7 +358,10 @@ class SelectPanel(Panel):
                 out.append(("class:t-success", " ✓"))
             if item.detail:
                 out.append(("class:t-muted", f"  {item.detail}"))
-        if len(self.shown) > MAX_VISIBLE:
+        if self.status is not None:  # pi's /tree: always counted, the filter after the count
+            out.append(("", "\n"))
+            out.append(("class:t-muted", f"  ({self.index + 1}/{len(self.shown)}){self.status()}"))
+        elif len(self.shown) > MAX_VISIBLE:
             out.append(("", "\n"))
             out.append(("class:t-muted", f"   ({self.index + 1}/{len(self.shown)})"))
         return out

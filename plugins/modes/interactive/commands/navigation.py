@@ -100,13 +100,73 @@ TREE_ACTIONS = {  # action -> keybinding id (pi's app.tree.* actions)
 }
 
 
-def _tree_header(mode: str, keys: dict[str, str]) -> str:
-    hints = [
-        f"{keys['fold']}/{keys['unfold']} fold" if keys.get("fold") else "",
-        f"{keys['label']} label" if keys.get("label") else "",
-        f"{keys['filter:next']} filter" if keys.get("filter:next") else "",
-    ]
-    return f"Filter: {mode}\n" + " · ".join(h for h in hints if h)
+TREE_FILTER_LABELS = {
+    "no-tools": " [no-tools]",
+    "user-only": " [user]",
+    "labeled-only": " [labeled]",
+    "all": " [all]",
+}
+TREE_HINT_ROWS = (  # pi 1.6's tree help: (label, keybinding ids, label first), one list per line
+    (
+        ("move", ("tui.select.up", "tui.select.down"), False),
+        ("page", ("tui.select.pageUp", "tui.select.pageDown"), False),
+        ("branch", ("app.tree.foldOrUp", "app.tree.unfoldOrDown"), False),
+        ("label", ("app.tree.editLabel",), False),
+    ),
+    (
+        (
+            "filters",
+            tuple(
+                TREE_ACTIONS[f"filter:{m}"]
+                for m in ("default", "no-tools", "user-only", "labeled-only", "all")
+            ),
+            True,
+        ),
+        ("cycle", (TREE_ACTIONS["filter:next"], TREE_ACTIONS["filter:previous"]), True),
+    ),
+)
+_KEY_WORDS = {"pageUp": "pgup", "pageDown": "pgdn", "up": "↑", "down": "↓", "left": "←", "right": "→"}
+
+
+def _hint_keys(keys: list[str]) -> str:
+    """Keys as pi's tree help writes them: a shared modifier once (``ctrl+d/t``), arrows as arrows."""
+    if len(keys) > 1:
+        prefixes = {key.rpartition("+")[0] for key in keys}
+        prefix = prefixes.pop() if len(prefixes) == 1 else ""
+        text = f"{prefix}+" + "/".join(k.rpartition("+")[2] for k in keys) if prefix else "/".join(keys)
+    else:
+        text = keys[0] if keys else ""
+    return "+".join("/".join(_KEY_WORDS.get(w, w) for w in part.split("/")) for part in text.split("+"))
+
+
+def _tree_header(bindings: dict[str, list[str]]) -> str:
+    """pi 1.6's help lines under the tree's title (each action's first key; unbound ones left out)."""
+    lines = []
+    for row in TREE_HINT_ROWS:
+        items = []
+        for label, actions, label_first in row:
+            keys = [bindings[a][0] for a in actions if bindings.get(a)]
+            if not keys:
+                continue
+            text = _hint_keys(keys)
+            items.append(f"{label} {text}" if label_first else f"{text} {label}")
+        lines.append(" " + " · ".join(items))
+    return "\n".join(lines)
+
+
+def _filter_label(mode: str) -> str:
+    """What pi 1.6 writes after the tree's counter for a filter (nothing for the default one)."""
+    return TREE_FILTER_LABELS.get(mode, "")
+
+
+def _entry_ancestors(manager: Any, entry_id: Any) -> list[str]:
+    """The ids above ``entry_id`` in the session tree, nearest first."""
+    ancestors: list[str] = []
+    entry = manager.get_entry(entry_id)
+    while entry is not None and entry.parent_id and entry.parent_id not in ancestors:
+        ancestors.append(entry.parent_id)
+        entry = manager.get_entry(entry.parent_id)
+    return ancestors
 
 
 async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str | None:
@@ -120,7 +180,6 @@ async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str
     manager = ctx.session.session_manager
     bindings = _bindings(ctx.app)
     actions = {name: bindings.get(action, []) for name, action in TREE_ACTIONS.items()}
-    keys = {name: "/".join(k) for name, k in actions.items()}
     mode = str(ctx.app.settings.get("treeFilterMode") or "default")
     if mode not in FILTER_MODES:
         mode = "default"
@@ -138,8 +197,11 @@ async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str
             items,
             initial=selected or initial_row(manager, rows),
             actions=actions,
-            header=functools.partial(_tree_header, mode, keys),
+            header=functools.partial(_tree_header, bindings),
             query=query,
+            search_prompt="  Type to search: ",
+            status=functools.partial(_filter_label, mode),
+            ancestors=functools.partial(_entry_ancestors, manager),
         )
         if not isinstance(choice, PickAction):
             return None if choice is None else str(choice)
