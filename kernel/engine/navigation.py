@@ -73,6 +73,7 @@ async def _replace_manager(session: Any, manager: Any, reason: str, previous_fil
     )
     session.app.clear_extension_timers()
     session.session_manager = manager
+    session._provider.last_request = None  # the new session has made no request yet (pi 1.6's cache warmer)
     session.cwd = str(getattr(manager, "cwd", session.cwd))
     context = manager.build_context()
     session.agent.state.messages = list(context.messages)

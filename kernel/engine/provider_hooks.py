@@ -22,8 +22,11 @@ class ProviderRequests(ExtensionReach):
     ``!command`` value may change), off the event loop since both may block. Extensions see the
     payload (``before_provider_request``, which may replace it) and the response status and
     headers (``after_provider_response``) through the dispatcher, with ``ctx`` and the run's
-    abort ``signal()``.
+    abort ``signal()``. ``last_request`` is the model and options of the latest request of the
+    session shown (``None`` before its first, and again after a switch to another session).
     """
+
+    last_request: tuple[Model, StreamOptions] | None = None
 
     async def options(self, signal: Any) -> StreamOptions:
         """The options of the next request (aborted by ``signal``); raises without credentials."""
@@ -63,7 +66,24 @@ class ProviderRequests(ExtensionReach):
         tier = request_tier(getattr(getattr(registry, "app", None), "service_tiers", None) or {}, model)
         if tier is not None:
             options.extra["service_tier"] = tier
+        self.last_request = (model, options)
         return options
+
+    def cache_warming_reason(self, mode: str) -> str:
+        """Why no prompt cache is kept warm, in pi 1.6's words (piko never warms one), for the
+        ``cacheWarming`` ``mode``: warming off, no request yet, a reasoning Anthropic request (a
+        replay would change its cache key), prompt caching turned off, or else no cache lifetime
+        (piko's models declare none)."""
+        if mode == "off":
+            return "cache warming disabled"
+        if self.last_request is None:
+            return "waiting for first request"
+        model, options = self.last_request
+        if options.reasoning and model.api == "anthropic-messages":
+            return "request cannot be replayed safely"
+        if (options.cache_retention or "short") == "none":
+            return "request disabled prompt caching"
+        return "cache lifetime unavailable"
 
     async def _headers_hook(self, options: StreamOptions, model: Model) -> None:
         """``before_provider_headers``: handlers change ``event.headers`` in place, once per request

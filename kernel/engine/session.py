@@ -414,6 +414,23 @@ class AgentSession:
             context_usage=self.get_context_usage(), usage_entries=usage,
         )  # fmt: skip
 
+    @property
+    def cache_warming_status(self) -> str:
+        """pi 1.6's ``/session`` cache-warming status: piko keeps no prompt cache warm, so it is
+        ``Inactive (why)`` for the ``cacheWarming`` mode (:attr:`cache_warming_mode`)."""
+        return f"Inactive ({self._provider.cache_warming_reason(self.cache_warming_mode)})"
+
+    @property
+    def cache_warming_mode(self) -> str:
+        """The ``cacheWarming`` setting (``off``, ``streaming``, ``idle``), read from the global
+        settings file only and ``idle`` otherwise, as pi 1.6 reads it."""
+        mode = (
+            self.settings.global_data.get("cacheWarming")
+            if isinstance(self.settings.global_data, dict)
+            else None
+        )
+        return mode if mode in ("off", "streaming", "idle") else "idle"
+
     def get_last_assistant_text(self) -> str | None:
         return _first_use("stats").last_assistant_text(self.agent.state.messages)
 

@@ -147,3 +147,135 @@ def last_assistant_text(messages: list[Any]) -> str | None:
             text = "".join(b.text for b in message.content if isinstance(b, TextContent))
             return text.strip() or None
     return None
+
+
+class CacheWaste(Record):
+    """Prompt tokens that were in the previous request's prompt yet billed again (pi 1.6's
+    ``Cache Re-billed``): how many, what they cost beyond cache reads, in how many requests."""
+
+    missed_tokens: int = 0
+    missed_cost: float = 0
+    miss_count: int = 0
+
+
+class CostByModel(Record):
+    """What one ``provider/model`` (or ``Tools/summaries``) cost in a session, and its tokens."""
+
+    key: str
+    cost: float = 0
+    tokens: int = 0
+
+
+CACHE_MISS_NOISE_TOKENS = 1024
+"""A miss of at most this many tokens is cache breakpoint granularity, not counted (as pi 1.6)."""
+
+
+class _Billed(Record):
+    """One request's usage, from a message or from a pi 1.6 ``usage`` entry's wire object."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    paid_cost: float = 0  # input and cache writes
+    read_cost: float = 0
+    total_cost: float = 0
+
+    @property
+    def prompt(self) -> int:
+        return self.input + self.cache_read + self.cache_write
+
+    @classmethod
+    def of_message(cls, message: AssistantMessage) -> _Billed:
+        usage, cost = message.usage, message.usage.cost
+        return cls(
+            input=usage.input, output=usage.output, cache_read=usage.cache_read, cache_write=usage.cache_write,
+            paid_cost=cost.input + cost.cache_write, read_cost=cost.cache_read, total_cost=cost.total,
+        )  # fmt: skip
+
+    @classmethod
+    def of_wire(cls, usage: Any) -> _Billed | None:
+        if not isinstance(usage, dict):
+            return None
+        given = usage.get("cost")
+        cost: dict[str, Any] = given if isinstance(given, dict) else {}
+        money = {
+            k: float(_count_or_float(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "total")
+        }
+        return cls(
+            input=_count(usage.get("input")), output=_count(usage.get("output")),
+            cache_read=_count(usage.get("cacheRead")), cache_write=_count(usage.get("cacheWrite")),
+            paid_cost=money["input"] + money["cacheWrite"], read_cost=money["cacheRead"], total_cost=money["total"],
+        )  # fmt: skip
+
+
+def _count_or_float(value: Any) -> float:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+def cache_waste(entries: Sequence[Any], cache_read_price: Callable[[str, str], float]) -> CacheWaste:
+    """The cache misses of a session's ``entries`` (all branches, in file order), as pi 1.6 counts
+    them: each answer's prompt against the previous request's (an answer or a cache warm), from the
+    second request on, once a cache was ever reported; a compaction or branch summary starts
+    afresh; a miss is re-billed at what the answer paid per token less the cache-read price
+    (``cache_read_price(provider, model)``, per million tokens, where it read nothing from cache)."""
+    waste = CacheWaste()
+    previous: tuple[int, bool] | None = None  # (prompt tokens, a cache was reported)
+    for entry in entries:
+        if entry.type in ("compaction", "branch_summary"):
+            previous = None
+        elif entry.type == "usage" and entry.kind == "cache_warm":
+            billed = _Billed.of_wire(entry.usage)
+            if billed is not None and billed.prompt > 0:
+                previous = (billed.prompt, True)
+        elif entry.type == "message" and isinstance(entry.message, AssistantMessage):
+            message = entry.message
+            billed = _Billed.of_message(message)
+            reported = previous is not None and previous[1]
+            counted = (
+                previous is not None
+                and billed.prompt > 0
+                and (billed.cache_read + billed.cache_write > 0 or reported)
+            )
+            if previous is not None and counted:
+                missed = min(previous[0], billed.prompt) - billed.cache_read
+                if missed > CACHE_MISS_NOISE_TOKENS:
+                    paid = billed.input + billed.cache_write
+                    paid_per_token = billed.paid_cost / paid if paid > 0 else 0
+                    read_per_token = (
+                        billed.read_cost / billed.cache_read
+                        if billed.cache_read > 0
+                        else cache_read_price(message.provider, message.model) / 1_000_000
+                    )
+                    waste.missed_tokens += missed
+                    waste.missed_cost += missed * max(0.0, paid_per_token - read_per_token)
+                    waste.miss_count += 1
+            if billed.prompt > 0:
+                previous = (billed.prompt, reported or billed.cache_read + billed.cache_write > 0)
+    return waste
+
+
+def usage_cost_breakdown(entries: Sequence[Any]) -> list[CostByModel]:
+    """Cost and tokens of a session's ``entries`` by ``provider/model`` (the model that answered),
+    summaries' usage as ``Tools/summaries``; the ones with neither left out, the dearest first."""
+    totals: dict[str, CostByModel] = {}
+    for entry in entries:
+        key, billed = None, None
+        if entry.type == "message" and isinstance(entry.message, AssistantMessage):
+            message = entry.message
+            key, billed = (
+                f"{message.provider}/{message.response_model or message.model}",
+                _Billed.of_message(message),
+            )
+        elif entry.type == "usage":
+            key = f"{entry.raw.get('provider')}/{entry.raw.get('model')}"
+            billed = _Billed.of_wire(entry.usage)
+        elif entry.type in ("compaction", "branch_summary") and isinstance(entry.raw.get("usage"), dict):
+            key, billed = "Tools/summaries", _Billed.of_wire(entry.raw.get("usage"))
+        if key is None or billed is None:
+            continue
+        total = totals.setdefault(key, CostByModel(key=key))
+        total.cost += billed.total_cost
+        total.tokens += billed.prompt + billed.output
+    shown = [t for t in totals.values() if t.cost > 0 or t.tokens > 0]
+    return sorted(shown, key=lambda t: -t.cost)

@@ -36,7 +36,14 @@ def test_name_sets_shows_and_asks(world, run) -> None:
     assert [e["name"] for e in info] == ["My refactor"]
 
 
+def _session_lines(ctx: Any) -> list[str]:
+    [text] = ctx.texts("show")
+    return text.splitlines()
+
+
 def test_session_shows_pi_layout_with_stats(world, run) -> None:
+    """pi 1.6's order: Total first, one Tools line, the prompt split into cached and uncached."""
+
     async def scenario() -> Any:
         session = await world.session(
             [{"blocks": [{"text": "hi"}], "usage": {"input": 12345, "output": 678, "cacheRead": 90}}]
@@ -48,20 +55,192 @@ def test_session_shows_pi_layout_with_stats(world, run) -> None:
         return session, ctx
 
     session, ctx = run(scenario())
-    [text] = ctx.texts("show")
-    lines = text.splitlines()
-    assert lines[:5] == [
+    assert _session_lines(ctx) == [
         "Session Info",
         "",
         "Name: stats",
         f"File: {session.session_file}",
         f"ID: {session.session_id}",
+        "",
+        "Messages",
+        "Total: 2",
+        "User: 1",
+        "Assistant: 1",
+        "Tools: 0 calls, 0 results",
+        "",
+        "Tokens",
+        "Input: 12,435",
+        "  Cached: 90 (0.7%)",
+        "  Uncached: 12,345",
+        "Output: 678",
+        "Total: 13,113",
+        "",
+        "Cache Warming",
+        "Mode: idle",
+        "Status: Inactive (cache lifetime unavailable)",
     ]
-    assert "Messages" in lines and "User: 1" in lines and "Assistant: 1" in lines and "Total: 2" in lines
-    assert "Tool Calls: 0" in lines and "Tool Results: 0" in lines
-    assert "Input: 12,345" in lines and "Output: 678" in lines and "Cache Read: 90" in lines
-    assert "Cache Write: 0" not in lines
-    assert "Total: 13,113" in lines
+
+
+def test_session_of_an_empty_session(world, run) -> None:
+    """No request yet: pi 1.6's cache warmer waits for one; no cache lines, no cost."""
+
+    async def scenario() -> Any:
+        session = await world.session()
+        ctx = world.context(session)
+        await ctx.run("/session")
+        return ctx
+
+    lines = _session_lines(run(scenario()))
+    assert lines[lines.index("Messages") :] == [
+        "Messages",
+        "Total: 0",
+        "User: 0",
+        "Assistant: 0",
+        "Tools: 0 calls, 0 results",
+        "",
+        "Tokens",
+        "Input: 0",
+        "Output: 0",
+        "Total: 0",
+        "",
+        "Cache Warming",
+        "Mode: idle",
+        "Status: Inactive (waiting for first request)",
+    ]
+
+
+PRICED_TURNS = [  # the session pi 1.6 was watched with: a tool call, cache writes and reads, one miss
+    {
+        "blocks": [
+            {"text": "Let me read it."},
+            {"tool_call": {"name": "read", "arguments": {"path": "notes.txt"}}},
+        ],
+        "usage": {"input": 1200, "output": 40, "cacheRead": 0, "cacheWrite": 3000},
+    },
+    {
+        "blocks": [{"text": "The file says hello."}],
+        "usage": {"input": 150, "output": 30, "cacheRead": 3000, "cacheWrite": 200},
+    },
+    {"blocks": [{"text": "Second answer."}], "usage": {"input": 5000, "output": 25, "cacheRead": 100}},
+    {"blocks": [{"text": "Third answer."}], "usage": {"input": 100, "output": 20, "cacheRead": 5200}},
+]
+
+
+async def _priced_session(world: Any, **options: Any) -> Any:
+    from piko.data.messages import ModelCost
+
+    (world.project / "notes.txt").write_text("hello file\n", encoding="utf-8")
+    session = await world.session(list(PRICED_TURNS), **options)
+    session.model.cost = ModelCost(input=3, output=15, cache_read=0.3, cache_write=3.75)
+    for text in ("read notes.txt please", "second question", "third question"):
+        await session.prompt(text)
+    return session
+
+
+def test_session_tools_cache_and_rebilled_cost(world, run) -> None:
+    """One tool call and its result on the Tools line; the cache split; the cost in dollars to three
+    places; the third answer re-billed 3,250 prompt tokens the second had cached (at 3.00 less
+    0.30 dollars per million: $0.009)."""
+
+    async def scenario() -> Any:
+        session = await _priced_session(world)
+        ctx = world.context(session)
+        await ctx.run("/session")
+        return ctx
+
+    lines = _session_lines(run(scenario()))
+    assert lines[lines.index("Messages") :] == [
+        "Messages",
+        "Total: 8",
+        "User: 3",
+        "Assistant: 4",
+        "Tools: 1 calls, 1 results",
+        "",
+        "Tokens",
+        "Input: 17,950",
+        "  Cached: 8,300 (46.2%)",
+        "  Uncached: 9,650 (3,200 written to cache)",
+        "Output: 115",
+        "Total: 18,065",
+        "",
+        "Cache Warming",
+        "Mode: idle",
+        "Status: Inactive (cache lifetime unavailable)",
+        "",
+        "Cost",
+        "Total: $0.036",
+        "Cache Re-billed: $0.009 (3,250 tokens, 1 miss)",
+    ]
+
+
+def test_session_cost_by_model_once_another_model_answered(world, run) -> None:
+    """Two models answered: each one's cost and tokens under the total, dearest first."""
+
+    async def scenario() -> Any:
+        session = await world.session(
+            [{"blocks": [{"text": "one"}], "usage": {"input": 2000, "output": 200}}]
+        )
+        from piko.data.messages import ModelCost
+
+        session.model.cost = ModelCost(input=3, output=15)
+        await session.prompt("first")
+        other = session.model_registry.find("other", "other-1")
+        await session.set_model(other)
+        world.server.add_turns([{"blocks": [{"text": "two"}], "usage": {"input": 900, "output": 50}}])
+        await session.prompt("second")
+        ctx = world.context(session)
+        await ctx.run("/session")
+        return ctx
+
+    lines = _session_lines(run(scenario()))
+    assert lines[lines.index("Cost") :] == [
+        "Cost",
+        "Total: $0.009",
+        "  mock/mock-1: $0.009 (2.2k tokens)",
+        "  other/other-1: $0.000 (950 tokens)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("settings", "mode", "status"),
+    [
+        ({"cacheWarming": "off"}, "off", "Inactive (cache warming disabled)"),
+        ({"cacheWarming": "streaming"}, "streaming", "Inactive (cache lifetime unavailable)"),
+        ({"cacheWarming": "sometimes"}, "idle", "Inactive (cache lifetime unavailable)"),
+        ({"cacheRetention": "none"}, "idle", "Inactive (request disabled prompt caching)"),
+    ],
+)
+def test_session_cache_warming_mode_and_status(world, run, settings, mode, status) -> None:
+    """The global ``cacheWarming`` setting (an unknown value reads as pi's default, idle) and why
+    no cache is kept warm, in pi 1.6's words."""
+
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "hi"}]}], settings=settings)
+        await session.prompt("hello")
+        ctx = world.context(session)
+        await ctx.run("/session")
+        return ctx
+
+    lines = _session_lines(run(scenario()))
+    assert lines[lines.index("Cache Warming") :] == ["Cache Warming", f"Mode: {mode}", f"Status: {status}"]
+
+
+def test_session_cache_warming_waits_again_after_new(world, run) -> None:
+    """A new session has sent no request yet, as pi 1.6 says after ``/new``."""
+
+    async def scenario() -> Any:
+        session = await world.session([{"blocks": [{"text": "hi"}]}])
+        await session.prompt("hello")
+        ctx = world.context(session)
+        await ctx.run("/session")
+        await ctx.run("/new")
+        await ctx.run("/session")
+        return ctx
+
+    ctx = run(scenario())
+    first, second = (text for text in ctx.texts("show") if text.startswith("Session Info"))
+    assert "Status: Inactive (cache lifetime unavailable)" in first.splitlines()
+    assert "Status: Inactive (waiting for first request)" in second.splitlines()
 
 
 def test_session_of_an_in_memory_session(world, run) -> None:

@@ -35,20 +35,31 @@ async def name_command(ctx: InteractiveContext, args: str) -> None:
 
 
 def session_info_text(session: Any) -> Any:
-    """pi's ``/session`` block: name, file, id, message counts, tokens and cost (a rich ``Text``)."""
+    """pi 1.6's ``/session`` block (a rich ``Text``): name, file and id; message counts; tokens (the
+    prompt split into cached and uncached once a cache was used); cache warming; and, once
+    anything cost money or a cache was re-billed, the cost (by model where it is not only the
+    selected one's) and the re-billed cache misses."""
     from rich.text import Text
+
+    from piko.engine.stats import cache_waste
+    from piko.engine.stats import usage_cost_breakdown
+    from piko.plugins.modes.interactive.footer import format_tokens
 
     stats = session.get_session_stats()
     tokens = stats.tokens
+    entries = session.session_manager.get_entries()
     text = Text()
 
     def heading(title: str) -> None:
         text.append(title, style="bold")
         text.append("\n")
 
-    def row(label: str, value: Any) -> None:
-        text.append(f"{label}:", style="dim")
-        text.append(f" {value}\n")
+    def row(label: str, value: Any, note: str = "", indent: str = "") -> None:
+        text.append(f"{indent}{label}:", style="dim")
+        text.append(f" {value}")
+        if note:
+            text.append(f" ({note})", style="dim")
+        text.append("\n")
 
     heading("Session Info")
     text.append("\n")
@@ -59,26 +70,56 @@ def session_info_text(session: Any) -> Any:
     row("ID", stats.session_id)
     text.append("\n")
     heading("Messages")
+    row("Total", stats.total_messages)
     row("User", stats.user_messages)
     row("Assistant", stats.assistant_messages)
-    row("Tool Calls", stats.tool_calls)
-    row("Tool Results", stats.tool_results)
-    row("Total", stats.total_messages)
+    row("Tools", f"{stats.tool_calls} calls, {stats.tool_results} results")
     text.append("\n")
     heading("Tokens")
-    row("Input", format_int(tokens.input))
+    prompt = tokens.input + tokens.cache_read + tokens.cache_write
+    row("Input", format_int(prompt))
+    if prompt > 0 and (tokens.cache_read > 0 or tokens.cache_write > 0):
+        row("Cached", format_int(tokens.cache_read), f"{tokens.cache_read / prompt * 100:.1f}%", indent="  ")
+        written = f"{format_int(tokens.cache_write)} written to cache" if tokens.cache_write > 0 else ""
+        row("Uncached", format_int(tokens.input + tokens.cache_write), written, indent="  ")
     row("Output", format_int(tokens.output))
-    if tokens.cache_read > 0:
-        row("Cache Read", format_int(tokens.cache_read))
-    if tokens.cache_write > 0:
-        row("Cache Write", format_int(tokens.cache_write))
     row("Total", format_int(tokens.total))
+    text.append("\n")
+    heading("Cache Warming")
+    row("Mode", session.cache_warming_mode)
+    row("Status", session.cache_warming_status)
+    registry = session.model_registry
+
+    def cache_read_price(provider: str, model_id: str) -> float:
+        model = registry.find(provider, model_id)
+        return float(model.cost.cache_read) if model is not None else 0.0
+
+    waste = cache_waste(entries, cache_read_price)
     cost = float(stats.cost or 0)
-    if cost > 0:
+    if cost > 0 or waste.missed_tokens > 0:
         text.append("\n")
         heading("Cost")
         text.append("Total:", style="dim")
-        text.append(f" {cost:.4f}")
+        text.append(f" ${cost:.3f}")
+        breakdown = usage_cost_breakdown(entries)
+        model = session.model
+        selected = f"{model.provider if model else None}/{model.id if model else None}"
+        if len(breakdown) > 1 or (breakdown[0].key if breakdown else None) != selected:
+            for part in breakdown:
+                text.append("\n")
+                text.append(f"  {part.key}:", style="dim")
+                text.append(f" ${part.cost:.3f} ")
+                text.append(f"({format_tokens(part.tokens)} tokens)", style="dim")
+        if waste.missed_tokens > 0:
+            misses = "1 miss" if waste.miss_count == 1 else f"{waste.miss_count} misses"
+            detail = f"{format_int(waste.missed_tokens)} tokens, {misses}"
+            text.append("\n")
+            text.append("Cache Re-billed:", style="dim")
+            if waste.missed_cost >= 0.0001:
+                text.append(f" ${waste.missed_cost:.3f} ")
+                text.append(f"({detail})", style="dim")
+            else:
+                text.append(f" {detail}")
     text.rstrip()
     return text
 
