@@ -17,6 +17,7 @@ from piko.data.messages import TextContent
 from piko.data.messages import ToolCall
 from piko.data.messages import ToolResultMessage
 from piko.data.messages import UserMessage
+from piko.lib.json_kinds import is_kind
 from piko.lib.records import Record
 from piko.lib.records import field
 
@@ -89,24 +90,26 @@ def session_stats(
         elif isinstance(message, ToolResultMessage):
             stats.tool_results += 1
     for usage in usage_entries:
-        if not isinstance(usage, dict):
+        billed = _Billed.of_wire(usage)
+        if billed is None:
             continue
-        tokens.input += _count(usage.get("input"))
-        tokens.output += _count(usage.get("output"))
-        tokens.cache_read += _count(usage.get("cacheRead"))
-        tokens.cache_write += _count(usage.get("cacheWrite"))
-        cost = usage.get("cost")
-        if isinstance(cost, dict):
-            total = cost.get("total")
-            if isinstance(total, (int, float)) and not isinstance(total, bool):
-                stats.cost += total
+        tokens.input += billed.input
+        tokens.output += billed.output
+        tokens.cache_read += billed.cache_read
+        tokens.cache_write += billed.cache_write
+        stats.cost += billed.total_cost
     tokens.total = tokens.input + tokens.output + tokens.cache_read + tokens.cache_write
     return stats
 
 
+def _number(value: Any) -> float:
+    """A number from JSON (anything but a number counts 0)."""
+    return value if is_kind("number", value) else 0  # type: ignore[no-any-return]
+
+
 def _count(value: Any) -> int:
     """A token count from JSON (anything but a number counts 0)."""
-    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+    return int(_number(value))
 
 
 def context_usage(
@@ -199,18 +202,12 @@ class _Billed(Record):
             return None
         given = usage.get("cost")
         cost: dict[str, Any] = given if isinstance(given, dict) else {}
-        money = {
-            k: float(_count_or_float(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "total")
-        }
+        money = {k: float(_number(cost.get(k))) for k in ("input", "cacheRead", "cacheWrite", "total")}
         return cls(
             input=_count(usage.get("input")), output=_count(usage.get("output")),
             cache_read=_count(usage.get("cacheRead")), cache_write=_count(usage.get("cacheWrite")),
             paid_cost=money["input"] + money["cacheWrite"], read_cost=money["cacheRead"], total_cost=money["total"],
         )  # fmt: skip
-
-
-def _count_or_float(value: Any) -> float:
-    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
 
 
 def cache_waste(entries: Sequence[Any], cache_read_price: Callable[[str, str], float]) -> CacheWaste:
@@ -232,12 +229,11 @@ def cache_waste(entries: Sequence[Any], cache_read_price: Callable[[str, str], f
             message = entry.message
             billed = _Billed.of_message(message)
             reported = previous is not None and previous[1]
-            counted = (
+            if (
                 previous is not None
                 and billed.prompt > 0
                 and (billed.cache_read + billed.cache_write > 0 or reported)
-            )
-            if previous is not None and counted:
+            ):
                 missed = min(previous[0], billed.prompt) - billed.cache_read
                 if missed > CACHE_MISS_NOISE_TOKENS:
                     paid = billed.input + billed.cache_write
