@@ -317,9 +317,7 @@ class SelectPanel(Panel):
             self.index = 0
             return
         self._remembered = None
-        places = {item.value: i for i, item in enumerate(self.shown)}
-        wanted = [current, *self.ancestors(current)] if current is not None else []
-        self.index = next((places[v] for v in wanted if v in places), len(self.shown) - 1)
+        self.index = self._place_of(current) if current is not None else len(self.shown) - 1
 
     def move(self, delta: int) -> None:
         if not self.shown:

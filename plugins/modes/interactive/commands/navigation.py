@@ -160,13 +160,9 @@ def _filter_label(mode: str) -> str:
 
 
 def _entry_ancestors(manager: Any, entry_id: Any) -> list[str]:
-    """The ids above ``entry_id`` in the session tree, nearest first."""
-    ancestors: list[str] = []
-    entry = manager.get_entry(entry_id)
-    while entry is not None and entry.parent_id and entry.parent_id not in ancestors:
-        ancestors.append(entry.parent_id)
-        entry = manager.get_entry(entry.parent_id)
-    return ancestors
+    """The ids above ``entry_id`` in the session tree, nearest first (its branch, which stops at
+    a parent cycle, read backwards)."""
+    return [entry.id for entry in reversed(manager.get_branch(entry_id)[:-1])]
 
 
 async def _pick_tree_entry(ctx: InteractiveContext, selected: str | None) -> str | None:
