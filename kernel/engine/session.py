@@ -424,11 +424,7 @@ class AgentSession:
     def cache_warming_mode(self) -> str:
         """The ``cacheWarming`` setting (``off``, ``streaming``, ``idle``), read from the global
         settings file only and ``idle`` otherwise, as pi 1.6 reads it."""
-        mode = (
-            self.settings.global_data.get("cacheWarming")
-            if isinstance(self.settings.global_data, dict)
-            else None
-        )
+        mode = self.settings.global_data.get("cacheWarming")  # always a dict (Settings._read)
         return mode if mode in ("off", "streaming", "idle") else "idle"
 
     def get_last_assistant_text(self) -> str | None:
