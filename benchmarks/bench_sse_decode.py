@@ -63,7 +63,7 @@ async def bare(base_url: str, transport: str = "httpx") -> tuple[float, int]:
 
     mounts: dict[str, object] = {}
     if transport == "piko":
-        from piko.plugins.providers.plain_http import PlainHTTPTransport
+        from piko.plugins.providers.plain_transport import PlainHTTPTransport
 
         mounts = {"http://": PlainHTTPTransport()}
     async with httpx.AsyncClient(timeout=60, mounts=mounts) as client:  # type: ignore[arg-type]

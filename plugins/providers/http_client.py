@@ -1,7 +1,8 @@
 """The HTTP side of providers: one shared ``httpx.AsyncClient`` per event loop (plain ``http``
 through piko's own transport, ``https`` through httpx's, made on first use), request timeouts,
 ``retry-after`` and :func:`send_with_retries`, the OpenAI and Anthropic SDKs' retry rules.
-httpx is imported inside the functions that need it."""
+A provider's request to a plain-``http`` server goes through :mod:`.plain_client` without
+httpx; httpx is imported inside the functions that need it."""
 
 from __future__ import annotations
 
@@ -10,16 +11,22 @@ import os
 import random
 import time
 import weakref
+from collections.abc import AsyncIterator
 from collections.abc import Callable
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from typing import Any
+from typing import Protocol
 
 import attrs
 
 from piko.data.streaming import StreamOptions
 from piko.lib.jsonio import dumpb
 from piko.lib.records import Record
+from piko.plugins.providers.plain_client import USER_AGENT
+from piko.plugins.providers.plain_client import plain_target
+from piko.plugins.providers.plain_client import post
+from piko.plugins.providers.plain_http import transport_errors
 from piko.plugins.providers.provider_errors import ProviderError
 from piko.plugins.providers.provider_errors import network_error_message
 
@@ -77,11 +84,31 @@ def _proxy_configured() -> bool:
 
 
 def _plain_http_mount() -> dict[str, Any]:
-    """:class:`~piko.plugins.providers.plain_http.PlainHTTPTransport` for ``http://`` URLs (a
+    """:class:`~piko.plugins.providers.plain_transport.PlainHTTPTransport` for ``http://`` URLs (a
     redirect to ``https`` goes through the verifying one); not used when a proxy is configured."""
-    from piko.plugins.providers.plain_http import PlainHTTPTransport
+    from piko.plugins.providers.plain_transport import PlainHTTPTransport
 
     return {"http://": PlainHTTPTransport()}
+
+
+_HEADERS = {"User-Agent": USER_AGENT}
+
+
+class StreamedResponse(Protocol):
+    """What :func:`send_with_retries` returns and a provider's decoder reads: an
+    ``httpx.Response`` or a :class:`~.plain_client.PlainResponse`."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    def aiter_bytes(self) -> AsyncIterator[bytes]: ...
+
+    async def aread(self) -> bytes: ...
+
+    async def aclose(self) -> None: ...
 
 
 def get_client() -> httpx.AsyncClient:
@@ -95,11 +122,14 @@ def get_client() -> httpx.AsyncClient:
         if (
             _proxy_configured()
         ):  # httpx honours the proxy variables (and NO_PROXY) only with its own transport
-            client = httpx.AsyncClient(timeout=DEFAULT_TIMEOUT_S, follow_redirects=True, limits=limits)
+            client = httpx.AsyncClient(
+                timeout=DEFAULT_TIMEOUT_S, follow_redirects=True, limits=limits, headers=_HEADERS
+            )
         else:
             client = httpx.AsyncClient(
                 timeout=DEFAULT_TIMEOUT_S,
                 follow_redirects=True,
+                headers=_HEADERS,
                 transport=_TransportOnFirstUse(limits=limits),  # type: ignore[arg-type]
                 mounts=_plain_http_mount(),
             )
@@ -194,6 +224,16 @@ _proxied_clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str,
 )
 
 
+def _goes_direct(provider: str | None, url: str) -> bool:
+    """Whether ``provider``'s request to ``url`` goes through :mod:`.plain_client`: a plain-``http``
+    URL with no proxy to go through (neither the process's variables nor the provider's own)."""
+    if not url.startswith("http://") or _proxy_configured():
+        return False
+    from piko.plugins.providers.proxy_env import scoped_proxy
+
+    return scoped_proxy(provider, url) is None
+
+
 def client_for(provider: str | None, url: str) -> httpx.AsyncClient:
     """The client for ``provider``'s request to ``url``: :func:`get_client`, unless the provider's
     ``auth.json`` ``env`` map names proxy variables (:mod:`.proxy_env`); then one that goes
@@ -212,7 +252,7 @@ def client_for(provider: str | None, url: str) -> httpx.AsyncClient:
         limits = httpx.Limits(max_connections=100, max_keepalive_connections=20)
         client = clients[proxy] = httpx.AsyncClient(
             timeout=DEFAULT_TIMEOUT_S, follow_redirects=True, limits=limits, trust_env=False,
-            proxy=proxy or None,
+            proxy=proxy or None, headers=_HEADERS,
         )  # fmt: skip
     return client
 
@@ -225,9 +265,12 @@ async def send_with_retries(
     describe_error: Callable[[int, Mapping[str, str], bytes], str] | None = None,
     rules: RetryRules = SDK_RETRIES,
     provider: str | None = None,
-) -> httpx.Response:
+) -> StreamedResponse:
     """POST ``spec`` and return the open streaming response of a successful answer (through
     ``provider``'s own proxy when its ``auth.json`` ``env`` map names one: :func:`client_for`).
+    A plain-``http`` URL with no proxy is sent by :mod:`.plain_client` (a
+    :class:`~.plain_client.PlainResponse`, httpx's streaming API); a redirect it gets is followed
+    by httpx's client, from the original request.
 
     Retries by ``rules`` (by default the SDKs': ``retry-after(-ms)`` or 0.5 s doubling to 8 s
     with jitter). A server asking for longer than ``max_retry_delay_ms`` (default 60 s) is not
@@ -235,24 +278,30 @@ async def send_with_retries(
     ``format_error(status, body_text)``, or by ``describe_error(status, headers, body)`` for an
     API whose wording needs the headers (Bedrock's error type).
     """
-    import httpx
-
-    client = client_for(provider, spec.url)
+    target = plain_target(spec.url) if _goes_direct(provider, spec.url) else None
     if rules.configurable:
         max_retries = _int_option(options, "max_retries", rules.max_retries)
         max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
     else:
         max_retries, max_delay_s = rules.max_retries, DEFAULT_MAX_RETRY_DELAY_MS / 1000
-    timeout = request_timeout(options)
+    seconds = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
     content = spec.body if isinstance(spec.body, bytes) else dumpb(spec.body)
     retries = 0
     while True:
-        request = client.build_request(
-            "POST", spec.url, headers=spec.headers, content=content, timeout=timeout
-        )
+        response: StreamedResponse
         try:
-            response = await client.send(request, stream=True)
-        except httpx.TransportError as exc:
+            if target is not None:
+                response = await post(target, spec.headers, content, seconds)
+                if response.is_redirect:  # httpx's client follows redirects, to https too
+                    await response.aclose()
+                    target = None
+            if target is None:
+                client = client_for(provider, spec.url)
+                request = client.build_request(
+                    "POST", spec.url, headers=spec.headers, content=content, timeout=request_timeout(options)
+                )
+                response = await client.send(request, stream=True)
+        except transport_errors() as exc:
             if retries < max_retries:
                 await asyncio.sleep(rules.delay_s(retries, {}))
                 retries += 1
@@ -262,7 +311,7 @@ async def send_with_retries(
             return response
         try:
             raw = await response.aread()
-        except httpx.TransportError:
+        except transport_errors():
             raw = b""
         finally:
             await response.aclose()

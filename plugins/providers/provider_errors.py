@@ -71,9 +71,9 @@ def anthropic_http_error(status: int, text: str) -> str:
 def network_error_message(exc: BaseException, *, streaming: bool) -> str:
     """A network failure worded as pi shows it: ``Connection error.``, ``Request timed out.``, or
     ``terminated`` when a started response is cut."""
-    import httpx
+    from piko.plugins.providers.plain_http import is_timeout
 
-    if isinstance(exc, httpx.TimeoutException):
+    if is_timeout(exc):
         return "Request timed out."
     if streaming:
         return "terminated"

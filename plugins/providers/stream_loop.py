@@ -27,16 +27,16 @@ from piko.plugins.providers.http_client import SDK_RETRIES
 from piko.plugins.providers.http_client import RequestSpec
 from piko.plugins.providers.http_client import RetryRules
 from piko.plugins.providers.http_client import send_with_retries
+from piko.plugins.providers.plain_http import transport_errors
 from piko.plugins.providers.provider_errors import ABORTED_BEFORE_REQUEST
 from piko.plugins.providers.provider_errors import ABORTED_MESSAGE
 from piko.plugins.providers.provider_errors import ProviderError
 from piko.plugins.providers.provider_errors import network_error_message
 
 if TYPE_CHECKING:
-    import httpx
-
     from piko.lib.abort import AbortSignal
     from piko.plugins.providers.builder import MessageBuilder
+    from piko.plugins.providers.http_client import StreamedResponse
 
 
 class AbortGuard:
@@ -112,7 +112,7 @@ def strip_scratch(message: AssistantMessage) -> None:
                 extra.pop(key, None)
 
 
-Decoder = Callable[["httpx.Response", "MessageBuilder", AbortGuard], AsyncIterator[list[StreamEvent]]]
+Decoder = Callable[["StreamedResponse", "MessageBuilder", AbortGuard], AsyncIterator[list[StreamEvent]]]
 RequestBuilder = Callable[[Model, Context, StreamOptions], RequestSpec | Awaitable[RequestSpec]]
 
 
@@ -176,8 +176,6 @@ async def run_stream(
     :class:`ProviderError` for provider-reported failures. An ``error`` stop reason without a
     message ends with ``unknown_error``. An abort stops everything at once with reason ``aborted``.
     """
-    import httpx
-
     model = builder.model
     guard = AbortGuard(options.signal)
     started = False
@@ -246,7 +244,7 @@ async def run_stream(
         guard.disarm()
         strip_scratch(builder.message)
         yield builder.error(str(exc), aborted=guard.aborted)
-    except httpx.TransportError as exc:
+    except transport_errors() as exc:
         guard.disarm()
         strip_scratch(builder.message)
         yield builder.error(network_error_message(exc, streaming=started), aborted=guard.aborted)

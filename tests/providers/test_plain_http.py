@@ -11,7 +11,7 @@ from collections.abc import Callable
 import httpx
 import pytest
 
-from piko.plugins.providers.plain_http import PlainHTTPTransport
+from piko.plugins.providers.plain_transport import PlainHTTPTransport
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

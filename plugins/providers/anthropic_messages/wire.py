@@ -50,7 +50,7 @@ from piko.plugins.providers.env_auth import ANTHROPIC_AUTH_TOKEN
 from piko.plugins.providers.env_auth import AUTHENTICATED
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 API = "anthropic-messages"
 ANTHROPIC_VERSION = "2023-06-01"
@@ -544,7 +544,7 @@ class EventDecoder:
 
 def make_decoder(context: Context, oauth: bool) -> Any:
     async def decode(
-        response: httpx.Response, b: MessageBuilder, guard: AbortGuard
+        response: StreamedResponse, b: MessageBuilder, guard: AbortGuard
     ) -> AsyncIterator[list[StreamEvent]]:
         decoder = EventDecoder(b, context.tools, oauth)
         # a list per SSE event, handed on before the next is applied: listeners see the message
@@ -585,7 +585,7 @@ def stream(model: Model, context: Context, options: StreamOptions) -> AsyncItera
         return spec
 
     def decode(
-        response: httpx.Response, b: MessageBuilder, guard: AbortGuard
+        response: StreamedResponse, b: MessageBuilder, guard: AbortGuard
     ) -> AsyncIterator[list[StreamEvent]]:
         return make_decoder(context, oauth_flag[0])(response, b, guard)  # type: ignore[no-any-return]
 

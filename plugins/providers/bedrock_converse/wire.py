@@ -55,7 +55,7 @@ from piko.plugins.providers.http_client import RetryRules
 from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 SERVICE = "bedrock"
 DEFAULT_REGION = "us-east-1"
@@ -524,7 +524,7 @@ def stream_exception(message_type: str, headers: Mapping[str, Any], payload: byt
     return ProviderError(format_error(name, str(text or "UnknownError")))
 
 
-async def stream_events(response: httpx.Response) -> AsyncIterator[ConverseEvent]:
+async def stream_events(response: StreamedResponse) -> AsyncIterator[ConverseEvent]:
     """The event-stream frames' events; exception frames end the stream with pi's wording."""
     from piko.plugins.providers.aws_eventstream import EventStreamDecoder
     from piko.plugins.providers.aws_eventstream import EventStreamError
@@ -545,7 +545,7 @@ async def stream_events(response: httpx.Response) -> AsyncIterator[ConverseEvent
 
 
 def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard | None = None
+    response: StreamedResponse, builder: MessageBuilder, guard: AbortGuard | None = None
 ) -> AsyncIterator[list[StreamEvent]]:
     """ConverseStream events as events, a list per frame."""
     return ConverseProcessor(builder).process(stream_events(response))

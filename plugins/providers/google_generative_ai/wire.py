@@ -47,7 +47,7 @@ from piko.plugins.providers.stream_loop import RequestBuilder
 from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/v1beta"
 _BASE64_SIGNATURE = re.compile(r"^[A-Za-z0-9+/]+={0,2}$")
@@ -401,7 +401,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
     return RequestSpec(url=stream_url(model), headers=headers, body=build_body(model, context, options))
 
 
-async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def stream_chunks(response: StreamedResponse) -> AsyncIterator[dict[str, Any]]:
     """Each SSE ``data:`` chunk, a ``GenerateContentResponse``; an error chunk ends the stream."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         data = data.strip()
@@ -422,7 +422,7 @@ async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any
 
 
 def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+    response: StreamedResponse, builder: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
     """Gemini's chunks as events, a list per chunk."""
     return GeminiProcessor(builder).process(stream_chunks(response))

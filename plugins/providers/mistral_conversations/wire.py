@@ -46,7 +46,7 @@ from piko.plugins.providers.short_hash import short_hash
 from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 DEFAULT_BASE_URL = "https://api.mistral.ai"
 TOOL_CALL_ID_LENGTH = 9
@@ -385,7 +385,7 @@ def build_request(model: Model, context: Context, options: StreamOptions) -> Req
     )
 
 
-async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def stream_chunks(response: StreamedResponse) -> AsyncIterator[dict[str, Any]]:
     """The completion chunks until ``[DONE]``."""
     async for _name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.strip() == b"[DONE]":
@@ -396,7 +396,7 @@ async def stream_chunks(response: httpx.Response) -> AsyncIterator[dict[str, Any
 
 
 def decode(
-    response: httpx.Response, builder: MessageBuilder, guard: AbortGuard
+    response: StreamedResponse, builder: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
     """Completion chunks as events, a list per chunk; tool calls end after the other blocks."""
     return MistralProcessor(builder).process(stream_chunks(response))

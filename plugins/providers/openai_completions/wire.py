@@ -51,7 +51,7 @@ from piko.plugins.providers.common import stream_message
 from piko.plugins.providers.common import transform_messages
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 API = "openai-completions"
 REASONING_FIELDS = ("reasoning_content", "reasoning", "reasoning_text")
@@ -752,7 +752,7 @@ class ChunkDecoder:
 
 
 async def decode(
-    response: httpx.Response, b: MessageBuilder, guard: AbortGuard
+    response: StreamedResponse, b: MessageBuilder, guard: AbortGuard
 ) -> AsyncIterator[list[StreamEvent]]:
     """The response's events, a list per SSE event.
 

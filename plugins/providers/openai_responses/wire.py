@@ -46,7 +46,7 @@ from piko.plugins.providers.short_hash import short_hash
 from piko.plugins.providers.stream_processor import StreamProcessor
 
 if TYPE_CHECKING:
-    import httpx
+    from piko.plugins.providers.http_client import StreamedResponse
 
 OPENAI_TOOL_CALL_PROVIDERS = frozenset({"openai", "openai-codex", "opencode"})
 UNKNOWN_ERROR = "An unknown error occurred"
@@ -497,7 +497,7 @@ def map_stop_reason(status: str | None) -> Any:
     }.get(status, "stop")
 
 
-async def stream_events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
+async def stream_events(response: StreamedResponse) -> AsyncIterator[dict[str, Any]]:
     """A responses SSE body's events, read as the OpenAI SDK reads it."""
     async for name, data in iter_sse_bytes(response.aiter_bytes()):
         if data.startswith(b"[DONE]"):
@@ -513,7 +513,7 @@ async def stream_events(response: httpx.Response) -> AsyncIterator[dict[str, Any
 
 
 def decode(
-    response: httpx.Response,
+    response: StreamedResponse,
     builder: MessageBuilder,
     guard: AbortGuard,
     *,
