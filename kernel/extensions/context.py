@@ -29,7 +29,9 @@ def schedule(result: Any) -> Any:
     """Run an awaitable a session method returned without making the caller await it.
 
     Extensions call session actions (``pi.send_message``, ``ctx.abort``) from synchronous code
-    too, as in pi where they are fire-and-forget. The returned task may still be awaited.
+    too, as in pi where they are fire-and-forget. The returned task may still be awaited (from a
+    handler's thread: a ``concurrent.futures.Future``). Either way the work is one of
+    :func:`scheduled_work` until it is done, so print mode answers it before it ends.
     """
     if not hasattr(result, "__await__"):
         return result
@@ -40,15 +42,47 @@ def schedule(result: Any) -> Any:
     loop = home_loop()
     if loop is not None:  # a handler running on its thread: the work belongs to the session's loop
         if asyncio.iscoroutine(result):
-            return asyncio.run_coroutine_threadsafe(result, loop)
+            return _start_from_thread(loop, result)
         return result
     try:
         task = asyncio.ensure_future(result)
     except RuntimeError:  # no running loop: run it to completion here
         return asyncio.run(result)
+    _keep(task)
+    return task
+
+
+def _keep(task: Any) -> None:
     _background.add(task)
     task.add_done_callback(_background.discard)
-    return task
+
+
+def _start_from_thread(loop: Any, coroutine: Any) -> Any:
+    """Start ``coroutine`` as a task on ``loop`` from another thread, kept in :func:`scheduled_work`
+    from the moment it exists: the task is made by a callback queued before the handler's own
+    return reaches the loop, so whoever awaited the handler finds the task already there."""
+    import concurrent.futures
+
+    future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+
+    def copy_outcome(task: Any) -> None:
+        if task.cancelled():  # the future is running by now: it can only carry the cancellation
+            future.set_exception(concurrent.futures.CancelledError())
+        elif task.exception() is not None:
+            future.set_exception(task.exception())
+        else:
+            future.set_result(task.result())
+
+    def start() -> None:
+        if not future.set_running_or_notify_cancel():
+            coroutine.close()  # cancelled from the thread before it started
+            return
+        task = loop.create_task(coroutine)
+        _keep(task)
+        task.add_done_callback(copy_outcome)
+
+    loop.call_soon_threadsafe(start)
+    return future
 
 
 _tool_context: contextvars.ContextVar[list[str] | None] = contextvars.ContextVar(
