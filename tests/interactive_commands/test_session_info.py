@@ -37,11 +37,17 @@ def test_name_sets_shows_and_asks(world, run) -> None:
     assert [e["name"] for e in info] == ["My refactor"]
 
 
+async def _ran(world: Any, session: Any, *commands: str) -> Any:
+    """A context on ``session`` that has run ``commands``, one after the other."""
+    ctx = world.context(session)
+    for command in commands:
+        await ctx.run(command)
+    return ctx
+
+
 async def _report(world: Any, session: Any) -> list[str]:
     """Run ``/session`` on ``session``: the lines of the one report it shows."""
-    ctx = world.context(session)
-    await ctx.run("/session")
-    [text] = ctx.texts("show")
+    [text] = (await _ran(world, session, "/session")).texts("show")
     return text.splitlines()
 
 
@@ -50,10 +56,11 @@ async def _report_of(world: Any, new_session: Awaitable[Any]) -> list[str]:
     return await _report(world, await new_session)
 
 
-async def _answered(world: Any, turns: list[dict[str, Any]], **options: Any) -> Any:
-    """A session that has sent one prompt, ``hello``, and had ``turns`` answer it."""
+async def _answered(world: Any, turns: list[dict[str, Any]], *prompts: str, **options: Any) -> Any:
+    """A session that has sent ``prompts`` (``hello`` without any) and had ``turns`` answer them."""
     session = await world.session(turns, **options)
-    await session.prompt("hello")
+    for text in prompts or ("hello",):
+        await session.prompt(text)
     return session
 
 
@@ -221,11 +228,8 @@ def test_session_cache_warming_waits_again_after_new(world, run) -> None:
     """A new session has sent no request yet, as pi 1.6 says after ``/new``."""
 
     async def scenario() -> Any:
-        ctx = world.context(await _answered(world, [{"blocks": [{"text": "hi"}]}]))
-        await ctx.run("/session")
-        await ctx.run("/new")
-        await ctx.run("/session")
-        return ctx
+        session = await _answered(world, [{"blocks": [{"text": "hi"}]}])
+        return await _ran(world, session, "/session", "/new", "/session")
 
     ctx = run(scenario())
     first, second = (text for text in ctx.texts("show") if text.startswith("Session Info"))
@@ -310,12 +314,9 @@ def test_copy_command(world, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_export_jsonl_writes_the_branch_linearly(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}])
-        ctx = world.context(session)
-        await session.prompt("first")
-        await session.prompt("second")
-        await ctx.run('/export "out dir/branch.jsonl" ignored')
-        return session, ctx
+        turns = [{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}]
+        session = await _answered(world, turns, "first", "second")
+        return session, await _ran(world, session, '/export "out dir/branch.jsonl" ignored')
 
     session, ctx = run(scenario())
     target = world.project / "out dir" / "branch.jsonl"
@@ -348,13 +349,9 @@ def test_export_html_through_the_exporter_hook(world, run) -> None:
     exporter = Exporter()
 
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "one"}]}])
+        session = await _answered(world, [{"blocks": [{"text": "one"}]}], "first")
         session.app.pm.register(exporter, "test.exporter")
-        ctx = world.context(session)
-        await session.prompt("first")
-        await ctx.run("/export page.html")
-        await ctx.run("/export")
-        return session, ctx
+        return session, await _ran(world, session, "/export page.html", "/export")
 
     session, ctx = run(scenario())
     assert ctx.texts("info") == [
@@ -374,9 +371,7 @@ def test_export_without_an_exporter_says_so(world, run) -> None:
         pm = session.app.pm
         for impl in pm.hook.piko_export_html.get_hookimpls():
             pm.unregister(name=impl.plugin_name)
-        ctx = world.context(session)
-        await ctx.run("/export")
-        return ctx
+        return await _ran(world, session, "/export")
 
     ctx = run(scenario())
     assert ctx.texts("error") == [
