@@ -285,13 +285,19 @@ def test_a_second_overflow_gives_up(world, run) -> None:
 # ---------------------------------------------------------------------------
 
 
-async def _two_exchanges(world: Any, extra_turns: list[dict[str, Any]], **kwargs: Any) -> Any:
-    turns = [reply(words("answer one", 100)), reply(words("answer two", 100)), *extra_turns]
+async def _prompted(world: Any, turns: list[dict[str, Any]], *prompts: str, **kwargs: Any) -> Any:
+    """A session (keeping the last 150 tokens when it compacts, unless ``settings`` say otherwise)
+    that has sent ``prompts``, the scripted ``turns`` answering."""
     settings = kwargs.pop("settings", {"compaction": {"keepRecentTokens": 150}})
     session = await world.session(turns, settings=settings, **kwargs)
-    await session.prompt(words("question one", 100))
-    await session.prompt(words("question two", 100))
+    for text in prompts:
+        await session.prompt(text)
     return session
+
+
+async def _two_exchanges(world: Any, extra_turns: list[dict[str, Any]], **kwargs: Any) -> Any:
+    turns = [reply(words("answer one", 100)), reply(words("answer two", 100)), *extra_turns]
+    return await _prompted(world, turns, words("question one", 100), words("question two", 100), **kwargs)
 
 
 def test_manual_compaction_with_custom_instructions(world, run) -> None:
@@ -354,9 +360,7 @@ def test_a_second_compaction_folds_the_first(world, run) -> None:
     ]
 
     async def scenario() -> Any:
-        session = await world.session(turns, settings={"compaction": {"keepRecentTokens": 150}})
-        await session.prompt(words("question one", 100))
-        await session.prompt(words("question two", 100))
+        session = await _prompted(world, turns, words("question one", 100), words("question two", 100))
         await session.compact()
         await session.prompt(words("question three", 100))
         await session.compact()
@@ -397,9 +401,7 @@ def test_split_turn_gets_two_summaries(world, run) -> None:
     ]
 
     async def scenario() -> Any:
-        session = await world.session(turns, settings={"compaction": {"keepRecentTokens": 150}})
-        await session.prompt(words("early question", 50))
-        await session.prompt(words("read big.txt", 20))
+        session = await _prompted(world, turns, words("early question", 50), words("read big.txt", 20))
         await session.compact()
         return session
 

@@ -14,3 +14,8 @@ def bash_then_answer(command: str, answer: str) -> list[dict[str, Any]]:
         {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": command}}}]},
         {"blocks": [{"text": answer}]},
     ]
+
+
+def answers(*texts: str) -> list[dict[str, Any]]:
+    """One turn for each text: the model answers the n-th prompt with the n-th text."""
+    return [{"blocks": [{"text": text}]} for text in texts]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from scripted_turns import TWELVE_ECHOES
+from scripted_turns import answers
 from scripted_turns import bash_then_answer
 
 RULE = re.compile(r"^─{100}$", re.M)
@@ -25,14 +26,13 @@ def bottom_lines(screen: str, count: int) -> list[str]:
 
 
 def test_fullscreen_is_the_default_with_the_editor_and_footer_at_the_bottom(term):
-    t = fullscreen(term, tui_mode=None, turns=[{"blocks": [{"text": "Short answer."}]}])
+    t = fullscreen(term, tui_mode=None, turns=answers("Short answer."))
     screen = t.screen()
     lines = screen.rstrip("\n").split("\n")
     assert len(lines) == 30, screen  # the whole terminal is the application's
     assert re.fullmatch(r"─{100}", lines[-5]) and re.fullmatch(r"─{100}", lines[-3]), screen
     assert "(auto)" in lines[-1], screen
-    t.submit("question")
-    screen = t.wait_for(r"Short answer\.")
+    screen = t.ask("question", r"Short answer\.")
     assert "(auto)" in bottom_lines(screen, 1)[0], screen
     assert t.history().count("piko v") == 1  # nothing in the scrollback while it runs
     t.keys("C-d")
@@ -46,18 +46,17 @@ def test_fullscreen_is_the_default_with_the_editor_and_footer_at_the_bottom(term
 def test_the_exit_output_can_be_only_the_resume_hint(term):
     t = fullscreen(
         term,
-        turns=[{"blocks": [{"text": "Short answer."}]}],
+        turns=answers("Short answer."),
         settings={"fullscreenExitOutput": "resume-hint"},
     )
-    t.submit("question")
-    t.wait_for(r"Short answer\.")
+    t.ask("question", r"Short answer\.")
     t.keys("C-d")
     history = t.wait_for(r"\[piko exited", scrollback=True)
     assert "Short answer." not in history and "To resume this session:" in history, history
 
 
 def test_the_viewport_follows_a_long_answer_and_keeps_the_editor_fixed(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}], tokens_per_second=800)
+    t = fullscreen(term, turns=answers(PARAGRAPHS), tokens_per_second=800)
     t.submit("long")
 
     def broken(screen: str) -> bool:
@@ -73,8 +72,7 @@ def test_the_viewport_follows_a_long_answer_and_keeps_the_editor_fixed(term):
 def test_scrolling_up_stays_put_and_the_end_key_follows_again(term):
     turns = [{"blocks": [{"text": PARAGRAPHS}]}, {"blocks": [{"text": "Second answer here."}]}]
     t = fullscreen(term, turns=turns)
-    t.submit("long")
-    t.wait_for(r"Paragraph 39")
+    t.ask("long", r"Paragraph 39")
     t.wait_for(lambda s: "Working" not in s)
     t.keys("PageUp")
     screen = t.wait_for(r"Jump to latest message · Ctrl\+End")
@@ -93,9 +91,8 @@ def test_scrolling_up_stays_put_and_the_end_key_follows_again(term):
 
 
 def test_the_mouse_wheel_scrolls_the_transcript(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}])
-    t.submit("long")
-    t.wait_for(r"Paragraph 39")
+    t = fullscreen(term, turns=answers(PARAGRAPHS))
+    t.ask("long", r"Paragraph 39")
     t.wait_for(lambda s: "Working" not in s)
     for _ in range(4):
         t.type("\x1b[<64;10;10M")  # wheel up (SGR mouse report)
@@ -108,8 +105,7 @@ def test_the_mouse_wheel_scrolls_the_transcript(term):
 
 def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
     t = fullscreen(term, turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
-    t.submit("run")
-    t.wait_for(r"ran it")
+    t.ask("run", r"ran it")
     assert "earlier lines, ctrl+o to expand)" in t.screen()
     t.keys("C-o")
     screen = t.wait_for(r"^ line0\s*$")
@@ -125,8 +121,7 @@ def test_ctrl_o_expands_and_collapses_the_tool_output_in_place(term):
 
 def test_ctrl_t_hides_and_shows_thinking_in_place(term):
     t = fullscreen(term, turns=[{"blocks": [{"thinking": "Deep private musing."}, {"text": "The answer."}]}])
-    t.submit("think")
-    screen = t.wait_for(r"The answer\.")
+    screen = t.ask("think", r"The answer\.")
     assert "Deep private musing." in screen
     t.keys("C-t")
     screen = t.wait_for(r"Thinking blocks: hidden")
@@ -138,9 +133,8 @@ def test_ctrl_t_hides_and_shows_thinking_in_place(term):
 
 
 def test_search_finds_matches_and_moves_between_them(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": PARAGRAPHS}]}])
-    t.submit("long")
-    t.wait_for(r"Paragraph 39")
+    t = fullscreen(term, turns=answers(PARAGRAPHS))
+    t.ask("long", r"Paragraph 39")
     t.wait_for(lambda s: "Working" not in s)
     t.type(CTRL_SHIFT_F)
     t.wait_for(r"Search:")
@@ -158,10 +152,9 @@ def test_search_finds_matches_and_moves_between_them(term):
 
 
 def test_dragging_selects_and_copies_the_text(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": "Select these words please."}]}])
+    t = fullscreen(term, turns=answers("Select these words please."))
     t._tmux("set-option", "-g", "set-clipboard", "on")
-    t.submit("question")
-    screen = t.wait_for(r"Select these words please\.")
+    screen = t.ask("question", r"Select these words please\.")
     row = next(i for i, line in enumerate(screen.split("\n")) if "Select these" in line) + 1
     column = screen.split("\n")[row - 1].index("these") + 1
     t.type(f"\x1b[<0;{column};{row}M")  # press
@@ -197,10 +190,9 @@ COMMANDS = [
 
 
 def test_every_slash_command_works_in_fullscreen(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": "An answer."}]}])
+    t = fullscreen(term, turns=answers("An answer."))
     t._tmux("set-option", "-g", "set-clipboard", "on")
-    t.submit("question")
-    t.wait_for(r"An answer\.")
+    t.ask("question", r"An answer\.")
     for command, shows, dialog in COMMANDS:
         t.submit(command)
         screen = t.wait_for(shows)
@@ -221,9 +213,8 @@ def test_every_slash_command_works_in_fullscreen(term):
 
 
 def test_switching_to_regular_at_run_time_keeps_the_conversation(term):
-    t = fullscreen(term, turns=[{"blocks": [{"text": "An answer."}]}])
-    t.submit("question")
-    t.wait_for(r"An answer\.")
+    t = fullscreen(term, turns=answers("An answer."))
+    t.ask("question", r"An answer\.")
     t.submit("/settings")
     t.wait_for(r"Auto-compact")
     t.type("tui mode")
@@ -248,12 +239,10 @@ def test_an_invalid_tui_mode_is_refused(term):
 
 
 def test_tree_filters_labels_and_folds_with_its_keys(term):
-    turns = [{"blocks": [{"text": "Answer one."}]}, {"blocks": [{"text": "Answer two."}]}]
+    turns = answers("Answer one.", "Answer two.")
     t = fullscreen(term, turns=turns)
-    t.submit("question one")
-    t.wait_for(r"Answer one\.")
-    t.submit("question two")
-    t.wait_for(r"Answer two\.")
+    t.ask("question one", r"Answer one\.")
+    t.ask("question two", r"Answer two\.")
     t.submit("/tree")
     t.wait_for(r"Type to search:")
     t.keys("C-u")  # user messages only: pi 1.6 says so after the counter
@@ -279,15 +268,13 @@ def test_tree_filters_labels_and_folds_with_its_keys(term):
 
 
 def test_resume_sorts_and_filters_named_sessions_with_its_keys(term):
-    turns = [{"blocks": [{"text": "Old answer."}]}, {"blocks": [{"text": "New answer."}]}]
+    turns = answers("Old answer.", "New answer.")
     t = fullscreen(term, turns=turns)
-    t.submit("old question")
-    t.wait_for(r"Old answer\.")
+    t.ask("old question", r"Old answer\.")
     t.submit("/name first-one")
     t.submit("/new")
     t.wait_for(r"New session started")
-    t.submit("new question")
-    t.wait_for(r"New answer\.")
+    t.ask("new question", r"New answer\.")
     t.submit("/resume")
     t.wait_for(r"old question|first-one")
     t.save("resume")
@@ -304,7 +291,7 @@ def test_resume_sorts_and_filters_named_sessions_with_its_keys(term):
 def test_a_resumed_session_of_thousands_of_messages_opens_scrolls_and_searches(term, tmp_path):
     from bench_long_session import write_session
 
-    t = term(tui_mode="fullscreen", start=False, turns=[{"blocks": [{"text": "Still quick."}]}])
+    t = term(tui_mode="fullscreen", start=False, turns=answers("Still quick."))
     session = tmp_path / "long.jsonl"
     last = write_session(session, str(t.work), 3000)
     t.start(["--provider", "faux", "--session", str(session)])
@@ -319,5 +306,4 @@ def test_a_resumed_session_of_thousands_of_messages_opens_scrolls_and_searches(t
     screen = t.wait_for(r"1/1\s", timeout=120)
     assert "Question 1500: how does part 1500 work?" in screen, screen
     t.keys("Escape")
-    t.submit("and now?")
-    t.wait_for(r"Still quick\.", timeout=60)  # streams with the long transcript behind it
+    t.ask("and now?", r"Still quick\.", timeout=60)  # streams with the long transcript behind it

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from scripted_turns import TWELVE_ECHOES
+from scripted_turns import answers
 from scripted_turns import bash_then_answer
 from support.pi_dirs import mock_provider
 
@@ -16,10 +17,9 @@ CODE = (
 
 
 def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):
-    t = term(turns=[{"blocks": [{"text": CODE}]}], tokens_per_second=400, height=30)
+    t = term(turns=answers(CODE), tokens_per_second=400, height=30)
     t.wait_ready()
-    t.submit("show code")
-    t.wait_for(r"After the code\.", timeout=40)
+    t.ask("show code", r"After the code\.", timeout=40)
     t.wait_for(lambda s: "Working..." not in s)
     t.save("tall-block")
     history = t.history()
@@ -33,8 +33,7 @@ def test_a_block_taller_than_the_terminal_is_in_the_scrollback_once(term):
 def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
     t = term(turns=bash_then_answer(TWELVE_ECHOES, "ran it"))
     t.wait_ready()
-    t.submit("run")
-    t.wait_for(r"ran it")
+    t.ask("run", r"ran it")
     t.keys("C-o")
     # the whole redraw is in (tmux shows a redraw being written part by part)
     history = t.wait_for(lambda h: re.search(r"^ line0\s*$", h, re.M) and "(auto)" in h, scrollback=True)
@@ -53,10 +52,9 @@ def test_ctrl_o_expands_the_tool_output_in_place_and_collapses_it_again(term):
 
 
 def test_new_replaces_the_conversation_on_screen(term):
-    t = term(turns=[{"blocks": [{"text": "The first answer."}]}])
+    t = term(turns=answers("The first answer."))
     t.wait_ready()
-    t.submit("first question")
-    t.wait_for(r"The first answer\.")
+    t.ask("first question", r"The first answer\.")
     t.submit("/new")
     t.wait_for(r"New session started")
     history = t.history()
@@ -67,13 +65,11 @@ def test_new_replaces_the_conversation_on_screen(term):
 
 
 def test_tree_navigation_replaces_the_conversation_on_screen(term):
-    turns = [{"blocks": [{"text": "Answer one."}]}, {"blocks": [{"text": "Answer two."}]}]
+    turns = answers("Answer one.", "Answer two.")
     t = term(turns=turns)
     t.wait_ready()
-    t.submit("question one")
-    t.wait_for(r"Answer one\.")
-    t.submit("question two")
-    t.wait_for(r"Answer two\.")
+    t.ask("question one", r"Answer one\.")
+    t.ask("question two", r"Answer two\.")
     t.submit("/tree")
     t.wait_for(r"Session Tree")
     t.keys("Up")  # from the leaf (answer two) to "user: question two"
@@ -133,15 +129,13 @@ def test_ctrl_p_to_a_thinking_model_uses_the_default_level(term):
 
 
 def test_resume_opens_on_the_newest_session_not_the_scope_switch(term):
-    turns = [{"blocks": [{"text": "Old answer."}]}, {"blocks": [{"text": "New answer."}]}]
+    turns = answers("Old answer.", "New answer.")
     t = term(turns=turns)
     t.wait_ready()
-    t.submit("older session question")
-    t.wait_for(r"Old answer\.")
+    t.ask("older session question", r"Old answer\.")
     t.submit("/new")
     t.wait_for(r"New session started")
-    t.submit("newer session question")
-    t.wait_for(r"New answer\.")
+    t.ask("newer session question", r"New answer\.")
     t.submit("/new")
     t.wait_for(r"New session started")
     t.submit("/resume")
@@ -155,10 +149,9 @@ def test_resume_opens_on_the_newest_session_not_the_scope_switch(term):
 
 
 def test_import_copies_a_session_file_in_and_switches_to_it(term, tmp_path):
-    t = term(turns=[{"blocks": [{"text": "Answer to export."}]}], width=220)
+    t = term(turns=answers("Answer to export."), width=220)
     t.wait_ready()
-    t.submit("question to export")
-    t.wait_for(r"Answer to export\.")
+    t.ask("question to export", r"Answer to export\.")
     t.submit("/export exported.jsonl")
     t.wait_for(r"Session exported to: .*exported\.jsonl")
     t.submit("/new")
@@ -189,12 +182,11 @@ def test_share_creates_a_gist_with_gh_and_shows_the_viewer_link(term, tmp_path):
     import os
 
     t = term(
-        turns=[{"blocks": [{"text": "Worth sharing."}]}],
+        turns=answers("Worth sharing."),
         env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "PI_SHARE_VIEWER_URL": "http://127.0.0.1:9/view/"},
     )
     t.wait_ready()
-    t.submit("question")
-    t.wait_for(r"Worth sharing\.")
+    t.ask("question", r"Worth sharing\.")
     t.submit("/share")
     screen = t.wait_for(r"Gist: https://gist\.github\.com/someone/abc123def")
     assert "Share URL: http://127.0.0.1:9/view/#abc123def" in screen
@@ -218,11 +210,10 @@ def test_changelog_shows_whats_new(term):
 
 
 def test_ctrl_x_copies_the_last_answer_through_the_terminal(term):
-    t = term(turns=[{"blocks": [{"text": "Copy me please."}]}])
+    t = term(turns=answers("Copy me please."))
     t.wait_ready()
     t._tmux("set-option", "-g", "set-clipboard", "on")
-    t.submit("question")
-    t.wait_for(r"Copy me please\.")
+    t.ask("question", r"Copy me please\.")
     t.keys("C-x")
     t.wait_for(r"Copied last agent message to clipboard")
     assert t._tmux("show-buffer").strip() == "Copy me please."
@@ -230,7 +221,7 @@ def test_ctrl_x_copies_the_last_answer_through_the_terminal(term):
 
 def test_the_editor_and_footer_stay_on_screen_while_an_answer_streams(term):
     paragraphs = "\n\n".join(f"Paragraph {i}: " + "lorem ipsum dolor sit amet " * 5 for i in range(30))
-    t = term(turns=[{"blocks": [{"text": paragraphs}]}], tokens_per_second=2000)
+    t = term(turns=answers(paragraphs), tokens_per_second=2000)
     t.wait_ready()
     t.submit("go")
     seen, broken, _ = t.watch_answer(

@@ -163,6 +163,11 @@ class Terminal:
         time.sleep(0.15)
         self.keys("Enter")
 
+    def ask(self, prompt: str, answer: str, *, timeout: float = 15.0) -> str:
+        """Submit ``prompt`` and wait for the model's ``answer`` (a regex) on the screen; the screen."""
+        self.submit(prompt)
+        return self.wait_for(answer, timeout=timeout)
+
     def paste(self, text: str) -> None:
         """A bracketed paste (as a terminal sends it for Ctrl+Shift+V)."""
         self._tmux("set-buffer", "-b", "p", text)

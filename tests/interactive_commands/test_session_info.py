@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import stat
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
@@ -36,26 +37,45 @@ def test_name_sets_shows_and_asks(world, run) -> None:
     assert [e["name"] for e in info] == ["My refactor"]
 
 
-def _session_lines(ctx: Any) -> list[str]:
-    [text] = ctx.texts("show")
+async def _ran(world: Any, session: Any, *commands: str) -> Any:
+    """A context on ``session`` that has run ``commands``, one after the other."""
+    ctx = world.context(session)
+    for command in commands:
+        await ctx.run(command)
+    return ctx
+
+
+async def _report(world: Any, session: Any) -> list[str]:
+    """Run ``/session`` on ``session``: the lines of the one report it shows."""
+    [text] = (await _ran(world, session, "/session")).texts("show")
     return text.splitlines()
+
+
+async def _report_of(world: Any, new_session: Awaitable[Any]) -> list[str]:
+    """:func:`_report` on the session ``new_session`` gives."""
+    return await _report(world, await new_session)
+
+
+async def _answered(world: Any, turns: list[dict[str, Any]], *prompts: str, **options: Any) -> Any:
+    """A session that has sent ``prompts`` (``hello`` without any) and had ``turns`` answer them."""
+    session = await world.session(turns, **options)
+    for text in prompts or ("hello",):
+        await session.prompt(text)
+    return session
 
 
 def test_session_shows_pi_layout_with_stats(world, run) -> None:
     """pi 1.6's order: Total first, one Tools line, the prompt split into cached and uncached."""
 
     async def scenario() -> Any:
-        session = await world.session(
-            [{"blocks": [{"text": "hi"}], "usage": {"input": 12345, "output": 678, "cacheRead": 90}}]
+        session = await _answered(
+            world, [{"blocks": [{"text": "hi"}], "usage": {"input": 12345, "output": 678, "cacheRead": 90}}]
         )
-        ctx = world.context(session)
-        await session.prompt("hello")
         session.set_session_name("stats")
-        await ctx.run("/session")
-        return session, ctx
+        return session, await _report(world, session)
 
-    session, ctx = run(scenario())
-    assert _session_lines(ctx) == [
+    session, lines = run(scenario())
+    assert lines == [
         "Session Info",
         "",
         "Name: stats",
@@ -84,13 +104,7 @@ def test_session_shows_pi_layout_with_stats(world, run) -> None:
 def test_session_of_an_empty_session(world, run) -> None:
     """No request yet: pi 1.6's cache warmer waits for one; no cache lines, no cost."""
 
-    async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
-        await ctx.run("/session")
-        return ctx
-
-    lines = _session_lines(run(scenario()))
+    lines = run(_report_of(world, world.session()))
     assert lines[lines.index("Messages") :] == [
         "Messages",
         "Total: 0",
@@ -142,13 +156,7 @@ def test_session_tools_cache_and_rebilled_cost(world, run) -> None:
     places; the third answer re-billed 3,250 prompt tokens the second had cached (at 3.00 less
     0.30 dollars per million: $0.009)."""
 
-    async def scenario() -> Any:
-        session = await _priced_session(world)
-        ctx = world.context(session)
-        await ctx.run("/session")
-        return ctx
-
-    lines = _session_lines(run(scenario()))
+    lines = run(_report_of(world, _priced_session(world)))
     assert lines[lines.index("Messages") :] == [
         "Messages",
         "Total: 8",
@@ -188,11 +196,9 @@ def test_session_cost_by_model_once_another_model_answered(world, run) -> None:
         await session.set_model(other)
         world.server.add_turns([{"blocks": [{"text": "two"}], "usage": {"input": 900, "output": 50}}])
         await session.prompt("second")
-        ctx = world.context(session)
-        await ctx.run("/session")
-        return ctx
+        return session
 
-    lines = _session_lines(run(scenario()))
+    lines = run(_report_of(world, scenario()))
     assert lines[lines.index("Cost") :] == [
         "Cost",
         "Total: $0.009",
@@ -214,14 +220,7 @@ def test_session_cache_warming_mode_and_status(world, run, settings, mode, statu
     """The global ``cacheWarming`` setting (an unknown value reads as pi's default, idle) and why
     no cache is kept warm, in pi 1.6's words."""
 
-    async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "hi"}]}], settings=settings)
-        await session.prompt("hello")
-        ctx = world.context(session)
-        await ctx.run("/session")
-        return ctx
-
-    lines = _session_lines(run(scenario()))
+    lines = run(_report_of(world, _answered(world, [{"blocks": [{"text": "hi"}]}], settings=settings)))
     assert lines[lines.index("Cache Warming") :] == ["Cache Warming", f"Mode: {mode}", f"Status: {status}"]
 
 
@@ -229,13 +228,8 @@ def test_session_cache_warming_waits_again_after_new(world, run) -> None:
     """A new session has sent no request yet, as pi 1.6 says after ``/new``."""
 
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "hi"}]}])
-        await session.prompt("hello")
-        ctx = world.context(session)
-        await ctx.run("/session")
-        await ctx.run("/new")
-        await ctx.run("/session")
-        return ctx
+        session = await _answered(world, [{"blocks": [{"text": "hi"}]}])
+        return await _ran(world, session, "/session", "/new", "/session")
 
     ctx = run(scenario())
     first, second = (text for text in ctx.texts("show") if text.startswith("Session Info"))
@@ -244,14 +238,8 @@ def test_session_cache_warming_waits_again_after_new(world, run) -> None:
 
 
 def test_session_of_an_in_memory_session(world, run) -> None:
-    async def scenario() -> Any:
-        session = await world.session(options={"no_session": True})
-        ctx = world.context(session)
-        await ctx.run("/session")
-        return ctx
-
-    ctx = run(scenario())
-    assert "File: In-memory" in ctx.texts("show")[0]
+    lines = run(_report_of(world, world.session(options={"no_session": True})))
+    assert "File: In-memory" in lines
 
 
 CAT = shutil.which("cat")
@@ -326,12 +314,9 @@ def test_copy_command(world, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_export_jsonl_writes_the_branch_linearly(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}])
-        ctx = world.context(session)
-        await session.prompt("first")
-        await session.prompt("second")
-        await ctx.run('/export "out dir/branch.jsonl" ignored')
-        return session, ctx
+        turns = [{"blocks": [{"text": "one"}]}, {"blocks": [{"text": "two"}]}]
+        session = await _answered(world, turns, "first", "second")
+        return session, await _ran(world, session, '/export "out dir/branch.jsonl" ignored')
 
     session, ctx = run(scenario())
     target = world.project / "out dir" / "branch.jsonl"
@@ -364,13 +349,9 @@ def test_export_html_through_the_exporter_hook(world, run) -> None:
     exporter = Exporter()
 
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "one"}]}])
+        session = await _answered(world, [{"blocks": [{"text": "one"}]}], "first")
         session.app.pm.register(exporter, "test.exporter")
-        ctx = world.context(session)
-        await session.prompt("first")
-        await ctx.run("/export page.html")
-        await ctx.run("/export")
-        return session, ctx
+        return session, await _ran(world, session, "/export page.html", "/export")
 
     session, ctx = run(scenario())
     assert ctx.texts("info") == [
@@ -390,9 +371,7 @@ def test_export_without_an_exporter_says_so(world, run) -> None:
         pm = session.app.pm
         for impl in pm.hook.piko_export_html.get_hookimpls():
             pm.unregister(name=impl.plugin_name)
-        ctx = world.context(session)
-        await ctx.run("/export")
-        return ctx
+        return await _ran(world, session, "/export")
 
     ctx = run(scenario())
     assert ctx.texts("error") == [

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from support.llm_server import LLMServer
+from support.stream_runs import assert_abort_ends_a_pause
 from support.streams import FIXTURES
 from support.streams import anthropic_model
 from support.streams import collect
@@ -29,7 +30,6 @@ from piko.data.streaming import StreamEvent
 from piko.data.streaming import StreamOptions
 from piko.data.streaming import ToolSpec
 from piko.data.wire import message_from_wire
-from piko.lib.abort import AbortController
 from piko.plugins.providers.anthropic_messages import wire as am
 from piko.plugins.providers.anthropic_messages.wire import stream
 
@@ -347,29 +347,7 @@ def test_overloaded_is_retried_by_default() -> None:
 
 
 def test_abort_mid_stream() -> None:
-    # a minute's pause after the first word: the abort must end the wait for the next chunk
-    with LLMServer(
-        [{"blocks": [{"text": "a b c d e f g h"}], "pause": {"after": 3, "seconds": 60}}]
-    ) as server:
-        model = anthropic_model(server.base_url)
-
-        async def run() -> list[StreamEvent]:
-            controller = AbortController()
-            events: list[StreamEvent] = []
-            armed = False
-            async for event in stream(
-                model, Context(messages=[user()]), StreamOptions(api_key="k", signal=controller.signal)
-            ):
-                events.append(event)
-                if event.type == "text_delta" and not armed:
-                    asyncio.get_running_loop().call_later(0.05, controller.abort)
-                    armed = True
-            return events
-
-        events = asyncio.run(asyncio.wait_for(run(), timeout=30))
-    assert [e.delta for e in events if e.type == "text_delta"] == ["a "]  # type: ignore[attr-defined]
-    assert events[-1].type == "error" and events[-1].reason == "aborted"
-    assert final(events).error_message == "Request was aborted"
+    assert_abort_ends_a_pause(stream, anthropic_model, pause_after=3)
 
 
 def test_registration_module_points_at_the_stream() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from support.llm_server import LLMServer
+from support.stream_runs import assert_abort_ends_a_pause
 from support.streams import SAMPLES
 from support.streams import collect
 from support.streams import final
@@ -611,34 +612,8 @@ def test_stalled_server_times_out() -> None:
 
 
 def test_abort_mid_stream_from_another_task_stops_at_once() -> None:
-    # a minute's pause after the first word: the abort must end the wait for the next chunk
-    with LLMServer(
-        [{"blocks": [{"text": "a b c d e f g h i j"}], "pause": {"after": 1, "seconds": 60}}]
-    ) as server:
-        model = openai_model(server.base_url)
-
-        async def run() -> list[StreamEvent]:
-            controller = AbortController()
-            events: list[StreamEvent] = []
-
-            async def consume() -> None:
-                async for event in stream(
-                    model, Context(messages=[user()]), StreamOptions(api_key="k", signal=controller.signal)
-                ):
-                    events.append(event)
-
-            task = asyncio.create_task(consume())
-            while not any(e.type == "text_delta" for e in events):
-                await asyncio.sleep(0.01)
-            controller.abort()
-            await task
-            return events
-
-        events = asyncio.run(asyncio.wait_for(run(), timeout=30))
-    assert [e.delta for e in events if e.type == "text_delta"] == ["a "]  # type: ignore[attr-defined]
-    message = final(events)
-    assert message.stop_reason == "aborted" and events[-1].reason == "aborted"
-    assert message.error_message == "Request was aborted"
+    message = final(assert_abort_ends_a_pause(stream, openai_model, pause_after=1))
+    assert message.stop_reason == "aborted"
     assert message.content and message.content[0].text.startswith("a ")  # type: ignore[union-attr]
 
 

@@ -24,6 +24,7 @@ from piko.data.wire import to_wire
 from piko.lib.abort import AbortController
 from piko.platform.registries import resolve_import
 from support.llm_server import LLMServer
+from support.streams import final
 from support.streams import token_counts
 
 PI_REQUESTS = Path(__file__).resolve().parent.parent / "providers" / "fixtures" / "pi_requests"
@@ -133,6 +134,49 @@ def collect_aborting(
         return events, time.monotonic() - (aborted_at or time.monotonic())
 
     return asyncio.run(run())
+
+
+def collect_aborted_elsewhere(
+    fn: Callable[..., Any], m: Model, ctx: Context, options: StreamOptions, *, timeout_s: float = 30
+) -> list[StreamEvent]:
+    """Stream in one task and abort from another 0.05 s after the first ``text_delta`` is in, when
+    the stream waits for its next chunk (a server pausing there); the events, within ``timeout_s``."""
+    controller = AbortController()
+    options.signal = controller.signal
+
+    async def run() -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+
+        async def consume() -> None:
+            async for event in fn(m, ctx, options):
+                events.append(event)
+
+        task = asyncio.create_task(consume())
+        while not task.done() and not any(e.type == "text_delta" for e in events):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        controller.abort()
+        await task
+        return events
+
+    return asyncio.run(asyncio.wait_for(run(), timeout=timeout_s))
+
+
+def assert_abort_ends_a_pause(
+    fn: Callable[..., Any], make: Callable[[str], Model], *, pause_after: int
+) -> list[StreamEvent]:
+    """A minute's pause after the first word (``pause_after`` chunks in): an abort from another task
+    must end the wait for the next chunk, in reason ``aborted``; returns the events.
+    ``make(base_url)`` is the test module's model."""
+    text = {"blocks": [{"text": "a b c d e f g h"}], "pause": {"after": pause_after, "seconds": 60}}
+    with LLMServer([text]) as server:
+        events = collect_aborted_elsewhere(
+            fn, make(server.base_url), context(tools=False, system=None), StreamOptions(api_key="k")
+        )
+    assert [e.delta for e in events if e.type == "text_delta"] == ["a "]  # type: ignore[attr-defined]
+    assert events[-1].type == "error" and events[-1].reason == "aborted"
+    assert final(events).error_message == "Request was aborted"
+    return events
 
 
 def assert_cut_stall_and_abort(
