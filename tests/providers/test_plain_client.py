@@ -242,3 +242,36 @@ def test_a_print_turn_against_a_local_server_never_imports_httpx(tmp_path: Path)
     }
     assert "h11" in imported  # the request went through the plain-http path
     assert not {name for name in imported if name.split(".")[0] == "httpx"}
+
+
+def test_the_plain_response_reads_as_httpx_s_streaming_api() -> None:
+    body = "one\r\ntwo\nthré".encode() + b"e\n" + b'{"last": [1, 2]}'
+
+    def answer(line: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
+        return _ok(body, b"X-Twice: a", b"x-twice: b")
+
+    async def read(base: str) -> object:
+        lines = await send_with_retries(_spec(base + "/lines"), StreamOptions())
+        got_lines = [line async for line in lines.aiter_lines()]
+        whole = await send_with_retries(_spec(base + "/whole"), StreamOptions())
+        assert isinstance(whole, PlainResponse)
+        with pytest.raises(RuntimeError, match="aread"):
+            _ = whole.content
+        content = await whole.aread()
+        again = b"".join([piece async for piece in whole.aiter_bytes()])
+        return (
+            got_lines,
+            content,
+            again,
+            whole.text,
+            whole.headers["X-TWICE"],
+            dict(whole.headers),
+            whole.is_closed,
+        )
+
+    (got_lines, content, again, text, twice, headers, closed), _seen = _run(answer, read)
+    assert got_lines == ["one", "two", "thrée", '{"last": [1, 2]}']
+    assert content == again == body
+    assert text == body.decode()
+    assert twice == "a, b" and headers["x-twice"] == "a, b"
+    assert closed is True
