@@ -137,12 +137,16 @@ def get_client() -> httpx.AsyncClient:
     return client
 
 
+def timeout_seconds(options: StreamOptions) -> float:
+    """``timeout_s``, or the SDKs' default: the limit for connecting and for every read."""
+    return options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
+
+
 def request_timeout(options: StreamOptions) -> httpx.Timeout:
     """``timeout_s`` for connecting and for every read (a stalled body times out too)."""
     import httpx
 
-    seconds = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
-    return httpx.Timeout(seconds)
+    return httpx.Timeout(timeout_seconds(options))
 
 
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
@@ -284,7 +288,7 @@ async def send_with_retries(
         max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
     else:
         max_retries, max_delay_s = rules.max_retries, DEFAULT_MAX_RETRY_DELAY_MS / 1000
-    seconds = options.timeout_s if options.timeout_s is not None else DEFAULT_TIMEOUT_S
+    seconds = timeout_seconds(options)
     content = spec.body if isinstance(spec.body, bytes) else dumpb(spec.body)
     retries = 0
     while True:
