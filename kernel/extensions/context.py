@@ -68,8 +68,8 @@ def _start_from_thread(loop: Any, coroutine: Any) -> Any:
     def copy_outcome(task: Any) -> None:
         if task.cancelled():  # the future is running by now: it can only carry the cancellation
             future.set_exception(concurrent.futures.CancelledError())
-        elif task.exception() is not None:
-            future.set_exception(task.exception())
+        elif (error := task.exception()) is not None:
+            future.set_exception(error)
         else:
             future.set_result(task.result())
 

@@ -83,9 +83,7 @@ async def post(
     the response."""
     given = {name.lower() for name in headers}
     raw: list[tuple[bytes, bytes]] = [] if "host" in given else [(b"Host", target.host_header)]
-    for name, value in _DEFAULT_HEADERS:
-        if name.lower() not in given:
-            raw.append((name.encode("ascii"), value.encode("ascii")))
+    raw.extend((name, value) for key, name, value in _DEFAULT_HEADERS if key not in given)
     raw.extend((name.encode("ascii"), value.encode("utf-8")) for name, value in headers.items())
     if "content-length" not in given:
         raw.append((b"Content-Length", str(len(content)).encode("ascii")))
@@ -96,12 +94,15 @@ async def post(
     return PlainResponse(answer)
 
 
-_DEFAULT_HEADERS = (
-    ("Accept", "*/*"),
-    ("Accept-Encoding", "gzip, deflate"),
-    ("Connection", "keep-alive"),
-    ("User-Agent", USER_AGENT),
-)
+_DEFAULT_HEADERS = tuple(
+    (name.lower(), name.encode("ascii"), value.encode("ascii"))
+    for name, value in (
+        ("Accept", "*/*"),
+        ("Accept-Encoding", "gzip, deflate"),
+        ("Connection", "keep-alive"),
+        ("User-Agent", USER_AGENT),
+    )
+)  # (lower-case name to compare, name and value as sent), encoded once
 
 
 class Headers(Mapping[str, str]):
