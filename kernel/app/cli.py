@@ -49,8 +49,10 @@ def main(argv: list[str] | None = None) -> None:
         stream.flush()
         raise SystemExit(0)
     from piko.engine import startup_gc
+    from piko.lib import deferred_ssl
 
     startup_gc.pause()  # resumed when the first agent turn ends
+    deferred_ssl.import_asyncio_without_ssl()  # OpenSSL loads when a connection first needs TLS
     try:
         code = run(args)
     except KeyboardInterrupt:  # Ctrl+C before a mode took over the signal: no traceback

@@ -13,8 +13,9 @@ import piko
 
 # Modules a text turn or an RPC start never needs: the docs folder is found without
 # importlib.resources, decimal waits for --list-models, prompt_toolkit and rich for the
-# interactive mode, jsonschema and cattrs for tool arguments and wire classes that need them.
-NEVER = ("importlib.resources", "decimal", "prompt_toolkit", "rich", "jsonschema", "cattrs", "yaml")
+# interactive mode, jsonschema and cattrs for tool arguments and wire classes that need them,
+# ssl (OpenSSL) for the first https connection (piko.lib.deferred_ssl).
+NEVER = ("importlib.resources", "decimal", "prompt_toolkit", "rich", "jsonschema", "cattrs", "yaml", "ssl")
 
 
 def _modules(out: Path) -> set[str]:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import http.server
-import shutil
-import ssl
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
 from support.http_servers import QuietHandler
+from support.http_servers import self_signed_certificate
 from support.http_servers import serving
+from support.http_servers import with_tls
 
 from piko.plugins.providers import common
 from piko.plugins.providers import http_client
@@ -32,19 +31,8 @@ def plain_server() -> Iterator[str]:
 
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("openssl") is None:
-        pytest.fail("openssl is needed to make a self-signed certificate")
-    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-        check=True, capture_output=True,
-    )  # fmt: skip
-    server = http.server.HTTPServer(("127.0.0.1", 0), _Hello)
-    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-    context.load_cert_chain(cert, key)
-    server.socket = context.wrap_socket(server.socket, server_side=True)
-    with serving(server) as address:
+    cert, key = self_signed_certificate(tmp_path)
+    with serving(with_tls(http.server.HTTPServer(("127.0.0.1", 0), _Hello), cert, key)) as address:
         yield address
 
 

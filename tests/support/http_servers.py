@@ -1,12 +1,18 @@
-"""Running a standard-library HTTP server on 127.0.0.1 for the length of a test, with a quiet handler."""
+"""Running a standard-library HTTP server on 127.0.0.1 for the length of a test, with a quiet
+handler, over TLS with a self-signed certificate where a test needs https."""
 
 from __future__ import annotations
 
 import contextlib
 import http.server
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterable
 from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 
 class QuietHandler(http.server.BaseHTTPRequestHandler):
@@ -45,3 +51,26 @@ def serving(server: http.server.HTTPServer) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
+    """A certificate for ``127.0.0.1`` and its key, made by ``openssl`` in ``folder``: ``(cert, key)``."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed to make a self-signed certificate")
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+         "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def with_tls(server: http.server.HTTPServer, cert: Path, key: Path) -> http.server.HTTPServer:
+    """``server`` answering over TLS with ``cert`` and ``key``."""
+    import ssl
+
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    return server
