@@ -22,6 +22,8 @@ _KEY_SUFFIXES = ("_API_KEY", "_OAUTH_TOKEN", "_BEARER_TOKEN_BEDROCK")
 PI = str(Path(sys.executable).with_name("pi"))
 MOCK = ("--provider", "mock", "--model", "mock-1")
 """The arguments that pick the scripted server's OpenAI-style model, ``mock/mock-1``."""
+OK: list[dict[str, Any]] = [{"blocks": [{"text": "ok"}]}]
+"""One scripted turn answering ``ok``: the turns of a run whose answer does not matter."""
 
 
 def sample(name: str, file: str) -> Any:

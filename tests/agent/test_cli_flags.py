@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 
-OK = [{"blocks": [{"text": "ok"}]}]
 # a 1x1 PNG
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="

@@ -12,10 +12,9 @@ from urllib.parse import urlsplit
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 from support.http_servers import QuietHandler
 from support.http_servers import serving
-
-OK = [{"blocks": [{"text": "ok"}]}]
 
 
 @pytest.mark.parametrize(

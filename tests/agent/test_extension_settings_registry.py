@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_harness import OK
 from agent_harness import run_extension
 from agent_harness import with_record
 
@@ -47,13 +48,12 @@ def activate(pi):
 
 
 def test_setting_handles_override_read_listen_and_clear(pi_env: Any, tmp_path: Path) -> None:
-    turns = [{"blocks": [{"text": "ok"}]}]
     user_settings = {"retry": {"maxRetries": 5}}
     env, done, rows = run_extension(
         pi_env,
         tmp_path,
         SETTINGS_EXTENSION,
-        turns,
+        OK,
         "-p",
         "hi",
         name="settings_ext.py",

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from agent_harness import OK
 from agent_harness import json_lines
 from agent_harness import run_extension
 from agent_harness import run_logging_extension
@@ -346,10 +347,7 @@ def test_an_extensions_print_goes_to_stderr_in_json_mode(pi_env: Any, tmp_path: 
         "    pi.on('session_start', lambda event, ctx: print('session started'))\n"
         "    pi.on('turn_end', lambda event, ctx: print('turn ended'))\n"
     )
-    turns = [{"blocks": [{"text": "ok"}]}]
-    _env, done, _rows = run_extension(
-        pi_env, tmp_path, chatty, turns, "--mode", "json", "go", name="chatty.py"
-    )
+    _env, done, _rows = run_extension(pi_env, tmp_path, chatty, OK, "--mode", "json", "go", name="chatty.py")
     assert done.returncode == 0, done.stderr
     for line in done.stdout.splitlines():
         json.loads(line)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 from agent_harness import PiEnv
 from hypothesis import given
 from hypothesis import settings
@@ -25,8 +26,6 @@ from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.resources.loader import PromptTemplate
 from piko.resources.patterns import apply_patterns
 from piko.resources.patterns import glob_match
-
-OK = [{"blocks": [{"text": "ok"}]}]
 
 
 def skill_md(description: str | None, name: str | None = None, extra: str = "", body: str = "Body.") -> str:

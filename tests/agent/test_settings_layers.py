@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 
 from piko.config.settings import DEFAULTS
 from piko.config.settings import Settings
 from piko.config.settings import migrate_settings
 
-OK = [{"blocks": [{"text": "ok"}]}]
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
 )

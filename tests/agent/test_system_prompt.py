@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 from agent_harness import SAMPLES
 from agent_harness import PiEnv
 from agent_harness import run_extension
@@ -279,9 +280,8 @@ def test_a_plugin_may_write_the_prompt_itself(pi_env: Any, tmp_path: Path) -> No
         "def piko_build_system_prompt(options, today):\n"
         "    return 'Mine: ' + ','.join(options.tool_names)\n"
     )
-    turns = [{"blocks": [{"text": "ok"}]}]
     env, done, _rows = run_extension(
-        pi_env, tmp_path, plugin, turns, "-p", "--tools", "read,ls", "hi", name="my_prompt.py"
+        pi_env, tmp_path, plugin, OK, "-p", "--tools", "read,ls", "hi", name="my_prompt.py"
     )
     assert done.returncode == 0, done.stderr
     assert env.system_prompt() == "Mine: read,ls"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 from agent_harness import MOCK
+from agent_harness import OK
 
-OK = [{"blocks": [{"text": "ok"}]}]
 HELLO_EXT = (
     "def activate(pi):\n"
     "    pi.register_tool(name='hello', label='Hello', description='Say hello',\n"

@@ -74,8 +74,10 @@ class Battery:
         self.test = test
         self.tallies: list[Tally] = []
 
-    def case(self, name: str) -> Tally:
-        tally = Tally(case=name)
+    def case(self, name: str, tries: int = 0) -> Tally:
+        """A new case of this test; ``tries``: how many it will make, where that is fixed before it
+        starts (else :meth:`Tally.attempts` counts them)."""
+        tally = Tally(case=name, tries=tries)
         self.tallies.append(tally)
         return tally
 

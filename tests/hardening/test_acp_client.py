@@ -82,10 +82,8 @@ def _command(rng: random.Random) -> tuple[str, int, str]:
 @both_sizes
 def test_acp_config_options_and_client_terminals(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(22)
-    config_case = battery.case("acp set_config_option fuzz")
-    config_case.tries = tries(20, 300, slow=slow)
-    terminal_case = battery.case("acp bash in client terminals")
-    terminal_case.tries = tries(4, 40, slow=slow)
+    config_case = battery.case("acp set_config_option fuzz", tries=tries(20, 300, slow=slow))
+    terminal_case = battery.case("acp bash in client terminals", tries=tries(4, 40, slow=slow))
     commands = [_command(rng) for _ in range(terminal_case.tries)]
     turns: list[Any] = []
     for command, _code, _last in commands:

@@ -103,8 +103,7 @@ def _check_run(env: PiEnv, flags: list[str], default_tools: list[str] | None, in
 @both_sizes
 def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
-    case = battery.case("cli-tool-lists")
-    case.tries = tries(12, 150, slow=slow)
+    case = battery.case("cli-tool-lists", tries=tries(12, 150, slow=slow))
     with LLMServer([{"blocks": [{"text": "ok"}]}] * case.tries) as server:
         env = make_env(tmp_path, server)
         for _try in range(case.tries):
@@ -125,8 +124,7 @@ def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Pa
     """A chain of ``-c`` runs, some changing the tools: each run declares what the last change
     chose, and no message is lost from the session file."""
     rng = random.Random(1818)
-    case = battery.case("cli-resume-tools")
-    case.tries = tries(6, 40, slow=slow)
+    case = battery.case("cli-resume-tools", tries=tries(6, 40, slow=slow))
     with LLMServer([{"blocks": [{"text": "ok"}]}] * case.tries) as server:
         env = make_env(tmp_path, server)
         current = ["read", "bash", "edit", "write"]
@@ -157,8 +155,7 @@ def test_rpc_bash_streams_every_byte(battery: Battery, tmp_path: Path, slow: boo
     """Random output (sizes, newlines, UTF-8, pauses) from RPC ``bash``: the streamed deltas join
     to the response's output, byte for byte, and carry the command's id."""
     rng = random.Random(7)
-    case = battery.case("cli-rpc-bash-stream")
-    case.tries = tries(8, 80, slow=slow)
+    case = battery.case("cli-rpc-bash-stream", tries=tries(8, 80, slow=slow))
     with LLMServer([]) as server:
         env = make_env(tmp_path, server)
         process = rpc_process(env, "--no-session", *MOCK)

@@ -50,8 +50,7 @@ def _damaged(rng: random.Random) -> str:
 @both_sizes
 def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
-    in_process = battery.case("trust: damaged trust.json (store)")
-    in_process.tries = tries(200, 2000, slow=slow)
+    in_process = battery.case("trust: damaged trust.json (store)", tries=tries(200, 2000, slow=slow))
     agent = tmp_path / "agent"
     agent.mkdir()
     work = tmp_path / "work"
@@ -71,8 +70,7 @@ def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_pa
         if path.read_bytes() != text.encode():
             in_process.lose(1, f"{n}: {text!r} changed")
 
-    runs = battery.case("trust: damaged trust.json (pi -p runs)")
-    runs.tries = tries(3, 20, slow=slow)
+    runs = battery.case("trust: damaged trust.json (pi -p runs)", tries=tries(3, 20, slow=slow))
     env = make_env(tmp_path / "env", _NoServer())
     (env.work / ".pi" / "prompts").mkdir(parents=True)
     (env.work / ".pi" / "prompts" / "hi.md").write_text("EXPANDED\n")
@@ -94,8 +92,7 @@ def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_pa
 @pytest.mark.timeout(1800)
 @both_sizes
 def test_concurrent_pi_trust_runs_keep_every_decision(battery: Battery, tmp_path: Path, slow: bool) -> None:
-    writers = battery.case("trust: concurrent pi trust / untrust")
-    writers.tries = tries(6, 40, slow=slow)
+    writers = battery.case("trust: concurrent pi trust / untrust", tries=tries(6, 40, slow=slow))
     env = make_env(tmp_path / "env", _NoServer())
     folders = [tmp_path / f"p{n}" for n in range(writers.tries)]
     started = []
@@ -128,8 +125,7 @@ def test_failing_key_commands_name_the_provider_and_show_nothing(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
     rng = random.Random(1818)
-    case = battery.case("auth: failing !command keys")
-    case.tries = tries(4, 30, slow=slow)
+    case = battery.case("auth: failing !command keys", tries=tries(4, 30, slow=slow))
     env = make_env(tmp_path / "env", _NoServer())
     for n in range(case.tries):
         secret = f"LEAK{rng.randrange(10**9):09d}"

@@ -50,3 +50,22 @@ def term(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Callable[..
     finally:
         for terminal in made:
             terminal.close()
+
+
+@pytest.fixture
+def tui_mode() -> str:
+    """The TUI mode of a test that ``BOTH_MODES`` does not parametrise: the regular one, the terminal's default."""
+    return "regular"
+
+
+@pytest.fixture
+def ready(term: Callable[..., Terminal], tui_mode: str) -> Callable[..., Terminal]:
+    """``ready(*extensions, **options)``: ``term`` with those extensions, in the test's ``tui_mode``, once
+    its start-up is done (``Terminal.wait_ready``)."""
+
+    def make(*extensions: str, **options: Any) -> Terminal:
+        terminal = term(extensions=extensions, tui_mode=tui_mode, **options)
+        terminal.wait_ready()
+        return terminal
+
+    return make

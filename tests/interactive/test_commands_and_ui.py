@@ -4,147 +4,143 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 
 import pytest
 from scripted_turns import TWELVE_ECHOES
 from scripted_turns import bash_then_answer
+from tmux_terminal import Terminal
 
 BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
 
 
-def test_slash_opens_completion_and_filters(term):
-    t = term(extensions=["ui_ext.py"])
-    t.wait_ready()
-    t.type("/")
-    screen = t.wait_for(r"→ \S+")
-    t.save("slash-menu")
+@pytest.fixture
+def ui(ready: Callable[..., Terminal]) -> Terminal:
+    """piko with ``ui_ext.py``, the extension whose dialogs, widgets and shortcuts most tests here drive."""
+    return ready("ui_ext.py")
+
+
+def test_slash_opens_completion_and_filters(ui):
+    ui.type("/")
+    screen = ui.wait_for(r"→ \S+")
+    ui.save("slash-menu")
     assert re.search(r"\(1/\d+\)", screen)
-    t.type("pic")
-    screen = t.wait_for(r"→ pick\s+Pick from a list")
-    t.keys("Tab")
-    t.wait_for(r"^/pick\s*$")
-    t.keys("C-u")
-    t.type("/colour ")
-    t.wait_for(r"→ red")
-    t.type("g")
-    screen = t.wait_for(r"→ green")
+    ui.type("pic")
+    screen = ui.wait_for(r"→ pick\s+Pick from a list")
+    ui.keys("Tab")
+    ui.wait_for(r"^/pick\s*$")
+    ui.keys("C-u")
+    ui.type("/colour ")
+    ui.wait_for(r"→ red")
+    ui.type("g")
+    screen = ui.wait_for(r"→ green")
     assert "red" not in screen.split("→ green")[1]
-    t.keys("Enter")
-    t.wait_for(r"colour green")
+    ui.keys("Enter")
+    ui.wait_for(r"colour green")
 
 
 @BOTH_MODES
-def test_extension_select_confirm_input_and_editor_dialogs(term, tui_mode):
-    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
-    t.wait_ready()
-    t.submit("/pick")
-    screen = t.wait_for(r"Pick one")
-    t.save("select")
+def test_extension_select_confirm_input_and_editor_dialogs(ui):
+    ui.submit("/pick")
+    screen = ui.wait_for(r"Pick one")
+    ui.save("select")
     assert "→ alpha" in screen and "↑↓ navigate" in screen
-    t.keys("Down", "Down")
-    t.wait_for(r"→ gamma")
-    t.keys("Enter")
-    t.wait_for(r"picked 'gamma'")
+    ui.keys("Down", "Down")
+    ui.wait_for(r"→ gamma")
+    ui.keys("Enter")
+    ui.wait_for(r"picked 'gamma'")
 
-    t.submit("/sure")
-    t.wait_for(r"Really do it\?")
-    t.keys("Escape")
-    t.wait_for(r"Warning: confirmed False")
+    ui.submit("/sure")
+    ui.wait_for(r"Really do it\?")
+    ui.keys("Escape")
+    ui.wait_for(r"Warning: confirmed False")
 
-    t.submit("/ask")
-    t.wait_for(r"e\.g\. Ada")
-    t.type("Grace")
-    t.keys("Enter")
-    t.wait_for(r"name 'Grace'")
+    ui.submit("/ask")
+    ui.wait_for(r"e\.g\. Ada")
+    ui.type("Grace")
+    ui.keys("Enter")
+    ui.wait_for(r"name 'Grace'")
 
-    t.submit("/secret")
-    t.wait_for(r"Your token")
-    t.type("hunter2")
-    screen = t.wait_for(r"\*{7}")
+    ui.submit("/secret")
+    ui.wait_for(r"Your token")
+    ui.type("hunter2")
+    screen = ui.wait_for(r"\*{7}")
     assert "hunter2" not in screen  # typed text is masked
-    t.keys("Enter")
-    t.wait_for(r"token has 7 characters")
+    ui.keys("Enter")
+    ui.wait_for(r"token has 7 characters")
 
-    t.submit("/edit-it")
-    t.wait_for(r"Edit the text")
-    t.keys("End")
-    t.type(" and more")
-    t.keys("Enter")
-    t.wait_for(r"edited 'prefilled and more'")
+    ui.submit("/edit-it")
+    ui.wait_for(r"Edit the text")
+    ui.keys("End")
+    ui.type(" and more")
+    ui.keys("Enter")
+    ui.wait_for(r"edited 'prefilled and more'")
 
 
-def test_dialog_timeout_counts_down_and_cancels(term):
-    t = term(extensions=["ui_ext.py"])
-    t.wait_ready()
-    t.submit("/quick")
-    t.wait_for(r"Quick! \(\ds\)")
-    screen = t.wait_for(r"Error: timed out with None", timeout=10)
+def test_dialog_timeout_counts_down_and_cancels(ui):
+    ui.submit("/quick")
+    ui.wait_for(r"Quick! \(\ds\)")
+    screen = ui.wait_for(r"Error: timed out with None", timeout=10)
     assert "Quick!" not in screen.split("Error: timed out")[1]
 
 
 @BOTH_MODES
-def test_status_widgets_editor_text_and_custom_message(term, tui_mode):
-    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
-    t.wait_ready()
-    t.submit("/decorate")
-    screen = t.wait_for(r"ext-status-on")
-    t.save("widgets")
+def test_status_widgets_editor_text_and_custom_message(ui):
+    ui.submit("/decorate")
+    screen = ui.wait_for(r"ext-status-on")
+    ui.save("widgets")
     lines = screen.split("\n")
     border = [i for i, line in enumerate(lines) if re.fullmatch(r"─{100}", line)]
     above = lines.index(" widget line one") if " widget line one" in lines else lines.index("widget line one")
     below = next(i for i, line in enumerate(lines) if "below the editor" in line)
     assert above < border[0] and below > border[-1]
     assert lines[-1].strip() == "" or "ext-status-on" in "\n".join(lines[-4:])
-    t.submit("/undecorate")
-    t.wait_for(lambda s: "ext-status-on" not in s and "widget line one" not in s)
-    t.submit("/fill")
-    t.wait_for(r"^text from the extension", timeout=10)
-    t.keys("C-u")
-    t.submit("/note hello renderer")
-    t.wait_for(r"NOTE>> hello renderer")
+    ui.submit("/undecorate")
+    ui.wait_for(lambda s: "ext-status-on" not in s and "widget line one" not in s)
+    ui.submit("/fill")
+    ui.wait_for(r"^text from the extension", timeout=10)
+    ui.keys("C-u")
+    ui.submit("/note hello renderer")
+    ui.wait_for(r"NOTE>> hello renderer")
 
 
 @BOTH_MODES
-def test_shortcut_runs_and_reserved_key_is_refused(term, tui_mode):
-    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
-    screen = t.wait_ready()
-    assert "shortcut 'ctrl+t' is reserved" in t.history()
-    t.keys("M-x")
-    t.wait_for(r"shortcut fired")
-    t.keys("C-t")
-    screen = t.wait_for(r"Thinking blocks: hidden")
+def test_shortcut_runs_and_reserved_key_is_refused(ui):
+    assert "shortcut 'ctrl+t' is reserved" in ui.history()
+    ui.keys("M-x")
+    ui.wait_for(r"shortcut fired")
+    ui.keys("C-t")
+    screen = ui.wait_for(r"Thinking blocks: hidden")
     assert "must not fire" not in screen
 
 
 @BOTH_MODES
-def test_custom_components_overlays_footer_and_editor(term, tui_mode):
-    t = term(extensions=["ui_ext.py"], tui_mode=tui_mode)
-    t.wait_ready()
-    t.submit("/panel")
-    screen = t.wait_for(r"custom panel: press q")
+def test_custom_components_overlays_footer_and_editor(ui, tui_mode):
+    ui.submit("/panel")
+    screen = ui.wait_for(r"custom panel: press q")
     assert not re.search(r"^─{100}$", screen, re.M)  # in place of the editor
-    t.type("q")
-    t.wait_for(r"custom panel closed")
-    t.submit("/overlay")
-    screen = t.wait_for(r"floating overlay: press q")
-    t.save("overlay")
+    ui.type("q")
+    ui.wait_for(r"custom panel closed")
+    ui.submit("/overlay")
+    screen = ui.wait_for(r"floating overlay: press q")
+    ui.save("overlay")
     if tui_mode == "fullscreen":  # floating over the transcript, the editor still below
         assert re.search(r"^─{100}$", screen, re.M), screen
-    t.type("q")
-    t.wait_for(r"floating overlay closed")
-    t.submit("/footer")
-    screen = t.wait_for(r"custom footer 100")
+    ui.type("q")
+    ui.wait_for(r"floating overlay closed")
+    ui.submit("/footer")
+    screen = ui.wait_for(r"custom footer 100")
     assert "(auto)" not in screen
-    t.submit("/footer off")
-    t.wait_for(r"\(auto\)")
-    t.submit("/framed")
-    screen = t.wait_for(r"^={100}$")
-    t.type("typed in the framed editor")
-    screen = t.wait_for(r"typed in the framed editor")
+    ui.submit("/footer off")
+    ui.wait_for(r"\(auto\)")
+    ui.submit("/framed")
+    screen = ui.wait_for(r"^={100}$")
+    ui.type("typed in the framed editor")
+    screen = ui.wait_for(r"typed in the framed editor")
     assert not re.search(r"^─{100}$", screen, re.M), screen
-    t.keys("C-u")
-    t.submit("/framed off")
-    t.wait_for(lambda s: "=" * 100 not in s and re.search(r"^─{100}$", s, re.M))
+    ui.keys("C-u")
+    ui.submit("/framed off")
+    ui.wait_for(lambda s: "=" * 100 not in s and re.search(r"^─{100}$", s, re.M))
 
 
 def test_templates_skills_and_unknown_commands_reach_the_model(term):

@@ -12,9 +12,8 @@ LONG = "\n\n".join(f"Paragraph {i}: " + "words " * 30 for i in range(60))
 
 
 @BOTH_MODES
-def test_autocomplete_provider_with_a_trigger_character(term, tui_mode):
-    t = term(extensions=["tui_custom_ext.py"], tui_mode=tui_mode)
-    t.wait_ready()
+def test_autocomplete_provider_with_a_trigger_character(ready):
+    t = ready("tui_custom_ext.py")
     t.type("see #")  # the trigger character opens the menu by itself
     screen = t.wait_for(r"→ #2983\s+Extension API for autocomplete")
     assert "#2753" in screen
@@ -28,9 +27,8 @@ def test_autocomplete_provider_with_a_trigger_character(term, tui_mode):
     t.wait_for(r"→ long-widget\s+A widget of many lines")
 
 
-def test_terminal_input_listener_consumes_and_replaces_keys(term):
-    t = term(extensions=["tui_custom_ext.py"])
-    t.wait_ready()
+def test_terminal_input_listener_consumes_and_replaces_keys(ready):
+    t = ready("tui_custom_ext.py")
     t.submit("/keys-on")
     t.wait_for(r"listening to keys")
     t.type("a%b~c")
@@ -43,9 +41,8 @@ def test_terminal_input_listener_consumes_and_replaces_keys(term):
 
 
 @BOTH_MODES
-def test_a_widget_of_many_lines_is_cut_at_ten_with_a_notice(term, tui_mode):
-    t = term(extensions=["tui_custom_ext.py"], tui_mode=tui_mode)
-    t.wait_ready()
+def test_a_widget_of_many_lines_is_cut_at_ten_with_a_notice(ready):
+    t = ready("tui_custom_ext.py")
     t.submit("/long-widget 15")
     screen = t.wait_for(r"\.\.\. \(widget truncated\)")
     assert "row 09" in screen and "row 10" not in screen
@@ -54,10 +51,9 @@ def test_a_widget_of_many_lines_is_cut_at_ten_with_a_notice(term, tui_mode):
     assert "row 10" not in screen
 
 
-def test_working_indicator_frames_and_hidden_indicator(term):
+def test_working_indicator_frames_and_hidden_indicator(ready):
     turns = [{"blocks": [{"text": LONG}]}, {"blocks": [{"text": LONG}]}, {"blocks": [{"text": "done"}]}]
-    t = term(extensions=["tui_custom_ext.py"], turns=turns, tokens_per_second=150)
-    t.wait_ready()
+    t = ready("tui_custom_ext.py", turns=turns, tokens_per_second=150)
     t.submit("/indicator")
     t.wait_for(r"indicator on")
     t.submit("Write a lot")
@@ -78,9 +74,8 @@ def test_working_indicator_frames_and_hidden_indicator(term):
     t.wait_for(r"[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] Working|^ done")
 
 
-def test_an_editor_component_wraps_the_one_before(term):
-    t = term(extensions=["tui_custom_ext.py"])
-    t.wait_ready()
+def test_an_editor_component_wraps_the_one_before(ready):
+    t = ready("tui_custom_ext.py")
     t.submit("/framed")
     t.wait_for(r"^={100}$")
     t.submit("/wrap")
@@ -90,10 +85,9 @@ def test_an_editor_component_wraps_the_one_before(term):
     t.wait_for(r"^still typing here")
 
 
-def test_open_terminal_runs_a_command_in_a_new_tmux_window(term, tmp_path):
+def test_open_terminal_runs_a_command_in_a_new_tmux_window(ready, tmp_path):
     marker = tmp_path / "launched.txt"
-    t = term(extensions=["tui_custom_ext.py"], inside_tmux=True)
-    t.wait_ready()
+    t = ready("tui_custom_ext.py", inside_tmux=True)
     t.submit(f"/launch {marker}")
     t.wait_for(r"launched @\d+")
     t.wait_for(lambda _s: marker.exists() and "launched from piko" in marker.read_text())
@@ -103,24 +97,22 @@ def test_open_terminal_runs_a_command_in_a_new_tmux_window(term, tmp_path):
     t.wait_for(r"refused TypeError: open_terminal: unknown multiplexer 'nosuch'")
 
 
-def test_omp_style_tool_renderers_draw_the_call_and_result(term):
+def test_omp_style_tool_renderers_draw_the_call_and_result(ready):
     turns = [
         {"blocks": [{"tool_call": {"name": "echo_omp", "arguments": {"text": "hello"}}}]},
         {"blocks": [{"text": "echoed"}]},
     ]
-    t = term(extensions=["tui_custom_ext.py"], turns=turns)
-    t.wait_ready()
+    t = ready("tui_custom_ext.py", turns=turns)
     t.submit("echo it")
     screen = t.wait_for(r"OMP RESULT for hello expanded=False")
     assert "OMP CALL hello" in screen
 
 
 @BOTH_MODES
-def test_thinking_renderers_draw_below_each_visible_thinking_block(term, tui_mode):
+def test_thinking_renderers_draw_below_each_visible_thinking_block(ready):
     thought = "Considering the request."
     turns = [{"blocks": [{"thinking": thought}, {"text": "The answer."}]}]
-    t = term(extensions=["tui_custom_ext.py"], turns=turns, tui_mode=tui_mode)
-    t.wait_ready()
+    t = ready("tui_custom_ext.py", turns=turns)
     t.submit("think")
     screen = t.wait_for(r"The answer\.")
     lines = [line.strip() for line in screen.split("\n")]
@@ -134,10 +126,9 @@ def test_thinking_renderers_draw_below_each_visible_thinking_block(term, tui_mod
 
 
 @BOTH_MODES
-def test_markdown_transformers_change_what_is_drawn_not_the_message(term, tui_mode):
+def test_markdown_transformers_change_what_is_drawn_not_the_message(ready):
     turns = [{"blocks": [{"thinking": "quiet thought"}, {"text": "step one --> step two"}]}]
-    t = term(extensions=["markdown_ext.py", "markdown_only_ext.py"], turns=turns, tui_mode=tui_mode)
-    t.wait_ready()
+    t = ready("markdown_ext.py", "markdown_only_ext.py", turns=turns)
     t.submit("look :warning: here")
     screen = t.wait_for(r"step one → step two")
     assert "QUIET THOUGHT" in screen and "look [WARN] here" in screen
@@ -150,10 +141,9 @@ def test_markdown_transformers_change_what_is_drawn_not_the_message(term, tui_mo
     assert "step one --> step two" in session and "→" not in session
 
 
-def test_entry_renderers_draw_custom_entries_live_and_when_continued(term):
+def test_entry_renderers_draw_custom_entries_live_and_when_continued(term, ready):
     turns = [{"blocks": [{"text": "First answer."}]}, {"blocks": [{"text": "Second answer."}]}]
-    t = term(extensions=["tui_custom_ext.py"], turns=turns)
-    t.wait_ready()
+    t = ready("tui_custom_ext.py", turns=turns)
     t.submit("first question")
     t.wait_for(r"First answer\.")
     t.submit("/card Indexed files")

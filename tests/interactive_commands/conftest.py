@@ -96,6 +96,13 @@ class World(support.world.World):
     def context(self, session: Any) -> ScriptedContext:
         return ScriptedContext(session.app, session)
 
+    async def session_with_context(
+        self, turns: list[dict[str, Any]] | None = None, **options: Any
+    ) -> tuple[Any, ScriptedContext]:
+        """A new :meth:`session` (same arguments) and a scripted command context on it."""
+        session = await self.session(turns, **options)
+        return session, self.context(session)
+
     def settings(self) -> dict[str, Any]:
         path = self.agent_dir / "settings.json"
         return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}

@@ -67,8 +67,7 @@ def test_compact_failure_is_left_to_the_event(world, run) -> None:
 
 def test_reload_reads_settings_and_resources_again(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         (world.project / "AGENTS.md").write_text("Be brief.\n", encoding="utf-8")
         skill = world.agent_dir / "skills" / "greet"
         skill.mkdir(parents=True)
@@ -99,8 +98,9 @@ def test_reload_waits_for_a_running_response(world, run) -> None:
     import asyncio
 
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "slow answer here"}], "delay_s": 0.2}])
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context(
+            [{"blocks": [{"text": "slow answer here"}], "delay_s": 0.2}]
+        )
         task = asyncio.ensure_future(session.prompt("go"))
         while not session.is_streaming:
             await asyncio.sleep(0.01)

@@ -45,8 +45,7 @@ def auth_file(world: Any) -> dict[str, Any]:
 
 def test_api_key_login_through_the_selectors(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.extend([label("Use an API key"), label("Groq")])
         ctx.ui.script("input", "  gsk-secret  ")
         await ctx.run("/login")
@@ -98,8 +97,7 @@ def test_api_key_login_by_name_selects_the_default_model_when_none_is_chosen(wor
 
 def test_api_key_login_refusals(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        _session, ctx = await world.session_with_context()
         ctx.ui.script("input", "   ", None)
         await ctx.run("/login groq")
         await ctx.run("/login groq")  # cancelled: nothing said
@@ -123,8 +121,7 @@ def test_api_key_login_refusals(world, run) -> None:
 
 def test_oauth_login_with_the_pasted_code(world, run, token_server: TokenServer) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.append(label("Use a subscription"))
         ctx.ui.script("input", "the-code")
         await ctx.run("/login anthropic")
@@ -195,8 +192,7 @@ def test_oauth_login_completed_in_the_browser(world, run, token_server: TokenSer
 
 def test_oauth_login_cancelled(world, run, token_server: TokenServer) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        _session, ctx = await world.session_with_context()
         ctx.picks.append(label("Use a subscription"))
         ctx.ui.script("input", None)
         await ctx.run("/login anthropic")
@@ -222,8 +218,7 @@ def test_logout(world, run) -> None:
     (world.agent_dir / "auth.json").chmod(0o600)
 
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        _session, ctx = await world.session_with_context()
         ctx.picks.append(label("Groq"))
         await ctx.run("/logout")
         await ctx.run("/logout openai")
@@ -248,8 +243,7 @@ def test_login_without_the_auth_plugin(world, run, monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("PIKO_DISABLE_PLUGINS", "providers.faux,providers.auth")
 
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        _session, ctx = await world.session_with_context()
         await ctx.run("/login")
         await ctx.run("/logout")
         return ctx

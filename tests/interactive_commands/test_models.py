@@ -21,8 +21,7 @@ def model_changes(session: Any) -> list[tuple[str, str]]:
 
 def test_model_with_an_exact_name_switches_directly(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "hi"}]}])
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context([{"blocks": [{"text": "hi"}]}])
         await session.prompt("hello")  # the session file is written from the first answer on
         await ctx.run("/model other/other-1")
         return session, ctx
@@ -38,8 +37,7 @@ def test_model_with_an_exact_name_switches_directly(world, run) -> None:
 
 def test_model_selector_marks_the_current_model_and_switches(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.append(label("mock-think"))
         await ctx.run("/model")
         return session, ctx
@@ -61,8 +59,7 @@ def test_model_selector_marks_the_current_model_and_switches(world, run) -> None
 
 def test_model_search_prefilters_and_cancel_changes_nothing(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.append(None)
         await ctx.run("/model mock")  # two matches: the selector opens on them
         await ctx.run("/model zzz-nothing")
@@ -79,8 +76,7 @@ def test_model_search_prefilters_and_cancel_changes_nothing(world, run) -> None:
 
 def test_model_switch_without_credentials_is_an_error(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         keyless = session.model_registry.find("groq", "openai/gpt-oss-120b")
         from piko.plugins.modes.interactive.commands.models import switch_model
 
@@ -122,8 +118,9 @@ def test_model_completions_list_provider_and_id(world, run) -> None:
 
 def test_thinking_sets_picks_and_refuses(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "hi"}]}], model="mock/mock-think")
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context(
+            [{"blocks": [{"text": "hi"}]}], model="mock/mock-think"
+        )
         await session.prompt("hello")
         await ctx.run("/thinking high")
         ctx.picks.append(label("low"))
@@ -158,8 +155,7 @@ def test_thinking_sets_picks_and_refuses(world, run) -> None:
 
 def test_scoped_models_toggle_apply_to_the_session_and_save(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.extend([label("other-1"), label("mock-1"), label("Save to settings"), None])
         await ctx.run("/scoped-models")
         return session, ctx
@@ -183,8 +179,7 @@ def test_scoped_models_toggle_apply_to_the_session_and_save(world, run) -> None:
 
 def test_scoped_models_start_from_settings_and_enable_all_clears(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session(settings={"enabledModels": ["mock/mock-think"]})
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context(settings={"enabledModels": ["mock/mock-think"]})
         ctx.picks.extend([label("Enable all"), label("Save to settings"), None])
         await ctx.run("/scoped-models")
         return session, ctx
@@ -199,8 +194,7 @@ def test_scoped_models_start_from_settings_and_enable_all_clears(world, run) -> 
 
 def test_current_marker_helper_matches_the_selected_model(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.append(current())
         await ctx.run("/model")
         return session, ctx

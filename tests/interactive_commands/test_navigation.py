@@ -47,8 +47,7 @@ async def two_exchanges(world: Any, extra: list[dict[str, Any]] | None = None) -
 
 def test_new_starts_a_fresh_session_file(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([reply("hi"), reply("fresh")])
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context([reply("hi"), reply("fresh")])
         await session.prompt("hello")
         old = session.session_file
         await ctx.run("/new")
@@ -224,8 +223,7 @@ def test_tree_on_the_current_leaf_and_with_skip_prompt(world, run) -> None:
 
 def test_tree_of_an_empty_session(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session(options={"no_session": True})
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context(options={"no_session": True})
         # a fresh session holds only its model and thinking level entries; the default filter would hide
         # everything, so every entry is shown
         ctx.picks.append(None)

@@ -22,8 +22,7 @@ from piko.plugins.modes.interactive.commands.common import path_argument
 
 def test_name_sets_shows_and_asks(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "hi"}]}])
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context([{"blocks": [{"text": "hi"}]}])
         await ctx.run("/name")
         await session.prompt("hello")
         await ctx.run("/name  My refactor ")
@@ -299,8 +298,7 @@ def test_copy_command(world, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         monkeypatch.delenv(name, raising=False)
 
     async def scenario() -> Any:
-        session = await world.session([{"blocks": [{"text": "The answer is 42."}]}])
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context([{"blocks": [{"text": "The answer is 42."}]}])
         await ctx.run("/copy")
         await session.prompt("question")
         await ctx.run("/copy")

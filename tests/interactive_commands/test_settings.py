@@ -12,8 +12,7 @@ from piko.plugins.modes.interactive.commands.settings_menu import next_value
 
 def test_settings_cycle_and_write_to_the_global_file(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context()
         ctx.picks.extend(
             [
                 label("Auto-compact"),  # true -> false
@@ -63,8 +62,7 @@ def test_settings_cycle_and_write_to_the_global_file(world, run) -> None:
 
 def test_settings_thinking_and_theme_submenus(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session(model="mock/mock-think")
-        ctx = world.context(session)
+        session, ctx = await world.session_with_context(model="mock/mock-think")
         ctx.picks.extend(
             [
                 label("Thinking level"),
@@ -95,8 +93,7 @@ def test_settings_thinking_and_theme_submenus(world, run) -> None:
 
 def test_settings_theme_failure_is_reported(world, run) -> None:
     async def scenario() -> Any:
-        session = await world.session()
-        ctx = world.context(session)
+        _session, ctx = await world.session_with_context()
         ctx.ui.theme_result = {"success": False, "error": "bad colours"}
         ctx.picks.extend([label("Theme"), label("light"), None])
         await ctx.run("/settings")

@@ -91,6 +91,16 @@ class Pi16File:
         self.path.write_text("".join(json.dumps(line, separators=(",", ":")) + "\n" for line in self.lines))
         return self.path
 
+    def open(self) -> SessionManager:
+        """The file as written so far, opened by piko's session manager."""
+        return SessionManager.open(str(self.write()))
+
+
+@pytest.fixture
+def pi16(tmp_path: Path) -> Pi16File:
+    """An empty pi 1.6 session ``s.jsonl`` in the test's folder, which is also its cwd."""
+    return Pi16File(tmp_path / "s.jsonl", tmp_path)
+
 
 def texts(messages: list[Any]) -> list[str]:
     out = []
@@ -111,17 +121,16 @@ SECTIONS = {"preamble": "You are a coding assistant.", "tools": "<tools>\n- read
 TOOLS = [{"name": "read", "description": "Read a file", "parameters": {"type": "object"}}]
 
 
-def test_context_edits_remove_and_replace_on_their_branch_only(tmp_path: Path) -> None:
-    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
-    f.system(sections=SECTIONS, toolsAdded=TOOLS)
-    first = f.message(user("first question"))
-    f.message(assistant("first answer"))
-    f.message(user("second question"))
-    answer = f.message(assistant("a long second answer"))
-    f.add("context_edit", targetId=first, replacement=None)
-    f.add("context_edit", targetId=answer, replacement={"content": "replaced once"})
-    f.add("context_edit", targetId=answer, replacement={"content": "replaced twice"})  # the latest wins
-    manager = SessionManager.open(str(f.write()))
+def test_context_edits_remove_and_replace_on_their_branch_only(pi16: Pi16File) -> None:
+    pi16.system(sections=SECTIONS, toolsAdded=TOOLS)
+    first = pi16.message(user("first question"))
+    pi16.message(assistant("first answer"))
+    pi16.message(user("second question"))
+    answer = pi16.message(assistant("a long second answer"))
+    pi16.add("context_edit", targetId=first, replacement=None)
+    pi16.add("context_edit", targetId=answer, replacement={"content": "replaced once"})
+    pi16.add("context_edit", targetId=answer, replacement={"content": "replaced twice"})  # the latest wins
+    manager = pi16.open()
 
     context = manager.build_context()
     assert texts(context.messages) == [
@@ -144,18 +153,19 @@ def test_context_edits_remove_and_replace_on_their_branch_only(tmp_path: Path) -
     ]
 
 
-def test_context_edit_of_a_tool_result_with_blocks_and_a_broken_edit(tmp_path: Path) -> None:
+def test_context_edit_of_a_tool_result_with_blocks_and_a_broken_edit(pi16: Pi16File) -> None:
     from piko.data.messages import ToolCall
 
-    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
-    f.message(user("read it"))
-    f.message(assistant("", tool_call=ToolCall(id="c1", name="read", arguments={"path": "a"})))
-    result = f.message(ToolResultMessage(tool_call_id="c1", tool_name="read",
-                                         content=[TextContent(text="x" * 5000)], timestamp=1))  # fmt: skip
-    question = f.message(user("now?"))
-    f.add("context_edit", targetId=result, replacement={"content": [{"type": "text", "text": "[trimmed]"}]})
-    broken = f.add("context_edit", targetId=question, replacement={"text": "no content key"})
-    manager = SessionManager.open(str(f.write()))
+    pi16.message(user("read it"))
+    pi16.message(assistant("", tool_call=ToolCall(id="c1", name="read", arguments={"path": "a"})))
+    result = pi16.message(ToolResultMessage(tool_call_id="c1", tool_name="read",
+                                            content=[TextContent(text="x" * 5000)], timestamp=1))  # fmt: skip
+    question = pi16.message(user("now?"))
+    pi16.add(
+        "context_edit", targetId=result, replacement={"content": [{"type": "text", "text": "[trimmed]"}]}
+    )
+    broken = pi16.add("context_edit", targetId=question, replacement={"text": "no content key"})
+    manager = pi16.open()
     messages = manager.build_context().messages
     assert texts(messages)[2:] == ["toolResult: [trimmed]", "user: now?"]
     assert any(
@@ -164,24 +174,23 @@ def test_context_edit_of_a_tool_result_with_blocks_and_a_broken_edit(tmp_path: P
     )
 
 
-def test_a_compaction_checkpoint_leads_and_kept_system_messages_give_way(tmp_path: Path) -> None:
-    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
-    f.system(sections=SECTIONS, toolsAdded=TOOLS)
-    f.message(user("old question"))
-    f.message(assistant("old answer"))
-    kept = f.message(user("kept question"))
-    f.system(sections={"skills": "<skills/>"})  # a later prompt change, inside the kept range
-    f.message(assistant("kept answer"))
+def test_a_compaction_checkpoint_leads_and_kept_system_messages_give_way(pi16: Pi16File) -> None:
+    pi16.system(sections=SECTIONS, toolsAdded=TOOLS)
+    pi16.message(user("old question"))
+    pi16.message(assistant("old answer"))
+    kept = pi16.message(user("kept question"))
+    pi16.system(sections={"skills": "<skills/>"})  # a later prompt change, inside the kept range
+    pi16.message(assistant("kept answer"))
     checkpoint = {"role": "system", "content": "", "sections": SECTIONS, "toolsAdded": [], "timestamp": 5}
-    f.add(
+    pi16.add(
         "compaction",
         summary="what happened",
         firstKeptEntryId=kept,
         tokensBefore=9000,
         systemMessage=checkpoint,
     )
-    f.message(user("after"))
-    context = SessionManager.open(str(f.write())).build_context()
+    pi16.message(user("after"))
+    context = pi16.open().build_context()
     assert texts(context.messages) == [
         "system: ['content', 'sections', 'timestamp', 'toolsAdded']",
         "summary: what happened",
@@ -191,16 +200,17 @@ def test_a_compaction_checkpoint_leads_and_kept_system_messages_give_way(tmp_pat
     ]
 
 
-def test_usage_entries_count_in_the_stats_and_stay_out_of_the_context_and_tree(tmp_path: Path) -> None:
+def test_usage_entries_count_in_the_stats_and_stay_out_of_the_context_and_tree(
+    pi16: Pi16File, tmp_path: Path
+) -> None:
     from piko.plugins.modes.interactive.commands.tree_view import tree_rows
 
-    f = Pi16File(tmp_path / "s.jsonl", tmp_path)
-    question = f.message(user("hello"))
-    f.message(assistant("hi"))
-    f.add("usage", kind="cache_warm", provider="mock", model="mock-1", usage=USAGE)
-    f.add("usage", kind="some_future_kind", provider="mock", model="mock-1", usage=USAGE)
-    f.add("context_edit", targetId=question, replacement={"content": "hello!"})
-    path = f.write()
+    question = pi16.message(user("hello"))
+    pi16.message(assistant("hi"))
+    pi16.add("usage", kind="cache_warm", provider="mock", model="mock-1", usage=USAGE)
+    pi16.add("usage", kind="some_future_kind", provider="mock", model="mock-1", usage=USAGE)
+    pi16.add("context_edit", targetId=question, replacement={"content": "hello!"})
+    path = pi16.write()
     manager = SessionManager.open(str(path))
     assert texts(manager.build_context().messages) == ["user: hello!", "assistant: hi"]
     rows = [row.text.removeprefix("• ") for row in tree_rows(manager, "all")]

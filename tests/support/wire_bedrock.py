@@ -20,6 +20,7 @@ from piko.testing.llm_server import WireFormat
 from piko.testing.llm_server import block_hash
 from piko.testing.llm_server import compact_json
 from piko.testing.llm_server import pieces
+from piko.testing.llm_server import posted_to
 from piko.testing.llm_server import register_format
 from piko.testing.llm_server import turn_usage
 from piko.testing.llm_server import words
@@ -133,7 +134,7 @@ def frame(event: Any, ctx: TurnContext) -> bytes:
 register_format(
     WireFormat(
         name="bedrock-converse-stream",
-        matches=lambda method, path: method == "POST" and path.endswith("/converse-stream"),
+        matches=posted_to("/converse-stream"),
         encode=encode,
         error_body=error_body,
         content_type="application/vnd.amazon.eventstream",

@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl
 from support.llm_server import TurnContext
 from support.llm_server import WireFormat
 from support.llm_server import as_bytes
+from support.llm_server import posted_to
 from support.llm_server import register_format
 
 
@@ -39,7 +40,7 @@ def error_body(status: int, ctx: TurnContext) -> bytes:
 register_format(
     WireFormat(
         name="google-oauth-token",
-        matches=lambda method, path: method == "POST" and path.endswith("/token"),
+        matches=posted_to("/token"),
         encode=encode,
         error_body=error_body,
         content_type="application/json",
