@@ -18,9 +18,9 @@ start. A ``pi -p`` turn against a plain-``http`` server and an RPC start never u
    asyncio is exactly as if ``ssl`` had been imported with it.
 
 Nothing here runs for library users of :mod:`piko` (the SDK): only the ``pi`` command asks.
-``tests/kernel/test_deferred_ssl.py`` checks an https request through httpx, an asyncio TLS
-connection with ``ssl=True`` and no earlier ``import ssl``, and that a ``pi -p`` turn against a
-plain-``http`` server does not load ``ssl``.
+``tests/kernel/test_deferred_ssl.py`` checks an https request through httpx and asyncio TLS
+connections with and without an earlier ``import ssl``; ``tests/kernel/test_startup_imports.py``
+that a ``pi -p`` turn against a plain-``http`` server and an RPC start do not load ``ssl``.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib
 import importlib.machinery
 import sys
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -97,13 +98,20 @@ def _stop_watching() -> None:
         pass
 
 
+def _replace_asyncio_ssl(replaces: Callable[[Any], bool], value: Any) -> None:
+    """Set the ``ssl`` global of asyncio's modules to ``value`` where ``replaces`` accepts what it
+    holds (a module without that global is left alone)."""
+    for name in _ASYNCIO_MODULES_WITH_SSL:
+        module = sys.modules.get(name)
+        namespace = vars(module) if module is not None else {}
+        if "ssl" in namespace and replaces(namespace["ssl"]):
+            namespace["ssl"] = value
+
+
 def _hand_over(ssl_module: ModuleType) -> None:
     """Put ``ssl`` where asyncio's modules looked for it, and define what ``sslproto`` defines
     only with it (``SSLAgainErrors`` in CPython 3.11 to 3.13) by running that module again."""
-    for name in _ASYNCIO_MODULES_WITH_SSL:
-        module = sys.modules.get(name)
-        if module is not None and isinstance(getattr(module, "ssl", None), _SslOnFirstUse):
-            module.ssl = ssl_module  # type: ignore[attr-defined]
+    _replace_asyncio_ssl(lambda held: isinstance(held, _SslOnFirstUse), ssl_module)
     sslproto = sys.modules.get("asyncio.sslproto")
     if sslproto is not None:
         importlib.reload(sslproto)
@@ -120,9 +128,5 @@ def import_asyncio_without_ssl() -> None:
         import asyncio.sslproto  # noqa: F401
     finally:
         del sys.modules["ssl"]
-    stand_in = _SslOnFirstUse()
-    for name in _ASYNCIO_MODULES_WITH_SSL:
-        module = sys.modules.get(name)
-        if module is not None and getattr(module, "ssl", "absent") is None:
-            module.ssl = stand_in  # type: ignore[attr-defined]
+    _replace_asyncio_ssl(lambda held: held is None, _SslOnFirstUse())
     sys.meta_path.insert(0, _watcher)
