@@ -10,9 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 from support.http_servers import QuietHandler
-from support.http_servers import self_signed_certificate
 from support.http_servers import serving
-from support.http_servers import with_tls
+from support.http_servers import serving_tls
 
 from piko.plugins.providers import common
 from piko.plugins.providers import http_client
@@ -31,8 +30,7 @@ def plain_server() -> Iterator[str]:
 
 @pytest.fixture
 def tls_server(tmp_path: Path) -> Iterator[str]:
-    cert, key = self_signed_certificate(tmp_path)
-    with serving(with_tls(http.server.HTTPServer(("127.0.0.1", 0), _Hello), cert, key)) as address:
+    with serving_tls(_Hello, tmp_path) as (address, _cert):
         yield address
 
 

@@ -66,11 +66,19 @@ def self_signed_certificate(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def with_tls(server: http.server.HTTPServer, cert: Path, key: Path) -> http.server.HTTPServer:
-    """``server`` answering over TLS with ``cert`` and ``key``."""
+@contextlib.contextmanager
+def serving_tls(
+    handler: type[http.server.BaseHTTPRequestHandler], folder: Path
+) -> Iterator[tuple[str, Path]]:
+    """An HTTP server with ``handler`` answering over TLS on 127.0.0.1 while the block runs, with a
+    self-signed certificate made in ``folder``: its ``host:port`` and the certificate (for a
+    client that should trust it)."""
     import ssl
 
+    cert, key = self_signed_certificate(folder)
+    server = http.server.HTTPServer(("127.0.0.1", 0), handler)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
-    return server
+    with serving(server) as address:
+        yield address, cert
