@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> None:
     from piko.lib import deferred_ssl
 
     startup_gc.pause()  # resumed when the first agent turn ends
-    deferred_ssl.import_asyncio_without_ssl()  # OpenSSL loads when a connection first needs TLS
+    deferred_ssl.defer_ssl()  # asyncio starts without OpenSSL; it loads when TLS is first needed
     try:
         code = run(args)
     except KeyboardInterrupt:  # Ctrl+C before a mode took over the signal: no traceback

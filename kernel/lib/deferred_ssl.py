@@ -4,7 +4,8 @@
 each ``try: import ssl``), and ``ssl`` loads OpenSSL: 29 M of the 254 M instructions of
 ``python -c "import asyncio"`` (callgrind, ``PYTHONHASHSEED=0``), about 4 ms of every ``pi``
 start. A ``pi -p`` turn against a plain-``http`` server and an RPC start never use TLS, so the
-``pi`` command calls :func:`import_asyncio_without_ssl` before anything imports asyncio:
+``pi`` command calls :func:`defer_ssl` first thing, which puts a finder on ``sys.meta_path`` for the
+first ``import asyncio`` (so ``pi --help``, which never imports asyncio, pays nothing):
 
 1. asyncio is imported while ``import ssl`` fails, so its modules take the branch CPython has
    for builds without ``ssl`` (their ``ssl`` global is ``None``); the failure is lifted right
@@ -54,9 +55,10 @@ class _SslOnFirstUse:
         return "<ssl, imported on first use>"
 
 
-class _HandOverLoader:
-    """Runs the real ``ssl`` module, then gives it to asyncio (a loader by duck typing:
-    ``importlib.abc`` would import ``importlib.resources``, 15 ms of ``-X importtime``)."""
+class _WrappedLoader:
+    """Runs a module with the loader the other finders found, with something around it (a loader
+    by duck typing: ``importlib.abc`` would import ``importlib.resources``, 15 ms of
+    ``-X importtime``)."""
 
     def __init__(self, loader: Any) -> None:
         self._loader = loader
@@ -64,36 +66,65 @@ class _HandOverLoader:
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType | None:
         return self._loader.create_module(spec)  # type: ignore[no-any-return]
 
-    def exec_module(self, module: ModuleType) -> None:
+    def _run(self, module: ModuleType) -> None:
         module.__loader__ = self._loader
         if module.__spec__ is not None:
             module.__spec__.loader = self._loader
         self._loader.exec_module(module)
+
+
+class _WithoutSslLoader(_WrappedLoader):
+    """Runs ``asyncio`` (and its modules that look for ``ssl``) while ``import ssl`` fails, then
+    gives them the stand-in and starts watching for the real ``ssl``."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        sys.modules["ssl"] = None  # type: ignore[assignment]  # ``import ssl`` raises ImportError
+        try:
+            self._run(module)
+            importlib.import_module("asyncio.sslproto")  # not every Python's asyncio imports it
+        finally:
+            del sys.modules["ssl"]
+        _replace_asyncio_ssl(lambda held: held is None, _SslOnFirstUse())
+        sys.meta_path.insert(0, _ssl_watcher)
+
+
+class _HandOverLoader(_WrappedLoader):
+    """Runs the real ``ssl`` module, then gives it to asyncio."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        self._run(module)
         _hand_over(module)
 
 
-class _SslImportWatcher:
-    """Finds ``ssl`` as the other finders would, with a loader that hands it over to asyncio."""
+class _FirstImportWatcher:
+    """Finds one module as the other finders would, once, with a loader wrapped around theirs."""
+
+    def __init__(self, name: str, wrapper: Callable[[Any], _WrappedLoader]) -> None:
+        self._name = name
+        self._wrapper = wrapper
 
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname != "ssl":
+        if fullname != self._name:
             return None
-        _stop_watching()
+        _stop_watching(self)
+        if self is _asyncio_watcher and "ssl" in sys.modules:
+            return None  # ``ssl`` came first: nothing to defer, asyncio imports as always
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         if spec is None or spec.loader is None:
             return spec
-        spec.loader = _HandOverLoader(spec.loader)  # type: ignore[assignment]
+        spec.loader = self._wrapper(spec.loader)  # type: ignore[assignment]
         return spec
 
 
-_watcher = _SslImportWatcher()
+_asyncio_watcher = _FirstImportWatcher("asyncio", _WithoutSslLoader)
+_ssl_watcher = _FirstImportWatcher("ssl", _HandOverLoader)
 
 
-def _stop_watching() -> None:
+def _stop_watching(watcher: _FirstImportWatcher) -> None:
     try:
-        sys.meta_path.remove(_watcher)
+        sys.meta_path.remove(watcher)
     except ValueError:
         pass
 
@@ -117,16 +148,10 @@ def _hand_over(ssl_module: ModuleType) -> None:
         importlib.reload(sslproto)
 
 
-def import_asyncio_without_ssl() -> None:
-    """Import asyncio with ``ssl`` left for later (see the module's docstring). Does nothing when
-    asyncio or ``ssl`` is already imported."""
-    if "asyncio" in sys.modules or "ssl" in sys.modules:
+def defer_ssl() -> None:
+    """From now on, the first ``import asyncio`` leaves ``ssl`` for later (see the module's
+    docstring). Does nothing when asyncio or ``ssl`` is already imported; costs nothing when
+    asyncio is never imported (``pi --help``)."""
+    if "asyncio" in sys.modules or "ssl" in sys.modules or _asyncio_watcher in sys.meta_path:
         return
-    sys.modules["ssl"] = None  # type: ignore[assignment]  # ``import ssl`` raises ImportError
-    try:
-        import asyncio
-        import asyncio.sslproto  # noqa: F401
-    finally:
-        del sys.modules["ssl"]
-    _replace_asyncio_ssl(lambda held: held is None, _SslOnFirstUse())
-    sys.meta_path.insert(0, _watcher)
+    sys.meta_path.insert(0, _asyncio_watcher)

@@ -17,7 +17,7 @@ from support.http_servers import serving_tls
 _START = """
 import sys
 from piko.lib import deferred_ssl
-deferred_ssl.import_asyncio_without_ssl()
+deferred_ssl.defer_ssl()
 import asyncio
 assert "ssl" not in sys.modules and "_ssl" not in sys.modules, "ssl was imported with asyncio"
 """
@@ -27,7 +27,7 @@ ssl = sys.modules["ssl"]
 import asyncio.base_events, asyncio.selector_events, asyncio.sslproto
 assert asyncio.base_events.ssl is ssl and asyncio.selector_events.ssl is ssl and asyncio.sslproto.ssl is ssl
 assert asyncio.sslproto.SSLAgainErrors == (ssl.SSLWantReadError, ssl.SSLSyscallError)
-assert not any(type(f).__name__ == "_SslImportWatcher" for f in sys.meta_path)
+assert not any(type(f).__name__ == "_FirstImportWatcher" for f in sys.meta_path)
 """
 
 
@@ -94,13 +94,43 @@ def test_an_https_request_through_httpx(tls_server: tuple[str, Path]) -> None:
     assert out.strip() == "hello over tls"
 
 
-def test_nothing_is_deferred_once_ssl_is_imported() -> None:
+def _run_alone(script: str) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", "import ssl, sys\nfrom piko.lib import deferred_ssl\n"
-         "deferred_ssl.import_asyncio_without_ssl()\n"
-         "assert 'asyncio' not in sys.modules  # returned at once\n"
-         "assert not any(type(f).__name__ == '_SslImportWatcher' for f in sys.meta_path)\n"
-         "import asyncio.base_events\nassert asyncio.base_events.ssl is ssl"],
-        capture_output=True, text=True, timeout=30,
-    )  # fmt: skip
+        [sys.executable, "-c", textwrap.dedent(script)], capture_output=True, text=True, timeout=30
+    )
     assert result.returncode == 0, result.stderr
+
+
+def test_nothing_is_deferred_once_ssl_is_imported() -> None:
+    _run_alone("""
+        import ssl, sys
+        from piko.lib import deferred_ssl
+        deferred_ssl.defer_ssl()
+        assert not any(type(f).__name__ == "_FirstImportWatcher" for f in sys.meta_path)
+        import asyncio.base_events
+        assert asyncio.base_events.ssl is ssl
+    """)
+
+
+def test_ssl_imported_before_asyncio_is_given_to_it_as_always() -> None:
+    _run_alone("""
+        import sys
+        from piko.lib import deferred_ssl
+        deferred_ssl.defer_ssl()
+        import ssl
+        import asyncio.base_events, asyncio.sslproto
+        assert asyncio.base_events.ssl is ssl and asyncio.sslproto.ssl is ssl
+        assert not any(type(f).__name__ == "_FirstImportWatcher" for f in sys.meta_path)
+    """)
+
+
+def test_deferring_imports_nothing_until_asyncio_is_imported() -> None:
+    _run_alone("""
+        import sys
+        from piko.lib import deferred_ssl
+        before = set(sys.modules)
+        deferred_ssl.defer_ssl()
+        deferred_ssl.defer_ssl()  # a second call adds no second watcher
+        assert set(sys.modules) == before
+        assert [type(f).__name__ for f in sys.meta_path].count("_FirstImportWatcher") == 1
+    """)
