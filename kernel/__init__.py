@@ -3,90 +3,96 @@
 This package's top level is the public API for plugins and extensions. Names are imported on
 first use (``from piko import hookimpl`` imports pluggy, nothing else), so ``pi --version``
 stays fast; type checkers see every name and its type through the imports below, which only
-they run.
+they run (written ``import name as name``, the form that re-exports a name under ``mypy --strict``).
 """
 
 from __future__ import annotations
 
-from piko.version import __version__
+from piko.version import __version__ as __version__
 
 TYPE_CHECKING = False  # not typing's: importing typing is most of what ``pi --version`` costs
 if TYPE_CHECKING:
-    from piko.app.application import App
-    from piko.app.sdk import AgentSession
-    from piko.app.sdk import EventStream
-    from piko.app.sdk import SessionClosedError
-    from piko.app.sdk import SessionSetupError
-    from piko.app.sdk import create_agent_session
-    from piko.app.sdk_options import InlineExtension
-    from piko.app.sdk_options import ResourceOverrides
-    from piko.app.sdk_options import SessionOptionError
-    from piko.app.sdk_options import SessionOptions
-    from piko.config.settings import Settings
-    from piko.data.messages import AssistantMessage
-    from piko.data.messages import BashExecutionMessage
-    from piko.data.messages import BranchSummaryMessage
-    from piko.data.messages import CompactionSummaryMessage
-    from piko.data.messages import Cost
-    from piko.data.messages import CustomMessage
-    from piko.data.messages import ImageContent
-    from piko.data.messages import Model
-    from piko.data.messages import ModelCost
-    from piko.data.messages import TextContent
-    from piko.data.messages import ThinkingContent
-    from piko.data.messages import ToolCall
-    from piko.data.messages import ToolResult
-    from piko.data.messages import ToolResultMessage
-    from piko.data.messages import Usage
-    from piko.data.messages import UserMessage
-    from piko.data.streaming import Context
-    from piko.data.streaming import StreamEvent
-    from piko.data.streaming import StreamOptions
-    from piko.data.streaming import ToolSpec
-    from piko.data.wire import message_from_wire
-    from piko.data.wire import to_wire
-    from piko.extensions.context import ExtensionContext
-    from piko.extensions.context import ExtensionRuntimeNotInitializedError
-    from piko.extensions.extension_api import ExtensionAPI
-    from piko.extensions.function_tools import ToolOptions
-    from piko.extensions.function_tools import ToolSchemaError
-    from piko.extensions.function_tools import tool
-    from piko.extensions.ui import NoOpUI
-    from piko.lib.abort import AbortController
-    from piko.lib.abort import AbortSignal
-    from piko.platform.markers import hookimpl
-    from piko.platform.markers import hookspec
-    from piko.platform.protocols import UI
-    from piko.platform.protocols import Context as HandlerContext
-    from piko.platform.protocols import Register
-    from piko.platform.protocols import RegisterCliCommand
-    from piko.platform.protocols import RegisterCommand
-    from piko.platform.protocols import RegisterFlag
-    from piko.platform.protocols import RegisterMessageRenderer
-    from piko.platform.protocols import RegisterMode
-    from piko.platform.protocols import RegisterPackageSource
-    from piko.platform.protocols import RegisterProvider
-    from piko.platform.protocols import RegisterProviderApi
-    from piko.platform.protocols import RegisterResourceLoader
-    from piko.platform.protocols import RegisterShortcut
-    from piko.platform.protocols import RegisterTool
-    from piko.platform.protocols import ToolExecute
-    from piko.platform.protocols import ToolUpdate
-    from piko.platform.registries import CliCommandDefinition
-    from piko.platform.registries import CommandDefinition
-    from piko.platform.registries import FlagDefinition
-    from piko.platform.registries import MessageRendererDefinition
-    from piko.platform.registries import ModeDefinition
-    from piko.platform.registries import PackageSourceDefinition
-    from piko.platform.registries import ProviderApi
-    from piko.platform.registries import ProviderConfig
-    from piko.platform.registries import ResourceLoaderDefinition
-    from piko.platform.registries import ShortcutDefinition
-    from piko.platform.registries import ToolDefinition
-    from piko.resources.loader import ContextFile
-    from piko.resources.loader import PromptTemplate
-    from piko.resources.loader import Skill
-    from piko.sessions.manager import SessionManager
+    from collections.abc import Callable
+
+    from piko.app.application import App as App
+    from piko.app.sdk import AgentSession as AgentSession
+    from piko.app.sdk import EventStream as EventStream
+    from piko.app.sdk import SessionClosedError as SessionClosedError
+    from piko.app.sdk import SessionSetupError as SessionSetupError
+    from piko.app.sdk import create_agent_session as create_agent_session
+    from piko.app.sdk_options import InlineExtension as InlineExtension
+    from piko.app.sdk_options import ResourceOverrides as ResourceOverrides
+    from piko.app.sdk_options import SessionOptionError as SessionOptionError
+    from piko.app.sdk_options import SessionOptions as SessionOptions
+    from piko.config.settings import Settings as Settings
+    from piko.data.messages import AssistantMessage as AssistantMessage
+    from piko.data.messages import BashExecutionMessage as BashExecutionMessage
+    from piko.data.messages import BranchSummaryMessage as BranchSummaryMessage
+    from piko.data.messages import CompactionSummaryMessage as CompactionSummaryMessage
+    from piko.data.messages import Cost as Cost
+    from piko.data.messages import CustomMessage as CustomMessage
+    from piko.data.messages import ImageContent as ImageContent
+    from piko.data.messages import Model as Model
+    from piko.data.messages import ModelCost as ModelCost
+    from piko.data.messages import TextContent as TextContent
+    from piko.data.messages import ThinkingContent as ThinkingContent
+    from piko.data.messages import ToolCall as ToolCall
+    from piko.data.messages import ToolResult as ToolResult
+    from piko.data.messages import ToolResultMessage as ToolResultMessage
+    from piko.data.messages import Usage as Usage
+    from piko.data.messages import UserMessage as UserMessage
+    from piko.data.streaming import Context as Context
+    from piko.data.streaming import StreamEvent as StreamEvent
+    from piko.data.streaming import StreamOptions as StreamOptions
+    from piko.data.streaming import ToolSpec as ToolSpec
+    from piko.data.wire import message_from_wire as message_from_wire
+    from piko.data.wire import to_wire as to_wire
+    from piko.extensions.context import ExtensionContext as ExtensionContext
+    from piko.extensions.context import (
+        ExtensionRuntimeNotInitializedError as ExtensionRuntimeNotInitializedError,
+    )
+    from piko.extensions.extension_api import ExtensionAPI as ExtensionAPI
+    from piko.extensions.function_tools import ToolOptions as ToolOptions
+    from piko.extensions.function_tools import ToolSchemaError as ToolSchemaError
+    from piko.extensions.function_tools import tool as tool
+    from piko.extensions.ui import NoOpUI as NoOpUI
+    from piko.lib.abort import AbortController as AbortController
+    from piko.lib.abort import AbortSignal as AbortSignal
+    from piko.platform.markers import hookimpl as hookimpl
+    from piko.platform.markers import hookspec as hookspec
+    from piko.platform.protocols import UI as UI
+    from piko.platform.protocols import Context as _HandlerContext
+    from piko.platform.protocols import Register as Register
+    from piko.platform.protocols import RegisterCliCommand as RegisterCliCommand
+    from piko.platform.protocols import RegisterCommand as RegisterCommand
+    from piko.platform.protocols import RegisterFlag as RegisterFlag
+    from piko.platform.protocols import RegisterMessageRenderer as RegisterMessageRenderer
+    from piko.platform.protocols import RegisterMode as RegisterMode
+    from piko.platform.protocols import RegisterPackageSource as RegisterPackageSource
+    from piko.platform.protocols import RegisterProvider as RegisterProvider
+    from piko.platform.protocols import RegisterProviderApi as RegisterProviderApi
+    from piko.platform.protocols import RegisterResourceLoader as RegisterResourceLoader
+    from piko.platform.protocols import RegisterShortcut as RegisterShortcut
+    from piko.platform.protocols import RegisterTool as RegisterTool
+    from piko.platform.protocols import ToolExecute as ToolExecute
+    from piko.platform.protocols import ToolUpdate as ToolUpdate
+    from piko.platform.registries import CliCommandDefinition as CliCommandDefinition
+    from piko.platform.registries import CommandDefinition as CommandDefinition
+    from piko.platform.registries import FlagDefinition as FlagDefinition
+    from piko.platform.registries import MessageRendererDefinition as MessageRendererDefinition
+    from piko.platform.registries import ModeDefinition as ModeDefinition
+    from piko.platform.registries import PackageSourceDefinition as PackageSourceDefinition
+    from piko.platform.registries import ProviderApi as ProviderApi
+    from piko.platform.registries import ProviderConfig as ProviderConfig
+    from piko.platform.registries import ResourceLoaderDefinition as ResourceLoaderDefinition
+    from piko.platform.registries import ShortcutDefinition as ShortcutDefinition
+    from piko.platform.registries import ToolDefinition as ToolDefinition
+    from piko.resources.loader import ContextFile as ContextFile
+    from piko.resources.loader import PromptTemplate as PromptTemplate
+    from piko.resources.loader import Skill as Skill
+    from piko.sessions.manager import SessionManager as SessionManager
+
+    HandlerContext = _HandlerContext  # pi's handler ctx, named apart from the stream Context
 
 _EXPORTS: dict[str, str] = {
     # the agent as a library (docs/sdk.md)
@@ -174,98 +180,32 @@ _EXPORTS: dict[str, str] = {
     "AbortController": "piko.lib.abort",
 }
 
-# Written out (not derived from _EXPORTS) so that type checkers read it: under ``mypy --strict`` a
-# name imported above is exported only when ``__all__`` lists it.
-__all__ = [
-    "UI",
-    "AbortController",
-    "AbortSignal",
-    "AgentSession",
-    "App",
-    "AssistantMessage",
-    "BashExecutionMessage",
-    "BranchSummaryMessage",
-    "CliCommandDefinition",
-    "CommandDefinition",
-    "CompactionSummaryMessage",
-    "Context",
-    "ContextFile",
-    "Cost",
-    "CustomMessage",
-    "EventStream",
-    "ExtensionAPI",
-    "ExtensionContext",
-    "ExtensionRuntimeNotInitializedError",
-    "FlagDefinition",
-    "HandlerContext",
-    "ImageContent",
-    "InlineExtension",
-    "MessageRendererDefinition",
-    "ModeDefinition",
-    "Model",
-    "ModelCost",
-    "NoOpUI",
-    "PackageSourceDefinition",
-    "PromptTemplate",
-    "ProviderApi",
-    "ProviderConfig",
-    "Register",
-    "RegisterCliCommand",
-    "RegisterCommand",
-    "RegisterFlag",
-    "RegisterMessageRenderer",
-    "RegisterMode",
-    "RegisterPackageSource",
-    "RegisterProvider",
-    "RegisterProviderApi",
-    "RegisterResourceLoader",
-    "RegisterShortcut",
-    "RegisterTool",
-    "ResourceLoaderDefinition",
-    "ResourceOverrides",
-    "SessionClosedError",
-    "SessionManager",
-    "SessionOptionError",
-    "SessionOptions",
-    "SessionSetupError",
-    "Settings",
-    "ShortcutDefinition",
-    "Skill",
-    "StreamEvent",
-    "StreamOptions",
-    "TextContent",
-    "ThinkingContent",
-    "ToolCall",
-    "ToolDefinition",
-    "ToolExecute",
-    "ToolOptions",
-    "ToolResult",
-    "ToolResultMessage",
-    "ToolSchemaError",
-    "ToolSpec",
-    "ToolUpdate",
-    "Usage",
-    "UserMessage",
-    "__version__",
-    "create_agent_session",
-    "hookimpl",
-    "hookspec",
-    "message_from_wire",
-    "to_wire",
-    "tool",
-]
+__all__ = ["__version__", *_EXPORTS]
 
 
-def __getattr__(name: str) -> object:
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module 'piko' has no attribute {name!r}")
-    import importlib
+def _import_on_first_use(package: str, exports: dict[str, str]) -> Callable[[str], object]:
+    """A module ``__getattr__`` for ``package``: ``exports`` maps each public name to the module
+    that defines it (``"module"`` or ``"module:attribute"``), imported when the name is first read
+    and then kept in the package, so the next read is a plain attribute. ``piko.testing`` uses it
+    too."""
 
-    module_name, _, attribute = where.partition(":")
-    value = getattr(importlib.import_module(module_name), attribute or name)
-    globals()[name] = value
-    return value
+    def __getattr__(name: str) -> object:
+        where = exports.get(name)
+        if where is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        import importlib
+        import sys
+
+        module_name, _, attribute = where.partition(":")
+        value = getattr(importlib.import_module(module_name), attribute or name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    return __getattr__
+
+
+if not TYPE_CHECKING:  # type checkers read the imports above; an unknown name stays an error to them
+    __getattr__ = _import_on_first_use(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

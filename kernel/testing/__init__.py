@@ -23,26 +23,27 @@ to nothing (``-p no:piko`` switches it off). The names below are imported on fir
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
-from typing import Any
+
+from piko import _import_on_first_use
 
 if TYPE_CHECKING:
-    from piko.testing.home import MOCK_MODEL
-    from piko.testing.home import MOCK_PROVIDER
-    from piko.testing.home import PikoHome
-    from piko.testing.home import mock_provider
-    from piko.testing.home import mock_providers
-    from piko.testing.llm_server import LLMServer
-    from piko.testing.llm_server import TurnContext
-    from piko.testing.llm_server import WireFormat
-    from piko.testing.llm_server import register_format
-    from piko.testing.rpc_client import RpcProcess
-    from piko.testing.rpc_client import agent_environment
-    from piko.testing.rpc_client import credential_variable
-    from piko.testing.rpc_client import hermetic_environment
-    from piko.testing.rpc_client import pi_command
-    from piko.testing.session import PikoSession
-    from piko.testing.session import RecordingUI
-    from piko.testing.session import SessionRun
+    from piko.testing.home import MOCK_MODEL as MOCK_MODEL
+    from piko.testing.home import MOCK_PROVIDER as MOCK_PROVIDER
+    from piko.testing.home import PikoHome as PikoHome
+    from piko.testing.home import mock_provider as mock_provider
+    from piko.testing.home import mock_providers as mock_providers
+    from piko.testing.llm_server import LLMServer as LLMServer
+    from piko.testing.llm_server import TurnContext as TurnContext
+    from piko.testing.llm_server import WireFormat as WireFormat
+    from piko.testing.llm_server import register_format as register_format
+    from piko.testing.rpc_client import RpcProcess as RpcProcess
+    from piko.testing.rpc_client import agent_environment as agent_environment
+    from piko.testing.rpc_client import credential_variable as credential_variable
+    from piko.testing.rpc_client import hermetic_environment as hermetic_environment
+    from piko.testing.rpc_client import pi_command as pi_command
+    from piko.testing.session import PikoSession as PikoSession
+    from piko.testing.session import RecordingUI as RecordingUI
+    from piko.testing.session import SessionRun as SessionRun
 
 _EXPORTS: dict[str, str] = {
     "PikoHome": "piko.testing.home",
@@ -67,15 +68,8 @@ _EXPORTS: dict[str, str] = {
 __all__ = list(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    where = _EXPORTS.get(name)
-    if where is None:
-        raise AttributeError(f"module 'piko.testing' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(where), name)
-    globals()[name] = value
-    return value
+if not TYPE_CHECKING:
+    __getattr__ = _import_on_first_use(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:
