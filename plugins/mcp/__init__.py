@@ -82,7 +82,7 @@ def mcp_disabled(app: Any) -> bool:
 
 async def _start(pi: Any, ctx: Any) -> None:
     """Connect the configured servers in the background (nothing is imported without one)."""
-    from piko.plugins.mcp.config import has_servers_configured
+    from piko.plugins.mcp.config_files import has_servers_configured
 
     app = ctx.app
     if _runtime() is not None or mcp_disabled(app):
@@ -191,7 +191,7 @@ def piko_tool_registers_later(name: str, app: Any) -> bool | None:
     if name.startswith("mcp__"):
         return True
     if is_mcp_tool(name) or name == "tool_search":
-        from piko.plugins.mcp.config import has_servers_configured
+        from piko.plugins.mcp.config_files import has_servers_configured
 
         registered = bool(getattr(app, "extension_mcp_servers", None))
         return registered or has_servers_configured(app.agent_dir, str(app.cwd), project_trusted(app)) or None

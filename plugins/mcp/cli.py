@@ -12,10 +12,10 @@ import click
 
 from piko.plugins.mcp.config import check_entry
 from piko.plugins.mcp.config import load_config
-from piko.plugins.mcp.config import project_config_path
 from piko.plugins.mcp.config import read_config_file
-from piko.plugins.mcp.config import user_config_path
 from piko.plugins.mcp.config import write_config_file
+from piko.plugins.mcp.config_files import project_config_path
+from piko.plugins.mcp.config_files import user_config_path
 
 # pi mcp add's OAuth options and the oauth keys they set, in the order pi writes them
 OAUTH_OPTIONS = {

@@ -9,8 +9,9 @@ from typing import Any
 
 from piko.lib.records import Record
 from piko.lib.records import field
+from piko.plugins.mcp.config_files import project_config_path
+from piko.plugins.mcp.config_files import user_config_path
 
-CONFIG_FILE = "mcp.json"
 EXPOSURES = ("codemode", "deferred", "direct", "hidden")
 EXPOSURE_ALIASES = {"codemode-deferred": "codemode"}
 DEFAULT_EXPOSURE = "codemode"
@@ -67,23 +68,6 @@ class McpConfig(Record):
     servers: dict[str, ServerConfig] = field(factory=dict)
     errors: list[str] = field(factory=list)
     auto_enable_codemode: bool = True
-
-
-def user_config_path(agent_dir: str | os.PathLike[str]) -> Path:
-    return Path(agent_dir) / CONFIG_FILE
-
-
-def project_config_path(cwd: str | os.PathLike[str]) -> Path:
-    from piko.config.paths import project_dir
-
-    return project_dir(cwd) / CONFIG_FILE
-
-
-def has_servers_configured(agent_dir: str | os.PathLike[str], cwd: str, project_trusted: bool) -> bool:
-    """Whether any ``mcp.json`` that counts exists (cheap: no parsing, no SDK import)."""
-    if user_config_path(agent_dir).is_file():
-        return True
-    return project_trusted and project_config_path(cwd).is_file()
 
 
 def resolve_exposure_alias(value: Any) -> Any:

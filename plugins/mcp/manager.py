@@ -241,9 +241,9 @@ def save(server: Any, changes: dict[str, Any]) -> str | None:
 def save_override(runtime: Any, server: Any, enabled: bool) -> str | None:
     """ "Enable/Disable in this project": a project override of the user-level server in
     ``.pi/mcp.json`` (only ``enabled``; the rest of the file kept); later changes go to it."""
-    from piko.plugins.mcp.config import project_config_path
     from piko.plugins.mcp.config import read_config_file
     from piko.plugins.mcp.config import write_config_file
+    from piko.plugins.mcp.config_files import project_config_path
 
     path = project_config_path(runtime.cwd)
     try:
