@@ -17,6 +17,7 @@ from support.stream_runs import context
 from support.stream_runs import model
 from support.stream_runs import options_factory
 from support.stream_runs import reading_turn
+from support.stream_runs import refused
 from support.stream_runs import stream_fn
 from support.stream_runs import types
 from support.streams import token_counts
@@ -212,37 +213,20 @@ def test_adaptive_thinking_models() -> None:
     ],
 )
 def test_http_errors_use_pis_prefixes(status: int, message: str) -> None:
-    with LLMServer([error_turn(status)]) as server:
-        events = collect(stream, bedrock(server), context(), opts())
-        assert len(server.requests) == 1
-    assert [e.type for e in events] == ["error"]
-    assert events[0].error is not None and events[0].error.error_message == message
+    assert refused(stream, bedrock, opts(), error_turn(status)) == (message, 1)
 
 
 def test_throttling_is_retried_like_the_sdk() -> None:
     turn = error_turn(429, repeat=True, headers={"retry-after": "0"})
-    with LLMServer([turn]) as server:
-        events = collect(stream, bedrock(server), context(), opts())
-        assert len(server.requests) == 3  # the AWS SDK's three attempts
-    assert events[-1].error is not None
-    assert (
-        events[-1].error.error_message
-        == "Throttling error: Too many requests, please wait before trying again."
-    )
+    throttled = "Throttling error: Too many requests, please wait before trying again."
+    assert refused(stream, bedrock, opts(), turn) == (throttled, 3)  # the AWS SDK's three attempts
 
 
 def test_server_errors_are_retried_and_unknown_types_named() -> None:
     # what the real pi reported for these answers (three tries for a 500, one for a 401)
-    with LLMServer([error_turn(500, repeat=True)]) as server:
-        events = collect(stream, bedrock(server), context(), opts())
-        assert len(server.requests) == 3
-    assert events[-1].error is not None and events[-1].error.error_message == (
-        "Internal server error: The system encountered an unexpected error during processing. Try your request again."
-    )
-    with LLMServer([error_turn(401, repeat=True)]) as server:
-        events = collect(stream, bedrock(server), context(), opts())
-        assert len(server.requests) == 1
-    assert events[-1].error is not None and events[-1].error.error_message == "UnknownError: Error 401"
+    internal = "Internal server error: The system encountered an unexpected error during processing. Try your request again."
+    assert refused(stream, bedrock, opts(), error_turn(500, repeat=True)) == (internal, 3)
+    assert refused(stream, bedrock, opts(), error_turn(401, repeat=True)) == ("UnknownError: Error 401", 1)
 
 
 def test_error_wording_without_a_type() -> None:
