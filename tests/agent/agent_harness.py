@@ -92,8 +92,8 @@ def run_extension(
 ) -> tuple[PiEnv, subprocess.CompletedProcess[str], list[Any]]:
     """``pi -e EXT --provider P --model M ARGS`` with the extension ``source`` (the file ``name``)
     against a server scripted with ``turns`` (``model`` is ``(P, M)``; ``settings`` the global
-    settings.json): the env, the finished run, and the JSON lines the extension wrote to
-    ``$PIKO_TEST_LOG``."""
+    settings.json): the env, the finished run (asserted to have succeeded, its stderr the message
+    if not), and the JSON lines the extension wrote to ``$PIKO_TEST_LOG``."""
     ext = tmp_path / name
     ext.write_text(source)
     log = tmp_path / "log.jsonl"
@@ -102,6 +102,7 @@ def run_extension(
     done = env.run(
         "-e", str(ext), "--provider", provider, "--model", model_id, *args, env={"PIKO_TEST_LOG": str(log)}
     )
+    assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return env, done, rows
 
@@ -110,8 +111,7 @@ def run_logging_extension(pi_env: Any, tmp_path: Path, source: str) -> list[Any]
     """``pi -p go`` with the extension ``source`` through two turns (a tool call, then the answer);
     the JSON lines the extension wrote to ``$PIKO_TEST_LOG``."""
     turns = [*sample("c-tools-json", "scenario.json")[:1], {"blocks": [{"text": "ok"}]}]
-    _env, done, rows = run_extension(pi_env, tmp_path, source, turns, "-p", "go", name="logging_ext.py")
-    assert done.returncode == 0, done.stderr
+    _env, _done, rows = run_extension(pi_env, tmp_path, source, turns, "-p", "go", name="logging_ext.py")
     return rows
 
 

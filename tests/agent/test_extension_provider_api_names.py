@@ -18,7 +18,6 @@ def test_a_command_provider_naming_a_built_in_api_does_not_take_it_over(pi_env: 
     env, own, _rows = run_extension(
         pi_env, tmp_path, SQUATTER, turns, "-p", "hi", name="squatter.py", model=squatter
     )
-    assert own.returncode == 0, own.stderr
     assert own.stdout.strip() == "from the command" and env.server.requests == []
     other = env.run(
         "-e", str(tmp_path / "squatter.py"), "--provider", "mock", "--model", "mock-1", "-p", "hi"

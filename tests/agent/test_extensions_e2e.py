@@ -278,7 +278,6 @@ def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
     env, done, records = run_extension(
         pi_env, tmp_path, RUNTIME_ACTIONS, turns, "-p", "take a note", "and again", name="actions.py"
     )
-    assert done.returncode == 0, done.stderr
     assert records[0]["load_error"] == "ExtensionRuntimeNotInitializedError"
     assert "while the extension loads" in records[0]["message"]
     start = records[1]
@@ -348,7 +347,6 @@ def test_an_extensions_print_goes_to_stderr_in_json_mode(pi_env: Any, tmp_path: 
         "    pi.on('turn_end', lambda event, ctx: print('turn ended'))\n"
     )
     _env, done, _rows = run_extension(pi_env, tmp_path, chatty, OK, "--mode", "json", "go", name="chatty.py")
-    assert done.returncode == 0, done.stderr
     for line in done.stdout.splitlines():
         json.loads(line)
     assert "session started" in done.stderr and "turn ended" in done.stderr

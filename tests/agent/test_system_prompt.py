@@ -280,8 +280,7 @@ def test_a_plugin_may_write_the_prompt_itself(pi_env: Any, tmp_path: Path) -> No
         "def piko_build_system_prompt(options, today):\n"
         "    return 'Mine: ' + ','.join(options.tool_names)\n"
     )
-    env, done, _rows = run_extension(
+    env, _done, _rows = run_extension(
         pi_env, tmp_path, plugin, OK, "-p", "--tools", "read,ls", "hi", name="my_prompt.py"
     )
-    assert done.returncode == 0, done.stderr
     assert env.system_prompt() == "Mine: read,ls"
