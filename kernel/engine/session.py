@@ -17,7 +17,9 @@ The session composes parts with one job each. The modes use these directly: ``li
 :mod:`~piko.engine.persistence`, :mod:`~piko.engine.provider_hooks` and
 :mod:`~piko.engine.loop_hooks`. All share the one
 :class:`~piko.engine.session_services.SessionServices` the session builds (settings, dispatcher,
-ctx, listeners, and live views of its model, session id, run signal...). Operations over the
+ctx, listeners, and live views of its model, session id, run signal...); the parts only a run
+needs (retry, runs, shell, prompt flow, extension messages and events, provider and loop hooks)
+are built, and their modules imported, when first used. Operations over the
 whole session live in their own modules: :mod:`~piko.engine.stats`,
 :mod:`~piko.engine.navigation`, :mod:`~piko.engine.compaction`, :mod:`~piko.engine.reloading`.
 Methods answer with records; the modes build the wire forms.
@@ -42,39 +44,98 @@ from piko.data.messages import UserMessage
 from piko.engine import startup_gc
 from piko.engine.agent import Agent
 from piko.engine.compaction_state import CompactionState
-from piko.engine.extension_events import ExtensionEvents
 from piko.engine.extension_host import ExtensionHost
-from piko.engine.extension_messages import ExtensionMessages
 from piko.engine.listeners import Listener
 from piko.engine.loop import AgentState
 from piko.engine.loop import LoopConfig
-from piko.engine.loop_hooks import LoopHooks
 from piko.engine.model_control import ModelControl
 from piko.engine.persistence import SessionRecorder
-from piko.engine.prompt_flow import PromptFlow
-from piko.engine.prompt_input import PromptInput
-from piko.engine.provider_hooks import ProviderRequests
 from piko.engine.queues import MessageQueues
-from piko.engine.retry import RetryPolicy
-from piko.engine.run_control import RunControl
 from piko.engine.session_services import SessionServices
-from piko.engine.stop_hook import StopHook
 from piko.engine.system_prompt import SessionSystemPrompt
-from piko.engine.user_shell import UserShell
 from piko.lib.forwarding import Forwarded
 from piko.models.resolver import DEFAULT_THINKING_LEVEL
 from piko.models.resolver import ScopedModel
 from piko.resources.loader import Resources
 
 if TYPE_CHECKING:
+    from piko.engine.extension_events import ExtensionEvents
+    from piko.engine.extension_messages import ExtensionMessages
+    from piko.engine.loop_hooks import LoopHooks
     from piko.engine.navigation import ForkMessage
     from piko.engine.navigation import ForkOutcome
     from piko.engine.navigation import SessionChange
     from piko.engine.navigation import TreeOutcome
+    from piko.engine.prompt_flow import PromptFlow
+    from piko.engine.provider_hooks import ProviderRequests
     from piko.engine.reloading import ReloadSummary
+    from piko.engine.retry import RetryPolicy
+    from piko.engine.run_control import RunControl
     from piko.engine.stats import ContextUsage
     from piko.engine.stats import SessionStats
     from piko.engine.tool_selection import LoadoutRecorder
+    from piko.engine.user_shell import UserShell
+
+
+def _retry_policy(session: AgentSession) -> RetryPolicy:
+    from piko.engine.retry import RetryPolicy
+
+    return RetryPolicy(session.services)
+
+
+def _run_control(session: AgentSession) -> RunControl:
+    from piko.engine.run_control import RunControl
+    from piko.engine.stop_hook import StopHook
+
+    return RunControl(
+        session.agent, session.retry, session.services, check_compaction=session._check_compaction,
+        stop_hook=StopHook(session.services), has_pending=session.queues.has_pending,
+    )  # fmt: skip
+
+
+def _user_shell(session: AgentSession) -> UserShell:
+    from piko.engine.user_shell import UserShell
+
+    return UserShell(session.services)
+
+
+def _prompt_flow(session: AgentSession) -> PromptFlow:
+    from piko.engine.prompt_flow import PromptFlow
+    from piko.engine.prompt_input import PromptInput
+
+    prompt_input = PromptInput(
+        session.app,
+        session.services,
+        resources=lambda: session.resources,
+        prompt=lambda text: session.prompt(text, expand=False),
+    )
+    return PromptFlow(session, prompt_input, session._system_prompt, session._check_compaction)
+
+
+def _extension_messages(session: AgentSession) -> ExtensionMessages:
+    from piko.engine.extension_messages import ExtensionMessages
+
+    return ExtensionMessages(
+        session.queues, session.services, start_turn=session._start_turn, prompt=session.prompt
+    )
+
+
+def _event_forwarding(session: AgentSession) -> ExtensionEvents:
+    from piko.engine.extension_events import ExtensionEvents
+
+    return ExtensionEvents(session.services)
+
+
+def _provider_requests(session: AgentSession) -> ProviderRequests:
+    from piko.engine.provider_hooks import ProviderRequests
+
+    return ProviderRequests(session.services)
+
+
+def _loop_hooks(session: AgentSession) -> LoopHooks:
+    from piko.engine.loop_hooks import LoopHooks
+
+    return LoopHooks(session.services)
 
 
 class AgentSession:
@@ -127,29 +188,11 @@ class AgentSession:
         )  # fmt: skip
         self.listeners = services.listeners
         self.queues = MessageQueues(self.agent, services)
-        self.retry = RetryPolicy(services)
         self.models = ModelControl(
             services, model=model, thinking_level=thinking_level, scoped_models=scoped_models
         )
         self.compaction = CompactionState(services)
-        self._stop_hook = StopHook(services)
-        self.runs = RunControl(
-            self.agent, self.retry, services, check_compaction=self._check_compaction,
-            stop_hook=self._stop_hook, has_pending=self.queues.has_pending,
-        )  # fmt: skip
         self._recorder = SessionRecorder(services)
-        self.shell = UserShell(services)
-        prompt_input = PromptInput(
-            app,
-            services,
-            resources=lambda: self.resources,
-            prompt=lambda text: self.prompt(text, expand=False),
-        )
-        self._flow = PromptFlow(self, prompt_input, self._system_prompt, self._check_compaction)
-        self._sent = ExtensionMessages(self.queues, services, start_turn=self._start_turn, prompt=self.prompt)
-        self._extension_events = ExtensionEvents(services)
-        self._provider = ProviderRequests(services)
-        self._hooks = LoopHooks(services)
         self.loadout: LoadoutRecorder | None = None  # set by engine.setup once the session starts
         self.prompt_disposition = "started"  # how the last prompt went (pi 1.6's RPC disposition)
         if active_tools is None:
@@ -182,6 +225,17 @@ class AgentSession:
     @model.setter
     def model(self, model: Model | None) -> None:
         self.models.model = model
+
+    # the parts a run needs, built (and their modules imported) when first used: an RPC start
+    # that answers get_state never imports them
+    retry = functools.cached_property(_retry_policy)
+    runs = functools.cached_property(_run_control)
+    shell = functools.cached_property(_user_shell)
+    _flow = functools.cached_property(_prompt_flow)
+    _sent = functools.cached_property(_extension_messages)
+    _extension_events = functools.cached_property(_event_forwarding)
+    _provider = functools.cached_property(_provider_requests)
+    _hooks = functools.cached_property(_loop_hooks)
 
     thinking_level: Forwarded[str] = Forwarded("models")
     is_streaming: Forwarded[bool] = Forwarded("agent")
@@ -329,11 +383,20 @@ class AgentSession:
 
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
-        self._flow.input.abort()
-        self.runs.abort_requested = True
-        self.retry.abort()
+        built = self.__dict__  # a part not built yet has nothing to stop
+        if "_flow" in built:
+            self._flow.input.abort()
+        if "runs" in built:
+            self.runs.abort_requested = True
+        if "retry" in built:
+            self.retry.abort()
         self.agent.abort()
         await self.agent.wait_for_idle()
+
+    def abort_bash(self) -> None:
+        """Stop the user's shell command, if one was started (pi's ``abortBash``)."""
+        if "shell" in self.__dict__:
+            self.shell.abort()
 
     # -- what extensions call through the extension API (pi.send_message, pi.set_model...) -----
 

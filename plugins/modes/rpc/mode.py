@@ -30,8 +30,8 @@ from piko.plugins.modes.rpc.jsonl import ParseError
 from piko.plugins.modes.rpc.jsonl import parse_line
 from piko.plugins.modes.rpc.jsonl import serialize
 from piko.plugins.modes.rpc.output import ProtocolOutput
+from piko.plugins.modes.rpc.output import RawJson
 from piko.plugins.modes.rpc.output import take_over_stdout
-from piko.plugins.modes.rpc.tree import RawJson
 from piko.plugins.modes.rpc.ui import RpcUI
 
 READ_SIZE = 1 << 16
@@ -94,9 +94,8 @@ class RpcHost:
         self._closing = True
         session = self.session
         self.ui.cancel_all()
-        session.shell.abort()
-        session.retry.abort()
-        session.compaction.abort()
+        session.abort_bash()
+        session.compaction.abort()  # abort_within below stops the run and a retry wait
         stopped = False
         try:
             stopped = await abort_within(session)

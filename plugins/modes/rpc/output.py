@@ -16,6 +16,15 @@ from typing import TextIO
 from piko.plugins.modes.rpc.jsonl import serialize
 
 
+class RawJson:
+    """JSON text to put in a response as it is (already serialized)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
 class ProtocolOutput:
     """Writes whole records to one file descriptor; a closed pipe silences it rather than failing."""
 

@@ -11,15 +11,7 @@ from typing import Any
 
 from piko.lib import jsonio
 from piko.plugins.modes.rpc.jsonl import serialize
-
-
-class RawJson:
-    """JSON text to put in a response as it is (already serialized)."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
+from piko.plugins.modes.rpc.output import RawJson
 
 
 def _dump(value: Any) -> bytes:
