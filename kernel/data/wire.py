@@ -38,7 +38,6 @@ from piko.data.messages import ToolResultMessage
 from piko.data.messages import UnknownMessage
 from piko.data.messages import Usage
 from piko.data.messages import UserMessage
-from piko.data.stream_blocks import STREAMING_BLOCKS
 from piko.lib.records import Record
 from piko.lib.text import camel
 
@@ -67,10 +66,10 @@ def get_converter() -> Any:
         converter = cattrs.Converter()
         # the data-model classes convert through the generated functions above
         converter.register_unstructure_hook_func(
-            lambda cls: cls in _REGISTRATION, lambda obj: _unstructurers[type(obj)](obj)
+            lambda cls: _registration(cls) is not None, lambda obj: _unstructurers[type(obj)](obj)
         )
         converter.register_structure_hook_func(
-            lambda cls: cls in _REGISTRATION, lambda data, cls: _structurers[cls](data)
+            lambda cls: _registration(cls) is not None, lambda data, cls: _structurers[cls](data)
         )
         _converter = converter
     return _converter
@@ -119,7 +118,7 @@ class _LazyTable(dict):  # type: ignore[type-arg]
         self.build = build
 
     def __missing__(self, cls: type) -> Any:
-        spec = _REGISTRATION.get(cls)
+        spec = _registration(cls)
         if spec is None:
             raise KeyError(cls)
         for dependency in _DEPENDENCIES.get(cls, ()):
@@ -249,9 +248,21 @@ _REGISTRATION: dict[type, tuple[str | None, str | None]] = {
     **{cls: (None, None) for cls in (Cost, Usage, ModelCost, Model, ToolResult)},
     **{cls: ("type", tag) for tag, cls in _BLOCK_TYPES.items()},
     **{cls: ("role", tag) for tag, cls in _MESSAGE_ROLES.items()},
-    # blocks still streaming are written as the blocks they will settle into
-    **{cls: ("type", plain.TYPE) for cls, plain in STREAMING_BLOCKS.items()},
 }
+
+
+def _registration(cls: type) -> tuple[str | None, str | None] | None:
+    """How ``cls`` is written: as registered above, or, for a subclass of a class registered
+    there, as that class (a block still streaming, :mod:`piko.data.stream_blocks`, is written as
+    the block it will settle into); ``None`` for a class of another kind."""
+    spec = _REGISTRATION.get(cls)
+    if spec is None and isinstance(cls, type):
+        base = next((b for b in cls.__mro__[1:] if b in _REGISTRATION), None)
+        if base is not None:
+            spec = _REGISTRATION[cls] = _REGISTRATION[base]
+    return spec
+
+
 _DEPENDENCIES: dict[type, tuple[type, ...]] = {
     Usage: (Cost,),
     AssistantMessage: (Usage,),
