@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from typing import Any
 
 import attrs
@@ -58,12 +59,13 @@ from piko.sessions.listing import read_header
 from piko.sessions.listing import resolve_session
 from piko.sessions.reading import branch_path
 from piko.sessions.reading import entry_from_dict
-from piko.sessions.readonly import ReadonlySessionManager
+
+if TYPE_CHECKING:
+    from piko.sessions.readonly import ReadonlySessionManager
 
 __all__ = [
     "EntryNotFoundError",
     "ModelRef",
-    "ReadonlySessionManager",
     "SessionContext",
     "SessionDiagnostic",
     "SessionError",
@@ -817,6 +819,8 @@ class SessionManager:
 
     def read_only_session_manager(self) -> ReadonlySessionManager:
         """The read-only view extensions get (pi's ``ReadonlySessionManager``)."""
+        from piko.sessions.readonly import ReadonlySessionManager  # here: only extensions ask
+
         return ReadonlySessionManager(self)
 
 

@@ -20,11 +20,11 @@ from piko.sessions.listing import list_all_sessions
 from piko.sessions.listing import list_sessions
 from piko.sessions.listing import read_session_info
 from piko.sessions.listing import resolve_session
-from piko.sessions.manager import ReadonlySessionManager
 from piko.sessions.manager import SessionFileError
 from piko.sessions.manager import SessionInOtherProjectError
 from piko.sessions.manager import SessionManager
 from piko.sessions.manager import SessionNotFoundError
+from piko.sessions.readonly import ReadonlySessionManager
 
 
 def make_session(
