@@ -297,11 +297,11 @@ class ExtensionAPI:
     ) -> FlagDefinition:
         """Register ``--name``: ``register_flag(name, {"description":, "type":, "default":})`` or
         keywords (``type`` ``"boolean"`` or ``"string"``); read it with :meth:`get_flag`."""
-        from piko.extensions.extension_shapes import FLAG_FIELDS
-        from piko.extensions.extension_shapes import options_of
-        from piko.extensions.extension_shapes import simple_fields
+        if not isinstance(description, str):  # pi's options object: checked field by field
+            from piko.extensions.extension_shapes import FLAG_FIELDS
+            from piko.extensions.extension_shapes import options_of
+            from piko.extensions.extension_shapes import simple_fields
 
-        if not isinstance(description, str):
             fields = simple_fields("flag", name, options_of(description, options), FLAG_FIELDS, self._warn)
             description = fields.get("description", "")
             type = fields.get("type", type)
