@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import FrontmatterError
-from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.plugins.resources.locations import Found
 from piko.plugins.resources.locations import first_of_each_name
 from piko.resources.files import markdown_files
@@ -31,6 +29,9 @@ def piko_register_resource_loaders(register: Any) -> None:
 
 def load_template_file(path: Path, source: str) -> PromptTemplate | None:
     """A template: its description is the front matter's, else its first line (60 characters)."""
+    from piko.plugins.resources.frontmatter import FrontmatterError  # here: a start with no files skips it
+    from piko.plugins.resources.frontmatter import parse_frontmatter
+
     try:
         fields, body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, FrontmatterError):  # pi skips such a template without a word

@@ -19,8 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from piko import hookimpl
-from piko.plugins.resources.frontmatter import FrontmatterError
-from piko.plugins.resources.frontmatter import parse_frontmatter
 from piko.plugins.resources.locations import Found
 from piko.plugins.resources.locations import agents_skill_dirs
 from piko.plugins.resources.locations import first_of_each_name
@@ -56,6 +54,9 @@ def name_problems(name: str, parent: str) -> list[str]:
 
 def load_skill_file(path: Path, source: str, request: ResourceRequest) -> Skill | None:
     """One skill from its markdown file (``None`` when it has no description or cannot be read)."""
+    from piko.plugins.resources.frontmatter import FrontmatterError  # here: a start with no files skips it
+    from piko.plugins.resources.frontmatter import parse_frontmatter
+
     try:
         fields, _body = parse_frontmatter(path.read_text(encoding="utf-8", errors="replace"))
     except OSError as exc:
