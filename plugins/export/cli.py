@@ -7,11 +7,14 @@ to ``piko_export_html``.
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import TextIO
 
-from piko import RegisterFlag
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterFlag
 
 
 @hookimpl

@@ -9,10 +9,13 @@ configured. It uses the extension API and public hooks only (see ``docs/mcp.md``
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 from typing import Any
 
-from piko import RegisterCliCommand
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterCliCommand
 
 # the running session's servers; None while no server is configured (or with --no-mcp)
 _state: dict[str, Any] = {"runtime": None, "command": False}

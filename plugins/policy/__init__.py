@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from piko import RegisterCliCommand
+from typing import TYPE_CHECKING
+
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterCliCommand
 
 
 @hookimpl

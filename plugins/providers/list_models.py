@@ -6,11 +6,14 @@ A plugin flag that runs instead of a mode, like ``--export``: the kernel knows n
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 from typing import Any
 from typing import TextIO
 
-from piko import RegisterFlag
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterFlag
 
 
 @hookimpl

@@ -6,8 +6,12 @@ pydantic under it) is imported when the mode runs, so loading the plugin costs n
 
 from __future__ import annotations
 
-from piko import RegisterMode
+from typing import TYPE_CHECKING
+
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterMode
 
 
 @hookimpl

@@ -3,10 +3,14 @@ the mode itself is imported only when it runs."""
 
 from __future__ import annotations
 
-from piko import RegisterFlag
-from piko import RegisterMode
-from piko import RegisterShortcut
+from typing import TYPE_CHECKING
+
 from piko import hookimpl
+
+if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
+    from piko import RegisterFlag
+    from piko import RegisterMode
+    from piko import RegisterShortcut
 
 # The keys the mode binds for itself, which extensions may not take (pi reserves the same).
 RESERVED_KEYS: dict[str, str] = {
