@@ -265,7 +265,8 @@ def test_without_servers_the_sdk_is_never_imported(mcp_env, tmp_path):
     out = tmp_path / "modules.json"
     env = mcp_env([answer(), answer()])
     assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
-    assert json.loads(out.read_text()) == ["piko.plugins.mcp.config_files"]  # only to see there is no mcp.json
+    # only to see there is no mcp.json
+    assert json.loads(out.read_text()) == ["piko.plugins.mcp.config_files"]
     env.write_mcp({"demo": stdio_entry(exposure="direct")})
     assert env.prompt("-e", str(ext), "go", env={"OUT": str(out)}).returncode == 0
     assert "mcp.client.session" in json.loads(out.read_text())
