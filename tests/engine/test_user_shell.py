@@ -123,3 +123,20 @@ def test_without_a_shell_plugin_the_user_is_told(rig, run, monkeypatch) -> None:
     session, result = run(scenario())
     assert result.output == NO_SHELL and result.exit_code is None
     assert session.messages[-1].output == NO_SHELL
+
+
+def test_the_session_s_abort_bash_stops_the_command_and_builds_no_shell_before_one(rig, run) -> None:
+    async def scenario() -> Any:
+        session = await rig.session([])
+        session.abort_bash()  # nothing runs: nothing to stop, and the shell is not built for it
+        await session.abort()  # likewise the prompt flow, run control and retry
+        untouched = sorted(n for n in ("shell", "_flow", "runs", "retry") if n in vars(session))
+        task = asyncio.ensure_future(session.shell.execute("sleep 30"))
+        while not session.shell.is_running:
+            await asyncio.sleep(0.001)
+        session.abort_bash()
+        return untouched, await asyncio.wait_for(task, 20)
+
+    untouched, result = run(scenario())
+    assert untouched == []
+    assert result.cancelled is True

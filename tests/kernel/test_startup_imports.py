@@ -49,6 +49,30 @@ def test_an_rpc_start_imports_no_http_client_nor_digests(run_pi, env) -> None:
     modules = _modules(out)
     # httpx (and the OpenSSL digests it brings) wait for the first request
     assert sorted(m for m in (*NEVER, "httpx", "h11", "hashlib") if m in modules) == []
+    # what only a prompt needs waits for one (AgentSession builds those parts on first use), and
+    # so do streaming blocks, the Protocols of annotations, front matter and the MCP config parser
+    assert sorted(m for m in RUN_ONLY if m in modules) == []
+
+
+RUN_ONLY = (
+    "piko.engine.retry",
+    "piko.engine.run_control",
+    "piko.engine.stop_hook",
+    "piko.engine.user_shell",
+    "piko.engine.prompt_flow",
+    "piko.engine.prompt_input",
+    "piko.engine.extension_messages",
+    "piko.engine.extension_events",
+    "piko.engine.provider_hooks",
+    "piko.engine.loop_hooks",
+    "piko.data.stream_blocks",
+    "piko.platform.protocols",
+    "piko.plugins.resources.frontmatter",
+    "piko.plugins.mcp.config",
+    "piko.plugins.modes.rpc.tree",
+    "piko.sessions.readonly",
+    "piko.extensions.extension_shapes",
+)
 
 
 def test_version_answers_without_importing_typing(run_pi, env) -> None:
