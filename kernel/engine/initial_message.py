@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import os
 import re
 import sys
@@ -98,6 +97,8 @@ def process_file_arguments(
                 note = format_dimension_note(resized) or ""
                 images.append(ImageContent(data=resized.data, mime_type=resized.mime_type))
             else:
+                import base64  # here: only an @image argument needs it
+
                 images.append(ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
             text += f'<file name="{path}">{note}</file>\n'
         else:

@@ -69,7 +69,9 @@ class PromptFlow:
             )
             self.disposition = "queued"
             return None
-        session.shell.flush_pending()
+        shell = vars(session).get("shell")  # the user shell is built by the first ``!command``
+        if shell is not None:
+            shell.flush_pending()
         session.models.require_ready()
         last = next((m for m in reversed(session.messages) if isinstance(m, AssistantMessage)), None)
         if last is not None:

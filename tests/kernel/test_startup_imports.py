@@ -33,6 +33,8 @@ def test_a_print_turn_imports_only_what_it_uses(run_pi, env) -> None:
     modules = _modules(out)
     assert "piko.plugins.modes.print" in modules
     assert sorted(m for m in NEVER if m in modules) == []
+    # the user shell waits for a ``!command``, base64 for an ``@image`` argument
+    assert sorted(m for m in ("piko.engine.user_shell", "base64") if m in modules) == []
 
 
 def test_an_rpc_start_imports_no_http_client_nor_digests(run_pi, env) -> None:
