@@ -22,6 +22,9 @@ alternate piko, pi, piko, pi... and the medians are compared. Cases (``--case``,
 Targets (issue 20), ratios of piko's median to pi 1.6's in the same run: switch <= 0.3x and peak
 <= 300 MB; continue/resume <= 0.3x; print <= 0.2x; version <= 0.1x; rpc-start <= 0.2x;
 interactive <= 0.4x; turns: growth <= 2x the session file's size. Exits 1 when one is missed.
+``--floor`` adds, to ``print``, ``rpc-start`` and ``interactive``, a third program that does
+the job bare with piko's libraries only (``floors/print_turn.py``, ``floors/rpc_answer.py``,
+``floors/tui_ready.py``): its ratio to pi is how low any piko could go on this stack.
 Session files come from :func:`bench_session_load.write_realistic_session` (tool calls,
 thinking, images, compactions, abandoned branches), cached in ``--cache`` between runs.
 
@@ -217,7 +220,10 @@ def switch_to(path: Path) -> Callable[[Program, Path], Sample]:
     return sample
 
 
-CPU: dict[str, list[float]] = {"piko": [], "pi": []}  # the CPU time of each sample, by program
+CPU: dict[str, list[float]] = {"piko": [], "pi": [], "floor": []}  # each sample's CPU time, by program
+FLOORS = Path(__file__).with_name("floors")
+# --floor's programs, by case
+FLOOR_SCRIPTS = {"print": "print_turn.py", "rpc-start": "rpc_answer.py", "interactive": "tui_ready.py"}
 _CPU_CASES = {"switch", "switch-flat", "version", "print", "continue"}  # the cases that record it
 
 
@@ -388,6 +394,8 @@ def run_case(name: str, sample: Callable[[Program, Path], Sample], progs: list[P
         }
     if name in _CPU_CASES and "pi" in out:
         out["cpu_ratio"] = round(out["piko"]["cpu_s"] / out["pi"]["cpu_s"], 3)
+    if "pi" in out and "floor" in out:
+        out["floor_ratio"] = round(out["floor"]["median_s"] / out["pi"]["median_s"], 3)
     if "pi" in out:
         out["ratio"] = round(out["piko"]["median_s"] / out["pi"]["median_s"], 3)
         out["target"] = TARGETS[name]
@@ -405,6 +413,7 @@ def main() -> int:
     parser.add_argument("--pi", default=os.environ.get("PIKO_BENCH_PI16"), help="npm prefix of pi 1.6")
     parser.add_argument("--cache", default=os.path.join(tempfile.gettempdir(), "piko-bench-cache"))
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--floor", action="store_true", help="also time the bare-libraries programs")
     args = parser.parse_args()
     cases = args.case or ALL_CASES
     cache = Path(args.cache)
@@ -441,7 +450,11 @@ def main() -> int:
                     runs = max(1, min(args.runs, 3))
                 else:
                     sampler, runs = samplers[name], args.runs
-                results.append(run_case(name, sampler, progs, runs, cache))
+                case_progs = progs
+                if args.floor and name in FLOOR_SCRIPTS:  # it ignores the arguments the case gives
+                    floor = [sys.executable, str(FLOORS / FLOOR_SCRIPTS[name])]
+                    case_progs = [*progs, Program("floor", floor, Path(tmp))]
+                results.append(run_case(name, sampler, case_progs, runs, cache))
             if not args.json:
                 print(json.dumps(results[-1]), flush=True)
     if args.json:
