@@ -5,13 +5,19 @@ the last user/assistant message), and through :mod:`piko.sessions.listing_cache`
 what changed since the last listing (an unchanged file is not opened, one that grew is read from
 where the last listing stopped); the text of all messages (for searching in a picker) is
 computed only when asked for.
+
+Files are read in blocks of whole lines (:func:`line_blocks`, about 1 MiB each), so listing a
+folder that holds a 2 GB session, or a large file that is no session at all, takes memory for
+one block (or one longer line) at a time, not for the file.
 """
 
 from __future__ import annotations
 
 import datetime
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 from typing import Any
 from typing import Literal
 
@@ -30,6 +36,7 @@ __all__ = [
     "find_most_recent_session",
     "find_session_by_id",
     "is_session_file",
+    "line_blocks",
     "lines_of",
     "list_all_sessions",
     "list_sessions",
@@ -175,14 +182,44 @@ def lines_of(data: bytes) -> list[bytes]:
     return [line for line in data.split(b"\n") if line and not line.isspace()]
 
 
+READ_BLOCK = 1 << 20
+"""About how many bytes :func:`line_blocks` reads at a time."""
+
+
+def line_blocks(fh: IO[bytes], size: int = READ_BLOCK) -> Iterator[bytes]:
+    """The rest of ``fh`` as blocks of whole lines, each ending with a newline: about ``size``
+    bytes each, or one line when a line is longer. The last block is what follows the last
+    newline when the file does not end with one (a line cut short)."""
+    parts: list[bytes] = []  # a line longer than a read, joined once it ends
+    while chunk := fh.read(size):
+        cut = chunk.rfind(b"\n") + 1
+        if cut == 0:
+            parts.append(chunk)
+            continue
+        whole = chunk if cut == len(chunk) else chunk[:cut]
+        if parts:
+            parts.append(whole)
+            whole = b"".join(parts)
+            parts = []
+        if cut < len(chunk):
+            parts.append(chunk[cut:])
+        yield whole
+    if parts:
+        yield b"".join(parts)
+
+
 def _all_messages_text(path: str) -> str:
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
+            return " ".join(text for block in line_blocks(fh) for text in _texts_of(block))
     except OSError:
         return ""
+
+
+def _texts_of(block: bytes) -> list[str]:
+    """The texts of the user and assistant messages on the lines of ``block``."""
     texts: list[str] = []
-    for line in lines_of(data):
+    for line in lines_of(block):
         _type, role, obj = _scan(line)
         if role != "user" and role != "assistant":
             continue
@@ -191,15 +228,16 @@ def _all_messages_text(path: str) -> str:
             text = _message_text(obj.get("message"))
             if text:
                 texts.append(text)
-    return " ".join(texts)
+    return texts
 
 
 def _scan(line: bytes) -> tuple[str, str | None, Any]:
     """``(type, message role or None, parsed object or None)``; pi-written lines are not parsed."""
     m = ENTRY_PREFIX.match(line)
-    if m is not None:
+    if m is not None and (m.group(5) is not None or m.group(1) != b"message"):
         role = m.group(5)
         return m.group(1).decode("utf-8", "replace"), role.decode("utf-8", "replace") if role else None, None
+    # otherwise a message line not in pi's compact form (spaces after the colons): parsed below
     if line.startswith(b'{"type":"') and not line.startswith(b'{"type":"message"'):
         end = line.find(b'"', 9)
         return (line[9:end].decode("utf-8", "replace") if end > 0 else ""), None, None
@@ -309,14 +347,14 @@ class ListingScan(Record):
 def read_session_info(path: str | os.PathLike[str]) -> SessionInfo | None:
     """The listing record of one session file, or None when it is not a session file."""
     path = str(path)
+    scan = ListingScan()
     try:
         with open(path, "rb") as fh:
-            data = fh.read()
-        mtime = os.stat(path).st_mtime
+            mtime = os.fstat(fh.fileno()).st_mtime
+            for block in line_blocks(fh):
+                if not scan.add_lines(lines_of(block)):
+                    return None  # its first line is no session header: the rest is not read
     except OSError:
-        return None
-    scan = ListingScan()
-    if not scan.add_lines(lines_of(data)):
         return None
     return scan.info(path, mtime)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterable
+from typing import IO
 from typing import Any
 
 from piko.config import cache
@@ -29,6 +30,7 @@ from piko.lib import jsonio
 from piko.lib.records import replace
 from piko.sessions.listing import ListingScan
 from piko.sessions.listing import SessionInfo
+from piko.sessions.listing import line_blocks
 from piko.sessions.listing import lines_of
 
 CACHE_VERSION = 1
@@ -144,19 +146,17 @@ def _info(folder: _Folder, path: str) -> SessionInfo | None:
                     fh.seek(0)
             else:
                 committed, offset = ListingScan(), 0
-            data = fh.read()
+            assert committed is not None and isinstance(offset, int)
+            is_session, read, head, tail, rest = _scan_rest(fh, committed)
     except OSError:
         return None
-    assert committed is not None and isinstance(offset, int)
-    cut = data.rfind(b"\n") + 1  # complete lines end here; what follows may be a line cut short
-    is_session = committed.add_lines(lines_of(data[:cut]))
     result = replace(committed)  # a copy: the committed scan stays as it was
-    if is_session and cut < len(data):
-        is_session = result.add_lines(lines_of(data[cut:]))
-    new_offset = offset + cut
-    new_check = (prefix[-_CHECK_BYTES:] + data[max(0, cut - _CHECK_BYTES) : cut])[-_CHECK_BYTES:].hex()
+    if is_session and rest:
+        is_session = result.add_lines(lines_of(rest))
+    new_offset = offset + read
+    new_check = (prefix + tail)[-_CHECK_BYTES:].hex()
     kept_head = record.get("head") if isinstance(record, dict) else None
-    new_head = data[: min(cut, _CHECK_BYTES)].hex() if offset == 0 else str(kept_head or "")
+    new_head = head.hex() if offset == 0 else str(kept_head or "")
     folder.records[name] = {
         "size": stat.st_size,
         "mtime": stat.st_mtime_ns,
@@ -169,6 +169,27 @@ def _info(folder: _Folder, path: str) -> SessionInfo | None:
     }
     folder.changed = True
     return result.info(path, stat.st_mtime) if is_session else None
+
+
+def _scan_rest(fh: IO[bytes], scan: ListingScan) -> tuple[bool, int, bytes, bytes, bytes]:
+    """Give ``scan`` the complete lines from ``fh``'s position on, a block at a time (memory for
+    one block, whatever the file's size); stops at a first line that is no session header.
+
+    Returns whether the file is a session, how many bytes of complete lines were read, their
+    first and last ``_CHECK_BYTES`` bytes, and what follows the last newline (a line maybe cut
+    short, which the caller scans on a copy)."""
+    read = 0
+    head = tail = b""
+    for block in line_blocks(fh):
+        if not block.endswith(b"\n"):
+            return True, read, head, tail, block
+        if len(head) < _CHECK_BYTES:
+            head += block[: _CHECK_BYTES - len(head)]
+        tail = (tail + block[-_CHECK_BYTES:])[-_CHECK_BYTES:]
+        read += len(block)
+        if not scan.add_lines(lines_of(block)):
+            return False, read, head, tail, b""
+    return True, read, head, tail, b""
 
 
 def cached_session_infos(files: Iterable[str]) -> list[SessionInfo]:

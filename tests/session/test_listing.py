@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -174,3 +176,67 @@ def test_read_only_view(agent_dir: Path) -> None:
         assert not hasattr(view, name)
     with pytest.raises(AttributeError):
         view.extra = 1  # type: ignore[attr-defined]
+
+
+_LISTING_CHILD = r"""
+import json, os, sys
+from piko.sessions.listing import list_sessions, read_session_info
+
+def peak_mb():
+    return next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")) / 1024
+
+before = peak_mb()
+infos = list_sessions("/tmp", session_dir=sys.argv[1])
+one = read_session_info(os.path.join(sys.argv[1], "big.jsonl"))
+growth = peak_mb() - before
+text = len(infos[0].all_messages_text)  # the text itself is as large as the messages' texts
+print(json.dumps({"growth_mb": growth, "listed": [(i.message_count, i.first_message) for i in infos],
+                  "one": one.message_count, "text": text}))
+"""
+
+
+@pytest.mark.parametrize("cache", ["1", "0"], ids=["without-cache", "with-cache"])
+def test_listing_a_large_file_takes_memory_for_a_block_not_the_file(tmp_path: Path, cache: str) -> None:
+    """A 48 MB session and a 48 MB file that is no session: listed in blocks of lines, so the
+    process grows by a few MB, not by the files (reading them whole grew it about threefold)."""
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "big",
+        "timestamp": "2026-12-03T09:00:00.000Z",
+        "cwd": "/tmp",
+    }
+    lines = [json.dumps(header)]
+    text = "word " * 200
+    count = 48_000
+    for n in range(count):
+        role = "user" if n % 2 == 0 else "assistant"
+        message = {
+            "role": role,
+            "content": [{"type": "text", "text": f"{n} {text}"}],
+            "timestamp": 1_780_000_000_000 + n,
+        }
+        parent = f'"e{n - 1}"' if n else "null"
+        lines.append(f'{{"type":"message","id":"e{n}","parentId":{parent},"timestamp":"2026-12-03T09:00:00.000Z",'
+                     f'"message":{json.dumps(message)}}}')  # fmt: skip
+    big = folder / "big.jsonl"
+    big.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (folder / "noise.jsonl").write_bytes(b"not json, no session header anywhere\n" * (48 << 20 >> 5))
+    size_mb = big.stat().st_size / (1 << 20)
+    env = {**os.environ, "PIKO_NO_CACHE": cache, "PIKO_CACHE_DIR": str(tmp_path / "cache")}
+    done = subprocess.run(
+        [sys.executable, "-c", _LISTING_CHILD, str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    found = json.loads(done.stdout)
+    assert found["listed"] == [[count, f"0 {text}"]]  # the noise file is no session: left out
+    assert found["one"] == count
+    assert found["text"] > count * len(text)
+    assert size_mb > 45
+    assert found["growth_mb"] < 24, found  # a block of 1 MiB and its lines, a few times over at most
