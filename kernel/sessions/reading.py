@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from collections.abc import Mapping
 from typing import Any
 
@@ -217,11 +218,37 @@ def read_entries_from(
     return entries, problems
 
 
+FAST_DECODE_AT = 2000
+"""From how many undecoded messages :func:`decode_messages` decodes through msgspec
+(:mod:`piko.data.fast_decode`, about 3.7 µs a message less, 5 ms to import)."""
+
+
+def _fast_decoder(count: int) -> Callable[[bytes], Any] | None:
+    """msgspec's line decoder when ``count`` messages make its import worth it (and it is installed)."""
+    if count < FAST_DECODE_AT:
+        return None
+    try:
+        from piko.data.fast_decode import decode_message_line
+    except ImportError:  # msgspec missing: the cattrs path decodes everything
+        return None
+    return decode_message_line
+
+
 def decode_messages(entries: list[SessionEntry]) -> None:
-    """Structure now the messages of ``entries`` whose lines were left on disk, reading adjacent
-    lines in one go (a context of thousands of old messages costs a few reads, not one a line).
-    A line that cannot be had or decoded is left as it was: asking for its message reports it."""
-    lazy = [e for e in entries if isinstance(e, MessageEntry) and e._message is None and e._line is None]
+    """Structure now the messages of ``entries`` not decoded yet, reading the lines left on disk
+    adjacent ones in one go (a context of thousands of old messages costs a few reads, not one
+    a line); with many of them, through msgspec where it takes the line. A line that cannot be
+    had or decoded is left as it was: asking for its message reports it."""
+    pending = [e for e in entries if isinstance(e, MessageEntry) and e._message is None]
+    fast = _fast_decoder(len(pending))
+    if fast is not None:
+        for entry in pending:
+            line = entry._line
+            if line is not None and entry._raw is None:
+                message = fast(line)
+                if message is not None:
+                    entry._message = message
+    lazy = [e for e in pending if e._line is None]
     if len(lazy) < 2:
         return
     lazy.sort(key=lambda e: e._at % OFFSET_SPAN)
@@ -246,6 +273,10 @@ def decode_messages(entries: list[SessionEntry]) -> None:
             size, at = divmod(entry._at, OFFSET_SPAN)
             line = span[at - start : at - start + size]
             if not is_line_of(line, size, entry.id):
+                continue
+            message = fast(line) if fast is not None else None
+            if message is not None:
+                entry._message, entry._raw = message, None
                 continue
             try:
                 entry._decode(parse_entry_object(line))
