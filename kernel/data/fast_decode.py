@@ -2,7 +2,9 @@
 
 A session's user, assistant and tool-result message lines are decoded here by msgspec into
 ``Struct`` mirrors of the wire classes (messages tagged by ``role``, blocks by ``type``,
-camelCase names), in C, then built into the attrs classes of :mod:`piko.data.messages`.
+camelCase names), in C, then built into the attrs classes of :mod:`piko.data.messages`. The
+mirrors are made from the attrs classes' own fields, types and defaults when this module is
+imported, so a field added to the data model is decoded here too.
 ``benchmarks/bench_decoders.py`` measures the 100,000 message lines of a never-compacted
 session: 0.99 s CPU through ``orjson.loads`` and cattrs (:mod:`piko.data.wire`), 0.62 s this
 way (msgspec alone into its Structs: 0.37 s; ``orjson.loads`` alone, no objects made: 0.50 s).
@@ -21,191 +23,100 @@ module is imported only where many messages are decoded at once
 
 from __future__ import annotations
 
+import functools
+import operator
+import types
+import typing
 from typing import Any
-from typing import Literal
 
+import attrs
 import msgspec
 
 from piko.data import messages as model
 
-__all__ = ["decode_message_line"]
+__all__ = ["MIRRORS", "decode_message_line"]
+
+# the classes decoded here (a block's wire tag is its TYPE, a message's its ROLE)
+_BLOCKS = (model.TextContent, model.ThinkingContent, model.ImageContent, model.ToolCall)
+_ROLES = (model.UserMessage, model.AssistantMessage, model.ToolResultMessage)
+
+MIRRORS: dict[type, type] = {}
+"""Each data-model class decoded here and its ``Struct`` mirror, made from the class's fields."""
+_MODELS: dict[type, type] = {}  # mirror -> data-model class
+_NESTED: dict[type, tuple[str, ...]] = {}  # mirror -> its fields that hold mirrors (content, usage, cost)
 
 
-class _Block(msgspec.Struct, tag_field="type", rename="camel", forbid_unknown_fields=True):
-    pass
+def _translated(hint: Any) -> Any:
+    """``hint`` with each data-model class in it replaced by its mirror."""
+    if isinstance(hint, type) and hint in MIRRORS:
+        return MIRRORS[hint]
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return functools.reduce(operator.or_, [_translated(a) for a in args])
+    if origin is list:
+        return list[_translated(args[0])]  # type: ignore[misc]
+    return hint
 
 
-class _Text(_Block, tag="text"):
-    text: str = ""
-    text_signature: str | None = None
+def _holds_mirrors(hint: Any) -> bool:
+    return (isinstance(hint, type) and hint in MIRRORS) or any(
+        _holds_mirrors(a) for a in typing.get_args(hint)
+    )
 
 
-class _Thinking(_Block, tag="thinking"):
-    thinking: str = ""
-    thinking_signature: str | None = None
-    redacted: bool | None = None
+def _mirror(cls: type, tag_field: str | None = None, tag: str | None = None) -> type:
+    """A ``Struct`` with ``cls``'s fields (``extra`` left out), types and defaults, camelCase on the
+    wire, refusing keys it does not declare."""
+    hints = typing.get_type_hints(cls)
+    fields: list[tuple[str, Any, Any]] = []
+    nested: list[str] = []
+    for f in attrs.fields(cls):
+        if f.name == "extra":
+            continue
+        default = f.default
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]
+            factory = default.factory  # type: ignore[attr-defined]
+            default = msgspec.field(default_factory=MIRRORS.get(factory, factory))
+        fields.append((f.name, _translated(hints[f.name]), default))
+        if _holds_mirrors(hints[f.name]):
+            nested.append(f.name)
+    options: dict[str, Any] = {"rename": "camel", "forbid_unknown_fields": True}
+    if tag_field is not None:
+        options.update(tag_field=tag_field, tag=tag)
+    mirror = msgspec.defstruct(f"_{cls.__name__}", fields, **options)
+    MIRRORS[cls], _MODELS[mirror], _NESTED[mirror] = mirror, cls, tuple(nested)
+    return mirror
 
 
-class _Image(_Block, tag="image"):
-    data: str = ""
-    mime_type: str = "image/png"
-
-
-class _ToolCall(_Block, tag="toolCall"):
-    id: str = ""
-    name: str = ""
-    arguments: dict[str, Any] = msgspec.field(default_factory=dict)
-    thought_signature: str | None = None
-
-
-class _Cost(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
-    input: float = 0
-    output: float = 0
-    cache_read: float = 0
-    cache_write: float = 0
-    total: float = 0
-    total_from_provider: bool | None = None
-
-
-class _Usage(msgspec.Struct, rename="camel", forbid_unknown_fields=True):
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-    reasoning: int | None = None
-    total_tokens: int = 0
-    cost: _Cost = msgspec.field(default_factory=_Cost)
-
-
-class _Message(msgspec.Struct, tag_field="role", rename="camel", forbid_unknown_fields=True):
-    pass
-
-
-class _User(_Message, tag="user"):
-    content: str | list[_Text | _Image] = msgspec.field(default_factory=list)
-    timestamp: int = 0
-
-
-class _Assistant(_Message, tag="assistant"):
-    content: list[_Text | _Thinking | _ToolCall] = msgspec.field(default_factory=list)
-    api: str = ""
-    provider: str = ""
-    model: str = ""
-    usage: _Usage = msgspec.field(default_factory=_Usage)
-    stop_reason: Literal["pending", "stop", "length", "toolUse", "error", "aborted"] = "stop"
-    timestamp: int = 0
-    response_id: str | None = None
-    response_model: str | None = None
-    error_message: str | None = None
-    raw_stop_reason: str | None = None
-    duration_ms: int | None = None
-    thinking_level: str | None = None
-
-
-class _ToolResult(_Message, tag="toolResult"):
-    tool_call_id: str = ""
-    tool_name: str = ""
-    content: list[_Text | _Image] = msgspec.field(default_factory=list)
-    details: Any = None
-    is_error: bool = False
-    duration_ms: int | None = None
-    timestamp: int = 0
-
-
-class _Entry(msgspec.Struct):
-    """A message entry line: only its message is read here (the tree fields come from the scan)."""
-
-    message: _User | _Assistant | _ToolResult
-
-
-MIRRORS: dict[type, type] = {
-    model.TextContent: _Text,
-    model.ThinkingContent: _Thinking,
-    model.ImageContent: _Image,
-    model.ToolCall: _ToolCall,
-    model.Cost: _Cost,
-    model.Usage: _Usage,
-    model.UserMessage: _User,
-    model.AssistantMessage: _Assistant,
-    model.ToolResultMessage: _ToolResult,
-}
-"""Each data-model class decoded here and its mirror (the test compares their fields)."""
-
+for _block in _BLOCKS:
+    _mirror(_block, "type", _block.TYPE)
+_mirror(model.Cost)
+_mirror(model.Usage)
+_messages = [_mirror(cls, "role", cls.ROLE) for cls in _ROLES]
+# a message entry's line: only its message is read here (the tree fields come from the scan)
+_Entry = msgspec.defstruct("_Entry", [("message", functools.reduce(operator.or_, _messages))])
 _decode = msgspec.json.Decoder(_Entry).decode
+_asdict = msgspec.structs.asdict
 
 
-def _block(block: Any) -> Any:
-    if type(block) is _Text:
-        return model.TextContent(text=block.text, text_signature=block.text_signature)
-    if type(block) is _ToolCall:
-        return model.ToolCall(
-            id=block.id, name=block.name, arguments=block.arguments, thought_signature=block.thought_signature
-        )
-    if type(block) is _Thinking:
-        return model.ThinkingContent(
-            thinking=block.thinking, thinking_signature=block.thinking_signature, redacted=block.redacted
-        )
-    return model.ImageContent(data=block.data, mime_type=block.mime_type)
-
-
-def _assistant(message: _Assistant) -> model.AssistantMessage:
-    usage, cost = message.usage, message.usage.cost
-    return model.AssistantMessage(
-        content=[_block(b) for b in message.content],
-        api=message.api,
-        provider=message.provider,
-        model=message.model,
-        usage=model.Usage(
-            input=usage.input,
-            output=usage.output,
-            cache_read=usage.cache_read,
-            cache_write=usage.cache_write,
-            reasoning=usage.reasoning,
-            total_tokens=usage.total_tokens,
-            cost=model.Cost(
-                input=cost.input,
-                output=cost.output,
-                cache_read=cost.cache_read,
-                cache_write=cost.cache_write,
-                total=cost.total,
-                total_from_provider=cost.total_from_provider,
-            ),
-        ),
-        stop_reason=message.stop_reason,
-        timestamp=message.timestamp,
-        response_id=message.response_id,
-        response_model=message.response_model,
-        error_message=message.error_message,
-        raw_stop_reason=message.raw_stop_reason,
-        duration_ms=message.duration_ms,
-        thinking_level=message.thinking_level,
-    )
-
-
-def _message(message: Any) -> Any:
-    if type(message) is _Assistant:
-        return _assistant(message)
-    if type(message) is _ToolResult:
-        return model.ToolResultMessage(
-            tool_call_id=message.tool_call_id,
-            tool_name=message.tool_name,
-            content=[_block(b) for b in message.content],
-            details=message.details,
-            is_error=message.is_error,
-            duration_ms=message.duration_ms,
-            timestamp=message.timestamp,
-        )
-    content = message.content
-    return model.UserMessage(
-        content=content if isinstance(content, str) else [_block(b) for b in content],
-        timestamp=message.timestamp,
-    )
+def _built(struct: Any) -> Any:
+    """The data-model object of a decoded mirror, its nested mirrors built first."""
+    kind = type(struct)
+    values = _asdict(struct)
+    for name in _NESTED[kind]:
+        value = values[name]
+        if type(value) is list:
+            values[name] = [_built(b) for b in value]
+        elif type(value) in _MODELS:
+            values[name] = _built(value)
+    return _MODELS[kind](**values)
 
 
 def decode_message_line(line: bytes) -> Any | None:
     """The data-model message of a message entry's line, or ``None`` when the line is not one
     the mirrors take whole (then :mod:`piko.data.wire`'s path decides, as for any line)."""
     try:
-        return _message(_decode(line).message)
+        entry: Any = _decode(line)
+        return _built(entry.message)
     except Exception:  # whatever msgspec does not take whole goes the cattrs way
         return None
