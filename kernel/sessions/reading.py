@@ -235,10 +235,10 @@ def _fast_decoder(count: int) -> Callable[[bytes], Any] | None:
 
 
 def decode_messages(entries: list[SessionEntry]) -> None:
-    """Structure now the messages of ``entries`` not decoded yet, reading the lines left on disk
-    adjacent ones in one go (a context of thousands of old messages costs a few reads, not one
-    a line); with many of them, through msgspec where it takes the line. A line that cannot be
-    had or decoded is left as it was: asking for its message reports it."""
+    """Structure now the messages of ``entries`` not decoded yet. Adjacent lines left on disk are
+    read in one go (a context of thousands of old messages costs a few reads, not one a line);
+    when there are many messages, msgspec decodes the lines it takes whole. A line that cannot
+    be had or decoded is left as it was: asking for its message reports it."""
     pending = [e for e in entries if isinstance(e, MessageEntry) and e._message is None]
     fast = _fast_decoder(len(pending))
     if fast is not None:
