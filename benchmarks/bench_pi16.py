@@ -22,9 +22,10 @@ alternate piko, pi, piko, pi... and the medians are compared. Cases (``--case``,
 Targets (issue 20), ratios of piko's median to pi 1.6's in the same run: switch <= 0.3x and peak
 <= 300 MB; continue/resume <= 0.3x; print <= 0.2x; version <= 0.1x; rpc-start <= 0.2x;
 interactive <= 0.4x; turns: growth <= 2x the session file's size. Exits 1 when one is missed.
-``--floor`` adds, to ``print``, ``rpc-start`` and ``interactive``, a third program that does
-the job bare with piko's libraries only (``floors/print_turn.py``, ``floors/rpc_answer.py``,
-``floors/tui_ready.py``): its ratio to pi is how low any piko could go on this stack.
+``--floor`` adds, to ``print``, ``rpc-start``, ``interactive`` and ``switch-flat``, a third
+program that does the job bare with piko's libraries only (``floors/print_turn.py``,
+``floors/rpc_answer.py``, ``floors/tui_ready.py``, and ``floors/session_decode.py`` reading the
+session file eagerly, whole process): its ratio to pi is how low any piko could go on this stack.
 Session files come from :func:`bench_session_load.write_realistic_session` (tool calls,
 thinking, images, compactions, abandoned branches), cached in ``--cache`` between runs.
 
@@ -201,6 +202,8 @@ def rpc_start(program: Program, _cache: Path) -> Sample:
 
 def switch_to(path: Path) -> Callable[[Program, Path], Sample]:
     def sample(program: Program, _cache: Path) -> Sample:
+        if program.name == "floor":  # floors/session_decode.py: the file read eagerly, whole process
+            return whole_process(program, [str(path)], "http://127.0.0.1:9/v1")
         rpc = Rpc(program, program.env(), [])
         try:
             rpc.answer({"id": "s", "type": "get_state"}, timeout=30)
@@ -223,7 +226,12 @@ def switch_to(path: Path) -> Callable[[Program, Path], Sample]:
 CPU: dict[str, list[float]] = {"piko": [], "pi": [], "floor": []}  # each sample's CPU time, by program
 FLOORS = Path(__file__).with_name("floors")
 # --floor's programs, by case
-FLOOR_SCRIPTS = {"print": "print_turn.py", "rpc-start": "rpc_answer.py", "interactive": "tui_ready.py"}
+FLOOR_SCRIPTS = {
+    "print": "print_turn.py",
+    "rpc-start": "rpc_answer.py",
+    "interactive": "tui_ready.py",
+    "switch-flat": "session_decode.py",
+}
 _CPU_CASES = {"switch", "switch-flat", "version", "print", "continue"}  # the cases that record it
 
 
