@@ -229,7 +229,7 @@ def _fast_decoder(count: int) -> Callable[[bytes], Any] | None:
         return None
     try:
         from piko.data.fast_decode import decode_message_line
-    except ImportError:  # msgspec missing: the cattrs path decodes everything
+    except Exception:  # msgspec missing, or a data-model type it cannot mirror: cattrs decodes all
         return None
     return decode_message_line
 
