@@ -15,6 +15,7 @@ from piko.data.messages import UserMessage
 from piko.data.messages import text_of
 from piko.engine.loop import now_ms
 from piko.engine.prompt_input import PromptInput
+from piko.engine.session import built_part
 from piko.engine.system_prompt import SessionSystemPrompt
 
 CheckCompaction = Callable[[AssistantMessage, bool], Awaitable[Any]]
@@ -69,7 +70,7 @@ class PromptFlow:
             )
             self.disposition = "queued"
             return None
-        shell = vars(session).get("shell")  # the user shell is built by the first ``!command``
+        shell = built_part(session, "shell")  # the user shell is built by the first ``!command``
         if shell is not None:
             shell.flush_pending()
         session.models.require_ready()

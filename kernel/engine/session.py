@@ -77,6 +77,12 @@ if TYPE_CHECKING:
     from piko.engine.user_shell import UserShell
 
 
+def built_part(session: AgentSession, name: str) -> Any:
+    """The session's run part ``name`` (``"shell"``, ``"runs"``...) if it was built, else None:
+    asking for it through the property would build it."""
+    return session.__dict__.get(name)
+
+
 def _retry_policy(session: AgentSession) -> RetryPolicy:
     from piko.engine.retry import RetryPolicy
 
@@ -383,20 +389,21 @@ class AgentSession:
 
     async def abort(self) -> None:
         """Stop what runs now (prompt handlers, stream, tools, retry wait) and wait until idle."""
-        built = self.__dict__  # a part not built yet has nothing to stop
-        if "_flow" in built:
-            self._flow.input.abort()
-        if "runs" in built:
-            self.runs.abort_requested = True
-        if "retry" in built:
-            self.retry.abort()
+        flow, runs, retry = (built_part(self, name) for name in ("_flow", "runs", "retry"))
+        if flow is not None:  # a part not built yet has nothing to stop
+            flow.input.abort()
+        if runs is not None:
+            runs.abort_requested = True
+        if retry is not None:
+            retry.abort()
         self.agent.abort()
         await self.agent.wait_for_idle()
 
     def abort_bash(self) -> None:
         """Stop the user's shell command, if one was started (pi's ``abortBash``)."""
-        if "shell" in self.__dict__:
-            self.shell.abort()
+        shell = built_part(self, "shell")
+        if shell is not None:
+            shell.abort()
 
     # -- what extensions call through the extension API (pi.send_message, pi.set_model...) -----
 
