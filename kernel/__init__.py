@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from piko.lib.abort import AbortSignal as AbortSignal
     from piko.platform.markers import hookimpl as hookimpl
     from piko.platform.markers import hookspec as hookspec
+    from piko.platform.markers import registers as registers
     from piko.platform.protocols import UI as UI
     from piko.platform.protocols import Context as _HandlerContext
     from piko.platform.protocols import Register as Register
@@ -117,6 +118,7 @@ _EXPORTS: dict[str, str] = {
     # hook markers
     "hookimpl": "piko.platform.markers",
     "hookspec": "piko.platform.markers",
+    "registers": "piko.platform.markers",
     # extension API and context
     "ExtensionAPI": "piko.extensions.extension_api",
     "ExtensionContext": "piko.extensions.context",

@@ -166,7 +166,7 @@ SECTIONS: list[tuple[str, str, list[str]]] = [
             "ToolSchemaError",
         ],
     ),
-    ("Hook markers", "", ["hookimpl", "hookspec"]),
+    ("Hook markers", "", ["hookimpl", "hookspec", "registers"]),
 ]
 
 # Where the public names that ``piko.__all__`` does not hold live.

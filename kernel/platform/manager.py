@@ -352,7 +352,7 @@ class PikoPluginManager(pluggy.PluginManager):
             if caller.spec is None:
                 for impl in caller.get_hookimpls():
                     if not impl.optionalhook:
-                        unknown.setdefault(id(impl.plugin), set()).add(impl.function.__name__)
+                        unknown.setdefault(id(impl.plugin), set()).add(caller.name)
         if not unknown:
             return
         for name, plugin in list(self.list_name_plugin()):

@@ -7,25 +7,18 @@ to ``piko_export_html``.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 from typing import Any
 from typing import TextIO
 
-from piko import hookimpl
+from piko import registers
 
-if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
-    from piko import RegisterFlag
-
-
-@hookimpl
-def piko_register_flags(register: RegisterFlag) -> None:
-    register(
-        "export",
-        description="Export a session file to HTML and exit",
-        type="string",
-        value_name="<file>",
-        run=run_export,
-    )
+piko_register_flags = registers(
+    name="export",
+    description="Export a session file to HTML and exit",
+    type="string",
+    value_name="<file>",
+    run="piko.plugins.export.cli:run_export",
+)
 
 
 def run_export(app: Any, session_file: str, stream: TextIO) -> int:

@@ -6,25 +6,23 @@ A plugin flag that runs instead of a mode, like ``--export``: the kernel knows n
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
 from typing import Any
 from typing import TextIO
 
-from piko import hookimpl
+from piko import registers
 
-if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
-    from piko import RegisterFlag
+piko_register_flags = registers(
+    name="list-models",
+    description="List available models (optionally fuzzy-filtered)",
+    type="optional",
+    value_name="[search]",
+    run="piko.plugins.providers.list_models:run_list_models",
+)
 
 
-@hookimpl
-def piko_register_flags(register: RegisterFlag) -> None:
-    register(
-        "list-models",
-        description="List available models (optionally fuzzy-filtered)",
-        type="optional",
-        value_name="[search]",
-        run=lambda app, pattern, stream: list_models(app, pattern or None, stream),
-    )
+def run_list_models(app: Any, pattern: str, stream: TextIO) -> int:
+    """The flag's action: ``--list-models`` alone (an empty value) lists every model, with a search only the matches."""
+    return list_models(app, pattern or None, stream)
 
 
 def _to_fixed_1(value: float) -> str:

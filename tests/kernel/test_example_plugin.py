@@ -98,6 +98,7 @@ def test_plugin_module_imports_only_piko(example) -> None:
         "from __future__ import annotations",
         "from typing import Any",
         "from piko import hookimpl",
+        "from piko import registers",
     ]
 
 

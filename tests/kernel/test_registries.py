@@ -192,3 +192,69 @@ def test_definitions_record_their_plugin() -> None:
     tool = ToolDefinition(name="x")
     assert tool.plugin == "" and tool.label == ""
     assert CommandDefinition(name="c").source == "extension"
+
+
+DECLARED = """
+from piko import ModeDefinition, registers
+
+piko_register_modes = registers(
+    ModeDefinition(name="as-object", run="reg_impl:run_mode"),
+    {"name": "as-dict", "run": "reg_impl:run_mode", "description": "From a dict"},
+    name="as-fields",
+    run="reg_impl:run_mode",
+    interactive=True,
+)
+piko_register_flags = registers(name="declared-flag", type="string", default="7", colour="red")
+"""
+
+MISSPELT = """
+from piko import registers
+
+piko_register_mdoes = registers(name="never", run="reg_impl:run_mode")
+"""
+
+
+def test_declared_registrations_register_in_order_as_a_function_would(
+    only_site, fake_dist, app_factory
+) -> None:
+    fake_dist("decl_dist", "1.0", {"decl": "decl_mod"}, {"decl_mod": DECLARED, "reg_impl": IMPL})
+    app = app_factory().boot()
+    modes = [
+        (m.name, m.plugin, m.description, m.interactive) for m in app.registries.modes if m.plugin == "decl"
+    ]
+    assert modes == [
+        ("as-object", "decl", "", False),
+        ("as-dict", "decl", "From a dict", False),
+        ("as-fields", "decl", "", True),
+    ]
+    assert app.registries.modes.get("as-fields").resolved("run")(app) == 0
+    import decl_mod
+
+    assert [getattr(d, "name", None) or d["name"] for d in decl_mod.piko_register_modes.declared] == [
+        "as-object",
+        "as-dict",
+        "as-fields",
+    ]
+    # a field flags do not have fails that registration alone, reported as the plugin's
+    assert "declared-flag" not in app.registries.flags
+    assert any(
+        line.startswith("plugin 'decl': piko_register_flags failed: TypeError") and "colour" in line
+        for line in app.registries.diagnostics
+    ), app.registries.diagnostics
+    assert "as-dict" in app.registries.modes  # the plugin's other registrations stand
+
+
+def test_a_declared_registration_under_a_misspelt_hook_name_is_reported_by_that_name(
+    only_site, fake_dist, app_factory
+) -> None:
+    fake_dist("decl_dist", "1.0", {"decl": "decl_mod"}, {"decl_mod": MISSPELT, "reg_impl": IMPL})
+    app = app_factory().boot()
+    assert "never" not in app.registries.modes
+    assert any("piko_register_mdoes" in line for line in app.pm.diagnostics), app.pm.diagnostics
+
+
+def test_registers_needs_a_definition() -> None:
+    from piko import registers
+
+    with pytest.raises(TypeError, match="at least one definition"):
+        registers()

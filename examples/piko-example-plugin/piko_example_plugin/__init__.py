@@ -1,7 +1,7 @@
 """piko-example-plugin: a tool, a slash command, a flag and a run mode, registered through hooks.
 
 This module is what the ``example`` entry point names. piko imports it at start-up, so it stays
-light: it imports only ``piko.hookimpl``, and names the tool's and the mode's code by import
+light: it imports only ``piko.hookimpl`` and ``piko.registers``, and names the tool's and the mode's code by import
 strings (``"module:function"``) that piko imports the first time they are used.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from piko import hookimpl
+from piko import registers
 
 WIDTH_FLAG = "oneline-width"
 DEFAULT_WIDTH = 100
@@ -48,22 +49,19 @@ def piko_register_commands(register: Any) -> None:
     )
 
 
-@hookimpl
-def piko_register_flags(register: Any) -> None:
-    """``--oneline-width N``: how wide the ``oneline`` mode's lines may get (``pi --help`` lists it)."""
-    register(
-        WIDTH_FLAG,
-        description=f"Width of the oneline mode's lines (default {DEFAULT_WIDTH})",
-        type="string",
-        default=str(DEFAULT_WIDTH),
-    )
+# A hook that only registers fixed definitions can declare them with ``registers``.
 
+# ``--oneline-width N``: how wide the ``oneline`` mode's lines may get (``pi --help`` lists it).
+piko_register_flags = registers(
+    name=WIDTH_FLAG,
+    description=f"Width of the oneline mode's lines (default {DEFAULT_WIDTH})",
+    type="string",
+    default=str(DEFAULT_WIDTH),
+)
 
-@hookimpl
-def piko_register_modes(register: Any) -> None:
-    """``pi --mode oneline "prompt"``: print each agent event as a one-line summary."""
-    register(
-        "oneline",
-        run="piko_example_plugin.oneline:run",
-        description="Print each agent event as a one-line summary (piko-example-plugin)",
-    )
+# ``pi --mode oneline "prompt"``: print each agent event as a one-line summary.
+piko_register_modes = registers(
+    name="oneline",
+    run="piko_example_plugin.oneline:run",
+    description="Print each agent event as a one-line summary (piko-example-plugin)",
+)

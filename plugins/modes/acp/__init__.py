@@ -6,18 +6,10 @@ pydantic under it) is imported when the mode runs, so loading the plugin costs n
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from piko import registers
 
-from piko import hookimpl
-
-if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
-    from piko import RegisterMode
-
-
-@hookimpl
-def piko_register_modes(register: RegisterMode) -> None:
-    register(
-        name="acp",
-        run="piko.plugins.modes.acp.agent:run_acp",
-        description="Agent Client Protocol over stdin/stdout, for editors (Zed, JetBrains, Neovim)",
-    )
+piko_register_modes = registers(
+    name="acp",
+    run="piko.plugins.modes.acp.agent:run_acp",
+    description="Agent Client Protocol over stdin/stdout, for editors (Zed, JetBrains, Neovim)",
+)

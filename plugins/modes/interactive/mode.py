@@ -6,10 +6,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from piko import hookimpl
+from piko import registers
 
 if TYPE_CHECKING:  # annotations only: start-up does not import the Protocols
-    from piko import RegisterFlag
-    from piko import RegisterMode
     from piko import RegisterShortcut
 
 # The keys the mode binds for itself, which extensions may not take (pi reserves the same).
@@ -34,24 +33,19 @@ RESERVED_KEYS: dict[str, str] = {
 }
 
 
-@hookimpl
-def piko_register_modes(register: RegisterMode) -> None:
-    register(
-        name="interactive",
-        run="piko.plugins.modes.interactive.interactive:run_interactive",
-        description="The terminal UI: editor, streamed answers, slash commands (the default in a terminal)",
-        interactive=True,
-    )
+piko_register_modes = registers(
+    name="interactive",
+    run="piko.plugins.modes.interactive.interactive:run_interactive",
+    description="The terminal UI: editor, streamed answers, slash commands (the default in a terminal)",
+    interactive=True,
+)
 
-
-@hookimpl
-def piko_register_flags(register: RegisterFlag) -> None:
-    register(
-        "tui-mode",
-        description="Interactive terminal UI: fullscreen or regular (overrides the tuiMode setting)",
-        type="string",
-        value_name="<mode>",
-    )
+piko_register_flags = registers(
+    name="tui-mode",
+    description="Interactive terminal UI: fullscreen or regular (overrides the tuiMode setting)",
+    type="string",
+    value_name="<mode>",
+)
 
 
 @hookimpl(tryfirst=True)

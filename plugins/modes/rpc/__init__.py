@@ -6,15 +6,10 @@ mode runs, so loading the plugin costs nothing at start-up.
 
 from __future__ import annotations
 
-from typing import Any
+from piko import registers
 
-from piko import hookimpl
-
-
-@hookimpl
-def piko_register_modes(register: Any) -> None:
-    register(
-        name="rpc",
-        run="piko.plugins.modes.rpc.mode:run_rpc",
-        description="JSON commands on stdin, responses and events on stdout (pi's RPC protocol)",
-    )
+piko_register_modes = registers(
+    name="rpc",
+    run="piko.plugins.modes.rpc.mode:run_rpc",
+    description="JSON commands on stdin, responses and events on stdout (pi's RPC protocol)",
+)
