@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from piko.testing.llm_server import TurnContext
@@ -39,6 +40,34 @@ def error_object(status: int) -> dict[str, Any]:
     return {"message": message, "type": kind, "param": None, "code": code}
 
 
+def chat_deltas(
+    turn: dict[str, Any],
+    thinking: Callable[[str], dict[str, Any]],
+    tool_call: Callable[[dict[str, Any], int, int], list[dict[str, Any]]],
+) -> tuple[list[dict[str, Any]], str]:
+    """The ``delta`` objects of a chat-completions stream for ``turn``'s blocks, and its finish reason.
+
+    Text goes word by word as ``content``; ``thinking(word)`` is the delta of one thinking word and
+    ``tool_call(call, block_index, tool_index)`` the deltas of one tool call, as the provider sends
+    them. The first delta names the ``assistant`` role. The finish reason is the turn's
+    ``stop_reason``, else ``tool_calls`` when there were calls, else ``stop``. Mistral's stream
+    (:mod:`piko.testing.wire_openai_mistral`) has these deltas too.
+    """
+    deltas: list[dict[str, Any]] = []
+    tool_index = 0
+    for block_index, block in enumerate(turn.get("blocks") or []):
+        if "text" in block:
+            deltas.extend({"content": word} for word in words(str(block["text"])))
+        elif "thinking" in block:
+            deltas.extend(thinking(word) for word in words(str(block["thinking"])))
+        elif "tool_call" in block:
+            deltas.extend(tool_call(block["tool_call"], block_index, tool_index))
+            tool_index += 1
+    if deltas:
+        deltas[0] = {"role": "assistant", **deltas[0]}
+    return deltas, turn.get("stop_reason") or ("tool_calls" if tool_index else "stop")
+
+
 def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     """Chunks as the OpenAI API streams them: deltas, the finish reason, usage, ``[DONE]``."""
     response_id = turn.get("id") or f"chatcmpl-mock{ctx.seq:04d}"
@@ -46,48 +75,26 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     created = int(time.time())
     reasoning_field = turn.get("reasoning_field", "reasoning_content")
     head = f'{{"id":{compact_json(response_id)},"object":"chat.completion.chunk","created":{created},"model":{compact_json(model)},"choices":['
-    out: list[bytes] = []
-    first = True
 
-    def delta(value: dict[str, Any]) -> None:
-        nonlocal first
-        if first:
-            value = {"role": "assistant", **value}
-            first = False
-        out.append(
-            data_event(head + '{"index":0,"delta":' + compact_json(value) + ',"finish_reason":null}]}')
-        )
+    def tool_call(call: dict[str, Any], block_index: int, tool_index: int) -> list[dict[str, Any]]:
+        """The call's opening delta (its id and name, no arguments), then its arguments in pieces."""
+        call_id = call.get("id") or f"call_{block_hash(ctx.seq, block_index)}"
+        opening = {
+            "index": tool_index,
+            "id": call_id,
+            "type": "function",
+            "function": {"name": call["name"], "arguments": ""},
+        }
+        found = [{"tool_calls": [opening]}]
+        for piece in pieces(tool_arguments(call)):
+            found.append({"tool_calls": [{"index": tool_index, "function": {"arguments": piece}}]})
+        return found
 
-    tool_index = 0
-    for block_index, block in enumerate(turn.get("blocks") or []):
-        if "text" in block:
-            for word in words(str(block["text"])):
-                delta({"content": word})
-        elif "thinking" in block:
-            for word in words(str(block["thinking"])):
-                delta({reasoning_field: word})
-        elif "tool_call" in block:
-            call = block["tool_call"]
-            call_id = call.get("id") or f"call_{block_hash(ctx.seq, block_index)}"
-            text = tool_arguments(call)
-            delta(
-                {
-                    "tool_calls": [
-                        {
-                            "index": tool_index,
-                            "id": call_id,
-                            "type": "function",
-                            "function": {"name": call["name"], "arguments": ""},
-                        }
-                    ]
-                }
-            )
-            for piece in pieces(text):
-                delta({"tool_calls": [{"index": tool_index, "function": {"arguments": piece}}]})
-            tool_index += 1
-    finish = turn.get("stop_reason") or ("tool_calls" if tool_index else "stop")
-    if first:
-        delta({"content": ""})
+    deltas, finish = chat_deltas(turn, lambda word: {reasoning_field: word}, tool_call)
+    out = [
+        data_event(head + '{"index":0,"delta":' + compact_json(value) + ',"finish_reason":null}]}')
+        for value in deltas or [{"role": "assistant", "content": ""}]
+    ]
     out.append(data_event(head + '{"index":0,"delta":{},"finish_reason":' + compact_json(finish) + "}]}"))
     usage = turn_usage(turn)
     prompt = usage["input"] + usage["cacheRead"] + usage["cacheWrite"]

@@ -20,7 +20,7 @@ from piko.testing.llm_server import data_event
 from piko.testing.llm_server import register_format
 from piko.testing.llm_server import tool_arguments
 from piko.testing.llm_server import turn_usage
-from piko.testing.llm_server import words
+from piko.testing.wire_openai_completions import chat_deltas
 
 ERRORS: dict[int, dict[str, Any]] = {
     400: {
@@ -52,14 +52,8 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
     response_id = turn.get("id") or block_hash(ctx.seq, 999, 32)
     model = turn.get("model") or ctx.model
     created = int(time.time())
-    out: list[bytes] = []
-    first = True
 
-    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> None:
-        nonlocal first
-        if first:
-            delta = {"role": "assistant", **delta}
-            first = False
+    def chunk(delta: dict[str, Any], finish: str | None = None, usage: dict[str, Any] | None = None) -> bytes:
         body: dict[str, Any] = {
             "id": response_id,
             "object": "chat.completion.chunk",
@@ -69,39 +63,26 @@ def encode(turn: dict[str, Any], ctx: TurnContext) -> list[bytes]:
         }
         if usage is not None:
             body["usage"] = usage
-        out.append(data_event(body))
+        return data_event(body)
 
-    tool_index = 0
-    for index, block in enumerate(turn.get("blocks") or []):
-        if "text" in block:
-            for word in words(str(block["text"])):
-                chunk({"content": word})
-        elif "thinking" in block:
-            for word in words(str(block["thinking"])):
-                chunk({"content": [{"type": "thinking", "thinking": [{"type": "text", "text": word}]}]})
-        elif "tool_call" in block:
-            call = block["tool_call"]
-            call_id = call.get("id") or block_hash(ctx.seq, index, 9)
-            chunk(
-                {
-                    "tool_calls": [
-                        {
-                            "id": call_id,
-                            "function": {"name": call["name"], "arguments": tool_arguments(call)},
-                            "index": tool_index,
-                        }
-                    ]
-                }
-            )
-            tool_index += 1
+    def tool_call(call: dict[str, Any], index: int, tool_index: int) -> list[dict[str, Any]]:
+        """The whole call in one delta, its id nine characters."""
+        call_id = call.get("id") or block_hash(ctx.seq, index, 9)
+        function = {"name": call["name"], "arguments": tool_arguments(call)}
+        return [{"tool_calls": [{"id": call_id, "function": function, "index": tool_index}]}]
+
+    def thinking(word: str) -> dict[str, Any]:
+        return {"content": [{"type": "thinking", "thinking": [{"type": "text", "text": word}]}]}
+
+    deltas, finish = chat_deltas(turn, thinking, tool_call)
+    out = [chunk(delta) for delta in deltas]
     usage = turn_usage(turn)
-    finish = turn.get("stop_reason") or ("tool_calls" if tool_index else "stop")
     wire_usage = {
         "prompt_tokens": usage["input"],
         "total_tokens": usage["input"] + usage["output"],
         "completion_tokens": usage["output"],
     }
-    chunk({}, finish, wire_usage)
+    out.append(chunk({} if deltas else {"role": "assistant"}, finish, wire_usage))
     out.append(b"data: [DONE]\n\n")
     return out
 
