@@ -576,38 +576,31 @@ def test_a_failing_inline_extension_fails_at_creation(sdk: SdkRig, run: Any) -> 
     assert caught.value.option == "extensions"
 
 
-def test_an_extension_file_and_its_tool(sdk: SdkRig, run: Any) -> None:
+@pytest.mark.parametrize(
+    ("file_name", "def_keyword", "registration"),
+    [
+        ("shout_ext.py", "def", "def activate(pi):\n    pi.register_tool(shout)\n"),
+        (
+            "shout_plugin.py",
+            "async def",
+            "@piko.hookimpl\ndef piko_register_tools(register):\n    register(shout)\n",
+        ),
+    ],
+    ids=["extension-activate", "plugin-hook-async"],
+)
+def test_a_decorated_tool_in_a_file_is_active_and_runs(
+    sdk: SdkRig, run: Any, file_name: str, def_keyword: str, registration: str
+) -> None:
+    """A ``@piko.tool`` function (plain or a coroutine) in a file given as ``extensions=``,
+    registered by an extension's ``activate`` or by a plugin's ``piko_register_tools`` hook."""
     server = sdk.serve([tool_turn("shout", {"text": "hey"}), text_turn("done")])
-    path = sdk.root / "shout_ext.py"
+    path = sdk.root / file_name
     path.write_text(
         "import piko\n\n"
         "@piko.tool\n"
-        "def shout(text: str) -> str:\n"
+        f"{def_keyword} shout(text: str) -> str:\n"
         '    """Upper-case the text."""\n'
-        "    return text.upper()\n\n"
-        "def activate(pi):\n"
-        "    pi.register_tool(shout)\n",
-        encoding="utf-8",
-    )
-
-    messages = run(_messages_after(sdk, "shout hey", extensions=[path]))
-    result = next(m for m in messages if m.ROLE == "toolResult")
-    assert result.content[0].text == "HEY"
-    assert "shout" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
-
-
-def test_the_decorator_works_in_a_plugin_hook(sdk: SdkRig, run: Any) -> None:
-    server = sdk.serve([tool_turn("reverse", {"text": "abc"}), text_turn("done")])
-    path = sdk.root / "reverse_plugin.py"
-    path.write_text(
-        "import piko\n\n"
-        "@piko.tool\n"
-        "async def reverse(text: str) -> str:\n"
-        '    """Reverse the text."""\n'
-        "    return text[::-1]\n\n"
-        "@piko.hookimpl\n"
-        "def piko_register_tools(register):\n"
-        "    register(reverse)\n",
+        "    return text.upper()\n\n" + registration,
         encoding="utf-8",
     )
 
@@ -615,13 +608,13 @@ def test_the_decorator_works_in_a_plugin_hook(sdk: SdkRig, run: Any) -> None:
         async with await piko.create_agent_session(
             cwd=sdk.project, model="mock/mock-1", extensions=[path]
         ) as session:
-            assert "reverse" in session.get_active_tools()  # @piko.tool tools are active by default
-            await session.prompt("reverse abc")
+            assert "shout" in session.get_active_tools()  # @piko.tool tools are active by default
+            await session.prompt("shout hey")
             return session.messages
 
     result = next(m for m in run(main()) if m.ROLE == "toolResult")
-    assert result.content[0].text == "cba"
-    assert "reverse" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
+    assert result.content[0].text == "HEY"
+    assert "shout" in [t["function"]["name"] for t in server.requests[0]["body"]["tools"]]
 
 
 def test_sessions_made_side_by_side_each_import_an_extension_file(sdk: SdkRig, run: Any) -> None:

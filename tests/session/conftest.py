@@ -1,4 +1,5 @@
-"""Fixtures of the session tests: an isolated agent directory and a project directory.
+"""Fixtures of the session tests: an isolated agent directory (the project directory, ``work``,
+is the root conftest's).
 
 Helpers (fixture paths, message makers, the pi marker) live in ``session_helpers.py``; this
 file puts its directory on ``sys.path`` so test modules can import it.
@@ -27,11 +28,3 @@ def agent_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]
     monkeypatch.delenv("PI_CODING_AGENT_SESSION_DIR", raising=False)
     monkeypatch.setenv("PIKO_CACHE_DIR", str(tmp_path / "cache"))  # the listing cache
     yield agent
-
-
-@pytest.fixture
-def work(tmp_path: Path) -> Path:
-    """A project directory (the session cwd)."""
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
