@@ -150,6 +150,20 @@ class WireFormat:
     stream_error: Callable[[Any, TurnContext], bytes] | None = None
     error_content_type: str = "application/json"
 
+    @classmethod
+    def of_module(
+        cls, module_name: str, name: str, matches: Callable[[str, str], bool], **fields: Any
+    ) -> WireFormat:
+        """The format a ``wire_*`` module defines by convention: its module-level ``encode``,
+        ``error_body`` and, where it has them, ``frame`` and ``stream_error`` functions, named as
+        this class's fields; ``fields`` adds or replaces any of them (``content_type=...``).
+        Called from the module itself while it imports (``WireFormat.of_module(__name__, ...)``)."""
+        module = sys.modules[module_name]
+        found = {key: getattr(module, key) for key in _MODULE_FUNCTIONS if hasattr(module, key)}
+        return cls(name=name, matches=matches, **{**found, **fields})
+
+
+_MODULE_FUNCTIONS = ("encode", "error_body", "frame", "stream_error")
 
 FORMATS: list[WireFormat] = []
 _discovered = False

@@ -135,13 +135,4 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
     return b"event: error\ndata: " + as_bytes(payload) + b"\n\n"
 
 
-register_format(
-    WireFormat(
-        name="anthropic-messages",
-        matches=posted_to("/messages"),
-        encode=encode,
-        error_body=error_body,
-        frame=frame,
-        stream_error=stream_error,
-    )
-)
+register_format(WireFormat.of_module(__name__, "anthropic-messages", posted_to("/messages")))

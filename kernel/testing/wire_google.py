@@ -114,12 +114,10 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
 
 
 register_format(
-    WireFormat(
-        name="google-generative-ai",
-        matches=posted_to(":streamGenerateContent"),
-        encode=encode,
-        error_body=error_body,
+    WireFormat.of_module(
+        __name__,
+        "google-generative-ai",
+        posted_to(":streamGenerateContent"),
         frame=lambda event, ctx: _sse(event),
-        stream_error=stream_error,
     )
 )

@@ -126,12 +126,10 @@ def stream_error(body: Any, ctx: TurnContext) -> bytes:
 
 
 register_format(
-    WireFormat(
-        name="openai-completions",
-        matches=posted_to("/chat/completions"),
-        encode=encode,
-        error_body=error_body,
+    WireFormat.of_module(
+        __name__,
+        "openai-completions",
+        posted_to("/chat/completions"),
         frame=lambda event, ctx: data_event(event),
-        stream_error=stream_error,
     )
 )

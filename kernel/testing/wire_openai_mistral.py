@@ -97,13 +97,12 @@ def error_body(status: int, ctx: TurnContext) -> bytes:
 
 
 register_format(
-    WireFormat(
-        name="mistral-conversations",
-        matches=lambda method, path: (
+    WireFormat.of_module(
+        __name__,
+        "mistral-conversations",
+        lambda method, path: (
             method == "POST" and path.startswith("/mistral/") and path.endswith("/chat/completions")
         ),
-        encode=encode,
-        error_body=error_body,
         frame=lambda event, ctx: data_event(event),
         stream_error=lambda body, ctx: data_event(body if body is not None else ERRORS[500]),
     )

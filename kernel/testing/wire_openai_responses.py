@@ -179,13 +179,4 @@ def frame(event: Any, ctx: TurnContext) -> bytes:
     return _sse(event) if isinstance(event, dict) and "type" in event else data_event(event)
 
 
-register_format(
-    WireFormat(
-        name="openai-responses",
-        matches=posted_to("/responses"),
-        encode=encode,
-        error_body=error_body,
-        frame=frame,
-        stream_error=stream_error,
-    )
-)
+register_format(WireFormat.of_module(__name__, "openai-responses", posted_to("/responses")))

@@ -132,13 +132,10 @@ def frame(event: Any, ctx: TurnContext) -> bytes:
 
 
 register_format(
-    WireFormat(
-        name="bedrock-converse-stream",
-        matches=posted_to("/converse-stream"),
-        encode=encode,
-        error_body=error_body,
+    WireFormat.of_module(
+        __name__,
+        "bedrock-converse-stream",
+        posted_to("/converse-stream"),
         content_type="application/vnd.amazon.eventstream",
-        frame=frame,
-        stream_error=stream_error,
     )
 )

@@ -38,11 +38,5 @@ def error_body(status: int, ctx: TurnContext) -> bytes:
 
 
 register_format(
-    WireFormat(
-        name="google-oauth-token",
-        matches=posted_to("/token"),
-        encode=encode,
-        error_body=error_body,
-        content_type="application/json",
-    )
+    WireFormat.of_module(__name__, "google-oauth-token", posted_to("/token"), content_type="application/json")
 )
