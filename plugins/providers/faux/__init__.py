@@ -18,7 +18,23 @@ from piko.platform.registries import ProviderConfig
 API = "faux"
 PROVIDER = "faux"
 MODEL_ID = "faux-1"
+MODEL_NAME = "Faux Model"
+BASE_URL = "http://localhost:0"
 STREAM = "piko.plugins.providers.faux.wire:stream"
+
+
+def faux_model() -> Model:
+    """The ``faux/faux-1`` model, as registered and as the tests stream with."""
+    return Model(
+        id=MODEL_ID,
+        name=MODEL_NAME,
+        api=API,
+        provider=PROVIDER,
+        base_url=BASE_URL,
+        input=["text", "image"],
+        context_window=128000,
+        max_tokens=16384,
+    )
 
 
 @hookimpl
@@ -28,19 +44,9 @@ def piko_register_provider_apis(register: Any) -> None:
 
 @hookimpl
 def piko_register_providers(register: Any) -> None:
-    model = Model(
-        id=MODEL_ID,
-        name="Faux Model",
-        api=API,
-        provider=PROVIDER,
-        base_url="http://localhost:0",
-        input=["text", "image"],
-        context_window=128000,
-        max_tokens=16384,
-    )
     register(
         ProviderConfig(
-            name=PROVIDER, api=API, models=[model], stream_simple=STREAM, extra={"explicitOnly": True}
+            name=PROVIDER, api=API, models=[faux_model()], stream_simple=STREAM, extra={"explicitOnly": True}
         )
     )
 
@@ -54,7 +60,6 @@ _STREAM_API = frozenset(
         "call_count",
         "configure",
         "reset",
-        "faux_model",
     }
 )
 

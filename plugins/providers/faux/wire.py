@@ -60,12 +60,8 @@ from piko.data.messages import Usage
 from piko.data.streaming import Context
 from piko.data.streaming import StreamEvent
 from piko.data.streaming import StreamOptions
+from piko.plugins.providers.faux import faux_model as faux_model
 
-API = "faux"
-PROVIDER = "faux"
-MODEL_ID = "faux-1"
-MODEL_NAME = "Faux Model"
-BASE_URL = "http://localhost:0"
 SCRIPT_ENV = "PIKO_FAUX_SCRIPT"
 PACE_ENV = "PIKO_FAUX_TOKENS_PER_SECOND"
 NO_MORE_RESPONSES = "No more faux responses queued"
@@ -77,21 +73,6 @@ DEMO_REPLY = (
     "or run /login, then choose a model with --provider and --model, or /model. "
     f"To script faux replies for a demo or a test, point {SCRIPT_ENV} at a JSON file of turns."
 )
-
-
-def faux_model() -> Model:
-    """The ``faux/faux-1`` model."""
-    return Model(
-        id=MODEL_ID,
-        name=MODEL_NAME,
-        api=API,
-        provider=PROVIDER,
-        base_url=BASE_URL,
-        reasoning=False,
-        input=["text", "image"],
-        context_window=128000,
-        max_tokens=16384,
-    )
 
 
 # ---------------------------------------------------------------------------
