@@ -39,6 +39,17 @@ TOOL_SEARCH_DESCRIPTION = (
     "matches for the next model call.\n\nSome tools, such as the tools of MCP servers, are not given "
     f"to you upfront: use `{TOOL_SEARCH}` to find the ones you need. For MCP tools, always use `{TOOL_SEARCH}`."
 )
+TOOL_SEARCH_PARAMETERS = {
+    "type": "object",
+    "properties": {
+        "query": {"type": "string", "description": "Search query for deferred tools."},
+        "limit": {
+            "type": "number",
+            "description": f"Maximum number of tools to return. Defaults to {TOOL_SEARCH_LIMIT}.",
+        },
+    },
+    "required": ["query"],
+}
 
 
 def namespace(server: str) -> str:
@@ -299,16 +310,32 @@ class McpRuntime:
         schema.setdefault("type", "object")
         schema.setdefault("properties", {})
         annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else None
-        self.pi.register_tool(
-            name=entry.name,
-            label=f"{entry.server}/{tool.name}",
-            description=tool.description or "",
-            parameters=schema,
-            execute=self._executor(entry),
-            default_active=False,
+        label = f"{entry.server}/{tool.name}"
+        self._add_tool(
+            entry.name,
+            self._executor(entry),
+            tool.description or "",
+            schema,
+            label=label,
             annotations=annotations,
         )
-        self.registered.add(entry.name)
+
+    def _add_tool(
+        self, name: str, execute: Any, description: str, parameters: dict[str, Any], **fields: Any
+    ) -> None:
+        """Register one of this plugin's tools switched off (:meth:`refresh_active` decides what
+        the model is given) and remember it; ``fields`` are more of the tool's (``label`` is its
+        name unless given)."""
+        fields.setdefault("label", name)
+        self.pi.register_tool(
+            name=name,
+            description=description,
+            parameters=parameters,
+            execute=execute,
+            default_active=False,
+            **fields,
+        )
+        self.registered.add(name)
 
     def _executor(self, entry: McpTool) -> Any:
         async def execute(
@@ -360,26 +387,14 @@ class McpRuntime:
     # -- tool_search -----------------------------------------------------------------------------
 
     def _register_tool_search(self) -> None:
-        self.pi.register_tool(
-            name=TOOL_SEARCH,
-            label=TOOL_SEARCH,
-            description=TOOL_SEARCH_DESCRIPTION,
-            parameters={
-                "type": "object",
-                "properties": {
-                    "query": {"type": "string", "description": "Search query for deferred tools."},
-                    "limit": {
-                        "type": "number",
-                        "description": f"Maximum number of tools to return. Defaults to {TOOL_SEARCH_LIMIT}.",
-                    },
-                },
-                "required": ["query"],
-            },
-            execute=self._tool_search,
-            default_active=False,
-            prompt_snippet="Search for tools that are not loaded yet and load the matches",
+        snippet = "Search for tools that are not loaded yet and load the matches"
+        self._add_tool(
+            TOOL_SEARCH,
+            self._tool_search,
+            TOOL_SEARCH_DESCRIPTION,
+            TOOL_SEARCH_PARAMETERS,
+            prompt_snippet=snippet,
         )
-        self.registered.add(TOOL_SEARCH)
 
     def search(self, query: str, limit: int) -> list[str]:
         """Deferred tools not declared yet, best match first (BM25 as pi 1.6 ranks them, see
@@ -484,16 +499,7 @@ class McpRuntime:
             if name in self.registered:
                 continue
             description, parameters = RESOURCE_TOOL_SPECS[name]
-            self.pi.register_tool(
-                name=name,
-                label=name,
-                description=description,
-                parameters=parameters,
-                execute=execute,
-                default_active=False,
-                annotations={"readOnlyHint": True},
-            )
-            self.registered.add(name)
+            self._add_tool(name, execute, description, parameters, annotations={"readOnlyHint": True})
 
     async def _list_paged(self, params: dict[str, Any], kind: str) -> Any:
         await self.wait_all()
