@@ -149,6 +149,24 @@ def request_timeout(options: StreamOptions) -> httpx.Timeout:
     return httpx.Timeout(timeout_seconds(options))
 
 
+def header_bytes(headers: Mapping[str, str]) -> dict[bytes, bytes]:
+    """Headers as sent: names in ASCII, values one byte a character, as pi's ``fetch`` sends them
+    (a character past U+00FF in a value cannot be sent, and the error says which header it is).
+    httpx alone would refuse any character past ASCII with a bare ``UnicodeEncodeError``."""
+    sent: dict[bytes, bytes] = {}
+    for name, value in headers.items():
+        if not name.isascii():
+            raise ProviderError(f'Header name "{name}" cannot be sent: header names are ASCII')
+        try:
+            sent[name.encode("ascii")] = value.encode("latin-1")
+        except UnicodeEncodeError as exc:
+            raise ProviderError(
+                f'Header "{name}" cannot be sent: character {value[exc.start]!r} at index {exc.start} '
+                "is not a single byte (HTTP header values are Latin-1)"
+            ) from None
+    return sent
+
+
 def retry_after_seconds(headers: Mapping[str, str]) -> float | None:
     """``retry-after-ms`` or ``retry-after`` (seconds or an HTTP date), in seconds."""
     value = headers.get("retry-after-ms")
@@ -283,6 +301,7 @@ async def send_with_retries(
     API whose wording needs the headers (Bedrock's error type).
     """
     target = plain_target(spec.url) if _goes_direct(provider, spec.url) else None
+    wire_headers = header_bytes(spec.headers)
     if rules.configurable:
         max_retries = _int_option(options, "max_retries", rules.max_retries)
         max_delay_s = _int_option(options, "max_retry_delay_ms", DEFAULT_MAX_RETRY_DELAY_MS) / 1000
@@ -302,7 +321,7 @@ async def send_with_retries(
             if target is None:
                 client = client_for(provider, spec.url)
                 request = client.build_request(
-                    "POST", spec.url, headers=spec.headers, content=content, timeout=request_timeout(options)
+                    "POST", spec.url, headers=wire_headers, content=content, timeout=request_timeout(options)
                 )
                 response = await client.send(request, stream=True)
         except transport_errors() as exc:

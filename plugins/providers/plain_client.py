@@ -84,7 +84,7 @@ async def post(
     given = {name.lower() for name in headers}
     raw: list[tuple[bytes, bytes]] = [] if "host" in given else [(b"Host", target.host_header)]
     raw.extend((name, value) for key, name, value in _DEFAULT_HEADERS if key not in given)
-    raw.extend((name.encode("ascii"), value.encode("utf-8")) for name, value in headers.items())
+    raw.extend((name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items())
     if "content-length" not in given:
         raw.append((b"Content-Length", str(len(content)).encode("ascii")))
     timeouts = Timeouts(timeout_s, timeout_s, timeout_s)
@@ -181,6 +181,24 @@ class PlainResponse:
         self.is_closed = False
 
     @property
+    def encoding(self) -> str:
+        """The text's encoding: the ``Content-Type`` charset when Python knows it, else UTF-8
+        (``httpx.Response.encoding``'s rule)."""
+        import codecs
+        from email.message import Message
+
+        message = Message()
+        message["content-type"] = self.headers.get("content-type", "")
+        charset = message.get_content_charset()
+        if charset:
+            try:
+                codecs.lookup(charset)
+                return charset
+            except LookupError:
+                pass
+        return "utf-8"
+
+    @property
     def is_redirect(self) -> bool:
         return self.status_code in REDIRECTS and "location" in self.headers
 
@@ -218,10 +236,10 @@ class PlainResponse:
             raise DecodingError(str(exc)) from exc
 
     async def aiter_text(self) -> AsyncIterator[str]:
-        """The decoded body as text (UTF-8, a character split across pieces kept whole)."""
+        """The decoded body as text (in :attr:`encoding`, a character split across pieces kept whole)."""
         import codecs
 
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        decoder = codecs.getincrementaldecoder(self.encoding)("replace")
         async for piece in self.aiter_bytes():
             if text := decoder.decode(piece):
                 yield text
@@ -253,7 +271,7 @@ class PlainResponse:
 
     @property
     def text(self) -> str:
-        return self.content.decode("utf-8", "replace")
+        return self.content.decode(self.encoding, "replace")
 
     def json(self) -> Any:
         return json.loads(self.content)

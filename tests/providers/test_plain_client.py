@@ -275,3 +275,53 @@ def test_the_plain_response_reads_as_httpx_s_streaming_api() -> None:
     assert text == body.decode()
     assert twice == "a, b" and headers["x-twice"] == "a, b"
     assert closed is True
+
+
+def test_text_is_decoded_in_the_content_type_charset_as_httpx_does() -> None:
+    word = "café"
+
+    def answer(line: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
+        if b"/latin" in line:
+            return _ok(word.encode("latin-1") + b"\n", b"Content-Type: text/plain; charset=ISO-8859-1")
+        return _ok(word.encode() + b"\n", b"Content-Type: text/plain; charset=no-such-codec")
+
+    async def read(base: str) -> object:
+        found = []
+        for path in ("/latin", "/unknown"):
+            streamed = await send_with_retries(_spec(base + path), StreamOptions())
+            lines = [line async for line in streamed.aiter_lines()]
+            response = await send_with_retries(_spec(base + path), StreamOptions())
+            assert isinstance(response, PlainResponse)
+            await response.aread()
+            via_httpx = await http_client.get_client().post(base + path, content=b"{}")
+            found.append((response.encoding, lines, response.text, via_httpx.encoding, via_httpx.text))
+        return found
+
+    (latin, unknown), _seen = _run(answer, read)
+    assert latin == ("iso-8859-1", [word], word + "\n", "iso-8859-1", word + "\n")
+    assert unknown == ("utf-8", [word], word + "\n", "utf-8", word + "\n")
+
+
+def test_header_values_go_as_one_byte_a_character_on_both_paths_as_pi_sends_them() -> None:
+    def answer(line: bytes, headers: list[tuple[bytes, bytes]]) -> bytes:
+        if b"/old" in line:  # the plain path's answer, then httpx's from the original request
+            return b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /new\r\nContent-Length: 0\r\n\r\n"
+        return _ok(b"{}")
+
+    async def both(base: str) -> object:
+        response = await send_with_retries(_spec(base + "/old", **{"x-team": "équipe"}), StreamOptions())
+        assert type(response).__name__ == "Response"
+        with pytest.raises(ProviderError) as refused:
+            await send_with_retries(_spec(base + "/v1", **{"x-price": "5 €"}), StreamOptions())
+        return str(refused.value)
+
+    message, seen = _run(answer, both)
+    assert [line for line, _headers, _body in seen] == [
+        b"POST /old HTTP/1.1\r\n", b"POST /old HTTP/1.1\r\n", b"POST /new HTTP/1.1\r\n",
+    ]  # fmt: skip
+    sent = [dict((n.lower(), v) for n, v in headers)[b"x-team"] for _line, headers, _body in seen]
+    assert sent == [b"\xe9quipe"] * 3
+    assert message == (
+        "Header \"x-price\" cannot be sent: character '€' at index 2 is not a single byte "
+        "(HTTP header values are Latin-1)"
+    )  # and the refused request never left
