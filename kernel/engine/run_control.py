@@ -24,7 +24,8 @@ class RunControl:
     After each run the last assistant message decides: a retryable failure waits the ``retry``
     backoff and continues; otherwise ``check_compaction(message, skip_aborted)`` may compact (an
     overflow is compacted once and the request sent again; a full context is compacted and
-    messages queued meanwhile are delivered). The ``services``' ``model()`` gives the context
+    messages queued meanwhile are delivered). Messages queued after the loop's last look at the
+    queues (by ``agent_end`` handlers) get a fresh run, unless the run was asked to stop. The ``services``' ``model()`` gives the context
     window that tells an overflow from a retryable error. Once the agent settled with nothing
     queued (``has_pending()`` false), the ``stop_hook`` may ask for more turns (a RunControl
     without one only runs, retries and compacts); then the services' ``announce`` tells of
@@ -106,6 +107,9 @@ class RunControl:
         while True:
             last, self._last = self._last, None
             if last is None:
+                if self._queued_after_the_run():
+                    await self._agent.continue_()
+                    continue
                 return
             model = self._services.model()
             if self._retry.is_retryable(last, model) and self._retry.enabled:
@@ -122,4 +126,13 @@ class RunControl:
                 # the next prompt: deliver them now, as pi does
                 await self._agent.continue_()
                 continue
+            if self._queued_after_the_run():
+                await self._agent.continue_()
+                continue
             return
+
+    def _queued_after_the_run(self) -> bool:
+        """Whether messages wait that the run could not take: the loop takes the queues for the
+        last time before ``agent_end``, so what its handlers queue needs a fresh run (pi 1.6's
+        rule); a run asked to stop leaves them for the next prompt."""
+        return not self.abort_requested and self._agent.has_queued_messages()
