@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     from piko.testing.llm_server import TurnContext as TurnContext
     from piko.testing.llm_server import WireFormat as WireFormat
     from piko.testing.llm_server import register_format as register_format
+    from piko.testing.llm_server import text_turn as text_turn
+    from piko.testing.llm_server import tool_turn as tool_turn
     from piko.testing.rpc_client import RpcProcess as RpcProcess
     from piko.testing.rpc_client import agent_environment as agent_environment
     from piko.testing.rpc_client import credential_variable as credential_variable
@@ -55,6 +57,8 @@ _EXPORTS: dict[str, str] = {
     "TurnContext": "piko.testing.llm_server",
     "WireFormat": "piko.testing.llm_server",
     "register_format": "piko.testing.llm_server",
+    "text_turn": "piko.testing.llm_server",
+    "tool_turn": "piko.testing.llm_server",
     "RpcProcess": "piko.testing.rpc_client",
     "agent_environment": "piko.testing.rpc_client",
     "credential_variable": "piko.testing.rpc_client",

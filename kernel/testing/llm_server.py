@@ -229,6 +229,17 @@ def compact_json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
+def text_turn(text: str, **directives: Any) -> dict[str, Any]:
+    """A scripted turn that answers ``text`` (``directives``: ``usage=``, ``stop_reason=``, ... as
+    the module docstring lists them)."""
+    return {"blocks": [{"text": text}], **directives}
+
+
+def tool_turn(name: str, arguments: dict[str, Any], **directives: Any) -> dict[str, Any]:
+    """A scripted turn that calls the tool ``name`` with ``arguments``."""
+    return {"blocks": [{"tool_call": {"name": name, "arguments": arguments}}], **directives}
+
+
 def turn_usage(turn: dict[str, Any]) -> dict[str, int]:
     """The usage of a turn in pi's names, defaults filled in (``reasoning`` only when given)."""
     usage = dict(DEFAULT_USAGE)

@@ -28,14 +28,6 @@ MODEL_ARGS = ["--provider", "mock", "--model", "mock-1", "--tools", TOOLS]
 ANSWER_BOUND = 30.0  # seconds a prompt, a tool result or an RPC answer may take before it counts as hung
 
 
-def tool_turn(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"blocks": [{"tool_call": {"name": name, "arguments": arguments}}]}
-
-
-def text_turn(text: str = "done") -> dict[str, Any]:
-    return {"blocks": [{"text": text}]}
-
-
 @contextmanager
 def rpc_session(
     root: Path,

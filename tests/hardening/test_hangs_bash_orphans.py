@@ -26,8 +26,9 @@ from hangs_support import rpc_session
 from hangs_support import run_print
 from hangs_support import session_messages
 from hangs_support import survivors
-from hangs_support import text_turn
-from hangs_support import tool_turn
+
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 SCENARIOS = {
     "background child": "sleep {m} & sleep {m}",
@@ -76,7 +77,7 @@ def _timeout_round(root: Path, battery: Battery, tallies: dict[str, Tally]) -> N
         tool_turn("bash", {"command": SCENARIOS[name].format(m=markers[name]), "timeout": 0.5})
         for name in SCENARIOS
     ]
-    with rpc_session(root, [*turns, text_turn()]) as process:
+    with rpc_session(root, [*turns, text_turn("done")]) as process:
         process.send({"id": "p", "type": "prompt", "message": "run them"})
         for name in SCENARIOS:
             tally = _tally(battery, tallies, name, "timeout")

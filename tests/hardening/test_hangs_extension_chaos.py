@@ -22,8 +22,9 @@ from hangs_support import answers
 from hangs_support import rpc_session
 from hangs_support import run_print
 from hangs_support import session_messages
-from hangs_support import text_turn
-from hangs_support import tool_turn
+
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 EVENTS = ("tool_call", "tool_result", "input", "before_agent_start", "context", "message_update")
 MODES = ("raise", "hang_sync", "hang_async", "garbage")

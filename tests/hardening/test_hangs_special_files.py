@@ -24,8 +24,9 @@ from hangs_support import answers
 from hangs_support import rpc_session
 from hangs_support import run_print
 from hangs_support import session_messages
-from hangs_support import text_turn
-from hangs_support import tool_turn
+
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 # Device, FIFO and socket paths: every tool must refuse them with an error.
 SPECIAL = ("/dev/zero", "/dev/urandom", "fifo", "socket")
@@ -80,7 +81,7 @@ def _round(root: Path, battery: Battery, tallies: dict[str, Any]) -> None:
             if kind == "deleted mid-read":
                 Path(path).write_bytes(b"a line of text\n" * 1_500_000)
             calls.append((f"{tool} {kind}", tool, path))
-    turns = [tool_turn(tool, TOOL_ARGUMENTS[tool](path)) for _case, tool, path in calls] + [text_turn()]
+    turns = [tool_turn(tool, TOOL_ARGUMENTS[tool](path)) for _case, tool, path in calls] + [text_turn("done")]
     try:
         with rpc_session(root / "rpc", turns) as process:
             process.send({"id": "p", "type": "prompt", "message": "try every file"})

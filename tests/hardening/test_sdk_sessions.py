@@ -35,11 +35,11 @@ from battery import Tally
 from battery import both_sizes
 from battery import tries
 from support.sdk_rig import SdkRig
-from support.sdk_rig import text_turn
-from support.sdk_rig import tool_turn
 from support.world import world_of
 
 import piko
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -10,13 +10,11 @@ from typing import Any
 import pytest
 from rpc_client import SAMPLE_ARGS
 
+from piko.testing import text_turn
+
 SESSION_ARGS = ["--mode", "rpc", "--provider", "mock", "--model", "mock-1"]
 SLOW = {"blocks": [{"text": "one two three four five six seven eight nine ten"}], "delay_s": 0.15}
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\x00" * 16).decode()
-
-
-def text_turn(text: str) -> dict[str, Any]:
-    return {"blocks": [{"text": text}]}
 
 
 def until_idle(process: Any) -> dict[str, Any]:

@@ -10,8 +10,9 @@ from typing import Any
 
 from test_commands import SESSION_ARGS
 from test_commands import SLOW
-from test_commands import text_turn
 from test_commands import until_idle
+
+from piko.testing import text_turn
 
 ASSISTANT_KEYS = [
     "role", "content", "api", "provider", "model", "usage", "stopReason", "timestamp", "responseId",

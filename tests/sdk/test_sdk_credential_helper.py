@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 from support.sdk_rig import SdkRig
-from support.sdk_rig import text_turn
 
 import piko
 from piko.plugins.providers import credential_helper
+from piko.testing import text_turn
 
 pytestmark = pytest.mark.timeout(60)
 

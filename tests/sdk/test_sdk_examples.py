@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 from support.processes import reaped
 from support.sdk_rig import SdkRig
-from support.sdk_rig import text_turn
-from support.sdk_rig import tool_turn
+
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 pytestmark = pytest.mark.timeout(120)
 

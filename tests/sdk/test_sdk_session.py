@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from support.sdk_rig import SdkRig
-from support.sdk_rig import text_turn
-from support.sdk_rig import tool_turn
 
 import piko
+from piko.testing import text_turn
+from piko.testing import tool_turn
 
 pytestmark = pytest.mark.timeout(60)
 

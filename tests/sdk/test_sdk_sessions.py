@@ -18,9 +18,9 @@ from support.pi_runs import PIKO_PI
 from support.pi_runs import run_cli
 from support.pi_runs import sent_texts
 from support.sdk_rig import SdkRig
-from support.sdk_rig import text_turn
 
 import piko
+from piko.testing import text_turn
 
 pytestmark = pytest.mark.timeout(120)
 

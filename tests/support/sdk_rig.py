@@ -35,11 +35,3 @@ class SdkRig(World):
 
     def session_files(self) -> list[Path]:
         return sorted(self.sessions_dir().rglob("*.jsonl")) if self.sessions_dir().exists() else []
-
-
-def text_turn(text: str) -> dict[str, Any]:
-    return {"blocks": [{"text": text}]}
-
-
-def tool_turn(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"blocks": [{"tool_call": {"name": name, "arguments": arguments}}]}

@@ -16,6 +16,8 @@ import httpx
 import pytest
 from support.clean_env import provider_variables
 
+from piko.testing import text_turn
+from piko.testing import tool_turn
 from piko.testing.home import PikoHome
 from piko.testing.rpc_client import credential_variable
 
@@ -39,10 +41,6 @@ def activate(pi):
     pi.on("tool_call", guard)
     pi.register_command("hello", description="Say hello", handler=lambda args, ctx: ctx.ui.notify("hello " + args))
 """
-
-
-def _tool_turn(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return {"blocks": [{"tool_call": {"name": name, "arguments": arguments}}]}
 
 
 def test_piko_home_points_piko_at_tmp_and_drops_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -73,7 +71,7 @@ def test_the_fixture_is_the_isolated_home(piko_home: PikoHome) -> None:
 
 
 def test_llm_server_speaks_openai_and_anthropic(llm_server: Any) -> None:
-    llm_server.add_turns([{"blocks": [{"text": "Hello there."}]}, {"blocks": [{"text": "Hi."}]}])
+    llm_server.add_turns([text_turn("Hello there."), text_turn("Hi.")])
     openai = httpx.post(llm_server.base_url + "/v1/chat/completions", json={"model": "m", "stream": True})
     anthropic = httpx.post(llm_server.base_url + "/v1/messages", json={"model": "m", "stream": True})
     assert openai.headers["content-type"] == anthropic.headers["content-type"] == "text/event-stream"
@@ -87,9 +85,9 @@ def test_session_runs_an_extension_file(piko_session: Any, piko_home: PikoHome, 
     run = piko_session.run(
         "shout hi, then list files",
         turns=[
-            _tool_turn("shout", {"text": "hi"}),
-            _tool_turn("bash", {"command": "ls"}),
-            {"blocks": [{"text": "Done."}]},
+            tool_turn("shout", {"text": "hi"}),
+            tool_turn("bash", {"command": "ls"}),
+            text_turn("Done."),
         ],
         extensions=[extension],
     )
@@ -139,9 +137,7 @@ def test_session_loads_a_plugin_module_and_reports_its_handler_errors(
         encoding="utf-8",
     )
     monkeypatch.syspath_prepend(str(tmp_path / "src"))
-    run = piko_session.run(
-        "hi", turns=[{"blocks": [{"text": "Hello."}]}], plugins={"acme.guard": "acme_guard"}
-    )
+    run = piko_session.run("hi", turns=[text_turn("Hello.")], plugins={"acme.guard": "acme_guard"})
     assert run.text == "Hello."
     assert run.app.pm.infos["acme.guard"].hooks == ["piko_agent_start"]
     [error] = run.extension_errors
@@ -159,7 +155,7 @@ def test_session_names_a_plugin_that_fails_to_load(piko_session: Any, piko_home:
 
 def test_rpc_fixture_drives_pi_in_rpc_mode(piko_rpc: Any, llm_server: Any, piko_home: PikoHome) -> None:
     extension = piko_home.write("guard.py", GUARD_EXTENSION)
-    llm_server.add_turns([_tool_turn("shout", {"text": "rpc"}), {"blocks": [{"text": "Shouted."}]}])
+    llm_server.add_turns([tool_turn("shout", {"text": "rpc"}), text_turn("Shouted.")])
     pi = piko_rpc("-e", str(extension))
 
     records = pi.prompt("shout rpc")
