@@ -1,12 +1,15 @@
-"""Work an extension starts from a plain-function handler (which runs on a thread of its own)
-is waited for like work started on the event loop: print mode answers it before it exits."""
+"""Messages an extension sends as a run ends are answered before print mode exits: work started
+from a plain-function handler (which runs on a thread of its own) is waited for like work
+started on the event loop, and what an ``agent_end`` handler queues gets a fresh run (pi 1.6)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-FOLLOW_UP = """
+import pytest
+
+FROM_A_THREAD = """
 sent = []
 
 def activate(pi):
@@ -17,22 +20,7 @@ def activate(pi):
     pi.on("agent_end", on_end)
 """
 
-
-def test_a_message_sent_from_a_threaded_handler_is_answered_before_print_mode_exits(
-    pi_env: Any, tmp_path: Path
-) -> None:
-    ext = tmp_path / "follow_up.py"
-    ext.write_text(FOLLOW_UP)
-    env = pi_env([{"blocks": [{"text": "first answer"}]}, {"blocks": [{"text": "second answer"}]}])
-    done = env.run("-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "hello")
-    assert done.returncode == 0, done.stderr
-    assert len(env.server.requests) == 2
-    last_user = [m for m in env.server.requests[1]["body"]["messages"] if m["role"] == "user"][-1]
-    assert "and one more thing" in str(last_user["content"])
-    assert "second answer" in done.stdout
-
-
-AWAITED_FOLLOW_UP = """
+AWAITED = """
 sent = []
 
 def activate(pi):
@@ -44,13 +32,12 @@ def activate(pi):
 """
 
 
-def test_a_message_an_agent_end_handler_queues_is_answered_in_a_fresh_run(
-    pi_env: Any, tmp_path: Path
+@pytest.mark.parametrize("source", [FROM_A_THREAD, AWAITED], ids=["threaded-handler", "awaited-send"])
+def test_a_message_sent_by_an_agent_end_handler_is_answered_before_print_mode_exits(
+    pi_env: Any, tmp_path: Path, source: str
 ) -> None:
-    """The loop has taken its last queued messages when ``agent_end`` fires: what a handler queues
-    then gets a run of its own before the prompt settles, as in pi 1.6."""
-    ext = tmp_path / "awaited_follow_up.py"
-    ext.write_text(AWAITED_FOLLOW_UP)
+    ext = tmp_path / "follow_up.py"
+    ext.write_text(source)
     env = pi_env([{"blocks": [{"text": "first answer"}]}, {"blocks": [{"text": "second answer"}]}])
     done = env.run("-p", "-e", str(ext), "--provider", "mock", "--model", "mock-1", "hello")
     assert done.returncode == 0, done.stderr
