@@ -137,17 +137,17 @@ def _info(folder: _Folder, path: str) -> SessionInfo | None:
                 and stat.st_size > int(record.get("size") or 0)
             )
             if appendable and committed is not None and isinstance(offset, int):
-                head = fh.read(min(offset, _CHECK_BYTES))
+                start = fh.read(min(offset, _CHECK_BYTES))  # the file's first bytes, as cached?
                 back = min(offset, _CHECK_BYTES)
                 fh.seek(offset - back)
                 prefix = fh.read(back)
-                if head.hex() != record.get("head") or prefix.hex() != record.get("check"):  # type: ignore[union-attr]
+                if start.hex() != record.get("head") or prefix.hex() != record.get("check"):  # type: ignore[union-attr]
                     committed, offset, prefix = ListingScan(), 0, b""  # rewritten: read it all again
                     fh.seek(0)
             else:
                 committed, offset = ListingScan(), 0
             assert committed is not None and isinstance(offset, int)
-            is_session, read, head, tail, rest = _scan_rest(fh, committed)
+            is_session, read, first_bytes, tail, rest = _scan_rest(fh, committed)
     except OSError:
         return None
     result = replace(committed)  # a copy: the committed scan stays as it was
@@ -156,7 +156,7 @@ def _info(folder: _Folder, path: str) -> SessionInfo | None:
     new_offset = offset + read
     new_check = (prefix + tail)[-_CHECK_BYTES:].hex()
     kept_head = record.get("head") if isinstance(record, dict) else None
-    new_head = head.hex() if offset == 0 else str(kept_head or "")
+    new_head = first_bytes.hex() if offset == 0 else str(kept_head or "")
     folder.records[name] = {
         "size": stat.st_size,
         "mtime": stat.st_mtime_ns,
