@@ -25,11 +25,11 @@ class RunControl:
     backoff and continues; otherwise ``check_compaction(message, skip_aborted)`` may compact (an
     overflow is compacted once and the request sent again; a full context is compacted and
     messages queued meanwhile are delivered). Messages queued after the loop's last look at the
-    queues (by ``agent_end`` handlers) get a fresh run, unless the run was asked to stop. The ``services``' ``model()`` gives the context
-    window that tells an overflow from a retryable error. Once the agent settled with nothing
-    queued (``has_pending()`` false), the ``stop_hook`` may ask for more turns (a RunControl
-    without one only runs, retries and compacts); then the services' ``announce`` tells of
-    ``agent_settled``.
+    queues (by ``agent_end`` handlers) get a fresh run, unless the run was asked to stop. The
+    ``services``' ``model()`` gives the context window that tells an overflow from a retryable
+    error. Once the agent settled with nothing queued (``has_pending()`` false), the
+    ``stop_hook`` may ask for more turns (a RunControl without one only runs, retries and
+    compacts); then the services' ``announce`` tells of ``agent_settled``.
     """
 
     def __init__(

@@ -1,8 +1,9 @@
 """piko-example-plugin: a tool, a slash command, a flag and a run mode, registered through hooks.
 
 This module is what the ``example`` entry point names. piko imports it at start-up, so it stays
-light: it imports only ``piko.hookimpl`` and ``piko.registers``, and names the tool's and the mode's code by import
-strings (``"module:function"``) that piko imports the first time they are used.
+light: it imports only ``piko.hookimpl`` and ``piko.registers``, and names the tool's and the
+mode's code by import strings (``"module:function"``) that piko imports the first time they are
+used.
 """
 
 from __future__ import annotations
