@@ -277,9 +277,11 @@ class AgentSession:
 
     def _record_tools(self) -> None:
         """Note the active tools in the session file when they changed (as pi does when a run
-        starts), so a resume gets them back."""
+        starts), so a resume gets them back; the run declares them in the file's order."""
         if self.loadout is not None:
-            self.loadout.record(self.get_active_tools(), self.app.registries.tools.names())
+            order = self.loadout.record(self.get_active_tools(), self.app.registries.tools.names())
+            if list(order) != self.get_active_tools():
+                self.set_active_tools(list(order))
 
     def _rebuild_system_prompt(self) -> None:
         self._system_prompt.rebuild(self.cwd, self.agent.state.tools, self.resources)

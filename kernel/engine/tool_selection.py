@@ -265,14 +265,23 @@ class LoadoutRecorder:
         self.default_active = tuple(default_active)
         self.declare = declare  # a tool's declaration by name: {"name", "description", "parameters"}
 
-    def record(self, active: Sequence[str], known: Sequence[str]) -> None:
+    def record(self, active: Sequence[str], known: Sequence[str]) -> tuple[str, ...]:
+        """Record ``active`` if the file implies other tools; the active tools in the order the
+        file now gives them, which is the order pi 1.6 declares them in: a record lists only what
+        changed, so tools the file already had keep their place and new ones follow, and a
+        change of order alone is no change."""
         import time
 
         manager = self.manager()
         branch = manager.get_branch()
         recorded = recorded_loadout(branch)
-        on_file = recorded.active if recorded is not None else self.default_active
-        if tuple(active) == on_file:
-            return
+        if recorded is None:
+            if tuple(active) == self.default_active:
+                return tuple(active)
+        elif set(active) == set(recorded.active):
+            return recorded.active
         before = recorded.active if recorded is not None and has_tool_record(branch) else None
         manager.append_message(tool_record(active, known, before, self.declare, int(time.time() * 1000)))
+        if before is None:
+            return tuple(active)
+        return (*(n for n in before if n in active), *(n for n in active if n not in before))
