@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import stat
+import time
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pytest
 from icmd_harness import lines_of
 
 from piko import hookimpl
+from piko.plugins.modes.interactive.commands import clipboard
 from piko.plugins.modes.interactive.commands.clipboard import MAX_OSC52_ENCODED_LENGTH
 from piko.plugins.modes.interactive.commands.clipboard import ClipboardError
 from piko.plugins.modes.interactive.commands.clipboard import copy_to_clipboard
@@ -278,6 +281,36 @@ def test_copy_uses_the_x11_tool_then_osc52_fallback(tmp_path: Path, monkeypatch:
             "a" * MAX_OSC52_ENCODED_LENGTH, platform="linux", env={}, write_terminal=written.append
         )
     assert osc52_sequence("a" * MAX_OSC52_ENCODED_LENGTH) is None
+
+
+def test_copy_on_wayland_leaves_wl_copy_running_and_a_hung_tool_gives_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``wl-copy`` is not waited for (it stays to own the selection); a tool that hangs is killed
+    after its time and the next way is tried."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    started = tmp_path / "wl-copy.started"
+    script = bin_dir / "wl-copy"
+    script.write_text(f"#!/bin/sh\n{CAT} > '{tmp_path / 'wl.txt'}'\necho $$ > '{started}'\nexec sleep 30\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    written: list[str] = []
+    began = time.monotonic()
+    assert copy_to_clipboard("wayland", platform="linux", env={"WAYLAND_DISPLAY": "wayland-0"}) == ["tool"]
+    assert time.monotonic() - began < 10
+    deadline = time.monotonic() + 10
+    while not (started.exists() and started.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert (tmp_path / "wl.txt").read_text() == "wayland"
+    os.kill(int(started.read_text()), signal.SIGKILL)  # still running: it was not waited for
+    # a pbcopy that never exits: killed after TOOL_TIMEOUT_S, then OSC 52
+    monkeypatch.setattr(clipboard, "TOOL_TIMEOUT_S", 0.3)
+    hung = bin_dir / "pbcopy"
+    hung.write_text("#!/bin/sh\nexec sleep 30\n")
+    hung.chmod(hung.stat().st_mode | stat.S_IEXEC)
+    assert copy_to_clipboard("mac", platform="darwin", env={}, write_terminal=written.append) == ["osc52"]
+    assert written == [osc52_sequence("mac")]
 
 
 def test_copy_command(world, run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -49,57 +49,53 @@ def _write_terminal(sequence: str) -> None:
     stream.flush()
 
 
-def _run(argv: list[str], text: str) -> bool:
+def _feed(argv: list[str], text: str, *, wait: bool = True) -> bool:
+    """Pipe ``text`` into the clipboard command ``argv``; ``False`` when it is missing or fails.
+
+    With ``wait=False`` the command is left running in its own session and counts as done once it
+    has the text: ``wl-copy`` keeps running to own the selection.
+    """
     if shutil.which(argv[0]) is None:
         return False
-    try:
-        result = subprocess.run(
-            argv,
-            input=text.encode("utf-8"),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=TOOL_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return result.returncode == 0
-
-
-def _spawn_detached(argv: list[str], text: str) -> bool:
-    """``wl-copy`` keeps running to own the selection: feed it and do not wait."""
-    if shutil.which(argv[0]) is None:
-        return False
+    data = text.encode("utf-8")
     try:
         process = subprocess.Popen(
             argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            start_new_session=True,
+            start_new_session=not wait,
         )
+    except OSError:
+        return False
+    if not wait:
         assert process.stdin is not None
         try:
-            process.stdin.write(text.encode("utf-8"))
+            process.stdin.write(data)
             process.stdin.close()
         except BrokenPipeError:
             pass
-    except OSError:
+        return True
+    try:
+        process.communicate(data, timeout=TOOL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
         return False
-    return True
+    return process.returncode == 0
 
 
 def _platform_copy(text: str, platform: str, env: Mapping[str, str]) -> bool:
     if platform == "darwin":
-        return _run(["pbcopy"], text)
+        return _feed(["pbcopy"], text)
     if platform == "win32":
-        return _run(["clip"], text)
-    if env.get("TERMUX_VERSION") and _run(["termux-clipboard-set"], text):
+        return _feed(["clip"], text)
+    if env.get("TERMUX_VERSION") and _feed(["termux-clipboard-set"], text):
         return True
-    if is_wayland_session(env) and env.get("WAYLAND_DISPLAY") and _spawn_detached(["wl-copy"], text):
+    if is_wayland_session(env) and env.get("WAYLAND_DISPLAY") and _feed(["wl-copy"], text, wait=False):
         return True
     if env.get("DISPLAY"):
-        return _run(["xclip", "-selection", "clipboard"], text) or _run(
+        return _feed(["xclip", "-selection", "clipboard"], text) or _feed(
             ["xsel", "--clipboard", "--input"], text
         )
     return False
