@@ -12,6 +12,7 @@ so an unreachable collector never slows a run; what could not be sent is dropped
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 from piko import hookimpl
@@ -62,6 +63,21 @@ def _on(method: str, *args: Any) -> Any:
     return getattr(telemetry, method)(*args) if telemetry is not None else None
 
 
+def _relay(method: str) -> Callable[[Any, Any], None]:
+    """An event hook that hands its event to the exporter's ``method``."""
+
+    @hookimpl
+    def relay(event: Any, ctx: Any) -> None:
+        _on(method, event)
+
+    return relay
+
+
+piko_agent_end = _relay("agent_end")
+piko_tool_execution_start = _relay("tool_start")
+piko_tool_execution_end = _relay("tool_end")
+
+
 @hookimpl
 def piko_input(event: Any, ctx: Any) -> None:
     _on("prompt", event.text)
@@ -70,11 +86,6 @@ def piko_input(event: Any, ctx: Any) -> None:
 @hookimpl
 def piko_agent_start(event: Any, ctx: Any) -> None:
     _on("agent_start", ctx)
-
-
-@hookimpl
-def piko_agent_end(event: Any, ctx: Any) -> None:
-    _on("agent_end", event)
 
 
 @hookimpl
@@ -87,16 +98,6 @@ def piko_provider_request_headers(model: Any, session_id: str) -> dict[str, str]
 def piko_message_end(event: Any, ctx: Any) -> None:
     if getattr(event.message, "ROLE", "") == "assistant":
         _on("chat_end", event.message)
-
-
-@hookimpl
-def piko_tool_execution_start(event: Any, ctx: Any) -> None:
-    _on("tool_start", event)
-
-
-@hookimpl
-def piko_tool_execution_end(event: Any, ctx: Any) -> None:
-    _on("tool_end", event)
 
 
 @hookimpl
