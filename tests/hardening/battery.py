@@ -15,11 +15,17 @@ SAMPLE = int(os.environ.get("PIKO_BATTERY_SAMPLE", "0") or 0) or None
 """Override the CI-sized sample (tries per case in the default run) from the environment."""
 
 
-both_sizes = pytest.mark.parametrize(
-    "slow", [pytest.param(False), pytest.param(True, marks=pytest.mark.slow)]
-)
-"""A battery test's two runs, through its ``slow`` argument: the CI-sized sample by default, the
-full size under ``-m slow``."""
+def both_sizes_within(seconds: float | None) -> pytest.MarkDecorator:
+    """A battery test's two runs, through its ``slow`` argument: the CI-sized sample by default, the
+    full size under ``-m slow``; each may take ``seconds`` (``None``: the suite's own limit)."""
+    limit = [] if seconds is None else [pytest.mark.timeout(seconds)]
+    return pytest.mark.parametrize(
+        "slow", [pytest.param(False, marks=limit), pytest.param(True, marks=[pytest.mark.slow, *limit])]
+    )
+
+
+both_sizes = both_sizes_within(None)
+"""The two runs of a battery test that keeps the suite's time limit (see :func:`both_sizes_within`)."""
 
 
 def tries(default: int, full: int, *, slow: bool) -> int:

@@ -9,9 +9,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import MOCK
 from data_harness import PiEnv
@@ -99,8 +98,7 @@ def _check_run(env: PiEnv, flags: list[str], default_tools: list[str] | None, in
     return None
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
     case = battery.case("cli-tool-lists", tries=tries(12, 150, slow=slow))
@@ -118,8 +116,7 @@ def test_random_tool_lists(battery: Battery, tmp_path: Path, slow: bool) -> None
                 case.fail(problem)
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """A chain of ``-c`` runs, some changing the tools: each run declares what the last change
     chose, in the order the session file gives (pi 1.6's: a record lists only what changed, so
@@ -156,8 +153,7 @@ def test_resumed_sessions_keep_tools_and_messages(battery: Battery, tmp_path: Pa
         case.lose(case.tries - len(prompts), "user messages missing from the session file")
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_rpc_bash_streams_every_byte(battery: Battery, tmp_path: Path, slow: bool) -> None:
     """Random output (sizes, newlines, UTF-8, pauses) from RPC ``bash``: the streamed deltas join
     to the response's output, byte for byte, and carry the command's id."""

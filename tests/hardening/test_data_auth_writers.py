@@ -10,9 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import PI
 from data_harness import PiEnv
@@ -38,8 +37,7 @@ def _providers(env: PiEnv, logins: int) -> None:
     (env.home / "models.json").write_text(json.dumps(models))
 
 
-@pytest.mark.timeout(1800)
-@both_sizes
+@both_sizes_within(1800)
 def test_concurrent_writers_keep_every_key(battery: Battery, tmp_path: Path, slow: bool) -> None:
     logins = tries(6, 50, slow=slow)
     writers = tries(6, 50, slow=slow)

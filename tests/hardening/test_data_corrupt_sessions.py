@@ -11,10 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import attrs
-import pytest
 from battery import Battery
 from battery import Tally
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import MOCK
 from data_harness import make_env
@@ -227,8 +226,7 @@ def _one_try(tmp: Path, tally: Tally, kind: Callable[..., Damage], rng: random.R
                 tally.fail(f"{where}: the provider got tool results without their call: {unpaired}")
 
 
-@pytest.mark.timeout(3600)
-@both_sizes
+@both_sizes_within(3600)
 def test_each_corrupt_file_loads_or_is_refused_and_says_what_it_left_out(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:

@@ -12,10 +12,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from battery import Battery
 from battery import Tally
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import MOCK
 from data_harness import PiEnv
@@ -135,8 +134,7 @@ def _one_try(tmp: Path, tally: Tally, mode: str, phase: str, rng: random.Random)
         _check_reload(env, tally, before)
 
 
-@pytest.mark.timeout(3600)
-@both_sizes
+@both_sizes_within(3600)
 def test_kill_9_loses_no_entry_and_the_session_continues(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:

@@ -9,10 +9,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from battery import Battery
 from battery import Tally
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import MOCK
 from data_harness import PiEnv
@@ -127,8 +126,7 @@ def _until_settled(process: Any, timeout: float) -> bool:
     return False
 
 
-@pytest.mark.timeout(3600)
-@both_sizes
+@both_sizes_within(3600)
 def test_each_fault_ends_in_a_retried_success_or_one_clear_error(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:

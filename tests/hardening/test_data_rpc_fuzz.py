@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from battery import Battery
 from battery import Tally
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import MOCK
 from data_harness import RpcProcess
@@ -192,8 +192,7 @@ def _fuzz(battery: Battery, process: RpcProcess, kind: str, count: int, seed: in
             tally.fail(f"{line[:60]!r}: answered {str(responses[0])[:200]}")
 
 
-@pytest.mark.timeout(1800)
-@both_sizes
+@both_sizes_within(1800)
 def test_every_malformed_line_is_answered_and_pi_keeps_serving(
     battery: Battery, served: RpcProcess, slow: bool
 ) -> None:

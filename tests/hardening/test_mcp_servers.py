@@ -26,9 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from hangs_support import ANSWER_BOUND
 from hangs_support import pids_with
@@ -200,8 +199,7 @@ def _alive_now(pid: int, grace: float = 3.0) -> bool:
     return True
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_mcp_servers_battery(battery: Battery, tmp_path: Path, slow: bool) -> None:
     _bad_servers(battery, tmp_path, tries(1, 6, slow=slow))
     _tool_calls(battery, tmp_path, tries(1, 5, slow=slow), 6 if not slow else 15)

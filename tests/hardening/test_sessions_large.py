@@ -18,9 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 
 _CHILD = r"""
@@ -62,8 +61,7 @@ def _entry(n: int, parent: str | None, role: str = "user", text: str = "hello") 
 HEADER = b'{"type":"session","version":3,"id":"big","timestamp":"2026-12-01T09:00:00.000Z","cwd":"/tmp"}\n'
 
 
-@pytest.mark.timeout(1200)
-@both_sizes
+@both_sizes_within(1200)
 def test_large_and_broken_session_files(battery: Battery, tmp_path: Path, slow: bool) -> None:
     huge = battery.case("sessions large: one huge message line")
     for n in huge.attempts(tries(1, 2, slow=slow)):

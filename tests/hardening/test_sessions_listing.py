@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 
 from piko.sessions.listing import list_sessions
@@ -98,8 +98,7 @@ def _change(folder: Path, rng: random.Random, counter: list[int], cwd: str) -> s
     return "same-size edit"
 
 
-@pytest.mark.timeout(600)
-@both_sizes
+@both_sizes_within(600)
 def test_the_listing_cache_agrees_with_reading_every_file(
     battery: Battery, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool
 ) -> None:

@@ -10,9 +10,8 @@ import random
 import subprocess
 from pathlib import Path
 
-import pytest
 from battery import Battery
-from battery import both_sizes
+from battery import both_sizes_within
 from battery import tries
 from data_harness import PI
 from data_harness import make_env
@@ -46,8 +45,7 @@ def _damaged(rng: random.Random) -> str:
     return text
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_path: Path, slow: bool) -> None:
     rng = random.Random(18)
     in_process = battery.case("trust: damaged trust.json (store)", tries=tries(200, 2000, slow=slow))
@@ -89,8 +87,7 @@ def test_damaged_trust_files_trust_nothing_and_are_kept(battery: Battery, tmp_pa
             runs.lose(1, f"{n}: {text!r} changed")
 
 
-@pytest.mark.timeout(1800)
-@both_sizes
+@both_sizes_within(1800)
 def test_concurrent_pi_trust_runs_keep_every_decision(battery: Battery, tmp_path: Path, slow: bool) -> None:
     writers = battery.case("trust: concurrent pi trust / untrust", tries=tries(6, 40, slow=slow))
     env = make_env(tmp_path / "env", _NoServer())
@@ -119,8 +116,7 @@ def test_concurrent_pi_trust_runs_keep_every_decision(battery: Battery, tmp_path
         writers.fail("the lock was left behind")
 
 
-@pytest.mark.timeout(900)
-@both_sizes
+@both_sizes_within(900)
 def test_failing_key_commands_name_the_provider_and_show_nothing(
     battery: Battery, tmp_path: Path, slow: bool
 ) -> None:
