@@ -15,6 +15,9 @@ from agent_harness import json_lines
 from agent_harness import run_extension
 from agent_harness import with_record
 
+from piko.testing import text_turn
+from piko.testing import tool_turn
+
 # The reference's "Quick start", in Python: pi's option objects passed as dicts, camelCase keys.
 QUICK_START = with_record("""
 def activate(pi):
@@ -58,10 +61,7 @@ def activate(pi):
 
 
 def test_quick_start_object_forms_register_a_tool_the_model_can_call(pi_env: Any, tmp_path: Path) -> None:
-    turns = [
-        {"blocks": [{"tool_call": {"name": "hello_extension", "arguments": {"name": "Ada"}}}]},
-        {"blocks": [{"text": "done"}]},
-    ]
+    turns = [tool_turn("hello_extension", {"name": "Ada"}), text_turn("done")]
     env, done, rows = run_extension(pi_env, tmp_path, QUICK_START, turns, "--mode", "json", "greet Ada")
     assert "failed to load" not in done.stderr
     assert "hello_extension" in env.tool_names(0)
@@ -115,7 +115,7 @@ def activate(pi):
     pi.register_tool({"name": "secret", "description": "d", "execute": lambda *a: "ok", "hidden": True})
     pi.register_tool({"name": "later", "description": "d", "execute": lambda *a: "ok", "defaultInactive": True})
 """
-    env, _done, _rows = run_extension(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    env, _done, _rows = run_extension(pi_env, tmp_path, code, [text_turn("ok")], "-p", "hi")
     names = env.tool_names(0)
     assert "shown" in names and "secret" not in names and "later" not in names
 
@@ -128,7 +128,7 @@ def activate(pi):
     pi.on("some_future_event", lambda event, ctx: None)
     pi.on("agent_end", lambda event, ctx: open(os.environ["PIKO_TEST_LOG"], "a").write(json.dumps({"end": 1}) + "\\n"))
 """
-    _env, done, rows = run_extension(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "-p", "hi")
+    _env, done, rows = run_extension(pi_env, tmp_path, code, [text_turn("ok")], "-p", "hi")
     assert done.stderr.count("some_future_event") == 1
     assert rows == [{"end": 1}]
 
@@ -173,10 +173,7 @@ def activate(pi):
 
 
 def test_branch_loops_and_block_checks_of_the_reference_work(pi_env: Any, tmp_path: Path) -> None:
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]},
-        {"blocks": [{"text": "done"}]},
-    ]
+    turns = [tool_turn("bash", {"command": "echo hi"}), text_turn("done")]
     _env, _done, rows = run_extension(pi_env, tmp_path, BRANCH_WALKER, turns, "-p", "go")
     assert {"result_texts": ["hi\n"], "keyed": ["hi\n"]} in rows
     seen = next(row["seen"] for row in rows if "seen" in row)
@@ -247,7 +244,7 @@ def activate(pi):
 
 
 def test_context_apis_agent_models_side_turn_and_timers(pi_env: Any, tmp_path: Path) -> None:
-    turns = [{"blocks": [{"text": "the side answer"}]}]
+    turns = [text_turn("the side answer")]
     env, _done, rows = run_extension(pi_env, tmp_path, CONTEXT_APIS, turns, "-p", "/probe")
     facts = {k: v for row in rows for k, v in row.items()}
     assert facts["agent"] == ["main", 0] and facts["trusted"] is True  # nothing in the project to protect
@@ -298,9 +295,7 @@ def test_every_event_of_the_reference_is_subscribable_and_settled_and_info_fire(
     pi_env: Any, tmp_path: Path
 ) -> None:
     names = [name.removeprefix("piko_") for name in DECLARED_FOR_SUBSCRIPTION]
-    _env, done, rows = run_extension(
-        pi_env, tmp_path, SUBSCRIBER % names, [{"blocks": [{"text": "ok"}]}], "-p", "hi"
-    )
+    _env, done, rows = run_extension(pi_env, tmp_path, SUBSCRIBER % names, [text_turn("ok")], "-p", "hi")
     assert "no such event" not in done.stderr
     fired = [row["event"] for row in rows]
     assert fired.count("agent_settled") == 1
@@ -323,9 +318,7 @@ def activate(pi):
 
 
 def test_a_message_sent_by_an_input_handler_does_not_come_back_to_it(pi_env: Any, tmp_path: Path) -> None:
-    env, _done, rows = run_extension(
-        pi_env, tmp_path, REDIRECTING_INPUT, [{"blocks": [{"text": "ok"}]}], "-p", "hi"
-    )
+    env, _done, rows = run_extension(pi_env, tmp_path, REDIRECTING_INPUT, [text_turn("ok")], "-p", "hi")
     assert rows == [{"input": "hi", "source": "interactive"}]
     assert env.user_texts(0)[-1] == "[tagged] hi"
 
@@ -344,16 +337,12 @@ def activate(pi):
 def test_send_message_text_keeps_its_content_and_options_objects_are_read(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    env, _done, _rows = run_extension(
-        pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/note hello"
-    )
+    env, _done, _rows = run_extension(pi_env, tmp_path, SENDER, [text_turn("ok")], "-p", "/note hello")
     assert "plain text hello" in json.dumps(env.server.requests[0]["body"]["messages"])
 
 
 def test_an_aside_sent_while_idle_starts_a_turn(pi_env: Any, tmp_path: Path) -> None:
-    env, _done, _rows = run_extension(
-        pi_env, tmp_path, SENDER, [{"blocks": [{"text": "ok"}]}], "-p", "/aside now"
-    )
+    env, _done, _rows = run_extension(pi_env, tmp_path, SENDER, [text_turn("ok")], "-p", "/aside now")
     assert len(env.server.requests) == 1
     assert "aside now" in json.dumps(env.server.requests[0]["body"]["messages"])
 
@@ -376,7 +365,7 @@ def test_additional_context_reaches_the_next_request_after_the_results(pi_env: A
     turns = [
         {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo ran"}}},
                     {"tool_call": {"name": "lookup", "arguments": {}}}]},
-        {"blocks": [{"text": "done"}]},
+        text_turn("done"),
     ]  # fmt: skip
     env, done, _rows = run_extension(pi_env, tmp_path, PASSIVE_CONTEXT, turns, "--mode", "json", "go")
     ends = [e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end"]
@@ -418,10 +407,7 @@ def activate(pi):
 def test_tools_registered_in_session_start_are_active_and_display_registrations_load(
     pi_env: Any, tmp_path: Path
 ) -> None:
-    turns = [
-        {"blocks": [{"tool_call": {"name": "late_tool", "arguments": {}}}]},
-        {"blocks": [{"text": "ok"}]},
-    ]
+    turns = [tool_turn("late_tool", {}), text_turn("ok")]
     env, done, rows = run_extension(pi_env, tmp_path, LATE_AND_DISPLAY, turns, "--mode", "json", "go")
     assert "failed to load" not in done.stderr
     assert "late_tool" in env.tool_names(0)

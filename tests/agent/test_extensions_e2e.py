@@ -12,6 +12,9 @@ from agent_harness import run_extension
 from agent_harness import run_logging_extension
 from agent_harness import with_record
 
+from piko.testing import text_turn
+from piko.testing import tool_turn
+
 RECORDER = """
 import json, os
 LOG = os.environ["PIKO_TEST_LOG"]
@@ -61,10 +64,7 @@ def activate(pi):
             return {"block": True, "reason": "Blocked by policy"}
     pi.on("tool_call", gate)
 """
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "rm -rf build"}}}]},
-        {"blocks": [{"text": "ok"}]},
-    ]
+    turns = [tool_turn("bash", {"command": "rm -rf build"}), text_turn("ok")]
     env, done = _run_with(pi_env, tmp_path, code, turns, "clean up")
     assert done.returncode == 0, done.stderr
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
@@ -81,10 +81,7 @@ def activate(pi):
         raise RuntimeError("policy service down")
     pi.on("tool_call", broken)
 """
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo hi"}}}]},
-        {"blocks": [{"text": "ok"}]},
-    ]
+    turns = [tool_turn("bash", {"command": "echo hi"}), text_turn("ok")]
     env, done = _run_with(pi_env, tmp_path, code, turns, "go")
     events = json_lines(done.stdout)
     end = next(e for e in events if e["type"] == "tool_execution_end")
@@ -104,10 +101,7 @@ def activate(pi):
     pi.on("tool_call", revise)
     pi.on("tool_result", patch)
 """
-    turns = [
-        {"blocks": [{"tool_call": {"name": "bash", "arguments": {"command": "echo original"}}}]},
-        {"blocks": [{"text": "ok"}]},
-    ]
+    turns = [tool_turn("bash", {"command": "echo original"}), text_turn("ok")]
     _env, done = _run_with(pi_env, tmp_path, code, turns, "go")
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
     assert end["result"]["content"][0]["text"] == "patched: revised\n"
@@ -127,7 +121,7 @@ def activate(pi):
         return body
     pi.on("before_provider_request", payload)
 """
-    env, done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "bonjour"}]}], "hello")
+    env, done = _run_with(pi_env, tmp_path, code, [text_turn("bonjour")], "hello")
     assert done.returncode == 0, done.stderr
     body = env.server.requests[0]["body"]
     assert body["temperature"] == 0.25
@@ -146,9 +140,9 @@ def activate(pi):
         return {"action": "transform", "text": event.text.upper()}
     pi.on("input", shout)
 """
-    env, _done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "ok"}]}], "hello there")
+    env, _done = _run_with(pi_env, tmp_path, code, [text_turn("ok")], "hello there")
     assert env.server.requests[0]["body"]["messages"][-1]["content"][0]["text"] == "HELLO THERE"
-    env2, done2 = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "never"}]}], "skip me")
+    env2, done2 = _run_with(pi_env, tmp_path, code, [text_turn("never")], "skip me")
     assert done2.returncode == 0
     assert env2.server.requests == []
 
@@ -160,7 +154,7 @@ def activate(pi):
         return {"content": [{"type": "text", "text": b.text.replace("teh", "the")} if b.TYPE == "text" else b for b in event.message.content]}
     pi.on("assistant_message", fix)
 """
-    env, done = _run_with(pi_env, tmp_path, code, [{"blocks": [{"text": "teh answer"}]}], "q")
+    env, done = _run_with(pi_env, tmp_path, code, [text_turn("teh answer")], "q")
     end = [e for e in json_lines(done.stdout) if e["type"] == "message_end"][-1]
     assert end["message"]["content"][0]["text"] == "the answer"
     saved = [e for e in env.session_lines() if e["type"] == "message"][-1]
@@ -179,10 +173,7 @@ def activate(pi):
                      parameters={"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]},
                      execute=greet)
 """
-    turns = [
-        {"blocks": [{"tool_call": {"name": "greet", "arguments": {"name": "Ada"}}}]},
-        {"blocks": [{"text": "done"}]},
-    ]
+    turns = [tool_turn("greet", {"name": "Ada"}), text_turn("done")]
     ext = tmp_path / "ext.py"
     ext.write_text(code)
     env = pi_env(turns)
@@ -196,10 +187,7 @@ def activate(pi):
 
 
 def test_invalid_tool_arguments_become_an_error_result(pi_env: Any) -> None:
-    turns = [
-        {"blocks": [{"tool_call": {"name": "read", "arguments": {"offset": 3}}}]},
-        {"blocks": [{"text": "sorry"}]},
-    ]
+    turns = [tool_turn("read", {"offset": 3}), text_turn("sorry")]
     env = pi_env(turns)
     done = env.run("--mode", "json", "--provider", "mock", "--model", "mock-1", "read")
     assert done.returncode == 0, done.stderr
@@ -212,19 +200,7 @@ def test_invalid_tool_arguments_become_an_error_result(pi_env: Any) -> None:
 
 def test_edit_accepts_the_older_argument_shape(pi_env: Any) -> None:
     """pi 0.73.1 advertises ``edits[]`` but still takes top-level ``oldText``/``newText``."""
-    turns = [
-        {
-            "blocks": [
-                {
-                    "tool_call": {
-                        "name": "edit",
-                        "arguments": {"path": "notes.txt", "oldText": "second", "newText": "2nd"},
-                    }
-                }
-            ]
-        },
-        {"blocks": [{"text": "ok"}]},
-    ]
+    turns = [tool_turn("edit", {"path": "notes.txt", "oldText": "second", "newText": "2nd"}), text_turn("ok")]
     env = pi_env(turns)
     done = env.run("--mode", "json", "--provider", "mock", "--model", "mock-1", "edit")
     end = next(e for e in json_lines(done.stdout) if e["type"] == "tool_execution_end")
@@ -270,11 +246,7 @@ def activate(pi):
 
 
 def test_runtime_actions_reach_the_session(pi_env: Any, tmp_path: Path) -> None:
-    turns = [
-        {"blocks": [{"tool_call": {"name": "note", "arguments": {"text": "buy milk"}}}]},
-        {"blocks": [{"text": "done"}]},
-        {"blocks": [{"text": "second answer"}]},
-    ]
+    turns = [tool_turn("note", {"text": "buy milk"}), text_turn("done"), text_turn("second answer")]
     env, done, records = run_extension(
         pi_env, tmp_path, RUNTIME_ACTIONS, turns, "-p", "take a note", "and again", name="actions.py"
     )
@@ -316,7 +288,7 @@ def activate(pi):
 """
     ext = tmp_path / "ext.py"
     ext.write_text(code)
-    env = pi_env([{"blocks": [{"text": "ok"}]}], settings={"enableSkillCommands": False})
+    env = pi_env([text_turn("ok")], settings={"enableSkillCommands": False})
     env.trust()
     env.write(".pi/prompts/review.md", "---\ndescription: Review it\n---\nReview $1\n")
     env.write(".pi/skills/tidy/SKILL.md", "---\nname: tidy\ndescription: Tidy up\n---\nBody\n")
