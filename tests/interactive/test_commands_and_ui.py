@@ -9,6 +9,7 @@ from collections.abc import Callable
 import pytest
 from scripted_turns import TWELVE_ECHOES
 from scripted_turns import bash_then_answer
+from support.dialogs_extension import PATH as DIALOGS
 from tmux_terminal import Terminal
 
 BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
@@ -16,8 +17,8 @@ BOTH_MODES = pytest.mark.parametrize("tui_mode", ["regular", "fullscreen"])
 
 @pytest.fixture
 def ui(ready: Callable[..., Terminal]) -> Terminal:
-    """piko with ``ui_ext.py``, the extension whose dialogs, widgets and shortcuts most tests here drive."""
-    return ready("ui_ext.py")
+    """piko with ``ui_ext.py`` and the dialogs extension, whose commands most tests here drive."""
+    return ready("ui_ext.py", str(DIALOGS))
 
 
 def test_slash_opens_completion_and_filters(ui):

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from rpc_client import SAMPLE_ARGS
+from support.dialogs_extension import PATH as DIALOGS
 
 from piko.testing import text_turn
 
@@ -452,14 +453,14 @@ def test_get_commands_lists_extension_commands_templates_and_skills(rpc: Any) ->
             "---\nname: tidy\ndescription: Tidy things up\n---\nTidy.\n"
         )
 
-    process = rpc(extensions=("rpc_ui_ext.py",), prepare=prepare)
+    process = rpc(extensions=("rpc_ui_ext.py", str(DIALOGS)), prepare=prepare)
     commands = process.request({"id": "c", "type": "get_commands"})["data"]["commands"]
     assert process.close() == 0
     home = process.home
     by_name = {c["name"]: c for c in commands}
     assert by_name["pick"] == {
-        "name": "pick", "description": "Pick with select", "source": "extension",
-        "sourceInfo": {"path": str(Path(__file__).parent / "extensions" / "rpc_ui_ext.py"), "source": "local",
+        "name": "pick", "description": "Pick from a list", "source": "extension",
+        "sourceInfo": {"path": str(DIALOGS), "source": "local",
                        "scope": "user", "origin": "top-level"},
     }  # fmt: skip
     assert by_name["review"] == {

@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 import pytest
+from support.dialogs_extension import PATH as DIALOGS
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
-EXT = ("rpc_ui_ext.py",)
+EXT = ("rpc_ui_ext.py", str(DIALOGS))
 
 
 def ui_request(process: Any, method: str | None = None) -> dict[str, Any]:
@@ -27,16 +28,16 @@ def notice(process: Any) -> str:
 @pytest.mark.parametrize(
     ("command", "request_fields", "answer", "result"),
     [
-        ("/pick", {"method": "select", "title": "Pick one", "options": ["alpha", "beta"]}, {"value": "beta"}, "picked 'beta'"),
+        ("/pick", {"method": "select", "title": "Pick one", "options": ["alpha", "beta", "gamma"]}, {"value": "beta"}, "picked 'beta'"),
         ("/pick", {"method": "select"}, {"cancelled": True}, "picked None"),
-        ("/yesno", {"method": "confirm", "title": "Sure?", "message": "Really do it?"}, {"confirmed": True}, "confirmed True"),
-        ("/yesno", {"method": "confirm"}, {"confirmed": False}, "confirmed False"),
-        ("/yesno", {"method": "confirm"}, {"value": True}, "confirmed True"),  # the spec's older spelling
-        ("/yesno", {"method": "confirm"}, {"cancelled": True}, "confirmed False"),
-        ("/name", {"method": "input", "title": "Your name", "placeholder": "e.g. Ada"}, {"value": "Ada"}, "name 'Ada'"),
-        ("/name", {"method": "input"}, {"cancelled": True}, "name None"),
-        ("/edit", {"method": "editor", "title": "Edit the text", "prefill": "prefilled"}, {"value": "new"}, "edited 'new'"),
-        ("/edit", {"method": "editor"}, {}, "edited None"),
+        ("/sure", {"method": "confirm", "title": "Sure?", "message": "Really do it?"}, {"confirmed": True}, "confirmed True"),
+        ("/sure", {"method": "confirm"}, {"confirmed": False}, "confirmed False"),
+        ("/sure", {"method": "confirm"}, {"value": True}, "confirmed True"),  # the spec's older spelling
+        ("/sure", {"method": "confirm"}, {"cancelled": True}, "confirmed False"),
+        ("/ask", {"method": "input", "title": "Your name", "placeholder": "e.g. Ada"}, {"value": "Ada"}, "name 'Ada'"),
+        ("/ask", {"method": "input"}, {"cancelled": True}, "name None"),
+        ("/edit-it", {"method": "editor", "title": "Edit the text", "prefill": "prefilled"}, {"value": "new"}, "edited 'new'"),
+        ("/edit-it", {"method": "editor"}, {}, "edited None"),
     ],
 )  # fmt: skip
 def test_dialog_waits_for_the_matching_response(
@@ -60,7 +61,7 @@ def test_dialog_waits_for_the_matching_response(
 
 def test_dialog_timeout_and_abort_give_the_cancel_value(rpc: Any) -> None:
     process = rpc(extensions=EXT)
-    process.send({"id": "t", "type": "prompt", "message": "/slow"})
+    process.send({"id": "t", "type": "prompt", "message": "/quick 150"})
     request = ui_request(process, "select")
     assert request["timeout"] == 150
     assert notice(process) == "timed out with None"

@@ -1,4 +1,5 @@
-"""Test extension for the interactive mode: commands using ``ctx.ui``, a shortcut, renderers, a tool."""
+"""Test extension for the interactive mode: widgets, custom components, a shortcut, renderers, a tool
+(the dialogs are ``tests/support/dialogs_extension.py``)."""
 
 from __future__ import annotations
 
@@ -8,30 +9,6 @@ from rich.text import Text
 
 
 def activate(pi: Any) -> None:
-    async def pick(args: str, ctx: Any) -> None:
-        choice = await ctx.ui.select("Pick one", ["alpha", "beta", "gamma"])
-        ctx.ui.notify(f"picked {choice!r}", "info")
-
-    async def sure(args: str, ctx: Any) -> None:
-        answer = await ctx.ui.confirm("Sure?", "Really do it?")
-        ctx.ui.notify(f"confirmed {answer!r}", "warning")
-
-    async def ask(args: str, ctx: Any) -> None:
-        name = await ctx.ui.input("Your name", "e.g. Ada")
-        ctx.ui.notify(f"name {name!r}")
-
-    async def secret(args: str, ctx: Any) -> None:
-        value = await ctx.ui.input("Your token", password=True)
-        ctx.ui.notify(f"token has {len(value or '')} characters")
-
-    async def edit(args: str, ctx: Any) -> None:
-        text = await ctx.ui.editor("Edit the text", "prefilled")
-        ctx.ui.notify(f"edited {text!r}")
-
-    async def quick(args: str, ctx: Any) -> None:
-        choice = await ctx.ui.select("Quick!", ["a", "b"], timeout=1500)
-        ctx.ui.notify(f"timed out with {choice!r}", "error")
-
     def decorate(args: str, ctx: Any) -> None:
         ctx.ui.set_status("ext", "ext-status-on")
         ctx.ui.set_widget("w", ["widget line one", "widget line two"])
@@ -91,12 +68,6 @@ def activate(pi: Any) -> None:
     pi.register_command("overlay", description="A custom overlay", handler=overlay)
     pi.register_command("footer", description="A custom footer", handler=footer)
     pi.register_command("framed", description="A custom editor", handler=framed_editor)
-    pi.register_command("pick", description="Pick from a list", handler=pick)
-    pi.register_command("sure", description="Confirm something", handler=sure)
-    pi.register_command("ask", description="Ask for a name", handler=ask)
-    pi.register_command("secret", description="Ask for a token, hidden", handler=secret)
-    pi.register_command("edit-it", description="Edit a text", handler=edit)
-    pi.register_command("quick", description="A dialog that times out", handler=quick)
     pi.register_command("decorate", description="Status and widgets", handler=decorate)
     pi.register_command("undecorate", description="Remove status and widgets", handler=undecorate)
     pi.register_command("note", description="Send a custom message", handler=note)

@@ -1,4 +1,5 @@
-"""Test extension for RPC mode: commands that use every ``ctx.ui`` method, and other edge cases."""
+"""Test extension for RPC mode: an aborted dialog, the fire-and-forget ``ctx.ui`` methods, and other
+edge cases (the dialogs are ``tests/support/dialogs_extension.py``)."""
 
 from __future__ import annotations
 
@@ -10,26 +11,6 @@ from piko.lib.abort import AbortController
 
 
 def activate(pi: Any) -> None:
-    async def pick(args: str, ctx: Any) -> None:
-        choice = await ctx.ui.select("Pick one", ["alpha", "beta"])
-        ctx.ui.notify(f"picked {choice!r}", "info")
-
-    async def yes_no(args: str, ctx: Any) -> None:
-        answer = await ctx.ui.confirm("Sure?", "Really do it?")
-        ctx.ui.notify(f"confirmed {answer!r}", "warning")
-
-    async def ask_name(args: str, ctx: Any) -> None:
-        name = await ctx.ui.input("Your name", "e.g. Ada")
-        ctx.ui.notify(f"name {name!r}")
-
-    async def edit(args: str, ctx: Any) -> None:
-        text = await ctx.ui.editor("Edit the text", "prefilled")
-        ctx.ui.notify(f"edited {text!r}")
-
-    async def slow(args: str, ctx: Any) -> None:
-        choice = await ctx.ui.select("Quick!", ["a", "b"], timeout=150)
-        ctx.ui.notify(f"timed out with {choice!r}")
-
     async def abortable(args: str, ctx: Any) -> None:
         controller = AbortController()
         asyncio.get_running_loop().call_later(0.15, controller.abort)
@@ -61,11 +42,6 @@ def activate(pi: Any) -> None:
     def chatty(args: str, ctx: Any) -> None:
         print("this goes to stderr, never to the protocol")
 
-    pi.register_command("pick", description="Pick with select", handler=pick)
-    pi.register_command("yesno", description="Ask for confirmation", handler=yes_no)
-    pi.register_command("name", description="Ask for a name", handler=ask_name)
-    pi.register_command("edit", description="Open the editor", handler=edit)
-    pi.register_command("slow", description="A select that times out", handler=slow)
     pi.register_command("abortable", description="A confirm that is aborted", handler=abortable)
     pi.register_command("fire", description="Fire-and-forget UI calls", handler=fire)
     pi.register_command("boom", description="Fails", handler=boom)
