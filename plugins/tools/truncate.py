@@ -42,20 +42,11 @@ class TruncationResult(Record):
     max_bytes: int = DEFAULT_MAX_BYTES
 
     def to_details(self) -> dict[str, Any]:
-        """The camelCase form tools put in ``details.truncation``."""
-        return {
-            "content": self.content,
-            "truncated": self.truncated,
-            "truncatedBy": self.truncated_by,
-            "totalLines": self.total_lines,
-            "totalBytes": self.total_bytes,
-            "outputLines": self.output_lines,
-            "outputBytes": self.output_bytes,
-            "lastLinePartial": self.last_line_partial,
-            "firstLineExceedsLimit": self.first_line_exceeds_limit,
-            "maxLines": self.max_lines,
-            "maxBytes": self.max_bytes,
-        }
+        """The camelCase form tools put in ``details.truncation``: every field, in order, as the
+        data model writes a record."""
+        from piko.data.wire import record_to_wire
+
+        return record_to_wire(self)
 
 
 def byte_length(text: str) -> int:
