@@ -11,6 +11,8 @@ names the extension files of this source's packages.
 from __future__ import annotations
 
 import shutil
+from abc import ABC
+from abc import abstractmethod
 from pathlib import Path
 from typing import Any
 
@@ -50,19 +52,27 @@ class PackageContext:
             ignore.write_text("*\n!.gitignore\n", encoding="utf-8")
 
 
-class PackageSource:
-    """Base class of the built-in sources; a plugin's source may implement the same methods."""
+class PackageSource(ABC):
+    """Base class of the built-in sources; a plugin's source may implement the same methods.
+
+    A subclass must give ``parse``, ``install`` and ``remove``: one that lacks any of them cannot
+    be made (``TypeError`` naming what is missing), so it fails where it is registered, not at the
+    first ``pi install``.
+    """
 
     scheme = ""
 
+    @abstractmethod
     def parse(self, source: str, base: Path) -> PackageRef:
-        raise NotImplementedError
+        """The reference ``source`` (as the user typed it) names; ``base`` resolves relative paths."""
 
+    @abstractmethod
     def install(self, ref: PackageRef, ctx: PackageContext) -> None:
-        raise NotImplementedError
+        """Install the package into ``ctx``'s scope."""
 
+    @abstractmethod
     def remove(self, ref: PackageRef, ctx: PackageContext) -> None:
-        raise NotImplementedError
+        """Remove the package from ``ctx``'s scope."""
 
     def update(self, ref: PackageRef, ctx: PackageContext) -> None:
         self.install(ref, ctx)

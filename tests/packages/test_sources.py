@@ -75,3 +75,29 @@ def test_settings_form() -> None:
     )
     assert settings_form(parse("git:file:///srv/r#v1"), BASE) == "git:/srv/r#v1"
     assert settings_form(parse("npm:x@1"), BASE) == "npm:x@1"
+
+
+def test_a_source_class_must_give_parse_install_and_remove() -> None:
+    """``PackageSource``'s three abstract methods: a subclass lacking one cannot be made, and the
+    error names what is missing; the rest have defaults."""
+    from piko.plugins.packages.base import PackageSource
+    from piko.plugins.packages.sources import PackageRef
+
+    class ParseOnly(PackageSource):
+        def parse(self, source: str, base: Path) -> PackageRef:
+            return PackageRef("demo", source, source, f"demo:{source}")
+
+    with pytest.raises(TypeError, match=r"install.*remove"):
+        ParseOnly()  # type: ignore[abstract]
+
+    class Whole(ParseOnly):
+        def install(self, ref: PackageRef, ctx: object) -> None:
+            pass
+
+        def remove(self, ref: PackageRef, ctx: object) -> None:
+            pass
+
+    whole = Whole()
+    ref = whole.parse("x", BASE)
+    assert whole.installed_path(ref, None) is None  # type: ignore[arg-type]
+    assert whole.details(ref, None) == {} and whole.declared_resources(ref, None) == {}  # type: ignore[arg-type]
