@@ -92,15 +92,6 @@ def test_missing_base_url_is_an_error_event() -> None:
     assert events[0].error.error_message.startswith("Azure OpenAI base URL is required.")
 
 
-@pytest.mark.parametrize(
-    ("status", "message"), [(400, "400 Invalid request."), (401, "401 Incorrect API key provided.")]
-)
-def test_http_errors(status: int, message: str) -> None:
-    with LLMServer([{"status": status}]) as server:
-        events = collect(stream, azure(server), context(), opts())
-    assert events[-1].error is not None and events[-1].error.error_message == message
-
-
 def test_rate_limit_retry_and_abort() -> None:
     turns = [
         {"status": 429, "headers": {"retry-after": "0"}},

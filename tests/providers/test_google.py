@@ -16,7 +16,6 @@ from support.stream_runs import context
 from support.stream_runs import model_factory
 from support.stream_runs import options_factory
 from support.stream_runs import reading_turn
-from support.stream_runs import refused
 from support.stream_runs import stream_fn
 from support.stream_runs import types
 from support.streams import CASSETTES
@@ -151,24 +150,6 @@ def test_images_and_tool_result_images() -> None:
     assert text_only[2]["parts"][0]["functionResponse"]["response"] == {
         "output": "(tool image omitted: model does not support images)"
     }
-
-
-@pytest.mark.parametrize(
-    ("status", "expected"),
-    [
-        (
-            400,
-            '{"error":{"code":400,"message":"Request contains an invalid argument.","status":"INVALID_ARGUMENT"}}',
-        ),
-        (
-            429,
-            '{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}',
-        ),
-    ],
-)
-def test_http_errors_are_the_json_body(status: int, expected: str) -> None:
-    # the Google SDK does not retry
-    assert refused(stream, gemini, opts(), {"status": status}) == (expected, 1)
 
 
 def test_non_json_error_body_is_wrapped() -> None:

@@ -16,7 +16,6 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Callable
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,9 +23,8 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.pi_dirs import write_mock_models
+from support.provider_wires import WIRES
 from support.stream_runs import context
-from support.stream_runs import model
-from support.stream_runs import stream_fn
 
 from piko.data.events import MessageUpdateEvent
 from piko.data.events import event_to_wire
@@ -40,25 +38,6 @@ SLACK = 4.3
 # characters joined and parsed per character streamed: each is joined at most twice (into a run
 # of pieces, then into the whole) and parsed once
 WORK_PER_CHARACTER = 3.0
-
-APIS: dict[str, tuple[str, str, Callable[[str], str]]] = {
-    # name: (api, stream module, base URL from the server's)
-    "openai-completions": ("openai-completions", "openai_completions.wire", lambda b: b + "/v1"),
-    "anthropic-messages": ("anthropic-messages", "anthropic_messages.wire", lambda b: b),
-    "openai-responses": ("openai-responses", "openai_responses.wire", lambda b: b + "/v1"),
-    "azure-openai-responses": (
-        "azure-openai-responses",
-        "azure_openai_responses.wire",
-        lambda b: b + "/openai/v1",
-    ),
-    "google-generative-ai": ("google-generative-ai", "google_generative_ai.wire", lambda b: b + "/v1beta"),
-    "mistral-conversations": (
-        "mistral-conversations",
-        "mistral_conversations.wire",
-        lambda b: b + "/mistral",
-    ),
-    "bedrock-converse-stream": ("bedrock-converse-stream", "bedrock_converse.wire", lambda b: b),
-}
 
 
 @pytest.fixture(autouse=True)
@@ -124,12 +103,10 @@ class LineCounter:
 def measure(api_name: str, size: int) -> tuple[int, int, int, int, dict[str, Any]]:
     """(characters joined and parsed, partial parses, wire bytes of the updates, Python lines run,
     final arguments)."""
-    api, module, base = APIS[api_name]
-    stream = stream_fn(module)
+    wire = WIRES[api_name]
+    stream = wire.stream
     with LLMServer([turn(size)]) as server:
-        m = model(api, base(server.base_url), reasoning=True)
-        if api_name == "bedrock-converse-stream":
-            m.provider = "amazon-bedrock"
+        m = wire.model(server, model_id="test-model", reasoning=True)
 
         async def run() -> tuple[int, dict[str, Any]]:
             wire_bytes = 0
@@ -149,7 +126,7 @@ def measure(api_name: str, size: int) -> tuple[int, int, int, int, dict[str, Any
     return WORK.chars_joined + WORK.chars_parsed, WORK.parses, wire_bytes, counter.lines, arguments
 
 
-@pytest.mark.parametrize("api_name", list(APIS))
+@pytest.mark.parametrize("api_name", list(WIRES))
 def test_assembly_work_grows_linearly_with_the_stream(api_name: str) -> None:
     small_work, small_parses, small_bytes, small_lines, small_args = measure(api_name, SMALL)
     large_work, large_parses, large_bytes, large_lines, large_args = measure(api_name, LARGE)

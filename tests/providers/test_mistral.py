@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from support.llm_server import LLMServer
 from support.stream_runs import PiRecording
 from support.stream_runs import assert_cut_stall_and_abort
@@ -14,7 +13,6 @@ from support.stream_runs import context
 from support.stream_runs import model_factory
 from support.stream_runs import options_factory
 from support.stream_runs import reading_turn
-from support.stream_runs import refused
 from support.stream_runs import stream_fn
 from support.stream_runs import types
 
@@ -101,24 +99,6 @@ def test_tool_call_ids_become_nine_characters() -> None:
     assert tool["content"] == [
         {"type": "text", "text": "[tool error] (tool image omitted: model does not support images)"}
     ]
-
-
-@pytest.mark.parametrize(
-    ("status", "expected"),
-    [
-        (
-            401,
-            'Mistral API error (401): {"message":"Unauthorized","request_id":"0b6a3e1c9f2d4e5a8b7c6d5e4f3a2b1c"}',
-        ),
-        (
-            429,
-            'Mistral API error (429): {"object":"error","message":"Rate limit exceeded","type":"rate_limited","param":null,"code":"1300"}',
-        ),
-    ],
-)
-def test_http_errors(status: int, expected: str) -> None:
-    # pi asks the SDK for no retries
-    assert refused(stream, mistral, opts(), {"status": status}) == (expected, 1)
 
 
 def test_error_wording() -> None:

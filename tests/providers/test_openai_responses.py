@@ -254,19 +254,6 @@ def test_incomplete_response_stops_for_length() -> None:
 # -- errors ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("status", "message"),
-    [
-        (400, "400 Invalid request."),
-        (401, "401 Incorrect API key provided."),
-        (404, "404 The model does not exist or you do not have access to it."),
-    ],
-)
-def test_client_errors_end_with_the_sdk_message(status: int, message: str) -> None:
-    # not retried
-    assert refused(stream, responses_model, opts(), {"status": status}) == (message, 1)
-
-
 def test_rate_limit_is_retried_after_retry_after() -> None:
     turns = [{"status": 429, "headers": {"retry-after-ms": "10"}}, {"blocks": [{"text": "recovered"}]}]
     with LLMServer(turns) as server:

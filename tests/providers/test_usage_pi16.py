@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
+from support.provider_wires import WIRES
+from support.provider_wires import Wire
 from support.stream_runs import collect
 from support.stream_runs import context
 from support.stream_runs import model
-from support.stream_runs import model_factory
 from support.streams import final
 
 from piko.data.messages import Cost
@@ -22,42 +23,36 @@ from piko.data.wire import to_wire
 USAGE = {"input": 40, "output": 30, "reasoning": 12}
 BLOCKS = [{"text": "ok"}]
 
-# (stream module, api, path, model id): each provider whose wire says how many tokens were reasoning
+# each provider whose wire says how many tokens were reasoning
 REASONING_WIRES = [
-    ("openai_completions.wire", "openai-completions", "/v1", "gpt-test"),
-    ("openai_responses.wire", "openai-responses", "/v1", "gpt-test"),
-    ("google_generative_ai.wire", "google-generative-ai", "/v1beta", "gemini-2.5-flash"),
-    ("anthropic_messages.wire", "anthropic-messages", "", "claude-test"),
+    WIRES[api]
+    for api in ("openai-completions", "openai-responses", "google-generative-ai", "anthropic-messages")
 ]
 
 
-def _answer(module: str, api: str, path: str, model_id: str, turn: dict[str, Any], **fields: Any) -> Any:
-    from piko.platform.registries import resolve_import
-
-    stream = resolve_import(f"piko.plugins.providers.{module}:stream")
+def _answer(wire: Wire, turn: dict[str, Any], **fields: Any) -> Any:
     with LLMServer([turn]) as server:
-        make = model_factory(api, path, model_id, **fields)
-        return final(collect(stream, make(server), context(tools=False)))
+        return final(collect(wire.stream, wire.model(server, **fields), context(tools=False)))
 
 
-@pytest.mark.parametrize(("module", "api", "path", "model_id"), REASONING_WIRES)
-def test_reasoning_tokens_are_read_as_part_of_output(module: str, api: str, path: str, model_id: str) -> None:
-    message = _answer(module, api, path, model_id, {"blocks": BLOCKS, "usage": USAGE})
+@pytest.mark.parametrize("wire", REASONING_WIRES, ids=lambda wire: wire.api)
+def test_reasoning_tokens_are_read_as_part_of_output(wire: Wire) -> None:
+    message = _answer(wire, {"blocks": BLOCKS, "usage": USAGE})
     usage = message.usage
     assert (usage.output, usage.reasoning) == (30, 12)  # already in output, as the wire counts it
     assert usage.cost.total_from_provider is False  # estimated from the catalog's prices
-    wire = to_wire(usage)
-    assert list(wire) == ["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost"]
-    assert list(wire["cost"])[-2:] == ["total", "totalFromProvider"]
+    written = to_wire(usage)
+    assert list(written) == ["input", "output", "cacheRead", "cacheWrite", "reasoning", "totalTokens", "cost"]
+    assert list(written["cost"])[-2:] == ["total", "totalFromProvider"]
 
 
 def test_a_wire_without_a_reasoning_count() -> None:
     """pi 1.6 writes ``reasoning: 0`` where OpenAI's usage has no count; Anthropic's usage without
     ``thinking_tokens`` leaves the field out, as pi 1.6's does."""
     plain = {"blocks": BLOCKS, "usage": {"input": 40, "output": 30}}
-    assert _answer(*REASONING_WIRES[0], plain).usage.reasoning == 0
-    assert _answer(*REASONING_WIRES[3], plain).usage.reasoning is None
-    assert "reasoning" not in to_wire(_answer(*REASONING_WIRES[3], plain).usage)
+    assert _answer(REASONING_WIRES[0], plain).usage.reasoning == 0
+    assert _answer(REASONING_WIRES[3], plain).usage.reasoning is None
+    assert "reasoning" not in to_wire(_answer(REASONING_WIRES[3], plain).usage)
 
 
 OPENROUTER = {"provider": "openrouter", "cost": model("x", "").cost}
@@ -72,11 +67,11 @@ OPENROUTER = {"provider": "openrouter", "cost": model("x", "").cost}
           "upstream_inference_prompt_cost": 0.01, "upstream_inference_completions_cost": 0.005}}, 0.016),
     ],
 )  # fmt: skip
-@pytest.mark.parametrize("wire", [REASONING_WIRES[0], REASONING_WIRES[3]])
+@pytest.mark.parametrize("wire", [REASONING_WIRES[0], REASONING_WIRES[3]], ids=lambda wire: wire.api)
 def test_openrouter_billed_cost_replaces_the_estimate(
-    wire: tuple[str, ...], extra: dict[str, Any], total: float
+    wire: Wire, extra: dict[str, Any], total: float
 ) -> None:
-    message = _answer(*wire, {"blocks": BLOCKS, "usage_extra": extra}, **OPENROUTER)
+    message = _answer(wire, {"blocks": BLOCKS, "usage_extra": extra}, **OPENROUTER)
     cost = message.usage.cost
     assert cost.total == pytest.approx(total) and cost.total_from_provider is True
     assert cost.input == 3 / 1_000_000 * message.usage.input  # the parts stay catalog estimates
@@ -90,14 +85,14 @@ def test_openrouter_billed_cost_replaces_the_estimate(
       "upstream_inference_completions_cost": 0.1}}],
 )  # fmt: skip
 def test_incomplete_openrouter_accounting_keeps_the_estimate(extra: dict[str, Any]) -> None:
-    message = _answer(*REASONING_WIRES[0], {"blocks": BLOCKS, "usage_extra": extra}, **OPENROUTER)
+    message = _answer(REASONING_WIRES[0], {"blocks": BLOCKS, "usage_extra": extra}, **OPENROUTER)
     cost = message.usage.cost
     assert cost.total_from_provider is False
     assert cost.total == cost.input + cost.output + cost.cache_read + cost.cache_write
 
 
 def test_a_cost_field_from_another_provider_is_not_taken_as_billed() -> None:
-    message = _answer(*REASONING_WIRES[0], {"blocks": BLOCKS, "usage_extra": {"cost": 9, "is_byok": False}})
+    message = _answer(REASONING_WIRES[0], {"blocks": BLOCKS, "usage_extra": {"cost": 9, "is_byok": False}})
     assert message.usage.cost.total_from_provider is False and message.usage.cost.total < 1
 
 
