@@ -8,14 +8,13 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.llm_server import cassette_turns
+from support.provider_wires import WIRES
 from support.stream_runs import PiRecording
 from support.stream_runs import collect
 from support.stream_runs import collect_aborting
 from support.stream_runs import context
 from support.stream_runs import model
-from support.stream_runs import model_factory
 from support.stream_runs import options_factory
-from support.stream_runs import stream_fn
 from support.stream_runs import types
 from support.streams import CASSETTES
 
@@ -27,8 +26,8 @@ from piko.plugins.providers.azure_openai_responses.wire import parse_deployment_
 from piko.plugins.providers.azure_openai_responses.wire import resolve_config
 
 API = "azure-openai-responses"
-stream = stream_fn("azure_openai_responses.wire")
-azure = model_factory(API, "/openai/v1", "gpt-test")
+stream = WIRES[API].stream
+azure = WIRES[API].model
 
 
 @pytest.fixture(autouse=True)

@@ -7,16 +7,15 @@ from typing import Any
 import pytest
 from support.llm_server import LLMServer
 from support.llm_server import cassette_turns
+from support.provider_wires import WIRES
 from support.stream_runs import SEQUENTIAL_READS
 from support.stream_runs import PiRecording
 from support.stream_runs import assert_cut_stall_and_abort
 from support.stream_runs import broken_off
 from support.stream_runs import collect
 from support.stream_runs import context
-from support.stream_runs import model_factory
 from support.stream_runs import options_factory
 from support.stream_runs import reading_turn
-from support.stream_runs import stream_fn
 from support.stream_runs import types
 from support.streams import CASSETTES
 
@@ -32,8 +31,8 @@ from piko.plugins.providers.google_generative_ai.wire import convert_messages
 from piko.plugins.providers.google_generative_ai.wire import thinking_config
 
 API = "google-generative-ai"
-stream = stream_fn("google_generative_ai.wire")
-gemini = model_factory(API, "/v1beta", "gemini-2.5-flash", provider="google")
+stream = WIRES[API].stream
+gemini = WIRES[API].model
 opts = options_factory(api_key="gem-key")
 
 

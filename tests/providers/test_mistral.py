@@ -5,15 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from support.llm_server import LLMServer
+from support.provider_wires import WIRES
 from support.stream_runs import PiRecording
 from support.stream_runs import assert_cut_stall_and_abort
 from support.stream_runs import claude_message
 from support.stream_runs import collect
 from support.stream_runs import context
-from support.stream_runs import model_factory
 from support.stream_runs import options_factory
 from support.stream_runs import reading_turn
-from support.stream_runs import stream_fn
 from support.stream_runs import types
 
 from piko.data.messages import ImageContent
@@ -29,8 +28,8 @@ from piko.plugins.providers.mistral_conversations.wire import mistral_error_mess
 from piko.plugins.providers.mistral_conversations.wire import tool_call_id_normalizer
 
 API = "mistral-conversations"
-stream = stream_fn("mistral_conversations.wire")
-mistral = model_factory(API, "/mistral", "mistral-large-latest", provider="mistral")
+stream = WIRES[API].stream
+mistral = WIRES[API].model
 opts = options_factory(api_key="mis-key")
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from support.llm_server import LLMServer
+from support.provider_wires import WIRES
 from support.stream_runs import PiRecording
 from support.stream_runs import broken_off
 from support.stream_runs import claude_message
@@ -15,10 +16,8 @@ from support.stream_runs import collect
 from support.stream_runs import collect_aborting
 from support.stream_runs import context
 from support.stream_runs import model
-from support.stream_runs import model_factory
 from support.stream_runs import options_factory
 from support.stream_runs import refused
-from support.stream_runs import stream_fn
 from support.stream_runs import types
 
 from piko.data.messages import AssistantMessage
@@ -37,8 +36,8 @@ from piko.plugins.providers.openai_responses.wire import openai_error_message
 from piko.plugins.providers.openai_responses.wire import parse_text_signature
 
 API = "openai-responses"
-stream = stream_fn("openai_responses.wire")
-responses_model = model_factory(API, "/v1", "gpt-test")
+stream = WIRES[API].stream
+responses_model = WIRES[API].model
 opts = options_factory(api_key="test-key")
 
 

@@ -31,9 +31,11 @@ class Wire(NamedTuple):
     def stream(self) -> Callable[..., Any]:
         return stream_fn(self.module)
 
-    def model(self, server: LLMServer | None, **fields: Any) -> Model:
-        """The test model of this API at ``path`` on ``server`` (``fields`` over its defaults)."""
-        return model_factory(self.api, self.path, self.model_id, provider=self.provider)(server, **fields)
+    def model(self, server: LLMServer | None, model_id: str | None = None, **fields: Any) -> Model:
+        """The test model (``model_id``, else the wire's) of this API at ``path`` on ``server``, on
+        a closed port when ``server`` is ``None``; ``fields`` over its defaults."""
+        make = model_factory(self.api, self.path, self.model_id, provider=self.provider)
+        return make(server, model_id or self.model_id, **fields)
 
 
 WIRES: dict[str, Wire] = {
