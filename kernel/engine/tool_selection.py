@@ -200,14 +200,19 @@ def recorded_loadout(branch: Sequence[Any]) -> Loadout | None:
             message = entry.raw.get("message")
             if not isinstance(message, dict):
                 continue
-            added = _tool_names(message.get("toolsAdded"))
-            removed = _tool_names(message.get("toolsRemoved"))
-            kept = [n for n in active or [] if n not in removed]  # pi: removals first, then additions
-            active = kept + [n for n in added if n not in kept]
-            known.update(added + removed)
+            active = list(replay(active or (), message))
+            known.update(_tool_names(message.get("toolsAdded")) + _tool_names(message.get("toolsRemoved")))
     if active is None:
         return None
     return Loadout(active=tuple(active), known=tuple(sorted(known)))
+
+
+def replay(active: Sequence[str], message: dict[str, Any]) -> tuple[str, ...]:
+    """The tools ``active`` becomes under one tool record (``message``, a pi 1.6 ``system``
+    message): its ``toolsRemoved`` leave first, then its ``toolsAdded`` not already there follow."""
+    removed = set(_tool_names(message.get("toolsRemoved")))
+    kept = [n for n in active if n not in removed]
+    return (*kept, *(n for n in _tool_names(message.get("toolsAdded")) if n not in kept))
 
 
 def has_tool_record(branch: Sequence[Any]) -> bool:
@@ -281,7 +286,6 @@ class LoadoutRecorder:
         elif set(active) == set(recorded.active):
             return recorded.active
         before = recorded.active if recorded is not None and has_tool_record(branch) else None
-        manager.append_message(tool_record(active, known, before, self.declare, int(time.time() * 1000)))
-        if before is None:
-            return tuple(active)
-        return (*(n for n in before if n in active), *(n for n in active if n not in before))
+        message = tool_record(active, known, before, self.declare, int(time.time() * 1000))
+        manager.append_message(message)
+        return replay(before or (), message)  # as the file now reads
