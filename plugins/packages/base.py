@@ -56,8 +56,8 @@ class PackageSource(ABC):
     """Base class of the built-in sources; a plugin's source may implement the same methods.
 
     A subclass must give ``parse``, ``install`` and ``remove``: one that lacks any of them cannot
-    be made (``TypeError`` naming what is missing), so it fails where it is registered, not at the
-    first ``pi install``.
+    be made (a ``TypeError`` names what is missing), so it fails as its object is created, not
+    part-way through an install or a removal.
     """
 
     scheme = ""
