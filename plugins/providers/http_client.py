@@ -314,7 +314,7 @@ async def send_with_retries(
         response: StreamedResponse
         try:
             if target is not None:
-                response = await post(target, spec.headers, content, seconds)
+                response = await post(target, wire_headers, content, seconds)
                 if response.is_redirect:  # httpx's client follows redirects, to https too
                     await response.aclose()
                     target = None

@@ -76,16 +76,16 @@ def _pool() -> PlainConnections:
 
 
 async def post(
-    target: PlainTarget, headers: Mapping[str, str], content: bytes, timeout_s: float | None
+    target: PlainTarget, headers: Mapping[bytes, bytes], content: bytes, timeout_s: float | None
 ) -> PlainResponse:
-    """POST ``content`` to ``target`` with ``headers`` (after ``Host`` and httpx's defaults,
-    which they override), every step limited to ``timeout_s``; the answer's body is read from
-    the response."""
+    """POST ``content`` to ``target`` with ``headers`` (encoded as sent, by
+    ``http_client.header_bytes``; after ``Host`` and httpx's defaults, which they override), every
+    step limited to ``timeout_s``; the answer's body is read from the response."""
     given = {name.lower() for name in headers}
-    raw: list[tuple[bytes, bytes]] = [] if "host" in given else [(b"Host", target.host_header)]
+    raw: list[tuple[bytes, bytes]] = [] if b"host" in given else [(b"Host", target.host_header)]
     raw.extend((name, value) for key, name, value in _DEFAULT_HEADERS if key not in given)
-    raw.extend((name.encode("ascii"), value.encode("latin-1")) for name, value in headers.items())
-    if "content-length" not in given:
+    raw.extend(headers.items())
+    if b"content-length" not in given:
         raw.append((b"Content-Length", str(len(content)).encode("ascii")))
     timeouts = Timeouts(timeout_s, timeout_s, timeout_s)
     answer = await _pool().request(
@@ -95,7 +95,7 @@ async def post(
 
 
 _DEFAULT_HEADERS = tuple(
-    (name.lower(), name.encode("ascii"), value.encode("ascii"))
+    (name.lower().encode("ascii"), name.encode("ascii"), value.encode("ascii"))
     for name, value in (
         ("Accept", "*/*"),
         ("Accept-Encoding", "gzip, deflate"),
