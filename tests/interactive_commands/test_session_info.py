@@ -296,14 +296,13 @@ def test_copy_on_wayland_leaves_wl_copy_running_and_a_hung_tool_gives_way(
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     written: list[str] = []
-    began = time.monotonic()
     assert copy_to_clipboard("wayland", platform="linux", env={"WAYLAND_DISPLAY": "wayland-0"}) == ["tool"]
-    assert time.monotonic() - began < 10
     deadline = time.monotonic() + 10
     while not (started.exists() and started.read_text().strip()) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert (tmp_path / "wl.txt").read_text() == "wayland"
-    os.kill(int(started.read_text()), signal.SIGKILL)  # still running: it was not waited for
+    # still running (waited for, it would have ended with its 30 s sleep): the kill finds it
+    os.kill(int(started.read_text()), signal.SIGKILL)
     # a pbcopy that never exits: killed after TOOL_TIMEOUT_S, then OSC 52
     monkeypatch.setattr(clipboard, "TOOL_TIMEOUT_S", 0.3)
     hung = bin_dir / "pbcopy"
