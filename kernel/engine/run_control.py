@@ -104,32 +104,24 @@ class RunControl:
 
     async def _run(self, start: Callable[[], Awaitable[Any]]) -> None:
         await start()
-        while True:
-            last, self._last = self._last, None
-            if last is None:
-                if self._queued_after_the_run():
-                    await self._agent.continue_()
-                    continue
-                return
-            model = self._services.model()
-            if self._retry.is_retryable(last, model) and self._retry.enabled:
-                if await self._retry.wait(last, self._agent.state.messages):
-                    await self._agent.continue_()
-                    continue
-                return
+        while await self._goes_on():
+            await self._agent.continue_()
+
+    async def _goes_on(self) -> bool:
+        """Whether the agent continues after its last run: a retryable failure once its backoff
+        is waited, an overflow compacted, messages queued while it ended or compaction ran."""
+        last, self._last = self._last, None
+        if last is not None:
+            if self._retry.is_retryable(last, self._services.model()) and self._retry.enabled:
+                return await self._retry.wait(last, self._agent.state.messages)
             outcome = await self._check_compaction(last, True)
             if outcome == "retry":
-                await self._agent.continue_()
-                continue
+                return True
             if outcome == "compacted" and self._agent.has_queued_messages():
                 # messages queued while the run ended or compaction ran would otherwise wait for
                 # the next prompt: deliver them now, as pi does
-                await self._agent.continue_()
-                continue
-            if self._queued_after_the_run():
-                await self._agent.continue_()
-                continue
-            return
+                return True
+        return self._queued_after_the_run()
 
     def _queued_after_the_run(self) -> bool:
         """Whether messages wait that the run could not take: the loop takes the queues for the
